@@ -1,0 +1,24 @@
+import type { Command } from './io.js';
+
+/**
+ * Commands are data: a name, a one-line summary and a lazy loader, so `lm-bench --help` and a
+ * simple command never pay for loading XGBoost, SQLite or fastify.
+ */
+export interface CommandEntry {
+  readonly summary: string;
+  readonly load: () => Promise<{ command: Command }>;
+}
+
+export const COMMANDS = {
+  demo: { summary: 'the main job on the embedded simulator (what `npm start` runs)', load: () => import('./commands/demo.js') },
+  sim: { summary: 'simulated vLLM engine: `sim run` in virtual time, `sim serve` over HTTP', load: () => import('./commands/sim.js') },
+  run: { summary: 'load runner against an OpenAI-compatible server (like `vllm bench serve`)', load: () => import('./commands/run.js') },
+  space: { summary: 'search space: knobs, rules and what pruning removes', load: () => import('./commands/space.js') },
+  ingest: { summary: 'ingest benchmark results (vLLM, GuideLLM, genai-perf, lm-bench) into the store', load: () => import('./commands/ingest.js') },
+} as const satisfies Record<string, CommandEntry>;
+
+export type CommandName = keyof typeof COMMANDS;
+
+export function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(COMMANDS, name);
+}

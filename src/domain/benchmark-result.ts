@@ -1,0 +1,109 @@
+import { z } from 'zod';
+import { HardwareRef } from './hardware.js';
+import { ServerConfig } from './server-config.js';
+import { Slo } from './slo.js';
+import { Workload } from './workload.js';
+
+/**
+ * A benchmark result under `vllm bench serve`'s key names and metric definitions (reference
+ * loadrunner §1.6, §9.1), so tools that read vLLM's files read ours; plus lm-bench's own blocks.
+ * Stat keys are `{mean,median,std,p50,p90,p95,p99}_{ttft,tpot,itl,e2el}_ms`.
+ */
+export const RESULT_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
+export type ResultMetric = (typeof RESULT_METRICS)[number];
+export const RESULT_STATS = ['mean', 'median', 'std', 'p50', 'p90', 'p95', 'p99'] as const;
+export type ResultStat = (typeof RESULT_STATS)[number];
+export type StatKey = `${ResultStat}_${ResultMetric}_ms`;
+export const PERCENTILES = [50, 90, 95, 99] as const;
+
+export const STAT_KEYS: readonly StatKey[] = RESULT_METRICS.flatMap((m) =>
+  RESULT_STATS.map((s): StatKey => `${s}_${m}_ms`),
+);
+const statShape = Object.fromEntries(STAT_KEYS.map((k) => [k, z.number()])) as Record<StatKey, z.ZodNumber>;
+
+export const ServerMetrics = z.strictObject({
+  /** Peak fraction of KV blocks in use (vLLM `kv_cache_usage_perc`, 0–1). */
+  kv_cache_usage_peak: z.number().min(0).max(1).nullable(),
+  kv_cache_peak_gib: z.number().nonnegative().nullable(),
+  kv_cache_capacity_tokens: z.number().nonnegative().nullable(),
+  gpu_memory_reserved_gib: z.number().nonnegative().nullable(),
+  num_preemptions: z.number().nonnegative().nullable(),
+  num_requests_running_peak: z.number().nonnegative().nullable(),
+  num_requests_waiting_peak: z.number().nonnegative().nullable(),
+  prefix_cache_hit_rate: z.number().min(0).max(1).nullable(),
+});
+export type ServerMetrics = z.infer<typeof ServerMetrics>;
+
+export const SteadyState = z.strictObject({
+  start_s: z.number(),
+  end_s: z.number(),
+  duration_s: z.number().nonnegative(),
+  requests_completed_in_window: z.int().nonnegative(),
+  request_throughput: z.number(),
+  output_throughput: z.number(),
+  total_token_throughput: z.number(),
+  mean_ttft_ms: z.number(),
+  p99_ttft_ms: z.number(),
+  mean_itl_ms: z.number(),
+  p99_itl_ms: z.number(),
+  /** Two-sample KS statistic and p-value between the window's halves (steady if p is large). */
+  ks_statistic: z.number().nullable(),
+  ks_p_value: z.number().nullable(),
+  warning: z.string().nullable(),
+});
+export type SteadyState = z.infer<typeof SteadyState>;
+
+/** Infinity survives JSON as the string "inf" (vLLM writes `request_rate` this way). */
+export const NumberOrInf = z.union([z.number(), z.literal('inf')]);
+
+export const LmbBlock = z.strictObject({
+  version: z.string(),
+  source: z.enum(['sim', 'loadgen', 'ingest']),
+  start_epoch_ms: z.number(),
+  errors_by_kind: z.record(z.string(), z.int().nonnegative()),
+  token_source_counts: z.record(z.string(), z.int().nonnegative()),
+  mean_client_queue_ms: z.number(),
+  p99_client_queue_ms: z.number(),
+  max_loop_lag_ms: z.number().nullable(),
+  rejected: z.int().nonnegative(),
+  startup_time_s: z.number().nullable(),
+});
+export type LmbBlock = z.infer<typeof LmbBlock>;
+
+export const BenchmarkMetrics = z.object({
+  duration: z.number().nonnegative(),
+  completed: z.int().nonnegative(),
+  failed: z.int().nonnegative(),
+  total_input_tokens: z.int().nonnegative(),
+  total_output_tokens: z.int().nonnegative(),
+  request_throughput: z.number(),
+  request_goodput: z.number().nullable(),
+  output_throughput: z.number(),
+  total_token_throughput: z.number(),
+  max_output_tokens_per_s: z.number(),
+  max_concurrent_requests: z.number(),
+  ...statShape,
+});
+export type BenchmarkMetrics = z.infer<typeof BenchmarkMetrics>;
+
+export const BenchmarkResult = BenchmarkMetrics.extend({
+  date: z.string(),
+  endpoint_type: z.string(),
+  backend: z.string(),
+  label: z.string().nullable(),
+  model_id: z.string(),
+  tokenizer_id: z.string().nullable(),
+  num_prompts: z.int().nonnegative(),
+  request_rate: NumberOrInf,
+  burstiness: NumberOrInf,
+  max_concurrency: z.int().nullable(),
+  server_config: ServerConfig.nullable(),
+  hardware: HardwareRef.nullable(),
+  model: z.string().nullable(),
+  workload: Workload.nullable(),
+  slo: Slo.nullable(),
+  server_metrics: ServerMetrics.nullable(),
+  steady_state: SteadyState.nullable(),
+  lmb: LmbBlock,
+});
+export type BenchmarkResult = z.infer<typeof BenchmarkResult>;

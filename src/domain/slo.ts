@@ -1,0 +1,78 @@
+import { z } from 'zod';
+
+/**
+ * Latency service-level objectives. Aggregate keys (`ttft_p99_ms`, …) constrain a run's percentiles;
+ * the tuner's goodput is the throughput of a configuration whose run meets all of them.
+ * `request` holds vLLM's per-request goodput thresholds (`vllm bench serve --goodput ttft:… tpot:… e2el:…`);
+ * when absent, the p99 values serve as the per-request thresholds, since "p99 TTFT ≤ T" means
+ * "99% of requests have TTFT ≤ T".
+ */
+export const SLO_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
+export type SloMetric = (typeof SLO_METRICS)[number];
+export const SLO_STATS = ['mean', 'p50', 'p90', 'p95', 'p99'] as const;
+export type SloStat = (typeof SLO_STATS)[number];
+export type SloKey = `${SloMetric}_${SloStat}_ms`;
+
+export const SLO_KEYS: readonly SloKey[] = SLO_METRICS.flatMap((m) => SLO_STATS.map((s): SloKey => `${m}_${s}_ms`));
+
+const limitMs = z.number().positive();
+const aggregateShape = Object.fromEntries(SLO_KEYS.map((k) => [k, limitMs.optional()])) as Record<
+  SloKey,
+  z.ZodOptional<z.ZodNumber>
+>;
+
+export const RequestSlo = z.strictObject({
+  ttft_ms: limitMs.optional(),
+  tpot_ms: limitMs.optional(),
+  e2el_ms: limitMs.optional(),
+});
+export type RequestSlo = z.infer<typeof RequestSlo>;
+
+export const Slo = z.strictObject({ ...aggregateShape, request: RequestSlo.optional() });
+export type Slo = z.infer<typeof Slo>;
+
+/** The per-request thresholds used for `request_goodput`, or undefined when the SLO sets none. */
+export function requestThresholds(slo: Slo | undefined): RequestSlo | undefined {
+  if (slo === undefined) return undefined;
+  const t: RequestSlo = { ...slo.request };
+  if (t.ttft_ms === undefined && slo.ttft_p99_ms !== undefined) t.ttft_ms = slo.ttft_p99_ms;
+  if (t.tpot_ms === undefined && slo.tpot_p99_ms !== undefined) t.tpot_ms = slo.tpot_p99_ms;
+  if (t.e2el_ms === undefined && slo.e2el_p99_ms !== undefined) t.e2el_ms = slo.e2el_p99_ms;
+  return Object.keys(t).length === 0 ? undefined : t;
+}
+
+/** `ttft_p99_ms=350,itl_p99_ms=50` → Slo. Throws a ZodError-compatible message on bad keys. */
+export function parseSloString(text: string): Slo {
+  const obj: Record<string, number> = {};
+  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const [key, value] = part.split('=');
+    if (key === undefined || value === undefined) throw new Error(`"${part}" is not key=value`);
+    const num = Number(value);
+    if (!Number.isFinite(num)) throw new Error(`"${part}": ${value} is not a number`);
+    obj[key.trim()] = num;
+  }
+  return Slo.parse(obj);
+}
+
+export interface SloCheck {
+  readonly key: SloKey;
+  readonly limitMs: number;
+  readonly valueMs: number;
+  readonly ok: boolean;
+}
+
+/** Checks a result's percentile fields against the aggregate SLO keys it names. */
+export function checkSlo(slo: Slo | undefined, result: Readonly<Record<string, unknown>>): SloCheck[] {
+  if (slo === undefined) return [];
+  const checks: SloCheck[] = [];
+  for (const key of SLO_KEYS) {
+    const limit = slo[key];
+    if (limit === undefined) continue;
+    const [metric, stat] = key.split('_') as [SloMetric, SloStat];
+    const field = stat === 'p50' ? `median_${metric}_ms` : `${stat}_${metric}_ms`;
+    const raw = result[field] ?? result[`${stat}_${metric}_ms`];
+    const value = typeof raw === 'number' ? raw : Number.POSITIVE_INFINITY;
+    checks.push({ key, limitMs: limit, valueMs: value, ok: value <= limit });
+  }
+  return checks;
+}

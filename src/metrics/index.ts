@@ -1,0 +1,2 @@
+export * from './stats.js';
+export * from './benchmark.js';

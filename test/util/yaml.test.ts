@@ -1,0 +1,32 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { z } from 'zod';
+import { parseYaml } from '../../src/util/yaml.js';
+import { isLmBenchError } from '../../src/errors.js';
+import { Workload } from '../../src/domain/index.js';
+
+const S = z.strictObject({ a: z.int(), nested: z.strictObject({ b: z.string() }) });
+
+test('schema errors name the file, the line and the field, all at once', () => {
+  const text = 'a: 1.5\nnested:\n  b: 3\n  typo: x\n';
+  assert.throws(
+    () => parseYaml(text, S, { file: 'x.yaml' }),
+    (e) => {
+      assert.ok(isLmBenchError(e, 'LMB_ERR_CONFIG_INVALID'));
+      assert.match(e.message, /x\.yaml:1: a: /);
+      assert.match(e.message, /x\.yaml:3: nested\.b: /);
+      assert.match(e.message, /unknown field\(s\) "typo"/);
+      return true;
+    },
+  );
+});
+
+test('YAML syntax errors and duplicate keys are reported with a line', () => {
+  assert.throws(() => parseYaml('a: 1\na: 2\n', S, { file: 'd.yaml' }), (e) => isLmBenchError(e) && /d\.yaml:2/.test(e.message));
+  assert.throws(() => parseYaml('a: [1, 2\n', S, { file: 's.yaml' }), (e) => isLmBenchError(e) && /s\.yaml:\d/.test(e.message));
+});
+
+test('the shipped workloads parse, and a min above max is caught at its line', () => {
+  const bad = 'name: w\ninput_len: { dist: uniform, min: 10, max: 5 }\noutput_len: { dist: fixed, value: 3 }\narrival: { kind: closed, concurrency: 1 }\nnum_prompts: 3\n';
+  assert.throws(() => parseYaml(bad, Workload, { file: 'w.yaml' }), (e) => isLmBenchError(e) && /w\.yaml:2: input_len\.max: max \(5\) is below min \(10\)/.test(e.message));
+});
