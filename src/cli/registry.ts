@@ -15,6 +15,8 @@ export const COMMANDS = {
   run: { summary: 'load runner against an OpenAI-compatible server (like `vllm bench serve`)', load: () => import('./commands/run.js') },
   space: { summary: 'search space: knobs, rules and what pruning removes', load: () => import('./commands/space.js') },
   ingest: { summary: 'ingest benchmark results (vLLM, GuideLLM, genai-perf, lm-bench) into the store', load: () => import('./commands/ingest.js') },
+  model: { summary: 'surrogate models: `model train` and `model eval` (k-fold MAPE, R², knob importance)', load: () => import('./commands/model.js') },
+  recommend: { summary: 'the best predicted configuration under the SLOs, with intervals and the Pareto set', load: () => import('./commands/recommend.js') },
 } as const satisfies Record<string, CommandEntry>;
 
 export type CommandName = keyof typeof COMMANDS;

@@ -5,3 +5,4 @@ export * from './hardware.js';
 export * from './model-spec.js';
 export * from './request-record.js';
 export * from './benchmark-result.js';
+export * from './trial.js';

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import { BenchmarkResult } from './benchmark-result.js';
+import { HardwareRef } from './hardware.js';
+import { ServerConfig } from './server-config.js';
+import { Slo } from './slo.js';
+import { Workload } from './workload.js';
+
+/**
+ * Trials and studies, after Optuna (aesthetics-anchors §4.3, §4.7): a trial moves
+ * waiting → running → complete | failed | pruned, and a finished trial never changes again.
+ */
+export const TrialState = z.enum(['waiting', 'running', 'complete', 'failed', 'pruned']);
+export type TrialState = z.infer<typeof TrialState>;
+
+export function isFinished(s: TrialState): boolean {
+  return s === 'complete' || s === 'failed' || s === 'pruned';
+}
+
+/** How a trial's configuration was chosen. */
+export const TrialOrigin = z.enum(['default', 'space_filling', 'history', 'surrogate', 'random', 'grid', 'enqueued', 'ingested']);
+export type TrialOrigin = z.infer<typeof TrialOrigin>;
+
+export const ObjectiveName = z.enum([
+  'output_throughput_per_gpu',
+  'output_throughput',
+  'goodput_per_gpu',
+  'max_rate_under_slo',
+  'ttft_p99_ms',
+  'itl_p99_ms',
+  'tpot_p99_ms',
+  'e2el_p99_ms',
+  'gpu_memory_reserved_gib',
+]);
+export type ObjectiveName = z.infer<typeof ObjectiveName>;
+
+export const Objective = z.strictObject({
+  name: ObjectiveName,
+  direction: z.enum(['maximize', 'minimize']),
+});
+export type Objective = z.infer<typeof Objective>;
+
+export const Trial = z.strictObject({
+  id: z.int().positive(),
+  study_id: z.int().positive(),
+  /** 0-based order within the study. */
+  number: z.int().nonnegative(),
+  state: TrialState,
+  origin: TrialOrigin,
+  config: ServerConfig,
+  /** Objective values by objective name; null where the trial produced none. */
+  values: z.record(z.string(), z.number().nullable()),
+  result: BenchmarkResult.nullable(),
+  failure_reason: z.string().nullable(),
+  /** Whether the configuration started (false = a launch failure the feasibility model learns from). */
+  started: z.boolean().nullable(),
+  created_at_ms: z.number(),
+  started_at_ms: z.number().nullable(),
+  finished_at_ms: z.number().nullable(),
+  heartbeat_at_ms: z.number().nullable(),
+  attrs: z.record(z.string(), z.unknown()),
+});
+export type Trial = z.infer<typeof Trial>;
+
+export const StudyState = z.enum(['created', 'running', 'stopped', 'done']);
+export type StudyState = z.infer<typeof StudyState>;
+
+export const StudySpec = z.strictObject({
+  name: z.string().min(1).max(200),
+  space: z.string(),
+  hardware: HardwareRef,
+  model: z.string(),
+  workload: Workload,
+  slo: Slo,
+  objectives: z.array(Objective).min(1),
+  target: z.string(),
+  seed: z.int().nonnegative(),
+  budget_trials: z.int().positive(),
+  budget_hours: z.number().positive().nullable(),
+  parallel: z.int().positive(),
+});
+export type StudySpec = z.infer<typeof StudySpec>;
+
+export const Study = z.strictObject({
+  id: z.int().positive(),
+  state: StudyState,
+  spec: StudySpec,
+  created_at_ms: z.number(),
+  updated_at_ms: z.number(),
+});
+export type Study = z.infer<typeof Study>;
