@@ -1,0 +1,66 @@
+import { z } from 'zod';
+import { BenchmarkResult, ServerMetrics, STAT_KEYS } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { buildResult, newDraft, put, RawNum } from '../ingest/draft.js';
+import type { TrialInput } from './types.js';
+
+/**
+ * The command-target protocol's result file → a full BenchmarkResult. A harness writes at least the
+ * throughput and the TTFT, TPOT, ITL and E2EL figures under vLLM's key names (any one stat of each
+ * metric), `server_metrics` when it has them; a complete lm-bench or `vllm bench serve` result is
+ * accepted as it is. Missing stats are not invented: the ingest normaliser fills them with vLLM's
+ * empty-sample 0 only where the harness gave none of that metric (then the file is rejected).
+ */
+const Harness = z.looseObject({
+  output_throughput: RawNum,
+  server_metrics: ServerMetrics.partial().optional(),
+});
+
+const REQUIRED_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;
+
+export function normalizeHarnessResult(raw: unknown, input: TrialInput): BenchmarkResult {
+  const full = BenchmarkResult.safeParse(raw);
+  const attach = (r: BenchmarkResult): BenchmarkResult => ({
+    ...r,
+    server_config: input.config,
+    hardware: input.hardware,
+    model: input.model,
+    workload: input.workload,
+    slo: input.slo,
+  });
+  if (full.success) return attach(full.data);
+  const h = Harness.safeParse(raw);
+  if (!h.success) {
+    throw new LmBenchError('LMB_ERR_COMMAND_FAILED', `result file: ${h.error.issues[0]?.path.join('.') ?? ''} ${h.error.issues[0]?.message ?? ''}: need at least output_throughput and the ttft, tpot, itl and e2el figures`);
+  }
+  const obj = raw as Record<string, unknown>;
+  const missing = REQUIRED_METRICS.filter((m) => !STAT_KEYS.some((k) => k.endsWith(`_${m}_ms`) && typeof obj[k] === 'number'));
+  if (missing.length > 0) {
+    throw new LmBenchError('LMB_ERR_COMMAND_FAILED', `result file has no figure for ${missing.join(', ')} (e.g. p99_${missing[0] ?? 'ttft'}_ms)`);
+  }
+  const d = newDraft('linear');
+  for (const key of ['duration', 'completed', 'failed', 'total_input_tokens', 'total_output_tokens', 'request_throughput', 'output_throughput', 'total_token_throughput', 'max_output_tokens_per_s', 'max_concurrent_requests', ...STAT_KEYS] as const) {
+    const v = obj[key];
+    if (typeof v === 'number') put(d, key, v);
+  }
+  d.backend = 'command';
+  d.model_id = input.model;
+  d.num_prompts = input.workload.num_prompts;
+  const { result } = buildResult(d);
+  const sm = h.data.server_metrics;
+  const serverMetrics =
+    sm === undefined
+      ? null
+      : ServerMetrics.parse({
+          kv_cache_usage_peak: null,
+          kv_cache_peak_gib: null,
+          kv_cache_capacity_tokens: null,
+          gpu_memory_reserved_gib: null,
+          num_preemptions: null,
+          num_requests_running_peak: null,
+          num_requests_waiting_peak: null,
+          prefix_cache_hit_rate: null,
+          ...sm,
+        });
+  return attach({ ...result, server_metrics: serverMetrics, lmb: { ...result.lmb, source: 'loadgen' } });
+}

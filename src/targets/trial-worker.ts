@@ -1,0 +1,16 @@
+import { createTarget } from './factory.js';
+import { TargetSpec } from './spec.js';
+import { TrialInput, type TrialOutcome } from './types.js';
+
+/** Piscina handler: one trial on one target slot. Plain data in (validated here), plain data out. */
+export interface TrialTask {
+  readonly spec: unknown;
+  readonly slot: number;
+  readonly input: unknown;
+}
+
+export default async function runTrialTask(task: TrialTask): Promise<TrialOutcome> {
+  const spec = TargetSpec.parse(task.spec);
+  const input = TrialInput.parse(task.input);
+  return createTarget(spec, task.slot).runTrial(input);
+}

@@ -1,0 +1,112 @@
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import type { BenchmarkResult } from '../domain/index.js';
+import { vllmServeArgs } from '../domain/index.js';
+import { waitForHealth } from './health.js';
+import { spawnArgv, stopProcess } from './process.js';
+import type { Target, TrialInput, TrialOutcome } from './types.js';
+
+/**
+ * The vllm target: starts `vllm serve MODEL <flags from the config>` on a loopback port of its own
+ * (argv, no shell), waits for /health, drives the load runner at it, then stops it (SIGTERM, then
+ * SIGKILL). A server that exits before it is healthy fails the trial at once with the last lines
+ * of its output as the reason — an OOM at start-up costs seconds, not a health timeout.
+ */
+export interface VllmTargetOptions {
+  /** The executable to run; `vllm` from PATH by default. */
+  readonly executable?: string;
+  readonly port: number;
+  /** Model name passed to `vllm serve` (the Hugging Face name). */
+  readonly servedModel: string;
+  readonly startupTimeoutMs: number;
+  readonly stopGraceMs?: number;
+  readonly env?: NodeJS.ProcessEnv;
+  /** Runs the bundled load runner against the started server. */
+  readonly runLoad: (baseUrl: string, input: TrialInput, signal?: AbortSignal) => Promise<BenchmarkResult>;
+  readonly now?: () => number;
+  /** Written with the server's pid while it runs, so a crashed study's successor can stop it. */
+  readonly pidFile?: string;
+}
+
+export function vllmArgv(opts: Pick<VllmTargetOptions, 'executable' | 'port' | 'servedModel'>, input: TrialInput): string[] {
+  return [opts.executable ?? 'vllm', ...vllmServeArgs(opts.servedModel, input.config), '--host', '127.0.0.1', '--port', String(opts.port)];
+}
+
+export function createVllmTarget(opts: VllmTargetOptions): Target {
+  const now = opts.now ?? Date.now;
+  return {
+    kind: 'vllm',
+    async runTrial(input: TrialInput, signal?: AbortSignal): Promise<TrialOutcome> {
+      const t0 = now();
+      const baseUrl = `http://127.0.0.1:${opts.port}`;
+      const p = spawnArgv(vllmArgv(opts, input), { env: opts.env ?? process.env });
+      if (opts.pidFile !== undefined && p.child.pid !== undefined) writePidFile(opts.pidFile, p.child.pid);
+      try {
+        const health = await waitForHealth({ url: `${baseUrl}/health`, exited: p.exited, timeoutMs: opts.startupTimeoutMs, signal });
+        if (!health.ok) {
+          const tail = p.stderr.text() || p.stdout.text();
+          const durationMs = now() - t0;
+          switch (health.why) {
+            case 'exited':
+              return { status: 'failed', started: false, code: 'LMB_ERR_TARGET_LAUNCH_FAILED', reason: `vllm serve exited ${health.exitCode ?? '?'} before it was healthy${tail ? `: ${tail}` : ''}`, durationMs };
+            case 'timeout':
+              return { status: 'failed', started: false, code: 'LMB_ERR_TARGET_LAUNCH_FAILED', reason: `vllm serve not healthy after ${opts.startupTimeoutMs} ms${tail ? `: ${tail}` : ''}`, durationMs };
+            case 'aborted':
+              return { status: 'failed', started: false, code: 'LMB_ERR_INTERRUPTED', reason: 'trial interrupted during start-up', durationMs };
+          }
+        }
+        try {
+          const result = await opts.runLoad(baseUrl, input, signal);
+          return { status: 'ok', result, durationMs: now() - t0 };
+        } catch (err) {
+          const why = err instanceof Error ? err.message : String(err);
+          const tail = p.stderr.text();
+          return { status: 'failed', started: true, code: 'LMB_ERR_TARGET_LAUNCH_FAILED', reason: `load run failed: ${why}${tail ? `\nserver output: ${tail}` : ''}`, durationMs: now() - t0 };
+        }
+      } finally {
+        await stopProcess(p, opts.stopGraceMs ?? 10_000);
+        if (opts.pidFile !== undefined) rmSync(opts.pidFile, { force: true });
+      }
+    },
+  };
+}
+
+function writePidFile(file: string, pid: number): void {
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, `${pid}\n`);
+}
+
+/**
+ * Stops servers a crashed study left running: every `vllm-slot-*.pid` in `stateDir` whose process
+ * still runs a command line containing `serve` gets its process group killed. Returns the pids stopped.
+ */
+export function reapStaleServers(stateDir: string): number[] {
+  let names: string[];
+  try {
+    names = readdirSync(stateDir).filter((n) => /^vllm-slot-\d+\.pid$/.test(n));
+  } catch {
+    return [];
+  }
+  const stopped: number[] = [];
+  for (const name of names) {
+    const file = join(stateDir, name);
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    rmSync(file, { force: true });
+    if (!Number.isInteger(pid) || pid <= 1) continue;
+    let cmdline = '';
+    try {
+      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    } catch {
+      continue; // gone already
+    }
+    // A reused pid belongs to someone else: only a server we started says `serve`.
+    if (!cmdline.split('\0').includes('serve')) continue;
+    try {
+      process.kill(-pid, 'SIGKILL');
+      stopped.push(pid);
+    } catch {
+      // raced with its exit
+    }
+  }
+  return stopped;
+}

@@ -1,0 +1,74 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { createCommandTarget } from '../../src/targets/command-target.js';
+import { splitArgv } from '../../src/targets/process.js';
+import type { TrialInput } from '../../src/targets/types.js';
+import type { BenchmarkResult } from '../../src/domain/index.js';
+
+const harness = fileURLToPath(new URL('../fixtures/targets/harness.mjs', import.meta.url));
+const input: TrialInput = {
+  trial_id: 7,
+  study: 's',
+  seed: 1,
+  config: { max_num_seqs: 64 },
+  workload: { name: 'w', api: 'completions', input_len: { dist: 'fixed', value: 10 }, output_len: { dist: 'fixed', value: 5 }, arrival: { kind: 'closed', concurrency: 1 }, num_prompts: 2, ignore_eos: true },
+  hardware: { gpu: 'H100-SXM', count: 1 },
+  model: 'llama-3.1-8b',
+  slo: {},
+};
+// The real target is given the ingest normaliser; here the raw JSON is passed through for inspection.
+const passThrough = (raw: unknown): BenchmarkResult => raw as BenchmarkResult;
+
+test('argv is split like a user means it, quotes kept together, no shell', () => {
+  assert.deepEqual(splitArgv(`run.sh --name "a b" 'c d' e\\ f`), ['run.sh', '--name', 'a b', 'c d', 'e f']);
+  assert.deepEqual(splitArgv('x $(rm -rf /) ; y'), ['x', '$(rm', '-rf', '/)', ';', 'y']);
+  assert.throws(() => splitArgv('a "b'));
+});
+
+test('exit 0 with a result file is a measured trial; the trial file reached the harness', async () => {
+  const t = createCommandTarget({ command: `${process.execPath} ${harness} ok "x y"`, timeoutMs: 10_000, parseResult: passThrough });
+  const out = await t.runTrial(input);
+  assert.equal(out.status, 'ok');
+  if (out.status !== 'ok') return;
+  const raw = out.result as unknown as Record<string, unknown>;
+  assert.equal(raw['output_throughput'], 640);
+  assert.equal(raw['echo_trial'], 7);
+  assert.equal(raw['echo_arg'], 'x y');
+});
+
+test('a non-zero exit fails the trial with the last lines of stderr as the reason', async () => {
+  const t = createCommandTarget({ command: `${process.execPath} ${harness} oom`, timeoutMs: 10_000, parseResult: passThrough });
+  const out = await t.runTrial(input);
+  assert.equal(out.status, 'failed');
+  if (out.status !== 'failed') return;
+  assert.equal(out.code, 'LMB_ERR_COMMAND_FAILED');
+  assert.equal(out.started, false);
+  assert.match(out.reason, /exited 1: .*CUDA out of memory/s);
+});
+
+test('a command outliving the timeout is killed and the trial fails as a timeout', async () => {
+  const t = createCommandTarget({ command: `${process.execPath} ${harness} hang`, timeoutMs: 300, parseResult: passThrough });
+  const out = await t.runTrial(input);
+  assert.equal(out.status, 'failed');
+  if (out.status === 'failed') assert.equal(out.code, 'LMB_ERR_TRIAL_TIMEOUT');
+  assert.ok(out.durationMs < 5000, `killed promptly (${out.durationMs} ms)`);
+});
+
+test('exit 0 without a result, or a result the normaliser rejects, is a failure with the reason', async () => {
+  const none = createCommandTarget({ command: `${process.execPath} ${harness} noresult`, timeoutMs: 10_000, parseResult: passThrough });
+  const a = await none.runTrial(input);
+  assert.ok(a.status === 'failed' && /holds no JSON result/.test(a.reason));
+  const strict = createCommandTarget({
+    command: `${process.execPath} ${harness} ok`,
+    timeoutMs: 10_000,
+    parseResult: () => {
+      throw new Error('missing p99_itl_ms');
+    },
+  });
+  const b = await strict.runTrial(input);
+  assert.ok(b.status === 'failed' && /missing p99_itl_ms/.test(b.reason));
+  const missing = createCommandTarget({ command: '/nonexistent/harness', timeoutMs: 10_000, parseResult: passThrough });
+  const c = await missing.runTrial(input);
+  assert.ok(c.status === 'failed' && /ENOENT|exited 127/.test(c.reason), c.status === 'failed' ? c.reason : '');
+});
