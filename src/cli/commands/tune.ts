@@ -1,0 +1,187 @@
+import { join } from 'node:path';
+import { defaultCatalog, PROJECT_ROOT } from '../../catalog/index.js';
+import { parseSloString, StudySpec, Workload, type Slo } from '../../domain/index.js';
+import { LmBenchError } from '../../errors.js';
+import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
+import { loadSpace } from '../../space/index.js';
+import { defaultDbPath, openStore } from '../../store/sqlite-store.js';
+import { TargetSpec } from '../../targets/spec.js';
+import { createProgress } from '../../tune/progress.js';
+import { runStudy } from '../../tune/study-runner.js';
+import { formatSummary, summarizeStudy } from '../../tune/summary.js';
+import { loadYamlFile } from '../../util/yaml.js';
+import { numberFlag, parseFlags, requireFlag } from '../args.js';
+import { writeJson, type CliIo, type Command } from '../io.js';
+
+const usage = `Usage:
+  lm-bench tune --study NAME [--space search-spaces/vllm.yaml] --gpu GPU --gpus N --model MODEL
+                --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
+                [--target sim|vllm|endpoint|command] [--command "…"] [--endpoint URL]
+                [--vllm-bin vllm] [--vllm-port 18000]
+                --budget-trials N [--budget-hours H] [--parallel K] [--seed S]
+                [--sampler surrogate|random] [--db PATH] [--json]
+  lm-bench tune --study NAME [--db PATH] [--json]     resume a study with its stored settings
+
+Runs a tuning study: vLLM's defaults first, then space-filling points and the best matches from the
+history, then rounds of train → propose → measure in parallel → record, until the budget is spent or
+the expected hypervolume improvement stays flat. Every trial is recorded in the SQLite store as it
+finishes; running the same command again resumes the study (completed trials are kept, trials a crash
+left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json).
+`;
+
+const flags = {
+  study: { type: 'string' },
+  space: { type: 'string' },
+  gpu: { type: 'string' },
+  gpus: { type: 'string' },
+  model: { type: 'string' },
+  workload: { type: 'string' },
+  slo: { type: 'string' },
+  target: { type: 'string' },
+  command: { type: 'string' },
+  endpoint: { type: 'string' },
+  'vllm-bin': { type: 'string' },
+  'vllm-port': { type: 'string' },
+  'budget-trials': { type: 'string' },
+  'budget-hours': { type: 'string' },
+  parallel: { type: 'string' },
+  seed: { type: 'string' },
+  sampler: { type: 'string' },
+  db: { type: 'string' },
+  json: { type: 'boolean' },
+} as const;
+
+type Values = ReturnType<typeof parseFlags<typeof flags>>['values'];
+
+function targetSpec(v: Values, dbPath: string): TargetSpec {
+  const kind = v.target ?? 'sim';
+  const raw = (() => {
+    switch (kind) {
+      case 'sim':
+        return { kind };
+      case 'vllm':
+        return {
+          kind,
+          executable: v['vllm-bin'] ?? 'vllm',
+          base_port: numberFlag(v['vllm-port'], 'vllm-port', { int: true, min: 1024, max: 65000 }) ?? 18000,
+          state_dir: join(dbPath, '..', 'servers'),
+        };
+      case 'endpoint':
+        return { kind, url: requireFlag(v.endpoint, 'endpoint') };
+      case 'command':
+        return { kind, command: requireFlag(v.command, 'command') };
+      default:
+        throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--target must be sim, vllm, endpoint or command, got "${kind}"`, { details: { field: 'target' } });
+    }
+  })();
+  const res = TargetSpec.safeParse(raw);
+  if (!res.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--target ${kind}: ${res.error.issues[0]?.message ?? 'invalid'}`);
+  return res.data;
+}
+
+function parseSlo(text: string | undefined, fallback: Slo | undefined): Slo {
+  if (text === undefined) return fallback ?? {};
+  try {
+    return parseSloString(text);
+  } catch (err) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--slo: ${err instanceof Error ? err.message.split('\n')[0] : String(err)} (keys like ttft_p99_ms, itl_p99_ms, tpot_p99_ms, e2el_p99_ms)`, { details: { field: 'slo' } });
+  }
+}
+
+function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: string): StudySpec {
+  const catalog = defaultCatalog();
+  const gpu = catalog.gpu(requireFlag(v.gpu, 'gpu')).id;
+  const model = catalog.model(requireFlag(v.model, 'model')).id;
+  const workload = loadYamlFile(requireFlag(v.workload, 'workload'), Workload, 'LMB_ERR_WORKLOAD_INVALID');
+  const budgetHours = numberFlag(v['budget-hours'], 'budget-hours', { min: 0.001 });
+  return StudySpec.parse({
+    name,
+    space: spacePath,
+    hardware: { gpu, count: numberFlag(requireFlag(v.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 64 }) },
+    model,
+    workload,
+    slo: parseSlo(v.slo, workload.slo),
+    objectives: [...DEFAULT_OBJECTIVES],
+    target: JSON.stringify(target),
+    seed: numberFlag(v.seed, 'seed', { int: true, min: 0 }) ?? 0,
+    budget_trials: numberFlag(requireFlag(v['budget-trials'], 'budget-trials'), 'budget-trials', { int: true, min: 1, max: 10_000 }),
+    budget_hours: budgetHours ?? null,
+    parallel: numberFlag(v.parallel, 'parallel', { int: true, min: 1, max: 32 }) ?? 1,
+  });
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values: v } = parseFlags(argv, flags);
+  const name = requireFlag(v.study, 'study');
+  const dbPath = v.db ?? defaultDbPath(io);
+  const store = openStore(dbPath);
+  try {
+    const existing = store.findStudy(name);
+    const resumeOnly = existing !== null && v.gpu === undefined && v.model === undefined && v.workload === undefined;
+    let spec: StudySpec;
+    let target: TargetSpec;
+    if (resumeOnly) {
+      spec = existing.spec;
+      target = TargetSpec.parse(JSON.parse(spec.target));
+    } else {
+      target = targetSpec(v, dbPath);
+      spec = specFromFlags(v, name, target, v.space ?? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
+    }
+    const space = loadSpace(spec.space);
+    const json = v.json === true;
+    const ac = new AbortController();
+    let interrupts = 0;
+    const onSignal = (): void => {
+      interrupts++;
+      if (interrupts === 1) {
+        io.stderr.write('\nlm-bench: stopping after the running trials finish (again to quit now; they resume later)\n');
+        ac.abort();
+      } else process.exit(130);
+    };
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+    const sampler = v.sampler === undefined || v.sampler === 'surrogate' ? 'surrogate' : v.sampler === 'random' ? 'random' : null;
+    if (sampler === null) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--sampler must be surrogate or random, got "${v.sampler ?? ''}"`);
+    let studyRef: { id: number } | null = null;
+    const progress = createProgress({
+      out: io.stderr,
+      mode: json ? 'quiet' : io.stderr.isTTY === true ? 'tty' : 'lines',
+      budget: spec.budget_trials,
+      now: Date.now,
+      snapshot: () => {
+        if (studyRef === null) return { bestGoodput: null, frontSize: 0 };
+        const s = summarizeStudy({ study: store.getStudy(studyRef.id), trials: store.listTrials(studyRef.id), front: [], model: defaultCatalog().model(spec.model), stopReason: null });
+        const best = s.recommendation?.measured.output_throughput_per_gpu ?? null;
+        return { bestGoodput: best, frontSize: s.counts.feasible };
+      },
+    });
+    try {
+      const { study, summary } = await runStudy({
+        store,
+        catalog: defaultCatalog(),
+        space,
+        spec,
+        target,
+        now: Date.now,
+        sampler,
+        signal: ac.signal,
+        onEvent: (e) => {
+          if (studyRef === null && e.kind !== 'stopped') studyRef = { id: store.getStudy(spec.name).id };
+          progress.onEvent(e);
+        },
+      });
+      progress.finish();
+      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason });
+      if (json) writeJson(io, out);
+      else io.stdout.write(`${formatSummary(out)}\n\nHistory and trials are in ${dbPath}.\n`);
+      return summary.reason === 'interrupted' ? 130 : 0;
+    } finally {
+      process.off('SIGINT', onSignal);
+      process.off('SIGTERM', onSignal);
+    }
+  } finally {
+    store.close();
+  }
+}
+
+export const command: Command = { name: 'tune', summary: 'run a tuning study', usage, run };

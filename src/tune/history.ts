@@ -1,0 +1,58 @@
+import { createHash } from 'node:crypto';
+import type { ServerConfig, Study, Trial } from '../domain/index.js';
+import { checkSlo } from '../domain/index.js';
+import { configKey } from '../optimize/sampler.js';
+import type { Store } from '../store/store.js';
+
+/**
+ * A study's measurements join the shared history: each completed trial is stored as a run, so later
+ * studies, `model train` and `recommend` learn from it. The content hash is derived from the study and
+ * trial ids, so recording twice (a crash between the two writes, then a resume) stores it once.
+ */
+export function trialRunHash(study: Study, trial: Trial): string {
+  return createHash('sha256').update(`lm-bench-study-trial:${study.id}:${trial.id}`).digest('hex');
+}
+
+export function recordTrialRun(store: Store, study: Study, trial: Trial): void {
+  if (trial.state !== 'complete' || trial.result === null) return;
+  store.insertRun({
+    result: trial.result,
+    serverConfig: trial.config,
+    hardware: study.spec.hardware,
+    model: study.spec.model,
+    workload: study.spec.workload,
+    sourceFormat: 'lm_bench',
+    sourcePath: `study:${study.spec.name}#${trial.number}`,
+    contentHash: trialRunHash(study, trial),
+  });
+}
+
+/** Re-records completed trials whose run is missing (idempotent; used when a study resumes). */
+export function backfillTrialRuns(store: Store, study: Study): void {
+  for (const t of store.listTrials(study.id, { states: ['complete'] })) recordTrialRun(store, study, t);
+}
+
+/**
+ * The best configurations the history already knows for this GPU count, model and workload name:
+ * runs meeting the study's SLOs, by output throughput per GPU. They seed the study after vLLM's
+ * defaults, so a tuner with history does not start from scratch.
+ */
+export function historySeeds(store: Store, study: Study, k: number): ServerConfig[] {
+  const spec = study.spec;
+  const runs = store
+    .listRuns({ gpu: spec.hardware.gpu, model: spec.model, limit: 5000 })
+    .filter((r) => r.hardware.count === spec.hardware.count && (r.workload?.name ?? r.result.workload?.name) === spec.workload.name)
+    .filter((r) => !r.source_path?.startsWith(`study:${spec.name}#`))
+    .filter((r) => checkSlo(spec.slo, r.result).every((c) => c.ok));
+  runs.sort((a, b) => b.result.output_throughput - a.result.output_throughput);
+  const out: ServerConfig[] = [];
+  const seen = new Set<string>();
+  for (const r of runs) {
+    const key = configKey(r.server_config);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(r.server_config);
+    if (out.length === k) break;
+  }
+  return out;
+}

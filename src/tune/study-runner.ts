@@ -1,0 +1,112 @@
+import type { Catalog } from '../catalog/index.js';
+import type { StudySpec, Trial } from '../domain/index.js';
+import type { FeatureContext } from '../model/features.js';
+import { configKey } from '../optimize/sampler.js';
+import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
+import { createOptimizationStudy, type OptimizationStudy } from '../optimize/study.js';
+import { randomSampler } from '../optimize/samplers.js';
+import { surrogateSampler } from '../optimize/surrogate-sampler.js';
+import type { Sampler } from '../optimize/sampler.js';
+import type { SearchSpace } from '../space/index.js';
+import type { Store } from '../store/store.js';
+import { createExecutor } from '../targets/executor.js';
+import type { TargetSpec } from '../targets/spec.js';
+import type { TrialInput } from '../targets/types.js';
+import { createRng } from '../util/rng.js';
+import { historySeeds } from './history.js';
+import { runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
+import { studySurrogate } from './surrogate-model.js';
+
+/**
+ * Composition of one tuning study: the store, the search space bound to the study's hardware, model
+ * and workload, the sampler (surrogate by default, random as a baseline), the executor for the target,
+ * and the loop. Shared by `lm-bench tune`, the benchmarks and (later) the HTTP service.
+ */
+export interface StudyRunOptions {
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly space: SearchSpace;
+  readonly spec: StudySpec;
+  readonly target: TargetSpec;
+  readonly now: () => number;
+  readonly sampler?: 'surrogate' | 'random';
+  readonly historySeeds?: number;
+  readonly signal?: AbortSignal;
+  readonly onEvent?: (e: TuneEvent) => void;
+  readonly measure?: Parameters<typeof runTuneLoop>[0]['measure'];
+  /** Surrogate sampler tuning (candidate count etc.), mostly for benchmarks and tests. */
+  readonly candidates?: number;
+}
+
+export function featureContext(spec: StudySpec, catalog: Catalog): FeatureContext {
+  return { hardware: catalog.gpu(spec.hardware.gpu), gpuCount: spec.hardware.count, model: catalog.model(spec.model), workload: spec.workload };
+}
+
+export function trialInputOf(spec: StudySpec, trial: Trial): TrialInput {
+  return {
+    trial_id: trial.id,
+    study: spec.name,
+    // Each trial its own noise stream, reproducible from the study seed.
+    seed: (spec.seed * 1000 + trial.number) >>> 0,
+    config: trial.config,
+    workload: spec.workload,
+    hardware: spec.hardware,
+    model: spec.model,
+    slo: spec.slo,
+  };
+}
+
+export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
+  const ctx = featureContext(opts.spec, opts.catalog);
+  const rng = createRng(opts.spec.seed);
+  const source = spaceSource(opts.space, ctx);
+  const encoder = spaceEncoder(opts.space);
+  let sampler: Sampler;
+  if (opts.sampler === 'random') {
+    sampler = randomSampler(source);
+  } else {
+    sampler = surrogateSampler({
+      source,
+      context: ctx,
+      encoder,
+      model: studySurrogate({ store: opts.store, catalog: opts.catalog, encoder, gpu: ctx.hardware.id, model: ctx.model.id, rng: rng.fork('surrogate') }),
+      ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
+    });
+  }
+  const study = createOptimizationStudy(opts.store, opts.spec, sampler, rng.fork('study'));
+  if (study.trials().length === 0) {
+    // A new study: vLLM's defaults first (the baseline every answer is compared with), then the best
+    // configurations the history already has for this deployment.
+    opts.store.createTrial(study.id, { config: {}, origin: 'default', state: 'waiting' });
+    const seen = new Set([configKey({})]);
+    for (const config of historySeeds(opts.store, study.study, opts.historySeeds ?? 2)) {
+      if (seen.has(configKey(config)) || !opts.space.isFeasible(config, ctx).ok) continue;
+      seen.add(configKey(config));
+      opts.store.createTrial(study.id, { config, origin: 'history', state: 'waiting' });
+    }
+  }
+  return study;
+}
+
+export async function runStudy(opts: StudyRunOptions): Promise<{ study: OptimizationStudy; summary: TuneSummary }> {
+  const study = buildStudy(opts);
+  const executor = createExecutor(opts.target, opts.spec.parallel);
+  try {
+    const deadlineMs = opts.spec.budget_hours === null ? null : opts.now() + opts.spec.budget_hours * 3_600_000;
+    const summary = await runTuneLoop({
+      study,
+      store: opts.store,
+      executor,
+      budgetTrials: opts.spec.budget_trials,
+      deadlineMs,
+      now: opts.now,
+      trialInput: (t) => trialInputOf(opts.spec, t),
+      ...(opts.measure === undefined ? {} : { measure: opts.measure }),
+      ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+      ...(opts.onEvent === undefined ? {} : { onEvent: opts.onEvent }),
+    });
+    return { study, summary };
+  } finally {
+    await executor.close();
+  }
+}

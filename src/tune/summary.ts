@@ -1,0 +1,141 @@
+import type { BenchmarkResult, ModelSpec, ServerConfig, Study, Trial } from '../domain/index.js';
+import { checkSlo, vllmServeArgs } from '../domain/index.js';
+import { vllmConfigYaml } from '../optimize/recommend.js';
+import type { StopReason } from './loop.js';
+
+/**
+ * What a finished (or stopped) study says: every trial, the measured Pareto front, and the
+ * recommendation — the SLO-feasible trial with the most output throughput per GPU, measured, not
+ * predicted — beside vLLM's defaults on the same workload.
+ */
+export interface TrialSummary {
+  readonly number: number;
+  readonly state: Trial['state'];
+  readonly origin: Trial['origin'];
+  readonly config: ServerConfig;
+  readonly meets_slo: boolean | null;
+  readonly metrics: {
+    readonly output_throughput: number;
+    readonly output_throughput_per_gpu: number;
+    readonly p99_ttft_ms: number;
+    readonly p99_itl_ms: number;
+    readonly p99_tpot_ms: number;
+    readonly p99_e2el_ms: number;
+    readonly gpu_memory_reserved_gib: number | null;
+  } | null;
+  readonly failure_reason: string | null;
+}
+
+export interface StudyRecommendation {
+  readonly trial: number;
+  readonly config: ServerConfig;
+  readonly vllm_command: string;
+  readonly vllm_config_yaml: string;
+  readonly measured: NonNullable<TrialSummary['metrics']>;
+  readonly vs_default: { readonly default_trial: number | null; readonly default_meets_slo: boolean | null; readonly throughput_gain_pct: number | null };
+}
+
+export interface StudySummary {
+  readonly study: { readonly id: number; readonly name: string; readonly state: Study['state']; readonly spec: Study['spec'] };
+  readonly stop_reason: StopReason | null;
+  readonly trials: TrialSummary[];
+  readonly front: number[];
+  readonly recommendation: StudyRecommendation | null;
+  readonly counts: { readonly complete: number; readonly failed: number; readonly failed_to_start: number; readonly feasible: number };
+}
+
+function metricsOf(r: BenchmarkResult, gpus: number): NonNullable<TrialSummary['metrics']> {
+  return {
+    output_throughput: r.output_throughput,
+    output_throughput_per_gpu: r.output_throughput / gpus,
+    p99_ttft_ms: r.p99_ttft_ms,
+    p99_itl_ms: r.p99_itl_ms,
+    p99_tpot_ms: r.p99_tpot_ms,
+    p99_e2el_ms: r.p99_e2el_ms,
+    gpu_memory_reserved_gib: r.server_metrics?.gpu_memory_reserved_gib ?? null,
+  };
+}
+
+/** Quotes an argv for display only (the tuner itself never passes through a shell). */
+export function shellQuote(argv: readonly string[]): string {
+  return argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(' ');
+}
+
+export function summarizeStudy(opts: {
+  readonly study: Study;
+  readonly trials: readonly Trial[];
+  readonly front: readonly Trial[];
+  readonly model: ModelSpec;
+  readonly stopReason: StopReason | null;
+}): StudySummary {
+  const { study, model } = opts;
+  const gpus = study.spec.hardware.count;
+  const trials: TrialSummary[] = opts.trials.map((t) => ({
+    number: t.number,
+    state: t.state,
+    origin: t.origin,
+    config: t.config,
+    meets_slo: t.result === null ? null : checkSlo(study.spec.slo, t.result).every((c) => c.ok),
+    metrics: t.result === null ? null : metricsOf(t.result, gpus),
+    failure_reason: t.failure_reason,
+  }));
+  const feasible = trials.filter((t) => t.state === 'complete' && t.meets_slo === true && t.metrics !== null);
+  feasible.sort((a, b) => (b.metrics?.output_throughput ?? 0) - (a.metrics?.output_throughput ?? 0));
+  const best = feasible[0];
+  const def = trials.find((t) => t.origin === 'default');
+  let recommendation: StudyRecommendation | null = null;
+  if (best?.metrics) {
+    const defTput = def?.meets_slo === true ? (def.metrics?.output_throughput ?? null) : null;
+    recommendation = {
+      trial: best.number,
+      config: best.config,
+      vllm_command: shellQuote(['vllm', ...vllmServeArgs(model.hf_name, best.config)]),
+      vllm_config_yaml: vllmConfigYaml(model, best.config),
+      measured: best.metrics,
+      vs_default: {
+        default_trial: def?.number ?? null,
+        default_meets_slo: def?.meets_slo ?? null,
+        throughput_gain_pct: defTput === null || defTput === 0 ? null : (best.metrics.output_throughput / defTput - 1) * 100,
+      },
+    };
+  }
+  return {
+    study: { id: study.id, name: study.spec.name, state: study.state, spec: study.spec },
+    stop_reason: opts.stopReason,
+    trials,
+    front: opts.front.map((t) => t.number),
+    recommendation,
+    counts: {
+      complete: trials.filter((t) => t.state === 'complete').length,
+      failed: trials.filter((t) => t.state === 'failed').length,
+      failed_to_start: opts.trials.filter((t) => t.state === 'failed' && t.started === false).length,
+      feasible: feasible.length,
+    },
+  };
+}
+
+export function formatSummary(s: StudySummary): string {
+  const lines: string[] = [];
+  const sp = s.study.spec;
+  lines.push(`Study "${s.study.name}": ${sp.model} on ${sp.hardware.count}× ${sp.hardware.gpu}, workload ${sp.workload.name}, stopped: ${s.stop_reason ?? s.study.state}`);
+  lines.push(`Trials: ${s.trials.length} (${s.counts.complete} measured, ${s.counts.failed} failed, ${s.counts.failed_to_start} of them failed to start; ${s.counts.feasible} meet the SLOs)`);
+  const r = s.recommendation;
+  if (r === null) {
+    lines.push('No measured configuration met the SLOs: loosen them, add GPUs, or give the study more trials.');
+    return lines.join('\n');
+  }
+  const m = r.measured;
+  lines.push('', `Recommended (trial ${r.trial}, measured):`, `  ${r.vllm_command}`);
+  lines.push(`  output ${m.output_throughput.toFixed(0)} tok/s (${m.output_throughput_per_gpu.toFixed(0)} per GPU), p99 TTFT ${m.p99_ttft_ms.toFixed(0)} ms, p99 ITL ${m.p99_itl_ms.toFixed(1)} ms, p99 TPOT ${m.p99_tpot_ms.toFixed(1)} ms`);
+  const v = r.vs_default;
+  if (v.default_trial !== null) {
+    lines.push(
+      v.default_meets_slo === true && v.throughput_gain_pct !== null
+        ? `  vs vLLM defaults (trial ${v.default_trial}): ${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}% output throughput`
+        : `  vs vLLM defaults (trial ${v.default_trial}): the defaults ${v.default_meets_slo === false ? 'miss the SLOs' : 'did not run'}`,
+    );
+  }
+  lines.push('', '  vllm serve --config:', ...r.vllm_config_yaml.trimEnd().split('\n').map((l) => `    ${l}`));
+  lines.push('', `Pareto front (trial numbers): ${s.front.join(', ') || '–'}`);
+  return lines.join('\n');
+}
