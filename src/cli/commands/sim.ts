@@ -1,10 +1,231 @@
-import type { Command } from '../io.js';
+import { resolve } from 'node:path';
+import type { Command, CliIo } from '../io.js';
+import { writeJson } from '../io.js';
+import { numberFlag, parseFlags, parseSetFlags, requireFlag } from '../args.js';
+import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, type BenchmarkResult, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
+import { loadYamlFile } from '../../util/yaml.js';
+import { simulate, type StartupFailure } from '../../sim/index.js';
 
-// Placeholder until the command lands; replaced by its owner.
+const USAGE = `Usage:
+  lm-bench sim run --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
+                   (--input-len N --output-len N | --workload FILE)
+                   [--concurrency N | --request-rate R [--burstiness B]] [--num-prompts N] [--seed S] [--json]
+  lm-bench sim serve --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
+                   [--port 8000] [--host 127.0.0.1] [--speed K]
+
+Runs the simulated vLLM V1 engine: \`run\` benchmarks it in virtual time (like \`vllm bench serve\`
+against \`vllm serve\`), \`serve\` puts it behind an OpenAI-compatible HTTP server in real time
+(K× faster with --speed K). Knobs come from --set or from vLLM's own flags
+(--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …).
+A configuration that vLLM would refuse exits with status 3 and vLLM's reason.`;
+
+const ALL_KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
+const BOOLEAN_KNOBS = new Set(['enable_chunked_prefill', 'enable_prefix_caching', 'enforce_eager', 'async_scheduling']);
+
+/** parseArgs options for vLLM's own flags: `--max-num-seqs 256`, `--enforce-eager`, `--no-enable-prefix-caching`. */
+function vllmFlagOptions(): Record<string, { type: 'string' | 'boolean' }> {
+  const opts: Record<string, { type: 'string' | 'boolean' }> = {};
+  for (const k of ALL_KNOBS) {
+    const flag = k.replaceAll('_', '-');
+    if (BOOLEAN_KNOBS.has(k)) {
+      opts[flag] = { type: 'boolean' };
+      opts[`no-${flag}`] = { type: 'boolean' };
+    } else opts[flag] = { type: 'string' };
+  }
+  return opts;
+}
+
+const COMMON = {
+  gpu: { type: 'string' },
+  gpus: { type: 'string' },
+  model: { type: 'string' },
+  set: { type: 'string', multiple: true },
+  json: { type: 'boolean' },
+  'served-model-name': { type: 'string' },
+} as const;
+
+/** vLLM-style flags and --set pairs → one validated ServerConfig (--set wins). */
+export function configFromFlags(values: Record<string, unknown>): ServerConfig {
+  const raw: Record<string, unknown> = {};
+  for (const k of ALL_KNOBS) {
+    const flag = k.replaceAll('_', '-');
+    if (BOOLEAN_KNOBS.has(k)) {
+      if (values[flag] === true) raw[k] = true;
+      if (values[`no-${flag}`] === true) raw[k] = false;
+    } else if (typeof values[flag] === 'string') {
+      const v = values[flag];
+      raw[k] = Number.isFinite(Number(v)) && v.trim() !== '' ? Number(v) : v;
+    }
+  }
+  const sets = values['set'];
+  return parseSetFlags(Array.isArray(sets) ? sets.map(String) : [], raw);
+}
+
+function gpuCount(raw: string | undefined): number {
+  return numberFlag(raw, 'gpus', { int: true, min: 1, max: 64 }) ?? 1;
+}
+
+function workloadFromFlags(values: Record<string, unknown>, cwd: string): Workload {
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
+  const file = str('workload');
+  const inLen = numberFlag(str('input-len'), 'input-len', { int: true, min: 1 });
+  const outLen = numberFlag(str('output-len'), 'output-len', { int: true, min: 1 });
+  const concurrency = numberFlag(str('concurrency'), 'concurrency', { int: true, min: 1 });
+  const rate = numberFlag(str('request-rate'), 'request-rate', { min: 1e-9 });
+  const burstiness = numberFlag(str('burstiness'), 'burstiness', { min: 1e-9 });
+  const numPrompts = numberFlag(str('num-prompts'), 'num-prompts', { int: true, min: 1, max: 1_000_000 });
+  if (file !== undefined && (inLen !== undefined || outLen !== undefined)) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'give either --workload or --input-len/--output-len, not both');
+  }
+  let base: WorkloadInput;
+  if (file !== undefined) {
+    base = loadYamlFile(resolve(cwd, file), Workload, 'LMB_ERR_WORKLOAD_INVALID');
+  } else {
+    base = {
+      name: 'random',
+      input_len: { dist: 'fixed', value: requireFlag(inLen, 'input-len') },
+      output_len: { dist: 'fixed', value: requireFlag(outLen, 'output-len') },
+      arrival: { kind: 'burst' },
+      num_prompts: 1000,
+    };
+  }
+  if (concurrency !== undefined && rate !== undefined) {
+    base = { ...base, arrival: burstiness === undefined ? { kind: 'poisson', rate_rps: rate, max_concurrency: concurrency } : { kind: 'gamma', rate_rps: rate, burstiness, max_concurrency: concurrency } };
+  } else if (concurrency !== undefined) base = { ...base, arrival: { kind: 'closed', concurrency } };
+  else if (rate !== undefined) base = { ...base, arrival: burstiness === undefined ? { kind: 'poisson', rate_rps: rate } : { kind: 'gamma', rate_rps: rate, burstiness } };
+  else if (burstiness !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--burstiness needs --request-rate');
+  if (numPrompts !== undefined) base = { ...base, num_prompts: numPrompts };
+  const parsed = Workload.safeParse(base);
+  if (!parsed.success) {
+    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `workload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+  }
+  return parsed.data;
+}
+
+export function startupFailedError(f: StartupFailure): LmBenchError {
+  return new LmBenchError('LMB_ERR_STARTUP_FAILED', `${f.rule} (${f.phase}): ${f.message}`, { details: { rule: f.rule, phase: f.phase } });
+}
+
+const f1 = (x: number): string => x.toFixed(1);
+const f2 = (x: number): string => x.toFixed(2);
+
+/** A result as `vllm bench serve` prints it, plus the server block. */
+export function formatResultText(r: BenchmarkResult): string {
+  const line = (k: string, v: string): string => `${k.padEnd(40)}${v}\n`;
+  let s = `${'='.repeat(15)} Serving Benchmark Result (simulated) ${'='.repeat(15)}\n`;
+  s += line('Model / hardware:', `${r.model ?? r.model_id} on ${r.hardware?.count ?? 1}× ${r.hardware?.gpu ?? '?'}`);
+  s += line('Successful requests:', String(r.completed));
+  s += line('Failed requests:', String(r.failed));
+  s += line('Benchmark duration (s):', f2(r.duration));
+  s += line('Total input tokens:', String(r.total_input_tokens));
+  s += line('Total generated tokens:', String(r.total_output_tokens));
+  s += line('Request throughput (req/s):', f2(r.request_throughput));
+  if (r.request_goodput !== null) s += line('Request goodput (req/s):', f2(r.request_goodput));
+  s += line('Output token throughput (tok/s):', f2(r.output_throughput));
+  s += line('Total token throughput (tok/s):', f2(r.total_token_throughput));
+  for (const [m, title] of [['ttft', 'Time to First Token'], ['tpot', 'Time per Output Token (excl. 1st token)'], ['itl', 'Inter-token Latency'], ['e2el', 'End-to-end Latency']] as const) {
+    s += `${'-'.repeat(15)}${title}${'-'.repeat(Math.max(0, 40 - title.length))}\n`;
+    s += line(`Mean ${m.toUpperCase()} (ms):`, f2(r[`mean_${m}_ms`]));
+    s += line(`Median ${m.toUpperCase()} (ms):`, f2(r[`median_${m}_ms`]));
+    s += line(`P99 ${m.toUpperCase()} (ms):`, f2(r[`p99_${m}_ms`]));
+  }
+  const sm = r.server_metrics;
+  if (sm !== null) {
+    s += `${'-'.repeat(15)}Server${'-'.repeat(34)}\n`;
+    s += line('KV cache capacity (tokens):', String(sm.kv_cache_capacity_tokens ?? '-'));
+    s += line('KV cache usage peak:', `${f1((sm.kv_cache_usage_peak ?? 0) * 100)}% (${f2(sm.kv_cache_peak_gib ?? 0)} GiB)`);
+    s += line('GPU memory reserved (GiB per GPU):', f2(sm.gpu_memory_reserved_gib ?? 0));
+    s += line('Preemptions:', String(sm.num_preemptions ?? 0));
+    s += line('Running / waiting peak:', `${sm.num_requests_running_peak ?? 0} / ${sm.num_requests_waiting_peak ?? 0}`);
+    if (sm.prefix_cache_hit_rate !== null) s += line('Prefix cache hit rate:', `${f1(sm.prefix_cache_hit_rate * 100)}%`);
+    if (r.lmb.startup_time_s !== null) s += line('Simulated start-up time (s):', f1(r.lmb.startup_time_s));
+  }
+  s += `${'='.repeat(68)}\n`;
+  return s;
+}
+
+function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(argv, {
+    ...COMMON,
+    ...vllmFlagOptions(),
+    'input-len': { type: 'string' },
+    'output-len': { type: 'string' },
+    workload: { type: 'string' },
+    concurrency: { type: 'string' },
+    'request-rate': { type: 'string' },
+    burstiness: { type: 'string' },
+    'num-prompts': { type: 'string' },
+    seed: { type: 'string' },
+  });
+  const v = values as Record<string, unknown>;
+  const catalog = defaultCatalog();
+  const gpu = catalog.gpu(requireFlag(values.gpu, 'gpu'));
+  const model = catalog.model(requireFlag(values.model, 'model'));
+  const config = configFromFlags(v);
+  const workload = workloadFromFlags(v, io.cwd);
+  const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
+  const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, startEpochMs: Date.now() });
+  if (!out.ok) throw startupFailedError(out.failure);
+  if (values.json === true) writeJson(io, out.result);
+  else io.stdout.write(formatResultText(out.result));
+  return Promise.resolve(0);
+}
+
+async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseFlags(
+    argv,
+    { ...COMMON, ...vllmFlagOptions(), port: { type: 'string' }, host: { type: 'string' }, speed: { type: 'string' }, seed: { type: 'string' } },
+    true,
+  );
+  const v = values as Record<string, unknown>;
+  const catalog = defaultCatalog();
+  const gpu = catalog.gpu(requireFlag(values.gpu, 'gpu'));
+  const modelName = values.model ?? positionals.find((p) => p !== 'serve');
+  const model = catalog.model(requireFlag(modelName, 'model'));
+  const config = configFromFlags(v);
+  const port = numberFlag(values.port, 'port', { int: true, min: 0, max: 65535 }) ?? 8000;
+  const speed = numberFlag(values.speed, 'speed', { min: 1e-3, max: 1e6 }) ?? 1;
+  const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
+  const host = values.host ?? '127.0.0.1';
+  const { startSimServer } = await import('../../sim/server.js');
+  let server;
+  try {
+    server = await startSimServer({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, host, port, speed, seed, catalog, servedModelName: values['served-model-name'] });
+  } catch (err) {
+    if (err instanceof LmBenchError && err.code === 'LMB_ERR_STARTUP_FAILED') {
+      // Like a crashing `vllm serve`: the reason on stderr, non-zero exit.
+      io.stderr.write(`ERROR [core.py] EngineCore failed to start.\n${err.message}\n`);
+      return err.exitCode;
+    }
+    throw err;
+  }
+  io.stderr.write(`INFO: simulated vLLM (${model.id} on ${gpu.id}, speed ×${speed}) listening on ${server.url}\n`);
+  await new Promise<void>((done) => {
+    const stop = (): void => {
+      void server.close().then(done);
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
+  return 0;
+}
+
 export const command: Command = {
   name: 'sim',
-  summary: 'sim',
-  usage: 'lm-bench sim',
-  run: () => Promise.reject(new LmBenchError('LMB_ERR_UNKNOWN_COMMAND', 'sim is not available yet')),
+  summary: 'simulated vLLM engine: `sim run` in virtual time, `sim serve` over HTTP',
+  usage: USAGE,
+  async run(argv, io) {
+    const [sub, ...rest] = argv;
+    switch (sub) {
+      case 'run':
+        return runCmd(rest, io);
+      case 'serve':
+        return serveCmd(rest, io);
+      case undefined:
+      default:
+        throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `sim: expected \`run\` or \`serve\`, got ${sub === undefined ? 'nothing' : `"${sub}"`}\n${USAGE}`);
+    }
+  },
 };

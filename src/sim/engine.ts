@@ -1,0 +1,118 @@
+import type { ResolvedServerConfig } from '../domain/index.js';
+import type { Rng } from '../util/rng.js';
+import type { RequestSpec } from '../workload/sample.js';
+import { TimeHeap } from './deque.js';
+import { newSimRequest, type SimRequest } from './request.js';
+import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
+import type { StepModel } from './step-time.js';
+
+/**
+ * The discrete-event simulation in virtual time: a client (open loop with an optional concurrency
+ * cap, or closed loop), the API front end (tokenisation delay, HTTP 400 for over-long requests),
+ * vLLM's DP load balancer and one `Replica` per data-parallel rank. Events are taken in time
+ * order; a replica's step end is handled before an arrival at the same instant.
+ */
+export interface DesInput {
+  readonly resolved: ResolvedServerConfig;
+  readonly numBlocks: number;
+  readonly stepModel: StepModel;
+  readonly specs: readonly RequestSpec[];
+  /** Intended send times (open loop), or null for a closed loop at `cap`. */
+  readonly arrivals: Float64Array | null;
+  readonly cap: number;
+  readonly noise: NoiseModel;
+  readonly rng: Rng;
+}
+
+export interface DesRequest {
+  readonly spec: RequestSpec;
+  schedS: number;
+  sendS: number;
+  rejected: boolean;
+  sim: SimRequest | null;
+}
+
+export interface DesOutput {
+  readonly requests: DesRequest[];
+  readonly replicas: Replica[];
+  readonly runningPeak: number;
+  readonly waitingPeak: number;
+}
+
+/** API-server time before a request reaches the engine (BLIS's α0 + α1·prompt; does not block the engine). */
+export const FRONTEND_BASE_S = 0.0015;
+export const FRONTEND_PER_PROMPT_TOKEN_S = 0.5e-6;
+
+export function frontendDelayS(promptTokens: number): number {
+  return FRONTEND_BASE_S + FRONTEND_PER_PROMPT_TOKEN_S * promptTokens;
+}
+
+export function runDes(input: DesInput): DesOutput {
+  const { resolved, specs, arrivals } = input;
+  const replicas: Replica[] = [];
+  for (let i = 0; i < resolved.data_parallel_size; i++) {
+    replicas.push(new Replica({ cfg: resolved, numBlocks: input.numBlocks, model: input.stepModel, noise: input.noise, rng: input.rng.fork(`replica-${i}`) }));
+  }
+  const requests: DesRequest[] = specs.map((spec) => ({ spec, schedS: 0, sendS: 0, rejected: false, sim: null }));
+  const front = new TimeHeap<SimRequest>();
+  const owner: DesRequest[] = requests;
+  let next = 0;
+  let inFlight = 0;
+  let nowS = 0;
+  let running = 0;
+  let waiting = 0;
+  let runningPeak = 0;
+  let waitingPeak = 0;
+  const n = specs.length;
+  const maxLen = resolved.max_model_len;
+
+  const startStep = (rep: Replica): void => {
+    running -= rep.running.length;
+    waiting -= rep.waiting.size;
+    const d = rep.step(nowS);
+    running += rep.running.length;
+    waiting += rep.waiting.size;
+    if (running > runningPeak) runningPeak = running;
+    if (waiting > waitingPeak) waitingPeak = waiting;
+    rep.busyUntilS = d > 0 ? nowS + d : Number.POSITIVE_INFINITY;
+  };
+
+  for (;;) {
+    const tSend = next < n && inFlight < input.cap ? Math.max(nowS, arrivals === null ? nowS : (arrivals[next] as number)) : Number.POSITIVE_INFINITY;
+    const tFront = front.peekTime();
+    let rep: Replica | null = null;
+    for (const r of replicas) if (rep === null || r.busyUntilS < rep.busyUntilS) rep = r;
+    const tStep = rep === null ? Number.POSITIVE_INFINITY : rep.busyUntilS;
+    if (tStep === Number.POSITIVE_INFINITY && tFront === Number.POSITIVE_INFINITY && tSend === Number.POSITIVE_INFINITY) break;
+    if (rep !== null && tStep <= tFront && tStep <= tSend) {
+      nowS = tStep;
+      inFlight -= rep.finished.length;
+      startStep(rep);
+    } else if (tFront <= tSend) {
+      nowS = tFront;
+      const sim = front.pop() as SimRequest;
+      const target = pickReplica(replicas);
+      target.waiting.pushBack(sim);
+      waiting++;
+      if (waiting > waitingPeak) waitingPeak = waiting;
+      if (target.idle) startStep(target);
+    } else {
+      nowS = tSend;
+      const req = owner[next] as DesRequest;
+      const spec = req.spec;
+      next++;
+      req.schedS = arrivals === null ? nowS : (arrivals[next - 1] as number);
+      req.sendS = nowS;
+      const prompt = spec.prefixTokens + spec.inputTokens;
+      if (prompt + spec.outputTokens > maxLen) {
+        req.rejected = true; // the OpenAI server answers 400 before the engine sees it
+        continue;
+      }
+      const sim = newSimRequest(spec.index, prompt, spec.outputTokens, spec.prefixGroup, spec.prefixTokens);
+      req.sim = sim;
+      inFlight++;
+      front.push(nowS + frontendDelayS(prompt), sim);
+    }
+  }
+  return { requests, replicas, runningPeak, waitingPeak };
+}

@@ -1,0 +1,159 @@
+/**
+ * The KV block pool of one replica with V1's prefix cache (reference §10.1, `block_pool.py`,
+ * `kv_cache_manager.py`), kept as counts and hashes rather than physical block ids:
+ * - a request holds `cachedKeys` (full blocks registered in the cache, ref-counted, shareable)
+ *   plus `privateBlocks` (its partial block, and full blocks whose hash another request owns);
+ * - a cached block whose ref count drops to 0 stays hashed in an LRU free queue and is reused on a
+ *   hit or evicted (oldest first) when a new block is needed;
+ * - only full blocks are cached; a hit covers at most ⌊(num_tokens − 1)/block_size⌋ blocks.
+ * Simplification: new blocks come from never-hashed free blocks before evicting cached ones
+ * (vLLM pops its single free queue in order), which keeps cached blocks slightly longer.
+ *
+ * Block identity: the blocks wholly inside a shared prefix are keyed by (group, index) and are the
+ * same for every request of the group; every later block is unique to its request (its hash chain
+ * includes its own tokens), keyed by (request, index), which still lets a preempted request reuse
+ * its own blocks when it is recomputed.
+ */
+export interface KvRequest {
+  /** Dense request index (unique within a run). */
+  readonly idx: number;
+  readonly prefixGroup: number | null;
+  readonly prefixTokens: number;
+  cachedKeys: number[];
+  privateBlocks: number;
+  /** Blocks [0, hashedBlocks) have been looked at for caching. */
+  hashedBlocks: number;
+}
+
+const INDEX_SPACE = 1 << 17; // blocks per request key space (131072 × 16-token blocks ≫ any max_model_len)
+
+export class KvCache {
+  readonly numBlocks: number;
+  readonly blockSize: number;
+  readonly caching: boolean;
+  private freeUncached: number;
+  /** Every hashed block → its ref count. */
+  private readonly refs = new Map<number, number>();
+  /** Hashed blocks with ref count 0, oldest first (Map keeps insertion order). */
+  private readonly lru = new Map<number, true>();
+  queriedTokens = 0;
+  hitTokens = 0;
+  peakUsedBlocks = 0;
+
+  constructor(numBlocks: number, blockSize: number, caching: boolean) {
+    this.numBlocks = numBlocks;
+    this.blockSize = blockSize;
+    this.caching = caching;
+    this.freeUncached = numBlocks;
+  }
+
+  get freeBlocks(): number {
+    return this.freeUncached + this.lru.size;
+  }
+
+  get usedBlocks(): number {
+    return this.numBlocks - this.freeBlocks;
+  }
+
+  /** vLLM's `kv_cache_usage_perc`. */
+  get usage(): number {
+    return this.numBlocks === 0 ? 0 : this.usedBlocks / this.numBlocks;
+  }
+
+  private key(req: KvRequest, block: number): number {
+    if (req.prefixGroup !== null && (block + 1) * this.blockSize <= req.prefixTokens) {
+      return -(1 + req.prefixGroup * INDEX_SPACE + block);
+    }
+    return req.idx * INDEX_SPACE + block;
+  }
+
+  /**
+   * Admission: the longest cached prefix (full blocks, at most numTokens − 1 tokens) and blocks for
+   * `newTokens` more. Returns the hit in tokens, or −1 (nothing changed) when blocks run out.
+   */
+  admit(req: KvRequest, numTokens: number, newTokensMax: (hitTokens: number) => number): number {
+    let hitBlocks = 0;
+    let hitFree = 0;
+    if (this.caching) {
+      const maxHit = Math.floor((numTokens - 1) / this.blockSize);
+      while (hitBlocks < maxHit) {
+        const ref = this.refs.get(this.key(req, hitBlocks));
+        if (ref === undefined) break;
+        if (ref === 0) hitFree++;
+        hitBlocks++;
+      }
+    }
+    const hit = hitBlocks * this.blockSize;
+    const n = newTokensMax(hit);
+    if (n < 0) return -1;
+    const need = Math.ceil((hit + n) / this.blockSize) - hitBlocks;
+    if (need > this.freeBlocks - hitFree) return -1;
+    for (let b = 0; b < hitBlocks; b++) {
+      const k = this.key(req, b);
+      const ref = this.refs.get(k) as number;
+      if (ref === 0) this.lru.delete(k);
+      this.refs.set(k, ref + 1);
+      req.cachedKeys.push(k);
+    }
+    req.hashedBlocks = hitBlocks;
+    this.take(need);
+    req.privateBlocks += need;
+    if (this.caching) {
+      this.queriedTokens += numTokens;
+      this.hitTokens += hit;
+    }
+    return hit;
+  }
+
+  /** Grow a running request to hold `totalTokens`; false (nothing changed) when blocks run out. */
+  grow(req: KvRequest, totalTokens: number): boolean {
+    const need = Math.ceil(totalTokens / this.blockSize) - req.cachedKeys.length - req.privateBlocks;
+    if (need <= 0) return true;
+    if (need > this.freeBlocks) return false;
+    this.take(need);
+    req.privateBlocks += need;
+    return true;
+  }
+
+  /** After a step: register the request's newly full blocks in the cache. */
+  commit(req: KvRequest, computedTokens: number): void {
+    if (!this.caching) return;
+    const full = Math.floor(computedTokens / this.blockSize);
+    for (let b = req.hashedBlocks; b < full; b++) {
+      const k = this.key(req, b);
+      if (!this.refs.has(k) && req.privateBlocks > 0) {
+        this.refs.set(k, 1);
+        req.cachedKeys.push(k);
+        req.privateBlocks--;
+      }
+    }
+    if (full > req.hashedBlocks) req.hashedBlocks = full;
+  }
+
+  /** Finished or preempted: blocks back to the pool; hashed ones stay reusable (tail evicted first). */
+  free(req: KvRequest): void {
+    const keys = req.cachedKeys;
+    for (let i = keys.length - 1; i >= 0; i--) {
+      const k = keys[i] as number;
+      const ref = (this.refs.get(k) as number) - 1;
+      this.refs.set(k, ref);
+      if (ref === 0) this.lru.set(k, true);
+    }
+    keys.length = 0;
+    this.freeUncached += req.privateBlocks;
+    req.privateBlocks = 0;
+    req.hashedBlocks = 0;
+  }
+
+  private take(n: number): void {
+    const fromFree = Math.min(n, this.freeUncached);
+    this.freeUncached -= fromFree;
+    for (let i = fromFree; i < n; i++) {
+      const oldest = this.lru.keys().next().value as number;
+      this.lru.delete(oldest);
+      this.refs.delete(oldest);
+    }
+    const used = this.usedBlocks;
+    if (used > this.peakUsedBlocks) this.peakUsedBlocks = used;
+  }
+}

@@ -1,0 +1,155 @@
+import { z } from 'zod';
+import { hasFp8Compute, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
+import type { StartupFailure } from './failure.js';
+import { cudagraphCaptureSizes, kvDtypeBytes } from './resolve.js';
+import type { StartupContext } from './validate.js';
+
+/**
+ * The one memory model of the project (reference §6): how vLLM V1 sizes the KV cache on each GPU
+ * of one replica (`gpu_worker.determine_available_memory`, `kv_cache_utils.get_kv_cache_config`).
+ * The search space's rules and the surrogate's features call this, so they cannot disagree with
+ * the simulator about which configurations start.
+ */
+export const GIB = 1024 ** 3;
+
+/** Activation-peak constants (§6.4), fitted to the llm-d H100 measurement (4.76 GiB at 8192 tokens / 1024 seqs). */
+const ACT_BASE_GIB = 1.45; // torch.compile/Inductor buffers, cuBLAS workspace
+const ACT_MOE_EXTRA_GIB = 1.5; // MoE routing/permute buffers (llm-d: MoE ≈ 7.4–8 GiB vs dense ≈ 5)
+const ACT_HIDDEN_COPIES = 5; // c_h: hidden-sized activations live at the peak
+const ACT_INTERMEDIATE_COPIES = 2.5; // c_i: MLP-intermediate-sized activations
+const ACT_LOGITS_COPIES = 5; // c_s: fp32 logits + sampler temporaries per sequence
+/** NCCL/custom all-reduce buffers appear at TP > 1 (llm-d: 0.13 GiB at TP1, 0.55 GiB at TP2). */
+const NON_TORCH_TP1_GIB = 0.13;
+const NON_TORCH_TPN_GIB = 0.55;
+/** Memory other than ours on the GPU at start-up (CUDA context of this process, display, …). */
+export const CONTEXT_RESERVED_GIB = 0.6;
+/** CUDA-graph pool: a fixed part plus a share per capture size and layer (measured −0.45…+1.03 GiB on H100). */
+const CUDAGRAPH_BASE_GIB = 0.1;
+const CUDAGRAPH_PER_SIZE_LAYER_GIB = 0.00018;
+
+export const MemoryBreakdown = z.strictObject({
+  visibleGib: z.number(),
+  requestedGib: z.number(),
+  weightsGibPerGpu: z.number(),
+  activationGib: z.number(),
+  nonTorchGib: z.number(),
+  /** Allocated after the KV cache, in the 1 − utilization headroom (it does not reduce KV). */
+  cudagraphGib: z.number(),
+  kvGibPerGpu: z.number(),
+  kvBytesPerTokenPerGpu: z.number(),
+  blockBytesPerGpu: z.number(),
+  numBlocks: z.int(),
+  kvTokenCapacity: z.int(),
+  /** `Maximum concurrency for max_model_len tokens per request` as vLLM logs it. */
+  maxConcurrency: z.number(),
+  /** Free headroom left on the GPU after the requested pool and the CUDA graphs. */
+  headroomGib: z.number(),
+  captureSizes: z.int(),
+});
+export type MemoryBreakdown = z.infer<typeof MemoryBreakdown>;
+
+/** Weight bytes of the whole model: fp8 quantizes the linear layers; embeddings and lm_head stay bf16. */
+export function weightBytesTotal(model: ModelSpec, quantization: ResolvedServerConfig['quantization']): number {
+  const total = model.params_b * 1e9;
+  if (quantization === 'none') return total * 2;
+  const embed = model.vocab_size * model.hidden_size * (model.tied_embeddings ? 1 : 2);
+  return (total - embed) * 1 + embed * 2;
+}
+
+export function kvBytesPerTokenPerGpu(r: ResolvedServerConfig, model: ModelSpec): number {
+  const kvHeadsPerGpu = Math.max(1, model.num_kv_heads / r.tensor_parallel_size);
+  return 2 * model.layers * kvHeadsPerGpu * model.head_dim * kvDtypeBytes(r);
+}
+
+/** Peak of the profiling forward (max_num_batched_tokens) and the sampler warm-up (min(seqs, tokens) rows). */
+export function activationGib(r: ResolvedServerConfig, model: ModelSpec): number {
+  const tokens = r.max_num_batched_tokens;
+  const seqs = Math.min(r.max_num_seqs, r.max_num_batched_tokens);
+  const mlpWidth = (model.intermediate_size * (model.moe?.top_k ?? 1)) / r.tensor_parallel_size;
+  const perToken = (ACT_HIDDEN_COPIES * model.hidden_size + ACT_INTERMEDIATE_COPIES * mlpWidth) * 2;
+  const logits = seqs * model.vocab_size * 4 * ACT_LOGITS_COPIES;
+  const base = ACT_BASE_GIB + (model.moe === null ? 0 : ACT_MOE_EXTRA_GIB);
+  return base + (tokens * perToken + logits) / GIB;
+}
+
+export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec): MemoryBreakdown {
+  const visibleGib = hw.memory_visible_gib;
+  const requestedGib = Math.ceil(visibleGib * r.gpu_memory_utilization * GIB) / GIB;
+  const weightsGibPerGpu = weightBytesTotal(model, r.quantization) / r.tensor_parallel_size / GIB;
+  const act = activationGib(r, model);
+  const nonTorchGib = r.tensor_parallel_size > 1 ? NON_TORCH_TPN_GIB : NON_TORCH_TP1_GIB;
+  const sizes = cudagraphCaptureSizes(r).length;
+  const cudagraphGib = sizes === 0 ? 0 : CUDAGRAPH_BASE_GIB + CUDAGRAPH_PER_SIZE_LAYER_GIB * sizes * model.layers;
+  const kvGibPerGpu = requestedGib - weightsGibPerGpu - act - nonTorchGib;
+  const perToken = kvBytesPerTokenPerGpu(r, model);
+  const blockBytesPerGpu = perToken * r.block_size;
+  const numBlocks = kvGibPerGpu > 0 ? Math.floor((kvGibPerGpu * GIB) / blockBytesPerGpu) : 0;
+  return {
+    visibleGib,
+    requestedGib,
+    weightsGibPerGpu,
+    activationGib: act,
+    nonTorchGib,
+    cudagraphGib,
+    kvGibPerGpu,
+    kvBytesPerTokenPerGpu: perToken,
+    blockBytesPerGpu,
+    numBlocks,
+    kvTokenCapacity: numBlocks * r.block_size,
+    maxConcurrency: numBlocks / Math.ceil(r.max_model_len / r.block_size),
+    headroomGib: visibleGib - CONTEXT_RESERVED_GIB - requestedGib - cudagraphGib,
+    captureSizes: sizes,
+  };
+}
+
+const fmt = (x: number): string => x.toFixed(2);
+
+/**
+ * Memory rules C12–C14 (reference §5.3, vLLM's V10/V11/V12/V18), in the order vLLM meets them:
+ * free memory at start-up (C14), weights that do not load or leave nothing for KV (C12), one
+ * max_model_len request that does not fit (C13), then CUDA-graph capture running out of headroom (C14).
+ */
+export function checkMemory(r: ResolvedServerConfig, ctx: StartupContext): StartupFailure | null {
+  const hw = ctx.hardware;
+  const mem = memoryModel(r, hw, ctx.model);
+  const freeAtStart = mem.visibleGib - CONTEXT_RESERVED_GIB;
+  const memFail = (rule: 'C12' | 'C13' | 'C14', message: string): StartupFailure => ({ rule, message, phase: 'memory' });
+  if (mem.requestedGib > freeAtStart) {
+    return memFail(
+      'C14',
+      `ValueError: Free memory on device (${fmt(freeAtStart)}/${fmt(mem.visibleGib)} GiB) on startup is less than desired GPU memory utilization (${r.gpu_memory_utilization}, ${fmt(mem.requestedGib)} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.`,
+    );
+  }
+  if (mem.weightsGibPerGpu >= freeAtStart) {
+    return memFail(
+      'C12',
+      `torch.OutOfMemoryError: CUDA out of memory while loading model weights (${fmt(mem.weightsGibPerGpu)} GiB per GPU; GPU 0 has a total capacity of ${fmt(mem.visibleGib)} GiB). Increase tensor_parallel_size or use a quantized model.`,
+    );
+  }
+  if (mem.numBlocks <= 0) {
+    return memFail(
+      'C12',
+      `ValueError: No available memory for the cache blocks (${fmt(mem.kvGibPerGpu)} GiB after ${fmt(mem.weightsGibPerGpu)} GiB weights, ${fmt(mem.activationGib)} GiB activation peak and ${fmt(mem.nonTorchGib)} GiB non-torch memory out of ${fmt(mem.requestedGib)} GiB requested). Try increasing \`gpu_memory_utilization\` when initializing the engine.`,
+    );
+  }
+  const needBlocks = Math.ceil(r.max_model_len / r.block_size);
+  if (needBlocks > mem.numBlocks) {
+    const needGib = (needBlocks * mem.blockBytesPerGpu) / GIB;
+    return memFail(
+      'C13',
+      `ValueError: To serve at least one request with the models's max seq len (${r.max_model_len}), (${fmt(needGib)} GiB KV cache is needed, which is larger than the available KV cache memory (${fmt(mem.kvGibPerGpu)} GiB). Based on the available memory, the estimated maximum model length is ${mem.kvTokenCapacity}. Try increasing \`gpu_memory_utilization\` or decreasing \`max_model_len\` when initializing the engine.`,
+    );
+  }
+  if (mem.headroomGib < 0) {
+    return memFail(
+      'C14',
+      `torch.OutOfMemoryError: CUDA out of memory during CUDA graph capture (${mem.captureSizes} sizes need ≈${fmt(mem.cudagraphGib)} GiB; ${fmt(mem.headroomGib + mem.cudagraphGib)} GiB free outside gpu_memory_utilization=${r.gpu_memory_utilization}). Decrease gpu_memory_utilization, reduce max_cudagraph_capture_size or use --enforce-eager.`,
+    );
+  }
+  return null;
+}
+
+/** Whether fp8 weights run on fp8 tensor cores (W8A8) or only save memory (weight-only Marlin). */
+export function fp8Compute(r: ResolvedServerConfig, hw: Hardware): boolean {
+  return r.quantization === 'fp8' && hasFp8Compute(hw) && (hw.compute_capability === null || hw.compute_capability >= 8.9);
+}

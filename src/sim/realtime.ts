@@ -1,0 +1,154 @@
+import type { Hardware, ModelSpec, ResolvedServerConfig } from '../domain/index.js';
+import type { Rng } from '../util/rng.js';
+import type { MemoryBreakdown } from './memory.js';
+import { newSimRequest, type SimRequest } from './request.js';
+import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
+import { makeStepModel } from './step-time.js';
+
+/** What a caller hears about one request as the engine runs it. */
+export interface RequestListener {
+  /** One more output token (0-based index), `finished` on the last one. */
+  onToken(index: number, finished: boolean): void;
+}
+
+export interface EngineCounters {
+  promptTokens: number;
+  generationTokens: number;
+  requestsFinished: number;
+  /** TTFT of every finished-prefill request, seconds of real time. */
+  readonly ttftS: number[];
+}
+
+/**
+ * The same replicas and scheduler as the DES, driven by the wall clock: each step's virtual
+ * duration is waited out `speed`× faster with a timer, then its tokens are delivered. Time and
+ * timers come in through `clock`, so tests may drive it by hand.
+ */
+export interface Clock {
+  nowMs(): number;
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+export interface RealtimeOptions {
+  readonly resolved: ResolvedServerConfig;
+  readonly memory: MemoryBreakdown;
+  readonly hw: Hardware;
+  readonly model: ModelSpec;
+  readonly speed: number;
+  readonly noise: NoiseModel;
+  readonly rng: Rng;
+  readonly clock: Clock;
+}
+
+export class RealtimeEngine {
+  readonly replicas: Replica[] = [];
+  readonly counters: EngineCounters = { promptTokens: 0, generationTokens: 0, requestsFinished: 0, ttftS: [] };
+  private readonly listeners = new Map<number, { listener: RequestListener; replica: Replica; startMs: number; sim: SimRequest }>();
+  private readonly timers = new Set<unknown>();
+  private nextIdx = 0;
+  private closed = false;
+  private readonly t0Ms: number;
+
+  readonly resolved: ResolvedServerConfig;
+  readonly memory: MemoryBreakdown;
+  private readonly opts: RealtimeOptions;
+
+  constructor(opts: RealtimeOptions) {
+    const { resolved, memory, hw, model } = opts;
+    this.resolved = resolved;
+    this.memory = memory;
+    this.opts = opts;
+    const stepModel = makeStepModel(resolved, hw, model);
+    for (let i = 0; i < resolved.data_parallel_size; i++) {
+      this.replicas.push(new Replica({ cfg: resolved, numBlocks: memory.numBlocks, model: stepModel, noise: opts.noise, rng: opts.rng.fork(`replica-${i}`) }));
+    }
+    this.t0Ms = opts.clock.nowMs();
+  }
+
+  /** Virtual seconds since start. */
+  private nowS(): number {
+    return ((this.opts.clock.nowMs() - this.t0Ms) / 1000) * this.opts.speed;
+  }
+
+  /** Queue a request; returns a handle for `abort`. */
+  submit(promptTokens: number, maxTokens: number, listener: RequestListener): number {
+    const idx = this.nextIdx++;
+    const sim = newSimRequest(idx, promptTokens, maxTokens, null, 0);
+    const replica = pickReplica(this.replicas);
+    replica.waiting.pushBack(sim);
+    this.listeners.set(idx, { listener, replica, startMs: this.opts.clock.nowMs(), sim });
+    this.counters.promptTokens += promptTokens;
+    if (replica.idle) this.runStep(replica);
+    return idx;
+  }
+
+  abort(handle: number): void {
+    const entry = this.listeners.get(handle);
+    if (entry === undefined) return;
+    this.listeners.delete(handle);
+    entry.replica.abort(entry.sim);
+  }
+
+  get running(): number {
+    return this.replicas.reduce((s, r) => s + r.running.length, 0);
+  }
+
+  get waiting(): number {
+    return this.replicas.reduce((s, r) => s + r.waiting.size, 0);
+  }
+
+  get preemptions(): number {
+    return this.replicas.reduce((s, r) => s + r.preemptions, 0);
+  }
+
+  get kvUsage(): number {
+    return this.replicas.reduce((s, r) => Math.max(s, r.kv.usage), 0);
+  }
+
+  get prefixQueries(): number {
+    return this.replicas.reduce((s, r) => s + r.kv.queriedTokens, 0);
+  }
+
+  get prefixHits(): number {
+    return this.replicas.reduce((s, r) => s + r.kv.hitTokens, 0);
+  }
+
+  close(): void {
+    this.closed = true;
+    for (const t of this.timers) this.opts.clock.clearTimeout(t);
+    this.timers.clear();
+  }
+
+  private runStep(rep: Replica): void {
+    if (this.closed) return;
+    const d = rep.step(this.nowS());
+    if (d <= 0) {
+      rep.busyUntilS = Number.POSITIVE_INFINITY;
+      return;
+    }
+    rep.busyUntilS = this.nowS() + d;
+    const handle = this.opts.clock.setTimeout(() => {
+      this.timers.delete(handle);
+      this.deliver(rep);
+      this.runStep(rep);
+    }, (d * 1000) / this.opts.speed);
+    this.timers.add(handle);
+  }
+
+  private deliver(rep: Replica): void {
+    const nowMs = this.opts.clock.nowMs();
+    for (const sim of rep.emitted) {
+      const entry = this.listeners.get(sim.idx);
+      if (entry === undefined) continue;
+      this.counters.generationTokens++;
+      if (sim.numOutput === 1) this.counters.ttftS.push((nowMs - entry.startMs) / 1000);
+      const finished = sim.finished;
+      if (finished) {
+        this.listeners.delete(sim.idx);
+        this.counters.requestsFinished++;
+      }
+      entry.listener.onToken(sim.numOutput - 1, finished);
+    }
+  }
+}

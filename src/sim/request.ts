@@ -1,0 +1,36 @@
+import type { KvRequest } from './kv-cache.js';
+
+/** A request inside the simulated engine (virtual or real time). */
+export interface SimRequest extends KvRequest {
+  /** Prompt tokens, shared prefix included. */
+  readonly promptTokens: number;
+  /** Tokens to generate (ignore_eos: exactly max_tokens). */
+  readonly maxTokens: number;
+  numComputed: number;
+  numOutput: number;
+  /** Emission time of every output token, seconds. */
+  readonly chunkTimes: number[];
+  /** Prefix-cache hit at the first admission, tokens. */
+  cachedTokens: number;
+  admitted: boolean;
+  finished: boolean;
+}
+
+export function newSimRequest(idx: number, promptTokens: number, maxTokens: number, prefixGroup: number | null, prefixTokens: number): SimRequest {
+  return {
+    idx,
+    prefixGroup,
+    prefixTokens,
+    cachedKeys: [],
+    privateBlocks: 0,
+    hashedBlocks: 0,
+    promptTokens,
+    maxTokens,
+    numComputed: 0,
+    numOutput: 0,
+    chunkTimes: [],
+    cachedTokens: 0,
+    admitted: false,
+    finished: false,
+  };
+}

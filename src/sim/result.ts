@@ -1,0 +1,136 @@
+import type { BenchmarkResult, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerMetrics, Slo, Workload } from '../domain/index.js';
+import { requestThresholds } from '../domain/index.js';
+import { computeMetrics, percentileSorted } from '../metrics/index.js';
+import { concurrencyCap, requestRateField } from '../workload/sample.js';
+import type { DesOutput } from './engine.js';
+import { GIB, type MemoryBreakdown } from './memory.js';
+
+/** lm-bench's version as written into results. */
+export const SIM_VERSION = '0.1.0';
+
+/** DES outcome → per-request records, as a client would have seen them. */
+export function buildRecords(des: DesOutput): RequestRecord[] {
+  return des.requests.map((r): RequestRecord => {
+    const sim = r.sim;
+    const prompt = r.spec.prefixTokens + r.spec.inputTokens;
+    const base = {
+      request_id: `cmpl-sim-${r.spec.index}`,
+      sched_time_s: r.schedS,
+      enqueue_time_s: r.schedS,
+      send_time_s: r.sendS,
+      prompt_tokens: prompt,
+      prompt_tokens_client: null,
+      token_source: 'sim' as const,
+      phase: 'measure' as const,
+      worker_id: 0,
+      loop_lag_ms: null,
+    };
+    if (r.rejected || sim === null) {
+      return {
+        ...base,
+        first_byte_time_s: r.sendS,
+        chunk_times_s: [],
+        done_time_s: r.sendS,
+        output_tokens: 0,
+        cached_tokens: null,
+        finish_reason: null,
+        http_status: 400,
+        error_kind: 'http_status',
+        error: `This model's maximum context length is exceeded: prompt (${prompt} tokens) + max_tokens (${r.spec.outputTokens}) > max_model_len`,
+      };
+    }
+    const chunks = sim.chunkTimes;
+    return {
+      ...base,
+      first_byte_time_s: chunks[0] ?? null,
+      chunk_times_s: chunks,
+      done_time_s: chunks[chunks.length - 1] ?? null,
+      output_tokens: sim.numOutput,
+      cached_tokens: sim.cachedTokens,
+      finish_reason: 'length',
+      http_status: 200,
+      error_kind: null,
+      error: null,
+    };
+  });
+}
+
+export function serverMetrics(des: DesOutput, memory: MemoryBreakdown): ServerMetrics {
+  let peakBlocks = 0;
+  let queried = 0;
+  let hits = 0;
+  let preemptions = 0;
+  for (const rep of des.replicas) {
+    peakBlocks = Math.max(peakBlocks, rep.kv.peakUsedBlocks);
+    queried += rep.kv.queriedTokens;
+    hits += rep.kv.hitTokens;
+    preemptions += rep.preemptions;
+  }
+  const caching = des.replicas[0]?.kv.caching ?? false;
+  return {
+    kv_cache_usage_peak: memory.numBlocks === 0 ? 0 : peakBlocks / memory.numBlocks,
+    kv_cache_peak_gib: (peakBlocks * memory.blockBytesPerGpu) / GIB,
+    kv_cache_capacity_tokens: memory.kvTokenCapacity,
+    gpu_memory_reserved_gib: memory.requestedGib + memory.cudagraphGib,
+    num_preemptions: preemptions,
+    num_requests_running_peak: des.runningPeak,
+    num_requests_waiting_peak: des.waitingPeak,
+    prefix_cache_hit_rate: !caching ? null : queried === 0 ? 0 : hits / queried,
+  };
+}
+
+/** vLLM's result file name date format, %Y%m%d-%H%M%S (UTC). */
+function vllmDate(epochMs: number): string {
+  const iso = new Date(epochMs).toISOString();
+  return `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}-${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}`;
+}
+
+export interface ResultContext {
+  readonly resolved: ResolvedServerConfig;
+  readonly hardware: HardwareRef;
+  readonly model: ModelSpec;
+  readonly workload: Workload;
+  readonly slo: Slo | undefined;
+  readonly memory: MemoryBreakdown;
+  readonly startupTimeS: number;
+  readonly startEpochMs: number;
+}
+
+export function buildResult(records: readonly RequestRecord[], des: DesOutput, ctx: ResultContext): BenchmarkResult {
+  const metrics = computeMetrics(records, { goodput: requestThresholds(ctx.slo) });
+  const queue = records.map((r) => (r.send_time_s - r.sched_time_s) * 1000).sort((a, b) => a - b);
+  const rejected = records.filter((r) => r.http_status === 400).length;
+  const arrival = ctx.workload.arrival;
+  return {
+    ...metrics,
+    date: vllmDate(ctx.startEpochMs),
+    endpoint_type: ctx.workload.api === 'chat' ? 'openai-chat' : 'openai',
+    backend: 'vllm',
+    label: 'lm-bench-sim',
+    model_id: ctx.model.hf_name,
+    tokenizer_id: ctx.model.hf_name,
+    num_prompts: records.length,
+    request_rate: requestRateField(arrival),
+    burstiness: arrival.kind === 'gamma' ? arrival.burstiness : 1,
+    max_concurrency: concurrencyCap(arrival),
+    server_config: { ...ctx.resolved },
+    hardware: ctx.hardware,
+    model: ctx.model.id,
+    workload: ctx.workload,
+    slo: ctx.slo ?? null,
+    server_metrics: serverMetrics(des, ctx.memory),
+    steady_state: null,
+    lmb: {
+      version: SIM_VERSION,
+      source: 'sim',
+      start_epoch_ms: ctx.startEpochMs,
+      errors_by_kind: rejected > 0 ? { http_status: rejected } : {},
+      token_source_counts: { sim: records.length - rejected },
+      mean_client_queue_ms: queue.length === 0 ? 0 : queue.reduce((s, x) => s + x, 0) / queue.length,
+      p99_client_queue_ms: percentileSorted(queue, 99),
+      max_loop_lag_ms: null,
+      rejected,
+      startup_time_s: ctx.startupTimeS,
+    },
+  };
+}

@@ -1,0 +1,223 @@
+import type { ResolvedServerConfig } from '../domain/index.js';
+import type { Rng } from '../util/rng.js';
+import { Deque } from './deque.js';
+import { KvCache } from './kv-cache.js';
+import type { SimRequest } from './request.js';
+import type { StepBatch, StepModel } from './step-time.js';
+
+/** Seeded noise on step times (reference §13.3). */
+export interface NoiseModel {
+  /** σ of the multiplicative log-normal step noise (0.02–0.04). */
+  readonly sigma: number;
+  /** Probability per step of a host stall (GC, Python): ≈ 1 in 2,000. */
+  readonly stallProbability: number;
+  readonly stallMinMs: number;
+  readonly stallMaxMs: number;
+}
+
+export const DEFAULT_NOISE: NoiseModel = { sigma: 0.03, stallProbability: 1 / 2000, stallMinMs: 5, stallMaxMs: 20 };
+export const NO_NOISE: NoiseModel = { sigma: 0, stallProbability: 0, stallMinMs: 0, stallMaxMs: 0 };
+
+/**
+ * One engine replica: the V1 scheduler of reference §10.1 (FCFS) over a KV block pool. One call to
+ * `step` schedules running requests first (decodes, then continuing prefill chunks) within the
+ * token budget, preempting the last-admitted request by recompute when blocks run out, then admits
+ * waiting requests if nothing was preempted; prices the step and applies it. Scratch arrays are
+ * reused across steps so the hot loop does not allocate.
+ */
+export class Replica {
+  readonly running: SimRequest[] = [];
+  readonly waiting = new Deque<SimRequest>();
+  readonly kv: KvCache;
+  /** Requests that emitted a token in the last step, and those that finished in it. */
+  readonly emitted: SimRequest[] = [];
+  readonly finished: SimRequest[] = [];
+  preemptions = 0;
+  steps = 0;
+  /** When the step in flight ends (seconds), or +∞ when idle. */
+  busyUntilS = Number.POSITIVE_INFINITY;
+  private readonly schedReqs: SimRequest[] = [];
+  private readonly schedTokens: number[] = [];
+  private readonly batch: StepBatch = { tokens: 0, requests: 0, sampled: 0, attnPairs: 0, kvReadTokens: 0, decodeOnly: true };
+  private readonly logSigmaShift: number;
+  private readonly cfg: ResolvedServerConfig;
+  private readonly model: StepModel;
+  private readonly noise: NoiseModel;
+  private readonly rng: Rng;
+
+  constructor(opts: { cfg: ResolvedServerConfig; numBlocks: number; model: StepModel; noise: NoiseModel; rng: Rng }) {
+    const { cfg, numBlocks } = opts;
+    this.cfg = cfg;
+    this.model = opts.model;
+    this.noise = opts.noise;
+    this.rng = opts.rng;
+    this.kv = new KvCache(numBlocks, cfg.block_size, cfg.enable_prefix_caching);
+    this.logSigmaShift = (opts.noise.sigma * opts.noise.sigma) / 2;
+  }
+
+  get idle(): boolean {
+    return this.busyUntilS === Number.POSITIVE_INFINITY;
+  }
+
+  hasWork(): boolean {
+    return this.running.length > 0 || this.waiting.size > 0;
+  }
+
+  /** vLLM's DP load-balancer score: waiting × 4 + running. */
+  get score(): number {
+    return this.waiting.size * 4 + this.running.length;
+  }
+
+  /** Schedules and applies one step starting at `nowS`; returns its duration in seconds (0 if nothing ran). */
+  step(nowS: number): number {
+    const cfg = this.cfg;
+    const kv = this.kv;
+    const running = this.running;
+    const reqs = this.schedReqs;
+    const toks = this.schedTokens;
+    const threshold = cfg.long_prefill_token_threshold;
+    reqs.length = 0;
+    toks.length = 0;
+    this.emitted.length = 0;
+    this.finished.length = 0;
+    let budget = cfg.max_num_batched_tokens;
+    let preempted = false;
+    for (let i = 0; i < running.length && budget > 0; i++) {
+      const req = running[i] as SimRequest;
+      let n = req.promptTokens + req.numOutput - req.numComputed;
+      if (threshold > 0 && n > threshold) n = threshold;
+      if (n > budget) n = budget;
+      if (n <= 0) continue;
+      let self = false;
+      while (!kv.grow(req, req.numComputed + n)) {
+        const victim = running.pop() as SimRequest;
+        kv.free(victim);
+        victim.numComputed = 0;
+        this.waiting.pushFront(victim);
+        this.preemptions++;
+        preempted = true;
+        if (victim === req) {
+          self = true;
+          break;
+        }
+      }
+      if (self) break;
+      reqs.push(req);
+      toks.push(n);
+      budget -= n;
+    }
+    if (!preempted) {
+      const chunked = cfg.enable_chunked_prefill;
+      while (this.waiting.size > 0 && budget > 0 && running.length < cfg.max_num_seqs) {
+        const req = this.waiting.peekFront() as SimRequest;
+        const numTokens = req.promptTokens + req.numOutput;
+        let scheduled = 0;
+        const hit = kv.admit(req, numTokens, (hitTokens) => {
+          let n = numTokens - hitTokens;
+          if (threshold > 0 && n > threshold) n = threshold;
+          if (!chunked && n > budget) return -1;
+          scheduled = Math.min(n, budget);
+          return scheduled;
+        });
+        if (hit < 0) break;
+        this.waiting.popFront();
+        running.push(req);
+        req.numComputed = hit;
+        if (!req.admitted) {
+          req.admitted = true;
+          req.cachedTokens = hit;
+        }
+        reqs.push(req);
+        toks.push(scheduled);
+        budget -= scheduled;
+      }
+    }
+    const count = reqs.length;
+    if (count === 0) return 0;
+    const b = this.batch;
+    b.tokens = 0;
+    b.requests = count;
+    b.sampled = 0;
+    b.attnPairs = 0;
+    b.kvReadTokens = 0;
+    b.decodeOnly = true;
+    for (let i = 0; i < count; i++) {
+      const req = reqs[i] as SimRequest;
+      const n = toks[i] as number;
+      const c = req.numComputed;
+      b.tokens += n;
+      b.attnPairs += n * (c + (n + 1) / 2);
+      b.kvReadTokens += c;
+      if (c + n === req.promptTokens + req.numOutput) b.sampled++;
+      if (n !== 1 || req.numOutput === 0) b.decodeOnly = false;
+    }
+    const durationS = this.priceS(b);
+    const endS = nowS + durationS;
+    let anyFinished = false;
+    for (let i = 0; i < count; i++) {
+      const req = reqs[i] as SimRequest;
+      req.numComputed += toks[i] as number;
+      kv.commit(req, req.numComputed);
+      if (req.numComputed === req.promptTokens + req.numOutput) {
+        req.numOutput++;
+        req.chunkTimes.push(endS);
+        this.emitted.push(req);
+        if (req.numOutput >= req.maxTokens) {
+          req.finished = true;
+          this.finished.push(req);
+          anyFinished = true;
+        }
+      }
+    }
+    if (anyFinished) {
+      let w = 0;
+      for (let i = 0; i < running.length; i++) {
+        const req = running[i] as SimRequest;
+        if (req.finished) kv.free(req);
+        else running[w++] = req;
+      }
+      running.length = w;
+    }
+    this.steps++;
+    return durationS;
+  }
+
+  /** Drops a request (client gone): out of the queues, its blocks back to the pool. */
+  abort(req: SimRequest): void {
+    if (req.finished) return;
+    req.finished = true;
+    const i = this.running.indexOf(req);
+    if (i >= 0) {
+      this.running.splice(i, 1);
+      this.kv.free(req);
+      return;
+    }
+    const keep: SimRequest[] = [];
+    while (this.waiting.size > 0) {
+      const w = this.waiting.popFront() as SimRequest;
+      if (w !== req) keep.push(w);
+    }
+    for (const w of keep) this.waiting.pushBack(w);
+    this.kv.free(req);
+  }
+
+  private priceS(b: StepBatch): number {
+    let ms = this.model.stepMs(b);
+    const nz = this.noise;
+    if (nz.sigma > 0) ms *= Math.exp(nz.sigma * this.rng.normal() - this.logSigmaShift);
+    if (nz.stallProbability > 0 && this.rng.next() < nz.stallProbability) {
+      ms += nz.stallMinMs + (nz.stallMaxMs - nz.stallMinMs) * this.rng.next();
+    }
+    return ms / 1000;
+  }
+}
+
+/** vLLM's DP load balancer: the replica with the lowest score, the lowest index on ties. */
+export function pickReplica(replicas: readonly Replica[]): Replica {
+  let best = replicas[0] as Replica;
+  for (let i = 1; i < replicas.length; i++) {
+    const r = replicas[i] as Replica;
+    if (r.score < best.score) best = r;
+  }
+  return best;
+}

@@ -1,0 +1,287 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { HardwareRef, ModelSpec, ServerConfig } from '../domain/index.js';
+import { defaultCatalog, type Catalog } from '../catalog/index.js';
+import { LmBenchError } from '../errors.js';
+import { createRng } from '../util/rng.js';
+import { RealtimeEngine } from './realtime.js';
+import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
+import { metricsText } from './server-metrics.js';
+import { startupCheck } from './startup.js';
+import { countTokens, tokenText } from './tokenizer.js';
+
+/**
+ * `lm-bench sim serve`: the simulated engine behind an OpenAI-compatible HTTP server (node:http)
+ * that streams exactly like vLLM (reference loadrunner §6.1): SSE `data:` events, the role chunk
+ * first for chat, `finish_reason` on the last token, a final `choices: []` usage chunk when
+ * `stream_options.include_usage`, then `data: [DONE]`. HTTP 400 when prompt + max_tokens exceeds
+ * max_model_len. Prompt tokens come from the tokenizer stand-in (`tokenizer.ts`). Start-up time is
+ * not waited out: the server answers as soon as it listens.
+ */
+export interface SimServerOptions {
+  readonly config: ServerConfig;
+  readonly hardware: HardwareRef;
+  readonly model: string | ModelSpec;
+  readonly host?: string | undefined;
+  readonly port?: number | undefined;
+  /** Virtual seconds per real second (default 1). */
+  readonly speed?: number | undefined;
+  readonly seed?: number | undefined;
+  readonly catalog?: Catalog | undefined;
+  readonly servedModelName?: string | undefined;
+  readonly noise?: NoiseModel | undefined;
+}
+
+export interface SimServer {
+  readonly url: string;
+  readonly port: number;
+  readonly engine: RealtimeEngine;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 16 * 1024 * 1024;
+/** Output length when a request stops at "EOS" (ignore_eos false): a seeded draw per request. */
+const NATURAL_MEAN = 200;
+
+type Json = Record<string, unknown>;
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  res.end(text);
+}
+
+function sendError(res: ServerResponse, status: number, message: string, type = 'BadRequestError'): void {
+  sendJson(res, status, { error: { message, type, param: null, code: status } });
+}
+
+async function readBody(req: IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const b = chunk as Buffer;
+    size += b.length;
+    if (size > MAX_BODY_BYTES) throw new Error('request body too large');
+    chunks.push(b);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function promptTokensOf(body: Json, chat: boolean): number | string {
+  if (chat) {
+    const messages = body['messages'];
+    if (!Array.isArray(messages) || messages.length === 0) return '`messages` must be a non-empty array';
+    let n = 0;
+    for (const m of messages as unknown[]) {
+      const content = (m as Json | null)?.['content'];
+      if (typeof content === 'string') n += countTokens(content);
+      else if (Array.isArray(content)) {
+        for (const part of content as unknown[]) {
+          const text = (part as Json | null)?.['text'];
+          if (typeof text === 'string') n += countTokens(text);
+        }
+      }
+    }
+    return Math.max(1, n);
+  }
+  const prompt = body['prompt'];
+  if (typeof prompt === 'string') return Math.max(1, countTokens(prompt));
+  if (Array.isArray(prompt) && prompt.length > 0) {
+    if (prompt.every((x) => typeof x === 'number')) return prompt.length;
+    const first: unknown = prompt[0];
+    if (typeof first === 'string') return Math.max(1, countTokens(first));
+    if (Array.isArray(first)) return first.length;
+  }
+  return '`prompt` must be a string, a list of strings or a list of token ids';
+}
+
+export async function startSimServer(opts: SimServerOptions): Promise<SimServer> {
+  const catalog = opts.catalog ?? defaultCatalog();
+  const hw = catalog.gpu(opts.hardware.gpu);
+  const model = typeof opts.model === 'string' ? catalog.model(opts.model) : opts.model;
+  const start = startupCheck(opts.config, { hardware: hw, gpuCount: opts.hardware.count, model });
+  if (!start.ok) {
+    throw new LmBenchError('LMB_ERR_STARTUP_FAILED', `${start.failure.rule} (${start.failure.phase}): ${start.failure.message}`, {
+      details: { rule: start.failure.rule, phase: start.failure.phase },
+    });
+  }
+  const { resolved, memory } = start;
+  const served = opts.servedModelName ?? model.hf_name;
+  const names = new Set([served, model.id, model.hf_name, ...model.aliases].map((s) => s.toLowerCase()));
+  const rng = createRng(opts.seed ?? 0);
+  const lengthRng = rng.fork('natural-length');
+  const engine = new RealtimeEngine({
+    resolved,
+    memory,
+    hw,
+    model,
+    speed: opts.speed ?? 1,
+    noise: opts.noise ?? DEFAULT_NOISE,
+    rng: rng.fork('engine'),
+    clock: { nowMs: () => performance.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) },
+  });
+  const createdS = Math.floor(Date.now() / 1000);
+  let counter = 0;
+
+  const generate = (req: IncomingMessage, res: ServerResponse, body: Json, chat: boolean): void => {
+    const requested = body['model'];
+    if (requested !== undefined && (typeof requested !== 'string' || !names.has(requested.toLowerCase()))) {
+      sendError(res, 404, `The model \`${typeof requested === 'string' ? requested : JSON.stringify(requested)}\` does not exist.`, 'NotFoundError');
+      return;
+    }
+    const prompt = promptTokensOf(body, chat);
+    if (typeof prompt === 'string') {
+      sendError(res, 400, prompt);
+      return;
+    }
+    const rawMax = body['max_completion_tokens'] ?? body['max_tokens'];
+    if (rawMax !== undefined && rawMax !== null && (typeof rawMax !== 'number' || !Number.isInteger(rawMax) || rawMax < 1)) {
+      sendError(res, 400, 'max_tokens must be a positive integer');
+      return;
+    }
+    const maxLen = resolved.max_model_len;
+    const maxTokens = typeof rawMax === 'number' ? rawMax : Math.max(0, maxLen - prompt);
+    if (prompt + maxTokens > maxLen || maxTokens < 1) {
+      sendError(
+        res,
+        400,
+        `This model's maximum context length is ${maxLen} tokens. However, you requested ${prompt + maxTokens} tokens (${prompt} in the ${chat ? 'messages' : 'prompt'}, ${maxTokens} in the completion). Please reduce the length of the ${chat ? 'messages' : 'prompt'} or completion.`,
+      );
+      return;
+    }
+    let outTokens = maxTokens;
+    let reason: 'length' | 'stop' = 'length';
+    if (body['ignore_eos'] !== true) {
+      const natural = Math.max(1, Math.round(NATURAL_MEAN * Math.exp(0.7 * lengthRng.normal() - 0.245)));
+      if (natural < maxTokens) {
+        outTokens = natural;
+        reason = 'stop';
+      }
+    }
+    const stream = body['stream'] === true;
+    const so = body['stream_options'] as Json | undefined;
+    const includeUsage = so?.['include_usage'] === true;
+    const headerId = req.headers['x-request-id'];
+    const id = `${chat ? 'chatcmpl' : 'cmpl'}-${typeof headerId === 'string' ? headerId : `sim${++counter}`}`;
+    const created = createdS;
+    const usage = (n: number): Json => ({ prompt_tokens: prompt, total_tokens: prompt + n, completion_tokens: n, prompt_tokens_details: null });
+    const object = chat ? 'chat.completion.chunk' : 'text_completion';
+    const write = (payload: Json): void => {
+      res.write(`data: ${JSON.stringify(payload)}\n\n`);
+    };
+    let text = '';
+    if (stream) {
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
+      if (chat) write({ id, object, created, model: served, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
+    }
+    let done = false;
+    const handle = engine.submit(prompt, outTokens, {
+      onToken(index, finished) {
+        const piece = tokenText(index);
+        const fr = finished ? reason : null;
+        if (stream) {
+          if (chat) write({ id, object, created, model: served, choices: [{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: fr, stop_reason: null }] });
+          else write({ id, object, created, model: served, choices: [{ index: 0, text: piece, logprobs: null, finish_reason: fr, stop_reason: null }], usage: null });
+        } else text += piece;
+        if (!finished) return;
+        done = true;
+        if (stream) {
+          if (includeUsage) write({ id, object, created, model: served, choices: [], usage: usage(outTokens) });
+          res.end('data: [DONE]\n\n');
+        } else if (chat) {
+          sendJson(res, 200, {
+            id,
+            object: 'chat.completion',
+            created,
+            model: served,
+            choices: [{ index: 0, message: { role: 'assistant', content: text, tool_calls: [] }, logprobs: null, finish_reason: reason, stop_reason: null }],
+            usage: usage(outTokens),
+          });
+        } else {
+          sendJson(res, 200, {
+            id,
+            object: 'text_completion',
+            created,
+            model: served,
+            choices: [{ index: 0, text, logprobs: null, finish_reason: reason, stop_reason: null, prompt_logprobs: null }],
+            usage: usage(outTokens),
+          });
+        }
+      },
+    });
+    res.on('close', () => {
+      if (!done) engine.abort(handle);
+    });
+  };
+
+  const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const method = req.method ?? 'GET';
+    if (method === 'GET' && (path === '/health' || path === '/ping')) {
+      res.writeHead(200, { 'content-length': 0 });
+      res.end();
+      return;
+    }
+    if (method === 'GET' && path === '/v1/models') {
+      sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: served, object: 'model', created: createdS, owned_by: 'vllm', root: model.hf_name, parent: null, max_model_len: resolved.max_model_len, permission: [] }],
+      });
+      return;
+    }
+    if (method === 'GET' && path === '/version') {
+      sendJson(res, 200, { version: 'lm-bench-sim' });
+      return;
+    }
+    if (method === 'GET' && path === '/metrics') {
+      const text = metricsText(engine, served);
+      res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) });
+      res.end(text);
+      return;
+    }
+    if (method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
+      let body: unknown;
+      try {
+        body = JSON.parse(await readBody(req));
+      } catch (err) {
+        sendError(res, 400, `invalid JSON body: ${err instanceof Error ? err.message : String(err)}`);
+        return;
+      }
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        sendError(res, 400, 'the request body must be a JSON object');
+        return;
+      }
+      generate(req, res, body as Json, path === '/v1/chat/completions');
+      return;
+    }
+    sendJson(res, 404, { detail: 'Not Found' });
+  };
+
+  const server = createServer((req, res) => {
+    handler(req, res).catch((err: unknown) => {
+      if (!res.headersSent) sendError(res, 500, err instanceof Error ? err.message : String(err), 'InternalServerError');
+      else res.destroy();
+    });
+  });
+  server.keepAliveTimeout = 5000; // uvicorn's default, as vLLM runs it
+  const host = opts.host ?? '127.0.0.1';
+  await new Promise<void>((ok, fail) => {
+    server.once('error', fail);
+    server.listen(opts.port ?? 8000, host, () => {
+      server.off('error', fail);
+      ok();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    engine,
+    close: () =>
+      new Promise<void>((ok) => {
+        engine.close();
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}

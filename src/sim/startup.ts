@@ -1,0 +1,42 @@
+import type { Hardware, ModelSpec, ResolvedServerConfig, ServerConfig } from '../domain/index.js';
+import type { StartupFailure } from './failure.js';
+import { checkMemory, memoryModel, type MemoryBreakdown } from './memory.js';
+import { resolveConfig } from './resolve.js';
+import { validateConfig, type StartupContext } from './validate.js';
+
+export type StartupOutcome =
+  | { readonly ok: true; readonly resolved: ResolvedServerConfig; readonly memory: MemoryBreakdown; readonly startupTimeS: number }
+  | { readonly ok: false; readonly resolved: ResolvedServerConfig; readonly failure: StartupFailure; readonly startupTimeS: number };
+
+/** Resolve, validate (C1–C11) and check memory (C12–C14) in one go, as `vllm serve` would start. */
+export function startupCheck(config: ServerConfig, ctx: StartupContext): StartupOutcome {
+  const resolved = resolveConfig(config, ctx.hardware, ctx.model);
+  const invalid = validateConfig(resolved, ctx);
+  if (invalid !== null) return { ok: false, resolved, failure: invalid, startupTimeS: INIT_S };
+  const noMemory = checkMemory(resolved, ctx);
+  if (noMemory !== null) {
+    // Memory failures surface after weights load and the profile run: costly for a tuner.
+    return { ok: false, resolved, failure: noMemory, startupTimeS: INIT_S + weightLoadS(resolved, ctx.model) + PROFILE_S };
+  }
+  return { ok: true, resolved, memory: memoryModel(resolved, ctx.hardware, ctx.model), startupTimeS: startupTimeS(resolved, ctx.hardware, ctx.model) };
+}
+
+/** Process start, NCCL and worker init (§13.1 step 3: 5–10 s). */
+const INIT_S = 8;
+/** Weight loading from page-cached local disk (§13.1: 2–5 GB/s), per GPU in parallel. */
+const WEIGHT_LOAD_GBS = 3;
+const PROFILE_S = 2;
+/** torch.compile with a warm cache (cold: 20–60 s). */
+const COMPILE_S = 25;
+const CAPTURE_S_PER_SIZE = 0.05;
+
+function weightLoadS(r: ResolvedServerConfig, model: ModelSpec): number {
+  const bytes = model.params_b * 1e9 * (r.quantization === 'fp8' ? 1 : 2);
+  return bytes / r.tensor_parallel_size / (WEIGHT_LOAD_GBS * 1e9);
+}
+
+/** Simulated wall time of `vllm serve` start-up (§13.1 step 3); eager mode skips compile and capture. */
+export function startupTimeS(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec): number {
+  const graphs = r.enforce_eager ? 0 : COMPILE_S + CAPTURE_S_PER_SIZE * memoryModel(r, hw, model).captureSizes;
+  return INIT_S + weightLoadS(r, model) + PROFILE_S + graphs;
+}

@@ -1,0 +1,66 @@
+import type { Hardware, ModelSpec, ResolvedServerConfig } from '../domain/index.js';
+import type { StartupFailure, StartupRule } from './failure.js';
+
+/** What validation needs besides the config: the GPU, how many of them, and the model. */
+export interface StartupContext {
+  readonly hardware: Hardware;
+  readonly gpuCount: number;
+  readonly model: ModelSpec;
+}
+
+const fail = (rule: StartupRule, message: string): StartupFailure => ({ rule, message, phase: 'validation' });
+
+/**
+ * The static rules C1–C11 (reference §5.3, reproducing vLLM's V1/V2/V5/V6/V9/V14 errors of §4).
+ * Returns the first violation in vLLM's order of checks, or null. C5 (pipeline parallelism on a
+ * model without SupportsPP) cannot fire: PP is not a knob here. C11's fp8 W8A8 on SM < 8.9 is a
+ * silent downgrade to weight-only fp8 in vLLM, not an error, so only fp8_e5m2 KV on ROCm fails.
+ */
+export function validateConfig(r: ResolvedServerConfig, ctx: StartupContext): StartupFailure | null {
+  const { model: m, hardware: hw } = ctx;
+  const tp = r.tensor_parallel_size;
+  const world = tp * r.data_parallel_size;
+  if (world > ctx.gpuCount) {
+    return fail(
+      'C1',
+      `The number of required GPUs (tensor_parallel_size=${tp} × data_parallel_size=${r.data_parallel_size} = ${world}) exceeds the total number of available GPUs (${ctx.gpuCount}).`,
+    );
+  }
+  if (r.max_model_len > m.native_context) {
+    return fail(
+      'C8',
+      `User-specified max_model_len (${r.max_model_len}) is greater than the derived max_model_len (max_position_embeddings=${m.native_context} in model's config.json). To allow overriding this maximum, set the env var VLLM_ALLOW_LONG_MAX_MODEL_LEN=1.`,
+    );
+  }
+  if (m.num_attention_heads % tp !== 0) {
+    return fail('C2', `Total number of attention heads (${m.num_attention_heads}) must be divisible by tensor parallel size (${tp}).`);
+  }
+  if (m.num_kv_heads % tp !== 0 && tp % m.num_kv_heads !== 0) {
+    return fail('C3', `AssertionError: ${m.num_kv_heads} is not divisible by ${tp} (total number of KV heads must be divisible by tensor parallel size, or tensor parallel size by it)`);
+  }
+  if (m.intermediate_size % tp !== 0) {
+    return fail('C4', `AssertionError: ${m.intermediate_size} is not divisible by ${tp} (intermediate_size of the MLP must be divisible by tensor parallel size)`);
+  }
+  if (r.max_num_batched_tokens < r.max_num_seqs) {
+    return fail(
+      'C6',
+      `max_num_batched_tokens (${r.max_num_batched_tokens}) must be greater than or equal to max_num_seqs (${r.max_num_seqs}).`,
+    );
+  }
+  if (!r.enable_chunked_prefill && r.max_num_batched_tokens < r.max_model_len) {
+    return fail(
+      'C7',
+      `max_num_batched_tokens (${r.max_num_batched_tokens}) is smaller than max_model_len (${r.max_model_len}). This effectively limits the maximum sequence length to max_num_batched_tokens and makes vLLM reject longer sequences. Please increase max_num_batched_tokens or decrease max_model_len.`,
+    );
+  }
+  if (r.long_prefill_token_threshold > r.max_model_len) {
+    return fail('C9', `long_prefill_token_threshold (${r.long_prefill_token_threshold}) cannot be greater than the max_model_len (${r.max_model_len}).`);
+  }
+  if (r.block_size % 16 !== 0) {
+    return fail('C10', `Block size must be a multiple of 16. (block_size=${r.block_size})`);
+  }
+  if (r.kv_cache_dtype === 'fp8_e5m2' && hw.platform === 'rocm') {
+    return fail('C11', `fp8_e5m2 kv-cache is not supported with fp8 checkpoints on ROCm (${hw.name}); use --kv-cache-dtype fp8 (fp8_e4m3).`);
+  }
+  return null;
+}

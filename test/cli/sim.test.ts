@@ -1,0 +1,62 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Writable } from 'node:stream';
+import { spawnSync } from 'node:child_process';
+import { writeFileSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.js';
+import type { CliIo } from '../../src/cli/io.js';
+
+function io(): CliIo & { out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  const sink = (f: (s: string) => void) => new Writable({ write(chunk: Buffer, _e, cb) { f(chunk.toString()); cb(); } });
+  return { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)), env: {}, cwd: process.cwd(), out: () => out, err: () => err };
+}
+
+const base = ['sim', 'run', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--seed', '1'];
+
+test('sim run --json prints one BenchmarkResult with the resolved knobs', async () => {
+  const t = io();
+  const code = await main([...base, '--set', 'max_num_seqs=64', '--max-num-batched-tokens', '4096', '--input-len', '128', '--output-len', '32', '--concurrency', '8', '--num-prompts', '40', '--json'], t);
+  assert.equal(code, 0, t.err());
+  const r = JSON.parse(t.out()) as { completed: number; server_config: Record<string, unknown>; max_concurrency: number };
+  assert.equal(r.completed, 40);
+  assert.equal(r.server_config['max_num_seqs'], 64);
+  assert.equal(r.server_config['max_num_batched_tokens'], 4096);
+  assert.equal(r.max_concurrency, 8);
+});
+
+test('sim run prints a readable table; a workload file and a rate work', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-sim-'));
+  const file = join(dir, 'w.yaml');
+  writeFileSync(file, 'name: t\ninput_len: { dist: fixed, value: 64 }\noutput_len: { dist: fixed, value: 16 }\narrival: { kind: burst }\nnum_prompts: 10\n');
+  const t = io();
+  assert.equal(await main([...base, '--workload', file, '--request-rate', '10', '--burstiness', '0.5'], t), 0, t.err());
+  assert.match(t.out(), /Successful requests:\s+10/);
+  assert.match(t.out(), /Mean TTFT \(ms\)/);
+});
+
+test('bad input exits 2 with an error code; a config vLLM refuses exits 3', async () => {
+  const cases: [string[], number, RegExp][] = [
+    [['sim', 'run', '--gpu', 'Z9', '--model', 'llama-3.1-8b', '--input-len', '1', '--output-len', '1'], 2, /LMB_ERR_UNKNOWN_GPU/],
+    [['sim', 'run', '--gpu', 'H100', '--model', 'gpt-9', '--input-len', '1', '--output-len', '1'], 2, /LMB_ERR_UNKNOWN_MODEL/],
+    [[...base, '--set', 'warp=9', '--input-len', '1', '--output-len', '1'], 2, /LMB_ERR_UNKNOWN_KNOB/],
+    [[...base, '--set', 'gpu_memory_utilization=1.5', '--input-len', '1', '--output-len', '1'], 2, /LMB_ERR_KNOB_OUT_OF_DOMAIN/],
+    [[...base, '--workload', '/nonexistent.yaml'], 2, /LMB_ERR_FILE_NOT_FOUND/],
+    [[...base, '--input-len', '1'], 2, /LMB_ERR_INVALID_ARGUMENT/],
+    [[...base, '--set', 'tensor_parallel_size=2', '--input-len', '1', '--output-len', '1'], 3, /LMB_ERR_STARTUP_FAILED: C1/],
+  ];
+  for (const [argv, exit, re] of cases) {
+    const t = io();
+    assert.equal(await main(argv, t), exit, argv.join(' '));
+    assert.match(t.err(), re);
+  }
+});
+
+test('sim serve with a config that cannot start exits 3 with the reason on stderr, like vLLM', () => {
+  const res = spawnSync(process.execPath, ['bin/lm-bench.js', 'sim', 'serve', '--gpu', 'L4', '--gpus', '1', '--model', 'llama-3.1-8b', '--port', '0', '--max-num-seqs', '64'], { encoding: 'utf8', timeout: 20000 });
+  assert.equal(res.status, 3);
+  assert.match(res.stderr, /estimated maximum model length/);
+});
