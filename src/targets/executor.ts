@@ -6,7 +6,7 @@ import type { TrialInput, TrialOutcome } from './types.js';
 
 /**
  * Runs trials on a target in piscina worker threads, at most `parallel` at once, each on a slot of
- * its own (the vllm target's port is base_port + slot). The main thread keeps the store (the one
+ * its own (the vllm target's port is base_port + slot); more wait their turn. The main thread keeps the store (the one
  * writer); workers get plain data and send plain outcomes back.
  */
 export interface Executor {
@@ -26,15 +26,25 @@ export function createExecutor(spec: TargetSpec, parallel: number): Executor {
     idleTimeout: 30_000,
   });
   const free: number[] = Array.from({ length: parallel }, (_, i) => i);
+  const waiters: ((slot: number) => void)[] = [];
   let running = 0;
+  // Trials beyond `parallel` wait for a slot (FIFO) instead of oversubscribing the target.
+  const acquire = (): Promise<number> => {
+    const slot = free.shift();
+    return slot !== undefined ? Promise.resolve(slot) : new Promise((resolve) => waiters.push(resolve));
+  };
+  const release = (slot: number): void => {
+    const next = waiters.shift();
+    if (next !== undefined) next(slot);
+    else free.push(slot);
+  };
   return {
     parallel,
     get running() {
       return running;
     },
     async run(input) {
-      const slot = free.shift();
-      if (slot === undefined) throw new LmBenchError('LMB_ERR_INTERNAL', `more than ${parallel} trials at once`);
+      const slot = await acquire();
       running++;
       try {
         return (await pool.run({ spec, slot, input })) as TrialOutcome;
@@ -42,7 +52,7 @@ export function createExecutor(spec: TargetSpec, parallel: number): Executor {
         throw new LmBenchError('LMB_ERR_WORKER_FAILED', `trial worker failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       } finally {
         running--;
-        free.push(slot);
+        release(slot);
       }
     },
     async close() {

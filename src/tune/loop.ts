@@ -95,7 +95,14 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
 
   async function runOne(trial: Trial): Promise<void> {
     emit({ kind: 'trial_started', trial });
-    const beat = setInterval(() => store.heartbeat(trial.id), opts.heartbeatMs ?? 5000);
+    const beat = setInterval(() => {
+      // A trial finished or failed as stale elsewhere refuses heartbeats; the tell below reports it.
+      try {
+        store.heartbeat(trial.id);
+      } catch {
+        clearInterval(beat);
+      }
+    }, opts.heartbeatMs ?? 5000);
     let outcome: TrialOutcome;
     try {
       outcome = await measure(opts.trialInput(trial), executor);

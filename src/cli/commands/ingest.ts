@@ -1,10 +1,110 @@
-import type { Command } from '../io.js';
-import { LmBenchError } from '../../errors.js';
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, join, relative } from 'node:path';
+import { defaultCatalog } from '../../catalog/index.js';
+import { ERROR_CATALOG, LmBenchError } from '../../errors.js';
+import { ingestFiles, parseSidecar, type IngestSummary } from '../../ingest/index.js';
+import { defaultDbPath, openStore } from '../../store/index.js';
+import { numberFlag, parseFlags, parseSetFlags } from '../args.js';
+import { writeJson, type CliIo, type Command } from '../io.js';
 
-// Placeholder until the command lands; replaced by its owner.
+const USAGE = `Usage: lm-bench ingest PATH… [--server-config FILE] [--set knob=value…] [--gpu G --gpus N --model M] [--db PATH] [--json]
+
+Stores existing benchmark results in the history database, one transaction per file (all of it or
+none). Directories are walked. Formats: vllm bench serve results (legacy, 2025, newest; JSON Lines from
+--append-result), vllm bench sweep folders, vLLM nightly tables, GuideLLM reports (v0.3–v0.7),
+genai-perf profile_export_genai_perf.json, lm-bench results. Runs already stored (same content) are
+skipped. A run is rejected when its server config, GPU or model cannot be established.
+
+The server config comes from the file itself (lm-bench, sweep, nightly), over --server-config/--set,
+over a sidecar <file>.config.yaml (or lm-bench.config.yaml in the folder); GPU and model come from
+the flags, else the sidecar, else the file.
+
+  --server-config FILE  YAML/JSON with knobs (and optionally gpu, gpus, model)
+  --set knob=value      a knob of the server config; repeatable
+  --gpu G               GPU from data/hardware.yaml
+  --gpus N              GPUs the server used (default tensor_parallel_size × data_parallel_size)
+  --model M             model from data/models.yaml
+  --db PATH             database (default $LMB_DB, else .lm-bench/lm-bench.db)
+  --json                one JSON document on stdout
+
+Exit status: 0 when nothing was rejected, 1 when a file was rejected.
+`;
+
+const at = (cwd: string, p: string): string => (isAbsolute(p) ? p : join(cwd, p));
+
 export const command: Command = {
   name: 'ingest',
-  summary: 'ingest',
-  usage: 'lm-bench ingest',
-  run: () => Promise.reject(new LmBenchError('LMB_ERR_UNKNOWN_COMMAND', 'ingest is not available yet')),
+  summary: 'store existing benchmark results (vLLM, GuideLLM, genai-perf, lm-bench) in the history',
+  usage: USAGE,
+  run(argv: readonly string[], io: CliIo): Promise<number> {
+    const { values, positionals } = parseFlags(
+      argv,
+      {
+        'server-config': { type: 'string' },
+        set: { type: 'string', multiple: true },
+        gpu: { type: 'string' },
+        gpus: { type: 'string' },
+        model: { type: 'string' },
+        db: { type: 'string' },
+        json: { type: 'boolean' },
+      },
+      true,
+    );
+    if (positionals.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'ingest needs at least one PATH', { details: { field: 'path' } });
+    const catalog = defaultCatalog();
+    let base: ReturnType<typeof parseSidecar> = {};
+    const configFile = values['server-config'];
+    if (configFile !== undefined) {
+      const file = at(io.cwd, configFile);
+      if (!existsSync(file)) throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no such file: ${file}`, { details: { file } });
+      base = parseSidecar(readFileSync(file, 'utf8'), file);
+    }
+    const hasConfig = base.serverConfig !== undefined || (values.set?.length ?? 0) > 0;
+    const serverConfig = hasConfig ? parseSetFlags(values.set, base.serverConfig ?? {}) : undefined;
+    // Flags are checked up front (exit 2); names found inside files are checked per run.
+    const gpu = values.gpu ?? base.gpu;
+    if (gpu !== undefined) catalog.gpu(gpu);
+    const model = values.model ?? base.model;
+    if (model !== undefined) catalog.model(model);
+    const gpus = numberFlag(values.gpus, 'gpus', { int: true, min: 1, max: 4096 }) ?? base.gpus;
+
+    const dbPath = values.db === undefined ? defaultDbPath(io) : at(io.cwd, values.db);
+    const store = openStore(dbPath);
+    const progress = io.stderr.isTTY === true && values.json !== true;
+    let summary: IngestSummary;
+    try {
+      summary = ingestFiles(store, positionals, {
+        cwd: io.cwd,
+        catalog,
+        serverConfig,
+        gpu,
+        gpus,
+        model,
+        onFile: progress ? (r, i) => io.stderr.write(`\r\x1b[K[${i + 1}] ${r.status} ${relative(io.cwd, r.path)}`) : undefined,
+      });
+    } finally {
+      store.close();
+    }
+    if (progress) io.stderr.write('\r\x1b[K');
+    if (values.json === true) writeJson(io, { db: dbPath, ...summary });
+    else io.stdout.write(formatSummary(summary, io.cwd, dbPath));
+    return Promise.resolve(summary.rejected.length === 0 ? 0 : ERROR_CATALOG.LMB_ERR_INGEST_REJECTED.exitCode);
+  },
 };
+
+export function formatSummary(s: IngestSummary, cwd: string, dbPath: string): string {
+  const rel = (p: string): string => {
+    const r = relative(cwd, p);
+    return r.startsWith('..') ? p : r;
+  };
+  const lines = [
+    `${s.files.length} file(s) into ${rel(dbPath)}: ${s.accepted} run(s) accepted, ${s.skipped} skipped as already stored, ${s.rejected.length} file(s) rejected`,
+  ];
+  for (const f of s.files) {
+    if (f.status === 'rejected') lines.push(`  rejected  ${rel(f.path)}: ${f.code ?? ''} ${f.reason ?? ''}`);
+    else lines.push(`  ${f.status.padEnd(8)}  ${rel(f.path)} (${f.format ?? '?'}): ${f.accepted} new, ${f.skipped} already stored`);
+    for (const w of f.warnings) lines.push(`            note: ${w}`);
+  }
+  if (s.ignored.length > 0) lines.push(`  ${s.ignored.length} companion file(s) passed over (summary.json, inputs.json, …)`);
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { BenchmarkResult, STAT_KEYS, type LmbBlock, type StatKey } from '../domain/index.js';
+import type { RunMeta } from '../store/index.js';
+import { NON_FINITE_STRINGS, rejected } from './json-text.js';
+
+/** lm-bench's version, written into the `lmb` block of ingested results. */
+export const INGEST_LMB_VERSION = '0.1.0';
+
+/** A number as benchmark tools write it: a JSON number, or "inf"/"Infinity"/"NaN" (strings after json-text). */
+export const RawNum = z.union([z.number(), z.enum(NON_FINITE_STRINGS)]).transform((v): number => {
+  if (typeof v === 'number') return v;
+  if (v === 'Infinity' || v === 'inf') return Infinity;
+  if (v === '-Infinity' || v === '-inf') return -Infinity;
+  return NaN;
+});
+
+/** zod parse of a raw record; the first issue becomes the rejection reason (path: message). */
+export function parseRaw<S extends z.ZodType>(schema: S, value: unknown, where: string): z.infer<S> {
+  const res = schema.safeParse(value);
+  if (res.success) return res.data;
+  throw rejected(`${where}: ${describeIssue(res.error, value)}`);
+}
+
+/** "path: message", with "missing" when the input has nothing at the path. */
+export function describeIssue(error: z.ZodError, input?: unknown): string {
+  const issue = error.issues[0];
+  if (!issue) return 'invalid';
+  const path = issue.path.map(String).join('.');
+  let cur: unknown = input;
+  for (const k of issue.path) cur = cur !== null && typeof cur === 'object' ? (cur as Record<PropertyKey, unknown>)[k] : undefined;
+  const missing = input !== undefined && cur === undefined && issue.code !== 'unrecognized_keys';
+  return `${path === '' ? '(root)' : path}: ${missing ? 'missing' : issue.message}`;
+}
+
+export const NUMERIC_KEYS = [
+  'duration',
+  'completed',
+  'failed',
+  'total_input_tokens',
+  'total_output_tokens',
+  'request_throughput',
+  'output_throughput',
+  'total_token_throughput',
+  'max_output_tokens_per_s',
+  'max_concurrent_requests',
+  ...STAT_KEYS,
+] as const;
+export type NumericKey = (typeof NUMERIC_KEYS)[number];
+
+/** What a parser knows about one run before context (server config, GPU, model) is attached. */
+export interface Draft {
+  values: Partial<Record<NumericKey, number>>;
+  request_goodput?: number | null | undefined;
+  date?: string | undefined;
+  endpoint_type?: string | undefined;
+  backend?: string | undefined;
+  label?: string | null | undefined;
+  model_id?: string | undefined;
+  tokenizer_id?: string | null | undefined;
+  num_prompts?: number | undefined;
+  request_rate?: number | undefined;
+  burstiness?: number | undefined;
+  max_concurrency?: number | null | undefined;
+  lmb?: Partial<Pick<LmbBlock, 'start_epoch_ms' | 'mean_client_queue_ms' | 'p99_client_queue_ms'>> | undefined;
+  percentileMethod: RunMeta['percentile_method'];
+  notes: string[];
+}
+
+export function newDraft(percentileMethod: RunMeta['percentile_method'] = 'linear'): Draft {
+  return { values: {}, percentileMethod, notes: [] };
+}
+
+/** Sets a value when it is a finite number (absent stays absent). */
+export function put(d: Draft, key: NumericKey, v: number | null | undefined): void {
+  if (typeof v === 'number' && Number.isFinite(v)) d.values[key] = v;
+}
+
+/** Puts a summary's mean/median/std/p50/p90/p95/p99 under a metric (tpot, ttft, …). */
+export function putStats(d: Draft, metric: 'ttft' | 'tpot' | 'itl' | 'e2el', s: Partial<Record<'mean' | 'median' | 'std' | 'p50' | 'p90' | 'p95' | 'p99', number | null | undefined>>): void {
+  for (const stat of ['mean', 'median', 'std', 'p50', 'p90', 'p95', 'p99'] as const) put(d, `${stat}_${metric}_ms` satisfies StatKey, s[stat]);
+}
+
+const toRate = (v: number | undefined): number | 'inf' | undefined => (v === undefined ? undefined : v === Infinity ? 'inf' : v);
+
+/**
+ * Draft → a schema-valid BenchmarkResult plus its RunMeta. Exact derivations fill what follows by
+ * definition (median = p50 in numpy; duration = completed / request_throughput; total throughput =
+ * (input + output tokens) / duration; num_prompts = completed + failed); each is noted. Whatever is
+ * still missing is written as 0 — vLLM's own value for an empty sample — and listed as unavailable.
+ * The result fails with LMB_ERR_INGEST_REJECTED when it does not satisfy the schema.
+ */
+export function buildResult(d: Draft): { result: BenchmarkResult; meta: RunMeta } {
+  const v = d.values;
+  const notes = [...d.notes];
+  const derive = (key: NumericKey, value: number | undefined, how: string): void => {
+    if (v[key] === undefined && value !== undefined && Number.isFinite(value)) {
+      v[key] = value;
+      notes.push(`${key} derived: ${how}`);
+    }
+  };
+  for (const m of ['ttft', 'tpot', 'itl', 'e2el'] as const) {
+    const med = v[`median_${m}_ms`];
+    const p50 = v[`p50_${m}_ms`];
+    if (med === undefined && p50 !== undefined) v[`median_${m}_ms`] = p50;
+    if (p50 === undefined && med !== undefined) v[`p50_${m}_ms`] = med;
+  }
+  if (v.completed !== undefined && v.request_throughput !== undefined && v.request_throughput > 0) {
+    derive('duration', v.completed / v.request_throughput, 'completed / request_throughput');
+  }
+  if (v.duration !== undefined && v.duration > 0 && v.total_input_tokens !== undefined && v.total_output_tokens !== undefined) {
+    derive('total_token_throughput', (v.total_input_tokens + v.total_output_tokens) / v.duration, '(total_input_tokens + total_output_tokens) / duration');
+  }
+
+  const unavailable: string[] = [];
+  const metrics = {} as Record<NumericKey, number>;
+  for (const key of NUMERIC_KEYS) {
+    const x = v[key];
+    if (x === undefined) unavailable.push(key);
+    metrics[key] = x ?? 0;
+  }
+  const str = (key: string, x: string | undefined, fallback: string): string => {
+    if (x === undefined) unavailable.push(key);
+    return x ?? fallback;
+  };
+  let numPrompts = d.num_prompts;
+  if (numPrompts === undefined && v.completed !== undefined && v.failed !== undefined) {
+    numPrompts = v.completed + v.failed;
+    notes.push('num_prompts derived: completed + failed');
+  }
+  if (numPrompts === undefined) unavailable.push('num_prompts');
+  const requestRate = toRate(d.request_rate);
+  if (requestRate === undefined) unavailable.push('request_rate');
+  const burstiness = toRate(d.burstiness);
+  if (burstiness === undefined) unavailable.push('burstiness');
+  const lmbIn = d.lmb ?? {};
+  for (const k of ['start_epoch_ms', 'mean_client_queue_ms', 'p99_client_queue_ms'] as const) {
+    if (lmbIn[k] === undefined) unavailable.push(`lmb.${k}`);
+  }
+
+  const candidate = {
+    ...metrics,
+    request_goodput: d.request_goodput ?? null,
+    date: str('date', d.date, ''),
+    endpoint_type: str('endpoint_type', d.endpoint_type ?? d.backend, 'unknown'),
+    backend: str('backend', d.backend ?? d.endpoint_type, 'unknown'),
+    label: d.label ?? null,
+    model_id: str('model_id', d.model_id, ''),
+    tokenizer_id: d.tokenizer_id ?? null,
+    num_prompts: numPrompts ?? 0,
+    // "inf" where unknown is vLLM's default (`--request-rate inf`); listed as unavailable all the same.
+    request_rate: requestRate ?? 'inf',
+    burstiness: burstiness ?? 1,
+    max_concurrency: d.max_concurrency ?? null,
+    server_config: null,
+    hardware: null,
+    model: null,
+    workload: null,
+    slo: null,
+    server_metrics: null,
+    steady_state: null,
+    lmb: {
+      version: INGEST_LMB_VERSION,
+      source: 'ingest' as const,
+      start_epoch_ms: lmbIn.start_epoch_ms ?? 0,
+      errors_by_kind: {},
+      token_source_counts: {},
+      mean_client_queue_ms: lmbIn.mean_client_queue_ms ?? 0,
+      p99_client_queue_ms: lmbIn.p99_client_queue_ms ?? 0,
+      max_loop_lag_ms: null,
+      rejected: 0,
+      startup_time_s: null,
+    },
+  };
+  const res = BenchmarkResult.safeParse(candidate);
+  if (!res.success) throw rejected(`normalised result: ${describeIssue(res.error)}`);
+  return { result: res.data, meta: { unavailable, percentile_method: d.percentileMethod, notes } };
+}

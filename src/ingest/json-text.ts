@@ -1,0 +1,113 @@
+import { LmBenchError } from '../errors.js';
+
+/**
+ * Bytes → JSON documents, tolerant of what benchmark tools really write: Python's `json.dump` emits
+ * bare `Infinity`, `-Infinity` and `NaN` tokens that JSON.parse rejects, and `vllm bench serve
+ * --append-result` turns a file into JSON Lines. Pure: no I/O.
+ */
+
+/** Non-finite tokens are turned into these strings; numeric schemas map them back (see raw.ts). */
+export const NON_FINITE_STRINGS = ['Infinity', '-Infinity', 'NaN', 'inf', '-inf', 'nan'] as const;
+
+export interface JsonDocuments {
+  /** One entry per document: a whole-file JSON value, or one per non-empty JSON Lines line. */
+  readonly docs: { readonly value: unknown; readonly label: string }[];
+  readonly jsonLines: boolean;
+}
+
+/** Decodes UTF-8 text, refusing binary content (LMB_ERR_INGEST_UNKNOWN_FORMAT). */
+export function decodeText(bytes: Uint8Array): string {
+  const head = bytes.subarray(0, Math.min(bytes.length, 8192));
+  if (head.includes(0)) throw unknownFormat('binary content (NUL bytes), not a JSON text file');
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (err) {
+    throw unknownFormat('binary content (not valid UTF-8), not a JSON text file', err);
+  }
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+export function parseJsonDocuments(text: string): JsonDocuments {
+  const trimmed = text.trim();
+  if (trimmed === '') throw rejected('the file is empty');
+  if (trimmed[0] !== '{' && trimmed[0] !== '[') throw unknownFormat('not JSON (does not start with { or [)');
+  const whole = tryParse(trimmed);
+  if (whole.ok) return { docs: [{ value: whole.value, label: 'document' }], jsonLines: false };
+
+  // JSON Lines: every non-empty line one document. A file whose lines do not all parse is rejected
+  // whole (an interrupted append leaves a truncated last line; storing the rest would hide that).
+  const lines = trimmed.split(/\r?\n/);
+  if (lines.length > 1) {
+    const docs: { value: unknown; label: string }[] = [];
+    for (const [i, line] of lines.entries()) {
+      if (line.trim() === '') continue;
+      const one = tryParse(line);
+      if (!one.ok) {
+        if (docs.length === 0 && i === 0) break; // a pretty-printed document, broken somewhere
+        throw rejected(`invalid JSON on line ${i + 1}: ${one.message}`);
+      }
+      docs.push({ value: one.value, label: `line ${i + 1}` });
+    }
+    if (docs.length > 1) return { docs, jsonLines: true };
+  }
+  throw rejected(`invalid JSON: ${whole.message}`);
+}
+
+type Parsed = { ok: true; value: unknown } | { ok: false; message: string };
+
+function tryParse(text: string): Parsed {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch (err) {
+    if (/-?Infinity|NaN/.test(text)) {
+      try {
+        return { ok: true, value: JSON.parse(quoteNonFinite(text)) };
+      } catch {
+        // fall through to the original error, which points at the real problem
+      }
+    }
+    return { ok: false, message: err instanceof Error ? err.message : String(err) };
+  }
+}
+
+/**
+ * Quotes bare `Infinity`, `-Infinity` and `NaN` outside strings, so JSON.parse accepts them as
+ * strings. Walks the text once, tracking string literals and escapes.
+ */
+export function quoteNonFinite(text: string): string {
+  const out: string[] = [];
+  let last = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: skip the escaped char
+      else if (c === 0x22) inString = false;
+      continue;
+    }
+    if (c === 0x22) {
+      inString = true;
+      continue;
+    }
+    let token: string | null = null;
+    if (c === 0x49 && text.startsWith('Infinity', i)) token = 'Infinity';
+    else if (c === 0x4e && text.startsWith('NaN', i)) token = 'NaN';
+    else if (c === 0x2d && text.startsWith('-Infinity', i)) token = '-Infinity';
+    if (token !== null) {
+      out.push(text.slice(last, i), `"${token}"`);
+      i += token.length - 1;
+      last = i + 1;
+    }
+  }
+  out.push(text.slice(last));
+  return out.join('');
+}
+
+export function rejected(reason: string, cause?: unknown): LmBenchError {
+  return new LmBenchError('LMB_ERR_INGEST_REJECTED', reason, cause === undefined ? {} : { cause });
+}
+
+export function unknownFormat(reason: string, cause?: unknown): LmBenchError {
+  return new LmBenchError('LMB_ERR_INGEST_UNKNOWN_FORMAT', reason, cause === undefined ? {} : { cause });
+}

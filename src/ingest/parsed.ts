@@ -1,0 +1,30 @@
+import type { BenchmarkResult, ServerConfig, Workload } from '../domain/index.js';
+import type { RunMeta, SourceFormat } from '../store/index.js';
+
+/** What a file says about the deployment it measured; ingest merges it with sidecars and flags. */
+export interface FileHints {
+  serverConfig?: ServerConfig;
+  /** A GPU name as the file writes it (looked up in the catalog later). */
+  gpu?: string;
+  gpuCount?: number;
+  /** A model name as the file writes it (catalog id, alias or Hugging Face name). */
+  model?: string;
+  workload?: Workload | null;
+}
+
+/** One run parsed from a file, before context is attached. */
+export interface ParsedRun {
+  /** Where in the file (for messages): "document", "line 3", "benchmarks[2]", "rows[4]". */
+  readonly label: string;
+  /** The raw record (hashed for dedupe). */
+  readonly record: unknown;
+  readonly result: BenchmarkResult;
+  readonly meta: RunMeta;
+  readonly hints: FileHints;
+}
+
+export interface ParsedFile {
+  readonly format: SourceFormat;
+  readonly runs: ParsedRun[];
+  readonly warnings: string[];
+}

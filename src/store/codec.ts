@@ -1,0 +1,122 @@
+import { LmBenchError } from '../errors.js';
+import { isFinished, type StudySpec, type Trial } from '../domain/index.js';
+
+/**
+ * Faithful JSON for stored columns. Plain JSON turns ±Infinity and NaN into null, which would make a
+ * failed trial's `Infinity` latency look like "no value"; here a non-finite number is written as
+ * `{"$lmb_num":"Infinity"|"-Infinity"|"NaN"}` and revived on read. Absent keys stay absent and null
+ * stays null. (An object whose only key is `$lmb_num` is reserved for this.)
+ */
+const TAG = '$lmb_num';
+
+export function encodeJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'number' && !Number.isFinite(v)) return { [TAG]: String(v) };
+    return v;
+  });
+}
+
+export function decodeJson<T = unknown>(text: string): T {
+  return JSON.parse(text, (_key, v: unknown) => {
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const keys = Object.keys(v);
+      if (keys.length === 1 && keys[0] === TAG) {
+        const s = (v as Record<string, unknown>)[TAG];
+        if (s === 'Infinity') return Infinity;
+        if (s === '-Infinity') return -Infinity;
+        if (s === 'NaN') return NaN;
+      }
+    }
+    return v;
+  }) as T;
+}
+
+/**
+ * Objective values as SQL rows, after Optuna's `TrialValueModel`: SQL REAL cannot hold ±Infinity, so the
+ * value column is NULL and `value_type` says which non-finite value (or a real null) it was.
+ */
+export type ValueType = 'finite' | 'inf_pos' | 'inf_neg' | 'nan' | 'null';
+
+export function valueToStored(v: number | null): { value: number | null; valueType: ValueType } {
+  if (v === null) return { value: null, valueType: 'null' };
+  if (Number.isNaN(v)) return { value: null, valueType: 'nan' };
+  if (v === Infinity) return { value: null, valueType: 'inf_pos' };
+  if (v === -Infinity) return { value: null, valueType: 'inf_neg' };
+  return { value: v, valueType: 'finite' };
+}
+
+export function valueFromStored(value: number | null, valueType: string): number | null {
+  switch (valueType) {
+    case 'finite':
+      if (value === null) throw new LmBenchError('LMB_ERR_STORE_FAILED', 'finite trial value stored as NULL');
+      return value;
+    case 'inf_pos':
+      return Infinity;
+    case 'inf_neg':
+      return -Infinity;
+    case 'nan':
+      return NaN;
+    case 'null':
+      return null;
+    default:
+      throw new LmBenchError('LMB_ERR_STORE_FAILED', `unknown value_type "${valueType}"`);
+  }
+}
+
+/** Key-order-independent JSON, for comparing study specs. */
+export function canonicalJson(value: unknown): string {
+  return encodeJson(sortKeys(value));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) {
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(v).sort()) out[k] = sortKeys((v as Record<string, unknown>)[k]);
+    return out;
+  }
+  return v;
+}
+
+export function sameSpec(a: StudySpec, b: StudySpec): boolean {
+  return canonicalJson(a) === canonicalJson(b);
+}
+
+export function studyExists(name: string): LmBenchError {
+  return new LmBenchError('LMB_ERR_STUDY_EXISTS', `a study named "${name}" already exists with different settings`, {
+    details: { study: name },
+  });
+}
+
+export function studyNotFound(idOrName: number | string): LmBenchError {
+  return new LmBenchError('LMB_ERR_STUDY_NOT_FOUND', `no study ${typeof idOrName === 'number' ? `with id ${idOrName}` : `named "${idOrName}"`}`, {
+    details: { study: idOrName },
+  });
+}
+
+export function notFound(what: string, id: number): LmBenchError {
+  return new LmBenchError('LMB_ERR_NOT_FOUND', `no ${what} with id ${id}`, { details: { [what]: id } });
+}
+
+/** Optuna's `check_trial_is_updatable`. */
+export function assertUpdatable(trial: Trial): void {
+  if (isFinished(trial.state)) {
+    throw new LmBenchError('LMB_ERR_TRIAL_FINISHED', `trial ${trial.id} is ${trial.state} and cannot be changed`, {
+      details: { trial: trial.id, state: trial.state },
+    });
+  }
+}
+
+export function assertWaiting(trial: Trial): void {
+  assertUpdatable(trial);
+  if (trial.state !== 'waiting') {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `trial ${trial.id} is already ${trial.state}`, {
+      details: { trial: trial.id, state: trial.state },
+    });
+  }
+}
+
+export function staleReason(trial: Trial): string {
+  const last = trial.heartbeat_at_ms ?? trial.started_at_ms;
+  return `stale: no heartbeat since ${last === null ? 'start' : new Date(last).toISOString()}`;
+}

@@ -1,0 +1,474 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import Database from 'better-sqlite3';
+import { LmBenchError } from '../errors.js';
+import type { Study, StudySpec, StudyState, Trial, TrialState } from '../domain/index.js';
+import {
+  assertUpdatable,
+  assertWaiting,
+  encodeJson,
+  notFound,
+  sameSpec,
+  staleReason,
+  studyExists,
+  studyNotFound,
+  valueToStored,
+} from './codec.js';
+import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import {
+  eventFromRow,
+  groupValues,
+  modelFromRow,
+  modelInfoFromRow,
+  runFromRow,
+  runParams,
+  studyFromRow,
+  trialFromRow,
+  type Row,
+  type ValueRow,
+} from './sqlite-rows.js';
+import { prepare, type Statements } from './sqlite-statements.js';
+import { DEFAULT_RUN_META } from './store.js';
+import type {
+  CompleteOutcome,
+  EventFilter,
+  EventRecord,
+  FailOutcome,
+  ModelInfo,
+  ModelRecord,
+  NewEvent,
+  NewModel,
+  NewRun,
+  NewTrial,
+  PruneOutcome,
+  RequeueReport,
+  RunFilter,
+  RunRecord,
+  Store,
+  StoreOptions,
+} from './store.js';
+
+/** Milliseconds a connection waits for another writer's lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5000;
+
+type Db = Database.Database;
+
+/**
+ * The SQLite Store on better-sqlite3 (the contract is in store.ts). Opened in WAL mode with foreign
+ * keys on and a busy timeout; every statement is prepared once, in the constructor; every public call
+ * runs inside `#tx` (writes as BEGIN IMMEDIATE, so a second process waits for the lock instead of
+ * failing on upgrade), which is where driver errors become LMB_ERR_STORE_FAILED.
+ */
+export class SqliteStore implements Store {
+  readonly #db: Db;
+  readonly #now: () => number;
+  readonly #s: Statements;
+
+  /** Use `openStore`; this takes an open connection and migrates it. */
+  constructor(db: Db, options: StoreOptions) {
+    this.#db = db;
+    this.#now = options.now;
+    try {
+      configure(db);
+      migrate(db);
+      this.#s = prepare(db);
+    } catch (err) {
+      db.close();
+      throw storeError(err, 'open');
+    }
+  }
+
+  /** The file path (":memory:" for an in-memory database). */
+  get path(): string {
+    return this.#db.name;
+  }
+
+  /* studies */
+
+  createStudy(spec: StudySpec): Study {
+    return this.#tx('createStudy', true, () => {
+      const existing = this.#findStudy(spec.name);
+      if (existing) {
+        if (!sameSpec(existing.spec, spec)) throw studyExists(spec.name);
+        return existing;
+      }
+      const now = this.#now();
+      const { lastInsertRowid } = this.#s.insertStudy.run({ name: spec.name, spec: encodeJson(spec), now });
+      return this.#studyOrThrow(Number(lastInsertRowid));
+    });
+  }
+
+  getStudy(idOrName: number | string): Study {
+    return this.#tx('getStudy', false, () => this.#studyOrThrow(idOrName));
+  }
+
+  findStudy(idOrName: number | string): Study | null {
+    return this.#tx('findStudy', false, () => this.#findStudy(idOrName));
+  }
+
+  listStudies(): Study[] {
+    return this.#tx('listStudies', false, () => this.#s.allStudies.all().map((r) => studyFromRow(r as Row)));
+  }
+
+  setStudyState(studyId: number, state: StudyState): Study {
+    return this.#tx('setStudyState', true, () => {
+      this.#studyOrThrow(studyId);
+      this.#s.updateStudyState.run({ id: studyId, state, now: this.#now() });
+      return this.#studyOrThrow(studyId);
+    });
+  }
+
+  /* trials */
+
+  createTrial(studyId: number, init: NewTrial): Trial {
+    return this.#tx('createTrial', true, () => {
+      this.#studyOrThrow(studyId);
+      return this.#trialOrThrow(this.#insertTrial(studyId, init));
+    });
+  }
+
+  claimWaitingTrial(studyId: number): Trial | null {
+    return this.#tx('claimWaitingTrial', true, () => {
+      this.#studyOrThrow(studyId);
+      const row = this.#s.oldestWaiting.get(studyId) as { id: number } | undefined;
+      if (!row) return null;
+      return this.#start(row.id);
+    });
+  }
+
+  startTrial(trialId: number): Trial {
+    return this.#tx('startTrial', true, () => this.#start(trialId));
+  }
+
+  heartbeat(trialId: number): void {
+    this.#tx('heartbeat', true, () => {
+      assertUpdatable(this.#trialOrThrow(trialId));
+      this.#s.heartbeat.run({ id: trialId, now: this.#now() });
+    });
+  }
+
+  setTrialAttrs(trialId: number, attrs: Record<string, unknown>): Trial {
+    return this.#tx('setTrialAttrs', true, () => {
+      const t = this.#trialOrThrow(trialId);
+      assertUpdatable(t);
+      const merged = { ...t.attrs };
+      for (const [k, v] of Object.entries(attrs)) if (v !== undefined) merged[k] = v;
+      this.#s.updateAttrs.run({ id: trialId, attrs: encodeJson(merged) });
+      return this.#trialOrThrow(trialId);
+    });
+  }
+
+  completeTrial(trialId: number, outcome: CompleteOutcome): Trial {
+    return this.#tx('completeTrial', true, () =>
+      this.#finish(trialId, 'complete', { values: outcome.values, result: outcome.result, reason: null, started: true }),
+    );
+  }
+
+  failTrial(trialId: number, outcome: FailOutcome): Trial {
+    return this.#tx('failTrial', true, () =>
+      this.#finish(trialId, 'failed', {
+        values: outcome.values ?? {},
+        result: outcome.result ?? null,
+        reason: outcome.reason,
+        started: outcome.started,
+      }),
+    );
+  }
+
+  pruneTrial(trialId: number, outcome: PruneOutcome = {}): Trial {
+    return this.#tx('pruneTrial', true, () =>
+      this.#finish(trialId, 'pruned', {
+        values: outcome.values ?? {},
+        result: outcome.result ?? null,
+        reason: outcome.reason ?? null,
+        started: true,
+      }),
+    );
+  }
+
+  requeueStaleTrials(studyId: number, staleBeforeMs: number): RequeueReport {
+    return this.#tx('requeueStaleTrials', true, () => {
+      this.#studyOrThrow(studyId);
+      const ids = (this.#s.staleRunning.all({ study: studyId, before: staleBeforeMs }) as { id: number }[]).map((r) => r.id);
+      const failed: Trial[] = [];
+      const requeued: Trial[] = [];
+      for (const id of ids) {
+        const t = this.#trialOrThrow(id);
+        failed.push(this.#finish(id, 'failed', { values: {}, result: null, reason: staleReason(t), started: null }));
+        const newId = this.#insertTrial(studyId, { config: t.config, origin: 'enqueued', attrs: { retry_of: t.id } });
+        requeued.push(this.#trialOrThrow(newId));
+      }
+      return { failed, requeued };
+    });
+  }
+
+  getTrial(trialId: number): Trial {
+    return this.#tx('getTrial', false, () => this.#trialOrThrow(trialId));
+  }
+
+  listTrials(studyId: number, filter: { states?: readonly TrialState[] } = {}): Trial[] {
+    return this.#tx('listTrials', false, () => {
+      this.#studyOrThrow(studyId);
+      const states = filter.states === undefined ? null : JSON.stringify(filter.states);
+      const rows = this.#s.studyTrials.all({ study: studyId, states }) as Row[];
+      const values = groupValues(this.#s.studyValues.all(studyId) as ValueRow[]);
+      return rows.map((r) => trialFromRow(r, values.get(r['id'] as number) ?? {}));
+    });
+  }
+
+  /* runs */
+
+  insertRun(run: NewRun): number | 'duplicate' {
+    const [id] = this.insertRuns([run]);
+    return id ?? 'duplicate';
+  }
+
+  insertRuns(runs: readonly NewRun[]): (number | 'duplicate')[] {
+    return this.#tx('insertRuns', true, () => {
+      const now = this.#now();
+      return runs.map((run): number | 'duplicate' => {
+        const info = this.#s.insertRun.run({
+          content_hash: run.contentHash,
+          source_format: run.sourceFormat,
+          source_path: run.sourcePath,
+          model: run.model,
+          gpu: run.hardware.gpu,
+          gpu_count: run.hardware.count,
+          server_config: encodeJson(run.serverConfig),
+          workload: run.workload === null ? null : encodeJson(run.workload),
+          result: encodeJson(run.result),
+          meta: encodeJson(run.meta ?? DEFAULT_RUN_META),
+          now,
+        });
+        // ON CONFLICT (content_hash) DO NOTHING: zero changes means the hash was already stored.
+        return info.changes === 0 ? 'duplicate' : Number(info.lastInsertRowid);
+      });
+    });
+  }
+
+  getRun(runId: number): RunRecord {
+    return this.#tx('getRun', false, () => {
+      const row = this.#s.runById.get(runId) as Row | undefined;
+      if (!row) throw notFound('run', runId);
+      return runFromRow(row);
+    });
+  }
+
+  listRuns(filter: RunFilter = {}): RunRecord[] {
+    return this.#tx('listRuns', false, () =>
+      (this.#s.listRuns.all({ ...runParams(filter), limit: filter.limit ?? -1, offset: filter.offset ?? 0 }) as Row[]).map(runFromRow),
+    );
+  }
+
+  countRuns(filter: Omit<RunFilter, 'limit' | 'offset'> = {}): number {
+    return this.#tx('countRuns', false, () => (this.#s.countRuns.get(runParams(filter)) as { n: number }).n);
+  }
+
+  /* models */
+
+  saveModel(model: NewModel): ModelRecord {
+    return this.#tx('saveModel', true, () => {
+      const { lastInsertRowid } = this.#s.insertModel.run({
+        kind: model.kind,
+        blob: Buffer.from(model.blob.buffer, model.blob.byteOffset, model.blob.byteLength),
+        metadata: encodeJson(model.metadata),
+        metrics: encodeJson(model.metrics),
+        size: model.blob.byteLength,
+        now: this.#now(),
+      });
+      return modelFromRow(this.#s.modelById.get(Number(lastInsertRowid)) as Row);
+    });
+  }
+
+  getModel(modelId: number): ModelRecord {
+    return this.#tx('getModel', false, () => {
+      const row = this.#s.modelById.get(modelId) as Row | undefined;
+      if (!row) throw notFound('model', modelId);
+      return modelFromRow(row);
+    });
+  }
+
+  latestModel(kind: string): ModelRecord | null {
+    return this.#tx('latestModel', false, () => {
+      const row = this.#s.latestModel.get(kind) as Row | undefined;
+      return row ? modelFromRow(row) : null;
+    });
+  }
+
+  listModels(kind?: string): ModelInfo[] {
+    return this.#tx('listModels', false, () => (this.#s.listModels.all({ kind: kind ?? null }) as Row[]).map(modelInfoFromRow));
+  }
+
+  /* events */
+
+  appendEvent(event: NewEvent): EventRecord {
+    return this.#tx('appendEvent', true, () => {
+      if (event.studyId !== null) this.#studyOrThrow(event.studyId);
+      const { lastInsertRowid } = this.#s.insertEvent.run({
+        study: event.studyId,
+        kind: event.kind,
+        payload: encodeJson(event.payload === undefined ? null : event.payload),
+        now: this.#now(),
+      });
+      return eventFromRow(this.#s.eventById.get(Number(lastInsertRowid)) as Row);
+    });
+  }
+
+  listEvents(filter: EventFilter = {}): EventRecord[] {
+    return this.#tx('listEvents', false, () =>
+      (
+        this.#s.listEvents.all({
+          anyStudy: filter.studyId === undefined ? 1 : 0,
+          study: filter.studyId ?? null,
+          kind: filter.kind ?? null,
+          after: filter.afterId ?? null,
+          limit: filter.limit ?? -1,
+        }) as Row[]
+      ).map(eventFromRow),
+    );
+  }
+
+  close(): void {
+    if (this.#db.open) this.#db.close();
+  }
+
+  /* internals (called inside #tx) */
+
+  /**
+   * The one transaction helper: runs `fn` in a transaction (IMMEDIATE for writes), commits, or rolls
+   * back on any throw. LmBenchErrors pass through unchanged; driver errors become LMB_ERR_STORE_FAILED.
+   */
+  #tx<T>(op: string, write: boolean, fn: () => T): T {
+    try {
+      const t = this.#db.transaction(fn);
+      return write ? t.immediate() : t.deferred();
+    } catch (err) {
+      throw storeError(err, op);
+    }
+  }
+
+  #findStudy(idOrName: number | string): Study | null {
+    const row = (typeof idOrName === 'number' ? this.#s.studyById.get(idOrName) : this.#s.studyByName.get(idOrName)) as Row | undefined;
+    return row ? studyFromRow(row) : null;
+  }
+
+  #studyOrThrow(idOrName: number | string): Study {
+    const s = this.#findStudy(idOrName);
+    if (!s) throw studyNotFound(idOrName);
+    return s;
+  }
+
+  #trialOrThrow(trialId: number): Trial {
+    const row = this.#s.trialById.get(trialId) as Row | undefined;
+    if (!row) throw notFound('trial', trialId);
+    return trialFromRow(row, groupValues(this.#s.trialValues.all(trialId) as ValueRow[]).get(trialId) ?? {});
+  }
+
+  #insertTrial(studyId: number, init: NewTrial): number {
+    const now = this.#now();
+    const running = init.state === 'running';
+    const { n } = this.#s.nextNumber.get(studyId) as { n: number };
+    const { lastInsertRowid } = this.#s.insertTrial.run({
+      study: studyId,
+      number: n,
+      state: running ? 'running' : 'waiting',
+      origin: init.origin,
+      config: encodeJson(init.config),
+      attrs: encodeJson(init.attrs ?? {}),
+      now,
+      started_at: running ? now : null,
+    });
+    return Number(lastInsertRowid);
+  }
+
+  #start(trialId: number): Trial {
+    assertWaiting(this.#trialOrThrow(trialId));
+    this.#s.startTrial.run({ id: trialId, now: this.#now() });
+    return this.#trialOrThrow(trialId);
+  }
+
+  #finish(
+    trialId: number,
+    state: 'complete' | 'failed' | 'pruned',
+    o: { values: Record<string, number | null>; result: Trial['result']; reason: string | null; started: boolean | null },
+  ): Trial {
+    assertUpdatable(this.#trialOrThrow(trialId));
+    this.#s.finishTrial.run({
+      id: trialId,
+      state,
+      result: o.result === null ? null : encodeJson(o.result),
+      reason: o.reason,
+      started: o.started === null ? null : o.started ? 1 : 0,
+      now: this.#now(),
+    });
+    this.#s.deleteValues.run(trialId);
+    for (const [objective, v] of Object.entries(o.values)) {
+      const { value, valueType } = valueToStored(v);
+      this.#s.insertValue.run({ trial: trialId, objective, value, type: valueType });
+    }
+    return this.#trialOrThrow(trialId);
+  }
+}
+
+export interface OpenStoreOptions {
+  /** Defaults to Date.now: the edge that opens the store is where the clock is read. */
+  readonly now?: () => number;
+  readonly readonly?: boolean;
+}
+
+/** Opens (creating the file and its folder on demand) and migrates the SQLite store at `path`. */
+export function openStore(path: string, options: OpenStoreOptions = {}): SqliteStore {
+  let db: Db;
+  try {
+    if (path !== ':memory:' && options.readonly !== true) mkdirSync(dirname(path), { recursive: true });
+    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
+  } catch (err) {
+    throw storeError(err, `open ${path}`);
+  }
+  return new SqliteStore(db, { now: options.now ?? Date.now });
+}
+
+/** `LMB_DB`, else `.lm-bench/lm-bench.db` under the working directory. */
+export function defaultDbPath(io: { readonly cwd: string; readonly env: Readonly<Record<string, string | undefined>> }): string {
+  const fromEnv = io.env['LMB_DB'];
+  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : join(io.cwd, '.lm-bench', 'lm-bench.db');
+}
+
+function configure(db: Db): void {
+  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  db.pragma('foreign_keys = ON');
+  if (!db.readonly) {
+    db.pragma('journal_mode = WAL');
+    // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last commits.
+    db.pragma('synchronous = NORMAL');
+  }
+}
+
+/** Applies the migrations the file lacks, each with its user_version bump in one transaction. */
+export function migrate(db: Db): number {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new LmBenchError(
+      'LMB_ERR_STORE_SCHEMA_NEWER',
+      `${db.name} has schema version ${current}, newer than this lm-bench knows (${SCHEMA_VERSION}); upgrade lm-bench`,
+      { details: { file: db.name, version: current, known: SCHEMA_VERSION } },
+    );
+  }
+  if (current < SCHEMA_VERSION && db.readonly) {
+    throw new LmBenchError('LMB_ERR_STORE_FAILED', `${db.name} needs migrating (version ${current} < ${SCHEMA_VERSION}) but is open read-only`);
+  }
+  for (let v = current; v < SCHEMA_VERSION; v++) {
+    const sql = MIGRATIONS[v] ?? '';
+    db.transaction(() => {
+      db.exec(sql);
+      db.pragma(`user_version = ${v + 1}`);
+    }).immediate();
+  }
+  return SCHEMA_VERSION;
+}
+
+function storeError(err: unknown, op: string): LmBenchError {
+  if (err instanceof LmBenchError) return err;
+  const message = err instanceof Error ? err.message : String(err);
+  return new LmBenchError('LMB_ERR_STORE_FAILED', `store ${op}: ${message}`, { cause: err });
+}

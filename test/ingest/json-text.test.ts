@@ -1,0 +1,38 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { decodeText, parseJsonDocuments, quoteNonFinite } from '../../src/ingest/index.js';
+import { isLmBenchError } from '../../src/errors.js';
+import { garbage } from './helpers.js';
+
+const enc = (s: string) => new TextEncoder().encode(s);
+const code = (c: string) => (e: unknown) => isLmBenchError(e) && e.code === c;
+
+describe('ingest JSON text', () => {
+  it('quotes bare Infinity, -Infinity and NaN outside strings only', () => {
+    const text = '{"a": Infinity, "b": -Infinity, "c": NaN, "s": "Infinity \\" NaN", "d": [1, NaN]}';
+    assert.equal(quoteNonFinite(text), '{"a": "Infinity", "b": "-Infinity", "c": "NaN", "s": "Infinity \\" NaN", "d": [1, "NaN"]}');
+    const { docs } = parseJsonDocuments(text);
+    assert.deepEqual(docs[0]?.value, { a: 'Infinity', b: '-Infinity', c: 'NaN', s: 'Infinity " NaN', d: [1, 'NaN'] });
+  });
+
+  it('reads JSON Lines (vllm --append-result) as one document per line', () => {
+    const { docs, jsonLines } = parseJsonDocuments('{"x": 1}\n\n{"x": Infinity}\n');
+    assert.equal(jsonLines, true);
+    assert.deepEqual(docs.map((d) => d.value), [{ x: 1 }, { x: 'Infinity' }]);
+    assert.deepEqual(docs.map((d) => d.label), ['line 1', 'line 3']);
+  });
+
+  it('rejects truncated documents and truncated JSON Lines whole', () => {
+    assert.throws(() => parseJsonDocuments('{"a": 1, "b": [1, 2'), code('LMB_ERR_INGEST_REJECTED'));
+    assert.throws(() => parseJsonDocuments('{"a": 1}\n{"a": 2, "b'), (e: unknown) => code('LMB_ERR_INGEST_REJECTED')(e) && /line 2/.test((e as Error).message));
+    assert.throws(() => parseJsonDocuments('{\n"a": 1,\n"b": \n'), code('LMB_ERR_INGEST_REJECTED'));
+    assert.throws(() => parseJsonDocuments('   '), code('LMB_ERR_INGEST_REJECTED'));
+    assert.throws(() => parseJsonDocuments('hello'), code('LMB_ERR_INGEST_UNKNOWN_FORMAT'));
+  });
+
+  it('refuses binary content and strips a UTF-8 byte-order mark', () => {
+    assert.throws(() => decodeText(garbage(4096)), code('LMB_ERR_INGEST_UNKNOWN_FORMAT'));
+    assert.throws(() => decodeText(new Uint8Array([0x7b, 0x00, 0x7d])), code('LMB_ERR_INGEST_UNKNOWN_FORMAT'));
+    assert.equal(decodeText(new Uint8Array([0xef, 0xbb, 0xbf, ...enc('{}')])), '{}');
+  });
+});
