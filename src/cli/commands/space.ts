@@ -1,10 +1,74 @@
-import type { Command } from '../io.js';
-import { LmBenchError } from '../../errors.js';
+import { isAbsolute, join } from 'node:path';
+import { defaultCatalog, PROJECT_ROOT } from '../../catalog/index.js';
+import { Workload } from '../../domain/index.js';
+import { loadYamlFile } from '../../util/yaml.js';
+import { loadSpace, type PruneReport } from '../../space/index.js';
+import { numberFlag, parseFlags, requireFlag } from '../args.js';
+import { writeJson, type CliIo, type Command } from '../io.js';
 
-// Placeholder until the command lands; replaced by its owner.
+const USAGE = `Usage: lm-bench space [--space FILE…] --gpu GPU --gpus N --model MODEL --workload FILE [--json]
+
+Loads the search space (files merged in order; default search-spaces/vllm.yaml), binds it to the
+hardware, model and workload, and reports how many configurations each constraint rule removes
+(first-match attribution in rule order) and how many remain.
+
+  --space FILE     search-space file; repeat to layer your own rules and knobs on top
+  --gpu GPU        GPU from data/hardware.yaml (H100-SXM, A100-80GB, L40S, …)
+  --gpus N         GPUs available (tensor_parallel_size × data_parallel_size must fit)
+  --model MODEL    model from data/models.yaml (llama-3.1-8b, …)
+  --workload FILE  workload YAML (data/workloads/chat.yaml, …)
+  --json           one JSON document on stdout
+`;
+
+const at = (cwd: string, p: string): string => (isAbsolute(p) ? p : join(cwd, p));
+
 export const command: Command = {
   name: 'space',
-  summary: 'space',
-  usage: 'lm-bench space',
-  run: () => Promise.reject(new LmBenchError('LMB_ERR_UNKNOWN_COMMAND', 'space is not available yet')),
+  summary: 'search space: knobs, rules and what pruning removes',
+  usage: USAGE,
+  run(argv: readonly string[], io: CliIo): Promise<number> {
+    const { values } = parseFlags(argv, {
+      space: { type: 'string', multiple: true },
+      gpu: { type: 'string' },
+      gpus: { type: 'string' },
+      model: { type: 'string' },
+      workload: { type: 'string' },
+      json: { type: 'boolean' },
+    });
+    const files = (values.space ?? [join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml')]).map((f) => at(io.cwd, f));
+    const catalog = defaultCatalog();
+    const hardware = catalog.gpu(requireFlag(values.gpu, 'gpu'));
+    const gpuCount = numberFlag(requireFlag(values.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 1024 }) ?? 1;
+    const model = catalog.model(requireFlag(values.model, 'model'));
+    const workload = loadYamlFile(at(io.cwd, requireFlag(values.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
+    const space = loadSpace(files);
+    if (io.stderr.isTTY === true && values.json !== true) io.stderr.write('pruning…\r');
+    const report = space.prune({ hardware, gpuCount, model, workload });
+    if (io.stderr.isTTY === true && values.json !== true) io.stderr.write('         \r');
+    if (values.json === true) writeJson(io, { ...report, knobs: space.knobs.map((k) => ({ name: k.name, flag: k.flag, type: k.type, when: k.when ?? null })) });
+    else io.stdout.write(formatReport(report, space.knobs.length));
+    return Promise.resolve(0);
+  },
 };
+
+const num = (n: number): string => n.toLocaleString('en-US');
+/** Sources are long (file, reference section, notes); the table shows their head, --json all of it. */
+const short = (s: string, width = 72): string => (s.length <= width ? s : `${s.slice(0, width - 1)}…`);
+
+export function formatReport(r: PruneReport, knobCount: number): string {
+  const pct = (n: number): string => (r.pointsBefore === 0 ? '0.0' : ((100 * n) / r.pointsBefore).toFixed(1));
+  const idW = Math.max(4, ...r.rules.map((x) => x.id.length));
+  const nW = Math.max(7, num(r.pointsBefore).length);
+  const lines = [
+    `space ${r.space} (${knobCount} knobs) for ${r.context.model} on ${r.context.gpus}× ${r.context.gpu}, workload ${r.context.workload} (longest request ${num(r.context.maxRequestTokens)} tokens)`,
+    '',
+    `${'rule'.padEnd(idW)}  ${'kind'.padEnd(8)}  ${'removed'.padStart(nW)}  ${'%'.padStart(5)}  source`,
+    ...r.rules.map((x) => `${x.id.padEnd(idW)}  ${x.kind.padEnd(8)}  ${num(x.removed).padStart(nW)}  ${pct(x.removed).padStart(5)}  ${short(x.source)}`),
+    '',
+    `${'before'.padEnd(idW + 10)}  ${num(r.pointsBefore).padStart(nW)}`,
+    `${'after'.padEnd(idW + 10)}  ${num(r.pointsAfter).padStart(nW)}  ${pct(r.pointsAfter).padStart(5)}`,
+    '',
+    `Each removed configuration counts for the first rule it breaks, in rule order (${num(r.evaluations)} rule evaluations).`,
+  ];
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,213 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { LineCounter, isNode, parseDocument } from 'yaml';
+import { PROJECT_ROOT } from '../catalog/index.js';
+import { ServerConfig } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { parseYaml, schemaError } from '../util/yaml.js';
+import { CelEngine, type Compiled } from './cel.js';
+import { contains, defaultGrid, type GridValue, type Knob } from './knob.js';
+import { SpaceFile, type KnobDef, type RuleDef, type RuleKind } from './schema.js';
+
+/**
+ * Loads one or more search-space files into a compiled definition. Files are merged in order, each
+ * after the files it `extends` (depth first): a knob of the same name replaces the earlier one in
+ * place, a rule of the same id replaces the earlier one in place (`disabled: true` drops it), new
+ * knobs and rules are appended. Then every expression is compiled once; problems name file and line.
+ */
+
+export interface CompiledKnob {
+  readonly knob: Knob;
+  readonly isInt: boolean;
+  readonly when: Compiled | undefined;
+  readonly default: { readonly value: number | boolean | string } | { readonly expr: Compiled } | undefined;
+  readonly file: string;
+  readonly line: number | null;
+}
+
+export interface CompiledRule {
+  readonly id: string;
+  readonly kind: RuleKind;
+  readonly require: string;
+  readonly message: string;
+  readonly source: string;
+  readonly compiled: Compiled;
+  readonly file: string;
+  readonly line: number | null;
+}
+
+export interface SpaceDefinition {
+  readonly name: string;
+  readonly description: string | undefined;
+  readonly files: readonly string[];
+  readonly symbols: ReadonlyMap<string, Compiled>;
+  readonly knobs: readonly CompiledKnob[];
+  readonly rules: readonly CompiledRule[];
+  readonly engine: CelEngine;
+}
+
+interface Located<T> {
+  readonly def: T;
+  readonly file: string;
+  readonly line: number | null;
+}
+
+interface Loaded {
+  readonly file: string;
+  readonly data: SpaceFile;
+  readonly lineOf: (path: (string | number)[]) => number | null;
+}
+
+const SERVER_KNOBS: readonly string[] = Object.keys(ServerConfig.shape);
+const SPACES_DIR = join(PROJECT_ROOT, 'search-spaces');
+
+function readSpaceFile(file: string): Loaded {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${file}: cannot read search-space file`, { cause: err, details: { file } });
+  }
+  const data = parseYaml(text, SpaceFile, { file, code: 'LMB_ERR_SPACE_INVALID' });
+  const lc = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lc });
+  const lineOf = (path: (string | number)[]): number | null => {
+    for (let n = path.length; n >= 0; n--) {
+      const node: unknown = n === 0 ? doc.contents : doc.getIn(path.slice(0, n), true);
+      if (isNode(node) && node.range) return lc.linePos(node.range[0]).line;
+    }
+    return null;
+  };
+  return { file, data, lineOf };
+}
+
+function resolveExtends(from: string, ref: string): string {
+  if (isAbsolute(ref)) return ref;
+  const local = resolve(dirname(from), ref);
+  // `extends: vllm.yaml` from a user's own folder means the shipped space.
+  if (!existsSync(local) && existsSync(join(SPACES_DIR, ref))) return join(SPACES_DIR, ref);
+  return local;
+}
+
+function collect(file: string, stack: string[], out: Loaded[]): void {
+  const abs = resolve(file);
+  if (stack.includes(abs)) {
+    throw new LmBenchError('LMB_ERR_SPACE_INVALID', `${abs}: extends itself through ${stack.join(' → ')}`, { details: { file: abs } });
+  }
+  const loaded = readSpaceFile(abs);
+  const bases = loaded.data.extends === undefined ? [] : [loaded.data.extends].flat();
+  for (const b of bases) collect(resolveExtends(abs, b), [...stack, abs], out);
+  if (!out.some((l) => l.file === abs)) out.push(loaded);
+}
+
+const invalid = (file: string, line: number | null, path: string, message: string): LmBenchError =>
+  schemaError('LMB_ERR_SPACE_INVALID', file, [{ path, line, message }]);
+
+export function loadSpaceDefinition(paths: string | readonly string[]): SpaceDefinition {
+  const list = [paths].flat();
+  if (list.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'no search-space file given');
+  const files: Loaded[] = [];
+  for (const p of list) collect(p, [], files);
+
+  const symbols = new Map<string, Located<string>>();
+  const knobs = new Map<string, Located<KnobDef>>();
+  const rules = new Map<string, Located<RuleDef>>();
+  let name: string | undefined;
+  let description: string | undefined;
+  for (const f of files) {
+    name = f.data.name ?? name;
+    description = f.data.description ?? description;
+    for (const [s, def] of Object.entries(f.data.symbols ?? {})) symbols.set(s, { def: def.expr, file: f.file, line: f.lineOf(['symbols', s, 'expr']) });
+    for (const [k, def] of Object.entries(f.data.knobs ?? {})) {
+      if (!SERVER_KNOBS.includes(k)) {
+        throw invalid(f.file, f.lineOf(['knobs', k]), `knobs.${k}`, `"${k}" is not a vLLM engine argument lm-bench can pass; known: ${SERVER_KNOBS.join(', ')}`);
+      }
+      knobs.set(k, { def, file: f.file, line: f.lineOf(['knobs', k]) });
+    }
+    for (const [i, def] of (f.data.rules ?? []).entries()) {
+      if (def.disabled === true) rules.delete(def.id);
+      else rules.set(def.id, { def, file: f.file, line: f.lineOf(['rules', i, 'require']) });
+    }
+  }
+  if (knobs.size === 0) throw invalid(files.at(-1)?.file ?? String(list[0]), 1, 'knobs', 'the space has no knobs');
+
+  const engine = new CelEngine();
+  const knobNames = [...knobs.keys()];
+  const compiledSymbols = new Map<string, Compiled>();
+  for (const [s, loc] of symbols) {
+    compiledSymbols.set(s, engine.compile(loc.def, { what: `symbol ${s}`, file: loc.file, line: loc.line }, [], { bool: false, memory: false }));
+  }
+  const compiledKnobs: CompiledKnob[] = [];
+  for (const [i, [k, loc]] of [...knobs.entries()].entries()) {
+    compiledKnobs.push(compileKnob(k, loc, { engine, earlier: knobNames.slice(0, i), all: knobNames, symbols: compiledSymbols }));
+  }
+  const compiledRules: CompiledRule[] = [...rules.values()].map(({ def, file, line }) => {
+    const require = def.require ?? 'true'; // the schema demands it of every rule not disabled
+    return {
+      id: def.id,
+      kind: def.kind,
+      require,
+      message: def.message ?? '',
+      source: def.source ?? '',
+      compiled: engine.compile(require, { what: `rule ${def.id}`, file, line }, knobNames, { bool: true }),
+      file,
+      line,
+    };
+  });
+  return {
+    name: name ?? 'space',
+    description,
+    files: files.map((f) => f.file),
+    symbols: compiledSymbols,
+    knobs: compiledKnobs,
+    rules: compiledRules,
+    engine,
+  };
+}
+
+interface KnobScope {
+  readonly engine: CelEngine;
+  /** Knobs declared before this one (what `when` may read) and all knobs (what defaults may read). */
+  readonly earlier: readonly string[];
+  readonly all: readonly string[];
+  readonly symbols: ReadonlyMap<string, Compiled>;
+}
+
+function compileKnob(name: string, loc: Located<KnobDef>, scope: KnobScope): CompiledKnob {
+  const { engine, earlier, all, symbols } = scope;
+  const { def, file, line } = loc;
+  const base = { name, flag: def.flag ?? `--${name.replaceAll('_', '-')}`, description: def.description, source: def.source, when: def.when };
+  let knob: Knob;
+  switch (def.type) {
+    case 'int':
+    case 'float': {
+      const grid: GridValue[] = (def.grid ?? defaultGrid(def.type, def.low, def.high, def.log, def.step)).map((g) => {
+        if (typeof g === 'number') return g;
+        if (!symbols.has(g)) throw invalid(file, line, `knobs.${name}.grid`, `unknown symbol "${g}" (declare it under symbols:)`);
+        return { symbol: g };
+      });
+      knob = { ...base, type: def.type, low: def.low, high: def.high, log: def.log, step: def.step, grid };
+      break;
+    }
+    case 'categorical':
+      for (const [alias, target] of Object.entries(def.aliases ?? {})) {
+        if (!def.values.includes(target)) throw invalid(file, line, `knobs.${name}.aliases.${alias}`, `"${target}" is not one of the values`);
+      }
+      knob = { ...base, type: 'categorical', values: def.values, aliases: def.aliases ?? {} };
+      break;
+    case 'bool':
+      knob = { ...base, type: 'bool' };
+      break;
+  }
+  const when = def.when === undefined ? undefined : engine.compile(def.when, { what: `knobs.${name}.when`, file, line }, earlier, { bool: true, memory: false });
+  let dflt: CompiledKnob['default'];
+  const d = def.default;
+  if (d === undefined) dflt = undefined;
+  else if (typeof d === 'object') dflt = { expr: engine.compile(d.expr, { what: `knobs.${name}.default`, file, line }, all, { bool: false, memory: false }) };
+  else {
+    const isSymbol = typeof d === 'string' && knob.type !== 'categorical' && symbols.has(d);
+    if (!isSymbol && !contains(knob, d)) throw invalid(file, line, `knobs.${name}.default`, `${JSON.stringify(d)} is outside the knob's domain`);
+    dflt = { value: d };
+  }
+  return { knob, isInt: def.type === 'int', when, default: dflt, file, line };
+}

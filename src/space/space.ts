@@ -1,0 +1,310 @@
+import type { KnobValue, ServerConfig } from '../domain/index.js';
+import { maxRequestTokens } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import type { Rng } from '../util/rng.js';
+import { BoundSpace, type Verdict } from './bound.js';
+import { knobToCel, type CelMap, type SpaceContext } from './cel.js';
+import { Encoder } from './encode.js';
+import { contains, type Knob } from './knob.js';
+import { loadSpaceDefinition, type CompiledKnob, type SpaceDefinition } from './load.js';
+import { feasiblePoints, pruneCounts, spaceSize, type RuleRemoval } from './prune.js';
+import { neighbour, sampleFeasible } from './sample.js';
+import type { RuleKind } from './schema.js';
+
+export interface RuleInfo {
+  readonly id: string;
+  readonly kind: RuleKind;
+  readonly require: string;
+  readonly message: string;
+  readonly source: string;
+  /** Knobs the rule reads (memory built-ins read what the simulator's formula reads). */
+  readonly reads: readonly string[];
+  readonly file: string;
+  readonly line: number | null;
+}
+
+export interface PruneReport {
+  readonly space: string;
+  readonly files: readonly string[];
+  readonly context: { readonly gpu: string; readonly gpus: number; readonly model: string; readonly workload: string; readonly maxRequestTokens: number };
+  /** How removals are counted: each removed point counts for the first rule (file order) it breaks. */
+  readonly attribution: 'first-match';
+  readonly pointsBefore: number;
+  readonly pointsAfter: number;
+  readonly rules: readonly (RuleRemoval & { readonly message: string })[];
+  readonly evaluations: number;
+}
+
+export type { SpaceContext, Verdict };
+
+/** Loads one file or several (merged in order, each after what it `extends`). */
+export function loadSpace(paths: string | readonly string[]): SearchSpace {
+  return new SearchSpace(loadSpaceDefinition(paths));
+}
+
+const ctxKey = (c: SpaceContext): string => `${c.hardware.id}|${c.gpuCount}|${c.model.id}|${JSON.stringify(c.workload)}`;
+
+export class SearchSpace {
+  readonly name: string;
+  readonly files: readonly string[];
+  readonly knobs: readonly Knob[];
+  readonly rules: readonly RuleInfo[];
+  readonly #def: SpaceDefinition;
+  readonly #encoder: Encoder;
+  readonly #bound = new Map<string, BoundSpace>();
+  #bare: BoundSpace | undefined;
+  readonly #defaults = new WeakMap<BoundSpace, ServerConfig>();
+  readonly #defaultOrder: readonly CompiledKnob[];
+
+  constructor(def: SpaceDefinition) {
+    this.#def = def;
+    this.name = def.name;
+    this.files = def.files;
+    this.knobs = def.knobs.map((k) => k.knob);
+    this.rules = def.rules.map((r) => ({
+      id: r.id,
+      kind: r.kind,
+      require: r.require,
+      message: r.message,
+      source: r.source,
+      reads: r.compiled.reads,
+      file: r.file,
+      line: r.line,
+    }));
+    this.#encoder = new Encoder(this.knobs);
+    this.#defaultOrder = defaultOrder(def);
+  }
+
+  /** The space bound to a context (cached: the rule tables live here). */
+  bind(ctx: SpaceContext): BoundSpace {
+    const key = ctxKey(ctx);
+    let b = this.#bound.get(key);
+    if (b === undefined) {
+      if (this.#bound.size >= 4) this.#bound.delete(this.#bound.keys().next().value ?? '');
+      b = new BoundSpace(this.#def, ctx);
+      this.#bound.set(key, b);
+    }
+    return b;
+  }
+
+  #boundOrBare(ctx: SpaceContext | undefined): BoundSpace {
+    if (ctx !== undefined) return this.bind(ctx);
+    this.#bare ??= new BoundSpace(this.#def, undefined);
+    return this.#bare;
+  }
+
+  /** vLLM's defaults for every knob of the space in this context (reference §3); inactive knobs left out. */
+  defaultsFor(ctx: SpaceContext): ServerConfig {
+    const b = this.bind(ctx);
+    const cached = this.#defaults.get(b);
+    if (cached !== undefined) return { ...cached };
+    const values = new Map<string, KnobValue>();
+    for (const ck of this.#defaultOrder) {
+      const k = ck.knob;
+      const d = ck.default;
+      if (d === undefined) throw new LmBenchError('LMB_ERR_SPACE_INVALID', `${ck.file}: knob ${k.name} has no default`);
+      let v: KnobValue;
+      if ('value' in d) {
+        v = typeof d.value === 'string' && k.type !== 'categorical' ? (b.symbols.get(d.value) ?? Number.NaN) : d.value;
+      } else {
+        const out = d.expr.run({ ...b.vars, config: this.#celOf(values) });
+        v = typeof out === 'bigint' ? Number(out) : (out as KnobValue);
+      }
+      values.set(k.name, v);
+    }
+    const defaults = this.#withActivity(Object.fromEntries(values), b);
+    this.#defaults.set(b, defaults);
+    return { ...defaults };
+  }
+
+  #celOf(values: ReadonlyMap<string, KnobValue>): CelMap {
+    const m: CelMap = {};
+    for (const ck of this.#def.knobs) {
+      const v = values.get(ck.knob.name);
+      if (v !== undefined) m[ck.knob.name] = knobToCel(v, ck.isInt);
+    }
+    return m;
+  }
+
+  /** Drops knobs whose condition does not hold; knobs outside the space are kept untouched. */
+  #withActivity(config: ServerConfig, b: BoundSpace): ServerConfig {
+    const out: Record<string, KnobValue> = { ...(config as Record<string, KnobValue>) };
+    for (const ck of this.#def.knobs) {
+      if (ck.when === undefined) continue;
+      const v = ck.when.run({ ...b.vars, config: this.#celOf(new Map(Object.entries(out))) });
+      if (v !== true) delete out[ck.knob.name];
+    }
+    return out;
+  }
+
+  /** A config with unset knobs at their defaults and inactive conditional knobs dropped. */
+  complete(config: ServerConfig, ctx: SpaceContext): ServerConfig {
+    const merged: Record<string, KnobValue> = { ...(this.defaultsFor(ctx) as Record<string, KnobValue>) };
+    for (const [k, v] of Object.entries(config) as [string, KnobValue | undefined][]) if (v !== undefined) merged[k] = v;
+    // A conditional knob activated by the user's parents but not set gets its default for that config.
+    const b = this.bind(ctx);
+    const withAct = this.#withActivity(merged, b) as Record<string, KnobValue>;
+    for (const ck of this.#def.knobs) {
+      if (ck.when === undefined || withAct[ck.knob.name] !== undefined) continue;
+      const active = ck.when.run({ ...b.vars, config: this.#celOf(new Map(Object.entries(withAct))) }) === true;
+      if (active && ck.default !== undefined) {
+        const d = ck.default;
+        const v = 'value' in d ? d.value : d.expr.run({ ...b.vars, config: this.#celOf(new Map(Object.entries(withAct))) });
+        withAct[ck.knob.name] = typeof v === 'bigint' ? Number(v) : (v as KnobValue);
+      }
+    }
+    return withAct;
+  }
+
+  featureNames(): string[] {
+    return this.#encoder.featureNames();
+  }
+
+  encode(config: ServerConfig): Float64Array {
+    return this.#encoder.encode(config);
+  }
+
+  /** Vector → config; with a context, numeric values snap to the (symbol-resolved) grid and activity applies. */
+  decode(vector: ArrayLike<number>, ctx?: SpaceContext): ServerConfig {
+    if (ctx === undefined) return this.#encoder.decode(vector);
+    const b = this.bind(ctx);
+    const snapped = this.#encoder.decode(vector, (k, v) => nearestOnGrid(b, k, v));
+    return this.#withActivity(snapped, b);
+  }
+
+  /** Whether every knob value lies in its domain (symbols such as `native` resolved with the context). */
+  contains(config: ServerConfig, ctx?: SpaceContext): boolean {
+    const b = ctx === undefined ? undefined : this.bind(ctx);
+    return this.#encoder.contains(config, (i) => symbolValues(b, this.knobs[i]));
+  }
+
+  /** Points of the discretised space (conditional knobs only where active); symbols need a context. */
+  size(ctx?: SpaceContext): number {
+    return spaceSize(this.#boundOrBare(ctx));
+  }
+
+  /** Every point of the discretised space in a fixed order (knobs in file order, last fastest). */
+  *enumerate(ctx?: SpaceContext): Generator<ServerConfig> {
+    const b = this.#boundOrBare(ctx);
+    const n = b.options.length;
+    const point = new Array<number>(n).fill(0);
+    function* rec(k: number): Generator<ServerConfig> {
+      if (k === n) {
+        yield b.configOf(point);
+        return;
+      }
+      const size = b.options[k]?.length ?? 1;
+      const [lo, hi] = b.conditional[k] === true ? (b.isActive(k, point) ? [1, size] : [0, 1]) : [0, size];
+      for (let o = lo; o < hi; o++) {
+        point[k] = o;
+        yield* rec(k + 1);
+      }
+      point[k] = 0;
+    }
+    yield* rec(0);
+  }
+
+  /** Every feasible point in enumeration order; infeasible subtrees are skipped, not visited. */
+  *enumerateFeasible(ctx: SpaceContext): Generator<ServerConfig> {
+    const b = this.bind(ctx);
+    for (const p of feasiblePoints(b)) yield b.configOf(p);
+  }
+
+  /** Whether a config starts and serves the workload per the rules; the first broken rule otherwise. */
+  isFeasible(config: ServerConfig, ctx: SpaceContext): Verdict {
+    const full = this.complete(config, ctx);
+    const b = this.bind(ctx);
+    for (const [i, k] of this.knobs.entries()) {
+      const v = (full as Record<string, unknown>)[k.name];
+      if (v !== undefined && !contains(k, v, symbolValues(b, this.knobs[i]))) {
+        return { ok: false, rule: 'domain', message: `${k.name} = ${JSON.stringify(v)} is outside the space's domain` };
+      }
+    }
+    return b.checkConfig(full);
+  }
+
+  /** Feasibility of many configs at once (≥ 100k is fine: rules are table lookups after the first few). */
+  feasibleMask(configs: readonly ServerConfig[], ctx: SpaceContext): Uint8Array {
+    const b = this.bind(ctx);
+    const out = new Uint8Array(configs.length);
+    configs.forEach((c, i) => {
+      const point = b.pointOf(c);
+      out[i] = (point === null ? this.isFeasible(c, ctx).ok : b.checkPoint(point).ok) ? 1 : 0;
+    });
+    return out;
+  }
+
+  /** n distinct feasible configs, space-filling (Latin hypercube over the grid), deterministic per rng. */
+  sample(n: number, rng: Rng, ctx: SpaceContext): ServerConfig[] {
+    const b = this.bind(ctx);
+    const { points } = sampleFeasible(b, n, rng);
+    if (points.length === 0 && n > 0) {
+      throw new LmBenchError('LMB_ERR_SPACE_EMPTY', `no feasible configuration of ${this.name} found for ${ctx.model.id} on ${ctx.gpuCount}× ${ctx.hardware.id}`);
+    }
+    return points.map((p) => b.configOf(p));
+  }
+
+  /** A feasible neighbour of a config (one or two knobs one grid step away); the config itself if none is found. */
+  mutate(config: ServerConfig, rng: Rng, ctx: SpaceContext): ServerConfig {
+    const b = this.bind(ctx);
+    const from = b.pointOf(this.complete(config, ctx)) ?? b.pointOf(this.decode(this.encode(this.complete(config, ctx)), ctx));
+    if (from === null) return config;
+    const defaults = b.pointOf(this.defaultsFor(ctx)) ?? [];
+    const next = neighbour(b, from, rng, defaults);
+    return next === null ? config : b.configOf(next);
+  }
+
+  /** What the rules remove from the discretised space in this context. */
+  prune(ctx: SpaceContext): PruneReport {
+    const b = this.bind(ctx);
+    const counts = pruneCounts(b);
+    return {
+      space: this.name,
+      files: this.files,
+      context: { gpu: ctx.hardware.id, gpus: ctx.gpuCount, model: ctx.model.id, workload: ctx.workload.name, maxRequestTokens: maxRequestTokens(ctx.workload) },
+      attribution: 'first-match',
+      pointsBefore: counts.pointsBefore,
+      pointsAfter: counts.pointsAfter,
+      rules: counts.rules.map((r, i) => ({ ...r, message: this.rules[i]?.message ?? '' })),
+      evaluations: counts.evaluations,
+    };
+  }
+}
+
+function symbolValues(b: BoundSpace | undefined, knob: Knob | undefined): number[] {
+  if (b === undefined || knob === undefined || (knob.type !== 'int' && knob.type !== 'float')) return [];
+  return knob.grid.flatMap((g) => (typeof g === 'number' ? [] : [b.symbols.get(g.symbol) ?? Number.NaN]));
+}
+
+function nearestOnGrid(b: BoundSpace, k: number, v: number): number {
+  const knob = b.def.knobs[k]?.knob;
+  const opts = (b.options[k] ?? []).filter((o): o is number => typeof o === 'number');
+  if (knob === undefined || opts.length === 0 || (knob.type !== 'int' && knob.type !== 'float')) return v;
+  const t = (x: number): number => (knob.log ? Math.log2(x) : x);
+  let best = opts[0] ?? v;
+  for (const o of opts) if (Math.abs(t(o) - t(v)) < Math.abs(t(best) - t(v))) best = o;
+  return best;
+}
+
+/** Knobs ordered so each default is computed after the knobs its expression reads. */
+function defaultOrder(def: SpaceDefinition): CompiledKnob[] {
+  const done = new Set<string>();
+  const order: CompiledKnob[] = [];
+  const pending = [...def.knobs];
+  while (pending.length > 0) {
+    const i = pending.findIndex((ck) => {
+      const d = ck.default;
+      const reads = d !== undefined && 'expr' in d ? d.expr.reads : [];
+      return reads.every((r) => r === ck.knob.name || done.has(r));
+    });
+    if (i < 0) {
+      const names = pending.map((p) => p.knob.name).join(', ');
+      throw new LmBenchError('LMB_ERR_SPACE_INVALID', `${pending[0]?.file ?? ''}: the defaults of ${names} depend on each other in a cycle`);
+    }
+    const [ck] = pending.splice(i, 1);
+    if (ck === undefined) break;
+    done.add(ck.knob.name);
+    order.push(ck);
+  }
+  return order;
+}
