@@ -77,6 +77,8 @@ export const StudySpec = z.strictObject({
   budget_trials: z.int().positive(),
   budget_hours: z.number().positive().nullable(),
   parallel: z.int().positive(),
+  /** `fixed` (or absent): each trial is one load run of the workload; `max_rate`: a bisection for the highest request rate meeting the SLOs. */
+  measure: z.enum(['fixed', 'max_rate']).optional(),
 });
 export type StudySpec = z.infer<typeof StudySpec>;
 

@@ -26,7 +26,13 @@ export const TrialInput = z.strictObject({
 export type TrialInput = z.infer<typeof TrialInput>;
 
 export type TrialOutcome =
-  | { readonly status: 'ok'; readonly result: BenchmarkResult; readonly durationMs: number }
+  | {
+      readonly status: 'ok';
+      readonly result: BenchmarkResult;
+      readonly durationMs: number;
+      /** Extra facts about how it was measured (e.g. the max-rate search), kept as trial attributes. */
+      readonly attrs?: Record<string, unknown>;
+    }
   | {
       readonly status: 'failed';
       /** Whether the server got as far as starting (false: a launch failure). */

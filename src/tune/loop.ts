@@ -1,4 +1,5 @@
 import type { Trial } from '../domain/index.js';
+import { isLmBenchError } from '../errors.js';
 import type { OptimizationStudy } from '../optimize/study.js';
 import type { Store } from '../store/store.js';
 import type { Executor } from '../targets/executor.js';
@@ -112,10 +113,18 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
     } finally {
       clearInterval(beat);
     }
-    const told =
-      outcome.status === 'ok'
-        ? study.tell(trial.id, { state: 'complete', result: outcome.result })
-        : study.tell(trial.id, { state: 'failed', reason: outcome.reason, started: outcome.started });
+    let told: Trial;
+    try {
+      if (outcome.status === 'ok' && outcome.attrs !== undefined) store.setTrialAttrs(trial.id, outcome.attrs);
+      told =
+        outcome.status === 'ok'
+          ? study.tell(trial.id, { state: 'complete', result: outcome.result })
+          : study.tell(trial.id, { state: 'failed', reason: outcome.reason, started: outcome.started });
+    } catch (err) {
+      // Another process already finished this trial (marked it stale and re-queued it): its copy runs again.
+      if (isLmBenchError(err, 'LMB_ERR_TRIAL_FINISHED')) return;
+      throw err;
+    }
     recordTrialRun(store, study.study, told);
     store.appendEvent({ studyId: study.id, kind: 'trial_finished', payload: { trial_id: told.id, state: told.state, duration_ms: outcome.durationMs } });
     emit({ kind: 'trial_finished', trial: told, outcome });

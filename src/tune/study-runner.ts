@@ -15,6 +15,7 @@ import type { TrialInput } from '../targets/types.js';
 import { createRng } from '../util/rng.js';
 import { historySeeds } from './history.js';
 import { runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
+import { maxRateMeasure } from './max-rate.js';
 import { studySurrogate } from './surrogate-model.js';
 
 /**
@@ -101,7 +102,7 @@ export async function runStudy(opts: StudyRunOptions): Promise<{ study: Optimiza
       deadlineMs,
       now: opts.now,
       trialInput: (t) => trialInputOf(opts.spec, t),
-      ...(opts.measure === undefined ? {} : { measure: opts.measure }),
+      ...(opts.measure !== undefined ? { measure: opts.measure } : opts.spec.measure === 'max_rate' ? { measure: maxRateMeasure() } : {}),
       ...(opts.signal === undefined ? {} : { signal: opts.signal }),
       ...(opts.onEvent === undefined ? {} : { onEvent: opts.onEvent }),
     });

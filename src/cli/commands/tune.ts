@@ -19,12 +19,13 @@ const usage = `Usage:
                 [--target sim|vllm|endpoint|command] [--command "…"] [--endpoint URL]
                 [--vllm-bin vllm] [--vllm-port 18000]
                 --budget-trials N [--budget-hours H] [--parallel K] [--seed S]
-                [--sampler surrogate|random] [--db PATH] [--json]
+                [--objective throughput|max-rate] [--sampler surrogate|random] [--db PATH] [--json]
   lm-bench tune --study NAME [--db PATH] [--json]     resume a study with its stored settings
 
 Runs a tuning study: vLLM's defaults first, then space-filling points and the best matches from the
 history, then rounds of train → propose → measure in parallel → record, until the budget is spent or
-the expected hypervolume improvement stays flat. Every trial is recorded in the SQLite store as it
+the expected hypervolume improvement stays flat. With --objective max-rate each trial finds the highest
+request rate that meets the SLOs by bisection (at most 5 load runs per configuration). Every trial is recorded in the SQLite store as it
 finishes; running the same command again resumes the study (completed trials are kept, trials a crash
 left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json).
 `;
@@ -47,6 +48,7 @@ const flags = {
   parallel: { type: 'string' },
   seed: { type: 'string' },
   sampler: { type: 'string' },
+  objective: { type: 'string' },
   db: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -88,6 +90,12 @@ function parseSlo(text: string | undefined, fallback: Slo | undefined): Slo {
   }
 }
 
+function objectiveMode(raw: string | undefined): 'fixed' | 'max_rate' {
+  if (raw === undefined || raw === 'throughput') return 'fixed';
+  if (raw === 'max-rate') return 'max_rate';
+  throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be throughput or max-rate, got "${raw}"`, { details: { field: 'objective' } });
+}
+
 function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: string): StudySpec {
   const catalog = defaultCatalog();
   const gpu = catalog.gpu(requireFlag(v.gpu, 'gpu')).id;
@@ -107,6 +115,7 @@ function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: s
     budget_trials: numberFlag(requireFlag(v['budget-trials'], 'budget-trials'), 'budget-trials', { int: true, min: 1, max: 10_000 }),
     budget_hours: budgetHours ?? null,
     parallel: numberFlag(v.parallel, 'parallel', { int: true, min: 1, max: 32 }) ?? 1,
+    measure: objectiveMode(v.objective),
   });
 }
 
