@@ -1,10 +1,221 @@
-import type { Command } from '../io.js';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parse as parseYamlText } from 'yaml';
+import type { BenchmarkResult, RequestRecord } from '../../domain/index.js';
+import { parseSloString } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
+import { BenchConfig, expandSweep, overlay } from '../../loadgen/config.js';
+import { runBenchmark } from '../../loadgen/index.js';
+import { planRun } from '../../loadgen/plan.js';
+import { sweepReportHtml } from '../../report/sweep.js';
+import { parseYaml } from '../../util/yaml.js';
+import { numberFlag, parseFlags, requireFlag } from '../args.js';
+import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
 
-// Placeholder until the command lands; replaced by its owner.
+const USAGE = `lm-bench run: load an OpenAI-compatible server (loopback only) and report vLLM-compatible metrics
+
+Usage: lm-bench run --endpoint URL [--config FILE] [flags]
+
+  --endpoint URL         e.g. http://127.0.0.1:8000/v1/completions (or …/v1/chat/completions)
+  --config FILE          YAML config (see configs/llama3-8b-throughput.yaml); a sweep runs every combination
+  --output FILE          result JSON (one object; a sweep writes one object per line, like --append-result)
+  --html FILE            self-contained HTML summary (tables and plots, no network)
+  --records FILE         per-request records as JSON Lines
+  --json                 print the result(s) as one JSON document on stdout
+Over the file, or without one:
+  --model M  --api completions|chat  --input-len N  --output-len N  --num-prompts N
+  --concurrency C        closed loop with C in flight (with --request-rate: a cap)
+  --request-rate R       open loop, R req/s or "inf";  --burstiness B (1 = Poisson, "inf" = even)
+  --max-concurrency C    cap for the open loop;  --duration-s S  stop sending after S seconds
+  --warmup N  --seed S  --slo ttft_p99_ms=…,itl_p99_ms=…  --timeout-s S  --workers N  --label L
+`;
+
+const FLAGS = {
+  endpoint: { type: 'string' },
+  config: { type: 'string' },
+  output: { type: 'string' },
+  html: { type: 'string' },
+  records: { type: 'string' },
+  json: { type: 'boolean' },
+  model: { type: 'string' },
+  api: { type: 'string' },
+  'input-len': { type: 'string' },
+  'output-len': { type: 'string' },
+  'num-prompts': { type: 'string' },
+  concurrency: { type: 'string' },
+  'request-rate': { type: 'string' },
+  burstiness: { type: 'string' },
+  'max-concurrency': { type: 'string' },
+  'duration-s': { type: 'string' },
+  warmup: { type: 'string' },
+  seed: { type: 'string' },
+  slo: { type: 'string' },
+  'timeout-s': { type: 'string' },
+  workers: { type: 'string' },
+  label: { type: 'string' },
+} as const;
+
+/** Event-loop lag above which the client's own timings are suspect (reference §7.1). */
+const LAG_WARN_MS = 50;
+
+type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
+
+const rateFlag = (raw: string | undefined, flag: string): number | 'inf' | undefined =>
+  raw === undefined ? undefined : raw.trim().toLowerCase() === 'inf' ? 'inf' : numberFlag(raw, flag, { min: Number.MIN_VALUE });
+
+/** Flags laid over the raw config; returns the dotted paths they set (those leave the sweep). */
+function applyFlags(raw: Record<string, unknown>, v: Values): string[] {
+  const set: string[] = [];
+  const put = (path: string, value: unknown): void => {
+    if (value === undefined) return;
+    overlay(raw, path, value);
+    set.push(path);
+  };
+  put('model', v.model);
+  if (v.api !== undefined && v.api !== 'completions' && v.api !== 'chat') {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--api must be completions or chat, got "${v.api}"`, { details: { field: 'api' } });
+  }
+  put('api', v.api);
+  const inLen = numberFlag(v['input-len'], 'input-len', { int: true, min: 1 });
+  const outLen = numberFlag(v['output-len'], 'output-len', { int: true, min: 1 });
+  if (inLen !== undefined || outLen !== undefined) {
+    const ds = raw['dataset'] as Record<string, unknown> | undefined;
+    if (ds === undefined || ds['kind'] !== 'synthetic') {
+      raw['dataset'] = { kind: 'synthetic', input_len: inLen ?? 512, output_len: outLen ?? 128 };
+      set.push('dataset.input_len', 'dataset.output_len', 'dataset');
+    } else {
+      put('dataset.input_len', inLen);
+      put('dataset.output_len', outLen);
+    }
+  }
+  put('num_prompts', numberFlag(v['num-prompts'], 'num-prompts', { int: true, min: 1 }));
+  const conc = numberFlag(v.concurrency, 'concurrency', { int: true, min: 1 });
+  const rate = rateFlag(v['request-rate'], 'request-rate');
+  const cap = numberFlag(v['max-concurrency'], 'max-concurrency', { int: true, min: 1 });
+  if (conc !== undefined || rate !== undefined || cap !== undefined) {
+    const prev = (raw['traffic'] as Record<string, unknown> | undefined) ?? {};
+    const traffic: Record<string, unknown> = { ...prev };
+    if (rate !== undefined) {
+      delete traffic['concurrency'];
+      delete traffic['ramp_up'];
+      traffic['request_rate'] = rate;
+      if (conc !== undefined) traffic['max_concurrency'] = conc;
+    } else if (conc !== undefined) {
+      delete traffic['request_rate'];
+      delete traffic['ramp_up'];
+      delete traffic['max_concurrency'];
+      traffic['concurrency'] = conc;
+    }
+    if (cap !== undefined) traffic['max_concurrency'] = cap;
+    raw['traffic'] = traffic;
+    set.push('traffic', 'traffic.concurrency', 'traffic.request_rate', 'traffic.max_concurrency');
+  }
+  put('traffic.burstiness', rateFlag(v.burstiness, 'burstiness'));
+  put('duration_s', numberFlag(v['duration-s'], 'duration-s', { min: Number.MIN_VALUE }));
+  const warm = numberFlag(v.warmup, 'warmup', { int: true, min: 0 });
+  if (warm !== undefined) put('warmup', { requests: warm });
+  put('seed', numberFlag(v.seed, 'seed', { int: true, min: 0 }));
+  put('timeout_s', numberFlag(v['timeout-s'], 'timeout-s', { min: Number.MIN_VALUE }));
+  put('workers', numberFlag(v.workers, 'workers', { int: true, min: 1 }));
+  if (v.slo !== undefined) {
+    try {
+      put('slo', parseSloString(v.slo));
+    } catch (err) {
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--slo: ${(err as Error).message}`, { details: { field: 'slo' }, cause: err });
+    }
+  }
+  return set;
+}
+
+function loadRaw(file: string | undefined, cwd: string): { raw: Record<string, unknown>; baseDir: string } {
+  if (file === undefined) {
+    // vllm bench serve's defaults: every prompt at once (rate inf), random prompts.
+    return { raw: { dataset: { kind: 'synthetic', input_len: 512, output_len: 128 }, traffic: { request_rate: 'inf' } }, baseDir: cwd };
+  }
+  const path = resolve(cwd, file);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${file}: cannot read config`, { cause: err, details: { file } });
+  }
+  parseYaml(text, BenchConfig, { file }); // the file on its own: errors carry file:line:field
+  return { raw: parseYamlText(text) as Record<string, unknown>, baseDir: dirname(path) };
+}
+
+function validateMerged(raw: Record<string, unknown>, viaFlags: boolean): BenchConfig {
+  const res = BenchConfig.safeParse(raw);
+  if (res.success) return res.data;
+  const lines = res.error.issues.map((i) => `${i.path.join('.') || '(config)'}: ${i.message}`);
+  throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${viaFlags ? 'flags' : 'config'}: ${lines.join('; ')}`, { details: { issues: lines } });
+}
+
+function summaryLine(r: BenchmarkResult): string {
+  const f = (x: number): string => x.toFixed(1);
+  return `completed ${r.completed}, failed ${r.failed} in ${r.duration.toFixed(2)} s: ${f(r.request_throughput)} req/s, ${f(r.output_throughput)} out tok/s; TTFT mean ${f(r.mean_ttft_ms)} p99 ${f(r.p99_ttft_ms)} ms; TPOT mean ${f(r.mean_tpot_ms)} ms; ITL p99 ${f(r.p99_itl_ms)} ms`;
+}
+
+function writeFile(path: string, text: string): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, text);
+}
+
 export const command: Command = {
   name: 'run',
-  summary: 'run',
-  usage: 'lm-bench run',
-  run: () => Promise.reject(new LmBenchError('LMB_ERR_UNKNOWN_COMMAND', 'run is not available yet')),
+  summary: 'load runner against an OpenAI-compatible server (like `vllm bench serve`)',
+  usage: USAGE,
+  async run(argv: readonly string[], io: CliIo): Promise<number> {
+    const { values } = parseFlags(argv, FLAGS);
+    const endpoint = requireFlag(values.endpoint, 'endpoint');
+    const { raw, baseDir } = loadRaw(values.config, io.cwd);
+    const flagPaths = applyFlags(raw, values);
+    const sweep = raw['sweep'] as Record<string, unknown> | undefined;
+    if (sweep !== undefined) {
+      for (const k of Object.keys(sweep)) if (flagPaths.some((p) => k === p || k.startsWith(`${p}.`))) delete sweep[k];
+      if (Object.keys(sweep).length === 0) delete raw['sweep'];
+    }
+    const base = validateMerged(raw, values.config === undefined || flagPaths.length > 0);
+    const points = expandSweep(raw, base);
+    const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
+    const tty = io.stderr.isTTY === true;
+    const results: BenchmarkResult[] = [];
+    const allRecords: RequestRecord[] = [];
+    const ac = new AbortController();
+    const onSignal = (): void => ac.abort();
+    process.once('SIGINT', onSignal);
+    try {
+      for (const [i, plan] of plans.entries()) {
+        const tag = points.length > 1 ? `[${i + 1}/${points.length}] ${JSON.stringify(points[i]?.values)} ` : '';
+        const { result, records } = await runBenchmark({
+          ...plan,
+          endpoint,
+          signal: ac.signal,
+          onProgress: tty ? (p) => io.stderr.write(`\r${tag}${p.done + p.failed}/${p.total} done, ${p.failed} failed   `) : undefined,
+        });
+        if (tty) io.stderr.write('\n');
+        results.push(result);
+        for (const r of records) allRecords.push(points.length > 1 ? { ...r, request_id: `p${i + 1}-${r.request_id}` } : r);
+        if (values.json !== true) io.stdout.write(`${tag}${summaryLine(result)}\n`);
+        const lag = result.lmb.max_loop_lag_ms;
+        if (lag !== null && lag > LAG_WARN_MS) {
+          io.stderr.write(`lm-bench: warning: the client's event loop lagged up to ${lag.toFixed(0)} ms; latencies may include client overhead (try --workers, or a less loaded machine)\n`);
+        }
+      }
+    } finally {
+      process.removeListener('SIGINT', onSignal);
+    }
+    const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
+    if (values.output !== undefined) {
+      const text = results.length === 1 ? `${JSON.stringify(results[0], jsonReplacer, 2)}\n` : `${results.map(out).join('\n')}\n`;
+      writeFile(resolve(io.cwd, values.output), text);
+    }
+    if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), allRecords.map((r) => `${out(r)}\n`).join(''));
+    if (values.html !== undefined) {
+      const html = await sweepReportHtml(results, { title: `lm-bench run: ${base.name}`, generatedAt: new Date().toISOString() });
+      writeFile(resolve(io.cwd, values.html), html);
+    }
+    if (values.json === true) writeJson(io, results.length === 1 ? results[0] : { results });
+    const failedAll = results.every((r) => r.completed === 0);
+    return failedAll ? 1 : 0;
+  },
 };

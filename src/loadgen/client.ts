@@ -1,0 +1,295 @@
+import type { Dispatcher, Pool } from 'undici';
+import type { ErrorKindName, RequestRecord } from '../domain/index.js';
+import { createSseParser } from './sse.js';
+import type { PreparedRequest } from './prompts.js';
+
+/**
+ * One streaming request to an OpenAI-compatible server, timed at the I/O layer: `send_time_s` just
+ * before the request is handed to the socket pool, each chunk's time when its bytes arrive (before any
+ * JSON parsing of later events). Token counts come from the final `usage` chunk (requested with
+ * `stream_options.include_usage`); without one, output tokens are the content chunks, marked
+ * `token_source: 'fallback'`. Every failure becomes an `error_kind` on the record, never a throw.
+ *
+ * A chunk counts as a token chunk when it has choices with non-empty text, content, reasoning or
+ * tool calls (reference §7.7: a chat role-only first chunk, or an empty finish chunk, is not a token).
+ */
+export interface TargetSpec {
+  readonly path: string;
+  readonly api: 'completions' | 'chat';
+  readonly model: string;
+  readonly ignoreEos: boolean;
+  readonly temperature?: number | undefined;
+  readonly timeoutMs: number;
+}
+
+export interface RequestMeta {
+  readonly requestId: string;
+  readonly schedS: number;
+  readonly enqueueS: number;
+  readonly phase: RequestRecord['phase'];
+  readonly workerId: number;
+  readonly loopLagMs: number | null;
+}
+
+export function requestBody(t: TargetSpec, r: PreparedRequest): string {
+  const common: Record<string, unknown> = {
+    model: t.model,
+    stream: true,
+    stream_options: { include_usage: true },
+    ignore_eos: t.ignoreEos,
+  };
+  if (t.temperature !== undefined) common['temperature'] = t.temperature;
+  if (t.api === 'chat') {
+    return JSON.stringify({
+      ...common,
+      messages: [{ role: 'user', content: r.prompt }],
+      max_completion_tokens: r.maxTokens,
+      max_tokens: r.maxTokens,
+    });
+  }
+  return JSON.stringify({ ...common, prompt: r.prompt, max_tokens: r.maxTokens });
+}
+
+interface ChunkChoice {
+  text?: unknown;
+  delta?: { content?: unknown; reasoning?: unknown; reasoning_content?: unknown; tool_calls?: unknown };
+  finish_reason?: unknown;
+}
+
+function hasToken(c: ChunkChoice): boolean {
+  if (typeof c.text === 'string' && c.text.length > 0) return true;
+  const d = c.delta;
+  if (d === undefined || d === null) return false;
+  return (
+    (typeof d.content === 'string' && d.content.length > 0) ||
+    (typeof d.reasoning === 'string' && d.reasoning.length > 0) ||
+    (typeof d.reasoning_content === 'string' && d.reasoning_content.length > 0) ||
+    (Array.isArray(d.tool_calls) && d.tool_calls.length > 0)
+  );
+}
+
+/** undici and socket errors → the record's error kinds. */
+export function classifyError(err: unknown): ErrorKindName {
+  const e = err as { code?: unknown; name?: unknown; cause?: unknown };
+  const code = typeof e.code === 'string' ? e.code : '';
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection_refused';
+    case 'ECONNRESET':
+    case 'EPIPE':
+    case 'UND_ERR_SOCKET':
+    case 'UND_ERR_CLOSED':
+      return 'connection_reset';
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+    case 'ETIMEDOUT':
+      return 'timeout';
+    case 'UND_ERR_ABORTED':
+      return 'aborted';
+    case 'HPE_INVALID_CONSTANT':
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'UND_ERR_INFO':
+      return 'bad_response';
+    default:
+      if (e.name === 'AbortError') return 'aborted';
+      if (typeof code === 'string' && code.startsWith('HPE_')) return 'bad_response';
+      if (e.cause !== undefined && e.cause !== err) return classifyError(e.cause);
+      return 'connection_reset';
+  }
+}
+
+/** Sends one request; resolves with its record whatever happens (errors are data). */
+/** Requests in flight, watched by one timer for their deadlines instead of a timer each. */
+export interface InFlight {
+  readonly deadlineS: number;
+  abort(reason: Error): void;
+}
+
+export interface Connection {
+  readonly pool: Pool;
+  readonly target: TargetSpec;
+  /** The run's clock (seconds from its origin). */
+  readonly nowS: () => number;
+  readonly inFlight: Set<InFlight>;
+}
+
+export class TimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+}
+
+export class CallerAbort extends Error {}
+
+/**
+ * One timer for every request in flight on this thread: times out the ones past their deadline and
+ * aborts them all when `stopped()` says so. Per-request timers and abort listeners cost more than the
+ * request itself at a thousand streams.
+ */
+export function watchInFlight(set: Set<InFlight>, nowS: () => number, stopped: () => boolean, everyMs = 50): () => void {
+  const timer = setInterval(() => {
+    const stop = stopped();
+    const now = nowS();
+    for (const f of set) {
+      if (stop) f.abort(new CallerAbort('aborted by the caller'));
+      else if (now > f.deadlineS) f.abort(new TimeoutError('no complete response within the request timeout'));
+    }
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
+/** `body` may be built ahead (off the clock); by default it is built here. */
+export function sendRequest(conn: Connection, req: PreparedRequest, meta: RequestMeta, body?: string): Promise<RequestRecord> {
+  const { pool, target, nowS, inFlight } = conn;
+  const payload = body ?? requestBody(target, req);
+  return new Promise((resolve) => {
+    const chunkTimes: number[] = [];
+    let firstByte: number | null = null;
+    let status: number | null = null;
+    let usageOut: number | null = null;
+    let usageIn: number | null = null;
+    let cached: number | null = null;
+    let finish: string | null = null;
+    let sawDone = false;
+    let kind: ErrorKindName | null = null;
+    let message: string | null = null;
+    let errorText = '';
+    let controller: Dispatcher.DispatchController | null = null;
+    let abortReason: Error | null = null;
+    let settled = false;
+
+    const fail = (k: ErrorKindName, msg: string): void => {
+      if (kind === null) {
+        kind = k;
+        message = msg.slice(0, 500);
+      }
+    };
+
+    const parser = createSseParser((data) => {
+      if (kind !== null) return;
+      if (data === '[DONE]') {
+        sawDone = true;
+        return;
+      }
+      const t = chunkArrival;
+      let obj: { choices?: unknown; usage?: unknown; error?: unknown; object?: unknown };
+      try {
+        obj = JSON.parse(data) as typeof obj;
+      } catch {
+        fail('bad_response', `invalid JSON in the stream: ${data.slice(0, 120)}`);
+        return;
+      }
+      if (typeof obj !== 'object' || obj === null) {
+        fail('bad_response', `stream message is not an object: ${data.slice(0, 120)}`);
+        return;
+      }
+      if (obj.error !== undefined || obj.object === 'error') {
+        const err = obj.error as { message?: unknown } | undefined;
+        fail('stream_error', typeof err?.message === 'string' ? err.message : JSON.stringify(obj.error ?? obj).slice(0, 300));
+        return;
+      }
+      const choices = obj.choices;
+      if (Array.isArray(choices) && choices.length > 0) {
+        const c = choices[0] as ChunkChoice;
+        if (hasToken(c)) chunkTimes.push(t);
+        if (typeof c.finish_reason === 'string') finish = c.finish_reason;
+      }
+      const u = obj.usage as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null } | null | undefined;
+      if (u !== null && u !== undefined && typeof u === 'object') {
+        if (typeof u.completion_tokens === 'number') usageOut = u.completion_tokens;
+        if (typeof u.prompt_tokens === 'number') usageIn = u.prompt_tokens;
+        const ct = u.prompt_tokens_details?.cached_tokens;
+        if (typeof ct === 'number') cached = ct;
+      }
+    });
+    let chunkArrival = 0;
+
+    const finishRecord = (errEnd: unknown): void => {
+      if (settled) return;
+      settled = true;
+      inFlight.delete(watch);
+      const done = nowS();
+      if (errEnd !== null) {
+        const k = abortReason !== null ? (abortReason instanceof TimeoutError ? 'timeout' : 'aborted') : classifyError(errEnd);
+        fail(k, abortReason?.message ?? (errEnd instanceof Error ? errEnd.message : 'the request failed'));
+      } else if (status !== null && status !== 200) {
+        fail('http_status', `HTTP ${status}${errorText === '' ? '' : `: ${errorText.slice(0, 300)}`}`);
+      } else if (kind === null) {
+        parser.end();
+        if (kind === null && !sawDone && finish === null) fail('truncated_stream', 'the stream ended before [DONE] or a finish_reason');
+        else if (kind === null && chunkTimes.length === 0) fail('bad_response', 'never received a token chunk');
+      }
+      const fromUsage = usageOut !== null && usageOut > 0;
+      resolve({
+        request_id: meta.requestId,
+        sched_time_s: meta.schedS,
+        enqueue_time_s: meta.enqueueS,
+        send_time_s: sendS,
+        first_byte_time_s: firstByte,
+        chunk_times_s: chunkTimes,
+        done_time_s: done,
+        prompt_tokens: usageIn ?? req.clientTokens,
+        prompt_tokens_client: req.clientTokens,
+        output_tokens: fromUsage ? (usageOut as number) : chunkTimes.length,
+        token_source: fromUsage ? 'usage' : 'fallback',
+        cached_tokens: cached,
+        finish_reason: finish,
+        http_status: status,
+        error_kind: kind,
+        error: message,
+        phase: meta.phase,
+        worker_id: meta.workerId,
+        loop_lag_ms: meta.loopLagMs,
+      });
+    };
+
+    const abortWith = (reason: Error): void => {
+      if (settled || abortReason !== null) return;
+      abortReason = reason;
+      if (controller !== null) controller.abort(reason);
+    };
+
+    const handler: Dispatcher.DispatchHandler = {
+      onRequestStart(c) {
+        controller = c;
+        if (abortReason !== null) c.abort(abortReason);
+      },
+      onResponseStart(_c, statusCode) {
+        firstByte = nowS();
+        status = statusCode;
+      },
+      onResponseData(_c, chunk) {
+        if (status !== 200) {
+          if (errorText.length < 2000) errorText += chunk.toString('utf8');
+          return;
+        }
+        chunkArrival = nowS();
+        parser.push(chunk);
+      },
+      onResponseEnd() {
+        finishRecord(null);
+      },
+      onResponseError(_c, err) {
+        finishRecord(err);
+      },
+    };
+    const sendS = nowS();
+    const watch: InFlight = { deadlineS: sendS + target.timeoutMs / 1000, abort: abortWith };
+    inFlight.add(watch);
+    try {
+      pool.dispatch(
+        {
+          method: 'POST',
+          path: target.path,
+          headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-request-id': meta.requestId },
+          body: payload,
+          headersTimeout: target.timeoutMs,
+          bodyTimeout: target.timeoutMs,
+        },
+        handler,
+      );
+    } catch (err) {
+      finishRecord(err);
+    }
+  });
+}

@@ -1,0 +1,45 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+
+/**
+ * Time for records: seconds since the run's origin on the monotonic clock. `process.hrtime` reads
+ * CLOCK_MONOTONIC, the same clock in every worker thread, so records from several threads merge on
+ * one time axis without skew. The origin travels to workers as a decimal string (bigint ns).
+ */
+export function clockFrom(originNs: bigint): () => number {
+  // performance.now() reads the same monotonic clock without a BigInt per call; the offset to the
+  // shared origin is fixed once per thread.
+  const offsetMs = Number(process.hrtime.bigint() - originNs) / 1e6 - performance.now();
+  return () => (performance.now() + offsetMs) / 1000;
+}
+
+export function nowNs(): bigint {
+  return process.hrtime.bigint();
+}
+
+/** Event-loop lag: the drift of a 10 ms timer (the lag a send would see now) and the run's peak. */
+export interface LagMonitor {
+  currentMs(): number;
+  maxMs(): number;
+  stop(): void;
+}
+
+export function startLagMonitor(intervalMs = 10): LagMonitor {
+  let last = performance.now();
+  let current = 0;
+  const hist = monitorEventLoopDelay({ resolution: intervalMs });
+  hist.enable();
+  const timer = setInterval(() => {
+    const now = performance.now();
+    current = Math.max(0, now - last - intervalMs);
+    last = now;
+  }, intervalMs);
+  timer.unref();
+  return {
+    currentMs: () => current,
+    maxMs: () => Math.max(0, hist.max / 1e6 - intervalMs),
+    stop: () => {
+      clearInterval(timer);
+      hist.disable();
+    },
+  };
+}

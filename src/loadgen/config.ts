@@ -1,0 +1,163 @@
+import { z } from 'zod';
+import { LengthDist, SharedPrefix, Slo, type Arrival } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+
+/**
+ * The load-runner config file (`lm-bench run --config FILE`), strict: unknown keys are errors, each
+ * reported with its line by `parseYaml`. A `sweep` maps dotted paths of this file to lists of values;
+ * the run is the full combination of them, each point validated again as a complete config.
+ */
+const lengthOrNumber = z.union([z.int().positive(), LengthDist]).transform((v): LengthDist =>
+  typeof v === 'number' ? { dist: 'fixed', value: v } : v,
+);
+
+export const DatasetConfig = z.discriminatedUnion('kind', [
+  z.strictObject({
+    kind: z.literal('synthetic'),
+    input_len: lengthOrNumber,
+    output_len: lengthOrNumber,
+    shared_prefix: SharedPrefix.optional(),
+  }),
+  z.strictObject({ kind: z.literal('sharegpt'), path: z.string().min(1), output_len: z.int().positive().optional() }),
+  z.strictObject({ kind: z.literal('jsonl'), path: z.string().min(1), output_len: z.int().positive().default(256) }),
+]);
+export type DatasetConfig = z.infer<typeof DatasetConfig>;
+
+export const RampUp = z.strictObject({
+  strategy: z.enum(['linear', 'exponential']),
+  start_rps: z.number().positive(),
+  end_rps: z.number().positive(),
+});
+export type RampUp = z.infer<typeof RampUp>;
+
+const rate = z.union([z.number().positive(), z.literal('inf')]);
+
+export const TrafficConfig = z
+  .strictObject({
+    /** Closed loop: this many requests in flight. */
+    concurrency: z.int().positive().max(100_000).optional(),
+    /** Open loop: arrivals per second ("inf" = all at once, as vLLM). */
+    request_rate: rate.optional(),
+    /** Gamma shape of inter-arrival times: 1 = Poisson, "inf" = evenly spaced. */
+    burstiness: rate.default(1),
+    /** A cap on requests in flight in open-loop mode. */
+    max_concurrency: z.int().positive().max(100_000).optional(),
+    ramp_up: RampUp.optional(),
+  })
+  .superRefine((t, ctx) => {
+    const modes = [t.concurrency !== undefined, t.request_rate !== undefined, t.ramp_up !== undefined].filter(Boolean).length;
+    if (modes !== 1) {
+      ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of concurrency, request_rate or ramp_up' });
+    }
+    if (t.concurrency !== undefined && t.max_concurrency !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['max_concurrency'], message: 'max_concurrency caps an open loop; with concurrency it is redundant' });
+    }
+  });
+export type TrafficConfig = z.infer<typeof TrafficConfig>;
+
+export const BenchConfig = z
+  .strictObject({
+    name: z.string().min(1).default('run'),
+    description: z.string().optional(),
+    model: z.string().min(1).optional(),
+    api: z.enum(['completions', 'chat']).default('completions'),
+    dataset: DatasetConfig,
+    sampling: z
+      .strictObject({
+        /** Overrides the dataset's output lengths when set. */
+        max_tokens: z.int().positive().optional(),
+        temperature: z.number().min(0).max(2).optional(),
+        ignore_eos: z.boolean().default(true),
+      })
+      .default({ ignore_eos: true }),
+    traffic: TrafficConfig,
+    num_prompts: z.int().positive().max(1_000_000).default(200),
+    /** Stop sending after this long (num_prompts stays the upper bound). */
+    duration_s: z.number().positive().max(86_400).optional(),
+    /** Requests sent before the measured run and left out of its metrics. */
+    warmup: z.strictObject({ requests: z.int().nonnegative().max(10_000) }).default({ requests: 0 }),
+    slo: Slo.optional(),
+    seed: z.int().nonnegative().default(0),
+    timeout_s: z.number().positive().max(86_400).default(600),
+    /** Worker threads driving the streams ("auto": by load). */
+    workers: z.union([z.int().positive().max(16), z.literal('auto')]).default('auto'),
+    scrape_metrics: z.boolean().default(true),
+    sweep: z.record(z.string(), z.array(z.unknown()).min(1)).optional(),
+  })
+  .superRefine((c, ctx) => {
+    if (c.sweep === undefined) return;
+    let points = 1;
+    for (const key of Object.keys(c.sweep)) {
+      if (key.startsWith('sweep')) ctx.addIssue({ code: 'custom', path: ['sweep', key], message: 'a sweep cannot sweep itself' });
+      points *= c.sweep[key]?.length ?? 1;
+    }
+    if (points > 1000) ctx.addIssue({ code: 'custom', path: ['sweep'], message: `${points} sweep points; at most 1000` });
+  });
+export type BenchConfig = z.infer<typeof BenchConfig>;
+export type BenchConfigInput = z.input<typeof BenchConfig>;
+
+/** The traffic section as the shared Arrival schema (ramp-up is carried beside it, see `RunPoint`). */
+export function arrivalOf(t: TrafficConfig): Arrival {
+  const cap = t.max_concurrency === undefined ? {} : { max_concurrency: t.max_concurrency };
+  if (t.concurrency !== undefined) return { kind: 'closed', concurrency: t.concurrency };
+  if (t.ramp_up !== undefined) return { kind: 'poisson', rate_rps: t.ramp_up.end_rps, ...cap };
+  const r = t.request_rate;
+  if (r === undefined || r === 'inf') return { kind: 'burst', ...cap };
+  if (t.burstiness === 'inf') return { kind: 'constant', rate_rps: r, ...cap };
+  if (t.burstiness === 1) return { kind: 'poisson', rate_rps: r, ...cap };
+  return { kind: 'gamma', rate_rps: r, burstiness: t.burstiness, ...cap };
+}
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let cur: Record<string, unknown> = obj;
+  for (const k of keys.slice(0, -1)) {
+    const next = cur[k];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) cur[k] = {};
+    cur = cur[k] as Record<string, unknown>;
+  }
+  cur[keys[keys.length - 1] as string] = value;
+}
+
+export interface SweepPoint {
+  /** The swept values of this point, by dotted path. */
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly config: BenchConfig;
+}
+
+/**
+ * The full combination of a config's sweep, in row-major order of its keys (the first key varies
+ * slowest). Each point is the raw config with the values set, validated again; an invalid point is
+ * reported with the sweep values that produced it.
+ */
+export function expandSweep(raw: Record<string, unknown>, base: BenchConfig): SweepPoint[] {
+  const sweep = base.sweep;
+  if (sweep === undefined || Object.keys(sweep).length === 0) return [{ values: {}, config: base }];
+  const keys = Object.keys(sweep);
+  let combos: Record<string, unknown>[] = [{}];
+  for (const k of keys) {
+    const next: Record<string, unknown>[] = [];
+    for (const c of combos) for (const v of sweep[k] ?? []) next.push({ ...c, [k]: v });
+    combos = next;
+  }
+  return combos.map((values) => {
+    const copy = structuredClone(raw);
+    delete copy['sweep'];
+    for (const [k, v] of Object.entries(values)) setPath(copy, k, v);
+    const res = BenchConfig.safeParse(copy);
+    if (!res.success) {
+      const issue = res.error.issues[0];
+      throw new LmBenchError(
+        'LMB_ERR_CONFIG_INVALID',
+        `sweep point ${JSON.stringify(values)}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+        { details: { values, field: issue?.path.join('.') } },
+      );
+    }
+    return { values, config: res.data };
+  });
+}
+
+/** Sets a dotted path in a raw (unvalidated) config; used to lay CLI flags over a file. */
+export function overlay(raw: Record<string, unknown>, path: string, value: unknown): void {
+  setPath(raw, path, value);
+}

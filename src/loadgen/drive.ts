@@ -1,0 +1,141 @@
+import { Pool } from 'undici';
+import type { RequestRecord } from '../domain/index.js';
+import { requestBody, sendRequest, watchInFlight, type InFlight, type TargetSpec } from './client.js';
+import { clockFrom, startLagMonitor } from './clock.js';
+import type { PreparedRequest } from './prompts.js';
+
+/**
+ * Drives streams on one thread (the main one, or a piscina worker: the spec is plain data). Closed
+ * loop: `streams` loops each claim the next request from a counter shared by every thread (Atomics on
+ * a SharedArrayBuffer), so several threads together keep exactly C in flight. Open loop: this thread's
+ * share of the arrivals, each sent at its absolute intended time (no cumulative drift), queued behind
+ * this thread's share of the concurrency cap; the queueing shows as send − sched.
+ */
+export const CTRL_NEXT = 0;
+export const CTRL_STOP = 1;
+export const CTRL_DONE = 2;
+export const CTRL_FAILED = 3;
+export const CTRL_SLOTS = 4;
+
+export interface DriveSpec {
+  readonly origin: string;
+  readonly target: TargetSpec;
+  readonly workerId: number;
+  readonly phase: RequestRecord['phase'];
+  /** Closed loop: the whole list (claimed through ctrl). Open loop: this thread's share. */
+  readonly requests: readonly PreparedRequest[];
+  /** Open loop: the intended send time of each request of `requests`, seconds from origin. */
+  readonly arrivalsS: readonly number[] | null;
+  /** Closed loop: streams on this thread; open loop: this thread's in-flight cap (0 = none). */
+  readonly streams: number;
+  readonly originNs: string;
+  /** Seconds from origin at which this phase starts. */
+  readonly startS: number;
+  /** Seconds from origin after which nothing new is sent. */
+  readonly deadlineS: number;
+  readonly ctrl: SharedArrayBuffer;
+}
+
+export interface DriveResult {
+  readonly records: RequestRecord[];
+  readonly maxLoopLagMs: number;
+}
+
+/**
+ * Opens the pool's sockets before the clock starts (one cheap GET each, bodies consumed), so the first
+ * wave of requests does not time TCP set-up and the socket pool growing under load.
+ */
+async function preconnect(pool: Pool, sockets: number): Promise<void> {
+  const one = async (): Promise<void> => {
+    try {
+      const res = await pool.request({ method: 'GET', path: '/v1/models', headersTimeout: 5000, bodyTimeout: 5000 });
+      await res.body.dump();
+    } catch {
+      // a server without /v1/models, or one that is slow to accept, is measured as it is
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(sockets, 1024) }, one));
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+
+export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<DriveResult> {
+  const nowS = clockFrom(BigInt(spec.originNs));
+  const ctrl = new Int32Array(spec.ctrl);
+  const lag = startLagMonitor();
+  const open = spec.arrivalsS !== null;
+  const connections = open ? (spec.streams > 0 ? spec.streams : null) : spec.streams;
+  const pool = new Pool(spec.origin, {
+    connections,
+    pipelining: 1,
+    // Below vLLM's 5 s keep-alive so a pooled socket is never one the server just closed (§6.2).
+    keepAliveTimeout: 4000,
+    keepAliveMaxTimeout: 4000,
+    connect: { timeout: 10_000, noDelay: true },
+  });
+  const stopped = (): boolean => Atomics.load(ctrl, CTRL_STOP) !== 0 || signal?.aborted === true;
+  const inFlight = new Set<InFlight>();
+  const unwatch = watchInFlight(inFlight, nowS, stopped);
+  const records: RequestRecord[] = [];
+  // Bodies are serialized before the clock starts, so a burst of sends costs only the sends.
+  const bodies = new Map<number, string>();
+  for (const r of spec.requests) bodies.set(r.index, requestBody(spec.target, r));
+  const one = async (req: PreparedRequest, schedS: number, enqueueS: number): Promise<void> => {
+    const rec = await sendRequest({ pool, target: spec.target, nowS, inFlight }, req, {
+      requestId: `${spec.phase === 'warmup' ? 'w' : 'r'}${req.index}`,
+      schedS,
+      enqueueS,
+      phase: spec.phase,
+      workerId: spec.workerId,
+      loopLagMs: lag.currentMs(),
+    }, bodies.get(req.index));
+    records.push(rec);
+    Atomics.add(ctrl, rec.error_kind === null ? CTRL_DONE : CTRL_FAILED, 1);
+  };
+  try {
+    await preconnect(pool, open ? Math.min(spec.requests.length, spec.streams > 0 ? spec.streams : 256) : spec.streams);
+    await sleep((spec.startS - nowS()) * 1000);
+    if (!open) {
+      const stream = async (): Promise<void> => {
+        let freedS = Math.max(spec.startS, nowS());
+        for (;;) {
+          if (stopped() || nowS() >= spec.deadlineS) return;
+          const i = Atomics.add(ctrl, CTRL_NEXT, 1);
+          const req = spec.requests[i];
+          if (req === undefined) return;
+          await one(req, freedS, freedS);
+          freedS = nowS();
+        }
+      };
+      await Promise.all(Array.from({ length: spec.streams }, stream));
+    } else {
+      const arrivals = spec.arrivalsS;
+      const cap = spec.streams > 0 ? spec.streams : Number.POSITIVE_INFINITY;
+      let inFlight = 0;
+      const waiters: (() => void)[] = [];
+      const pending: Promise<void>[] = [];
+      for (let k = 0; k < spec.requests.length; k++) {
+        const schedS = arrivals[k] as number;
+        const wait = schedS - nowS();
+        if (wait > 0.001) await sleep(wait * 1000);
+        if (stopped() || schedS >= spec.deadlineS) break;
+        const enqueueS = Math.max(schedS, nowS());
+        while (inFlight >= cap) await new Promise<void>((r) => waiters.push(r));
+        if (stopped()) break;
+        inFlight++;
+        pending.push(
+          one(spec.requests[k] as PreparedRequest, schedS, enqueueS).then(() => {
+            inFlight--;
+            waiters.shift()?.();
+          }),
+        );
+      }
+      await Promise.all(pending);
+    }
+  } finally {
+    unwatch();
+    lag.stop();
+    await pool.close().catch(() => pool.destroy());
+  }
+  return { records, maxLoopLagMs: lag.maxMs() };
+}

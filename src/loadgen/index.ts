@@ -1,0 +1,171 @@
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type { BenchmarkResult, RequestRecord, Slo, Workload } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { createRng } from '../util/rng.js';
+import { concurrencyCap } from '../workload/sample.js';
+import { scheduleTimes } from './arrivals.js';
+import { requestBody, type TargetSpec } from './client.js';
+import { clockFrom, nowNs } from './clock.js';
+import type { RampUp } from './config.js';
+import { CTRL_DONE, CTRL_FAILED, CTRL_SLOTS, CTRL_STOP, drive, type DriveResult, type DriveSpec } from './drive.js';
+import { apiOfPath, discoverModel, parseEndpoint, probeEndpoint } from './endpoint.js';
+import { syntheticRequests, type PreparedRequest } from './prompts.js';
+import { buildResult } from './result.js';
+import { startScraper } from './scrape.js';
+
+/**
+ * The load runner's programmatic API (the tuner and `lm-bench run` call it): checks the endpoint,
+ * sends the workload's requests (drawn from the seed as the simulator draws them), and returns the
+ * vLLM-compatible result with every per-request record. Bounded: at most `num_prompts` requests, no
+ * request outlives `timeoutMs`, and nothing new is sent after `durationS`.
+ */
+export interface Progress {
+  readonly done: number;
+  readonly failed: number;
+  readonly total: number;
+}
+
+export interface RunBenchmarkOptions {
+  readonly endpoint: string;
+  readonly model?: string | undefined;
+  readonly workload: Workload;
+  readonly seed: number;
+  readonly slo?: Slo | undefined;
+  /** Per-request limit (default 600 s). */
+  readonly timeoutMs?: number | undefined;
+  readonly signal?: AbortSignal | undefined;
+  /** Scrape the server's /metrics (default true). */
+  readonly scrapeMetrics?: boolean | undefined;
+  /** Threads driving the streams: 1 = this thread; more spreads them over piscina workers. */
+  readonly workers?: number | undefined;
+  readonly onProgress?: ((p: Progress) => void) | undefined;
+  /** Prompts from a file dataset, used instead of the workload's synthetic ones. */
+  readonly requests?: readonly PreparedRequest[] | undefined;
+  readonly rampUp?: RampUp | undefined;
+  readonly burstiness?: number | undefined;
+  readonly durationS?: number | undefined;
+  readonly warmupRequests?: number | undefined;
+  readonly temperature?: number | undefined;
+  readonly label?: string | undefined;
+}
+
+export interface RunBenchmarkOutput {
+  readonly result: BenchmarkResult;
+  readonly records: RequestRecord[];
+}
+
+export { parseEndpoint, isLoopbackHost } from './endpoint.js';
+export type { PreparedRequest } from './prompts.js';
+
+/** Streams one thread handles well before its event loop starts to distort timestamps (bench/loadgen.md). */
+const STREAMS_PER_THREAD = 512;
+
+export function autoWorkers(streams: number): number {
+  return Math.max(1, Math.min(Math.ceil(streams / STREAMS_PER_THREAD), Math.max(1, availableParallelism() - 1), 8));
+}
+
+function split(total: number, parts: number, k: number): number {
+  return Math.floor(total / parts) + (k < total % parts ? 1 : 0);
+}
+
+export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchmarkOutput> {
+  const ep = parseEndpoint(opts.endpoint);
+  const w = opts.workload;
+  const api = w.api === 'chat' || apiOfPath(ep.path) === 'chat' ? 'chat' : 'completions';
+  // `--api chat` against …/v1/completions means the chat endpoint beside it.
+  const path = api === 'chat' && apiOfPath(ep.path) !== 'chat' ? ep.path.replace(/\/completions(\?|$)/, '/chat/completions$1') : ep.path;
+  const model = opts.model ?? (await discoverModel(ep));
+  const requests = opts.requests ?? syntheticRequests(w, opts.seed);
+  const n = Math.min(requests.length, w.num_prompts);
+  if (n === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
+  const target: TargetSpec = {
+    path,
+    api,
+    model,
+    ignoreEos: w.ignore_eos,
+    temperature: opts.temperature,
+    timeoutMs: opts.timeoutMs ?? 600_000,
+  };
+  const first = requests[0] as PreparedRequest;
+  await probeEndpoint({ ...ep, path }, requestBody(target, { ...first, maxTokens: 1 }));
+
+  const cap = concurrencyCap(w.arrival);
+  const arrivals = scheduleTimes(w.arrival, n, createRng(opts.seed).fork('arrival'), opts.rampUp, opts.burstiness ?? 1);
+  const load = arrivals === null ? (cap ?? 1) : (cap ?? n);
+  // Never more threads than streams (closed) or than the cap or requests (open): each thread gets at least one.
+  const workers = Math.max(1, Math.min(opts.workers ?? autoWorkers(load), load));
+  const ctrl = new SharedArrayBuffer(CTRL_SLOTS * 4);
+  const ctrlView = new Int32Array(ctrl);
+  const onAbort = (): void => {
+    Atomics.store(ctrlView, CTRL_STOP, 1);
+  };
+  opts.signal?.addEventListener('abort', onAbort, { once: true });
+
+  try {
+    // Warm-up: the first prompts again, closed loop, left out of every metric.
+    const warm = opts.warmupRequests ?? 0;
+    let warmRecords: RequestRecord[] = [];
+    // One time axis for the whole run, warm-up included: seconds from here (start_epoch_ms).
+    const originNs = nowNs();
+    const startEpochMs = Date.now();
+    const clock = clockFrom(originNs);
+    if (warm > 0) {
+      const warmReqs = Array.from({ length: warm }, (_, i) => ({ ...(requests[i % n] as PreparedRequest), index: i }));
+      const warmOut = await drive(
+        {
+          origin: ep.origin, target, workerId: 0, phase: 'warmup', requests: warmReqs, arrivalsS: null,
+          streams: Math.min(warm, cap ?? 16), originNs: String(originNs), startS: 0, deadlineS: Number.POSITIVE_INFINITY,
+          ctrl: new SharedArrayBuffer(CTRL_SLOTS * 4),
+        },
+        opts.signal,
+      );
+      warmRecords = warmOut.records.sort((a, b) => Number(a.request_id.slice(1)) - Number(b.request_id.slice(1)));
+    }
+    const pool = workers > 1 ? new Piscina({ filename: new URL('./worker.mjs', import.meta.url).href, minThreads: workers, maxThreads: workers, idleTimeout: 1000 }) : null;
+    try {
+      if (pool !== null) await Promise.all(Array.from({ length: workers }, () => pool.run('ping')));
+      const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin);
+      // Workers start on a common instant a little ahead, so none begins before the others are ready.
+      const startS = clock() + (pool === null ? 0 : 0.02);
+      const deadlineS = opts.durationS === undefined ? Number.POSITIVE_INFINITY : startS + opts.durationS;
+      const measured = requests.slice(0, n);
+      const specs: DriveSpec[] = [];
+      for (let k = 0; k < workers; k++) {
+        const mine = arrivals === null ? measured : measured.filter((_, i) => i % workers === k);
+        const streams = arrivals === null ? split(load, workers, k) : cap === null ? 0 : Math.max(1, split(cap, workers, k));
+        specs.push({
+          origin: ep.origin, target, workerId: k, phase: 'measure', requests: mine,
+          arrivalsS: arrivals === null ? null : Array.from(arrivals, (t) => t + startS).filter((_, i) => i % workers === k && i < n),
+          streams, originNs: String(originNs), startS, deadlineS, ctrl,
+        });
+      }
+      const progress = opts.onProgress === undefined ? null : setInterval(() => {
+        opts.onProgress?.({ done: Atomics.load(ctrlView, CTRL_DONE), failed: Atomics.load(ctrlView, CTRL_FAILED), total: n });
+      }, 250);
+      let outs: DriveResult[];
+      try {
+        outs = await Promise.all(specs.map((s) => (pool === null ? drive(s, opts.signal) : (pool.run(s) as Promise<DriveResult>))));
+      } catch (err) {
+        throw new LmBenchError('LMB_ERR_WORKER_FAILED', `a load worker failed: ${(err as Error).message}`, { cause: err });
+      } finally {
+        if (progress !== null) clearInterval(progress);
+      }
+      opts.onProgress?.({ done: Atomics.load(ctrlView, CTRL_DONE), failed: Atomics.load(ctrlView, CTRL_FAILED), total: n });
+      const serverMetrics = scraper === null ? null : await scraper.stop();
+      if (opts.signal?.aborted === true) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted');
+      // Exact merge: every record once, in request order, each tagged with the thread that sent it.
+      const records = outs.flatMap((o) => o.records).sort((a, b) => Number(a.request_id.slice(1)) - Number(b.request_id.slice(1)));
+      const maxLoopLagMs = Math.max(...outs.map((o) => o.maxLoopLagMs));
+      const result = buildResult(records, {
+        workload: w, model, api, slo: opts.slo, serverMetrics, maxLoopLagMs, startEpochMs, label: opts.label,
+        burstiness: opts.rampUp !== undefined ? (opts.burstiness ?? 1) : undefined,
+      });
+      return { result, records: [...warmRecords, ...records] };
+    } finally {
+      await pool?.destroy();
+    }
+  } finally {
+    opts.signal?.removeEventListener('abort', onAbort);
+  }
+}

@@ -1,0 +1,63 @@
+import type { Workload } from '../domain/index.js';
+import type { Rng } from '../util/rng.js';
+import { createRng } from '../util/rng.js';
+import { sampleRequests } from '../workload/sample.js';
+
+/**
+ * Prompts as the load runner sends them. Synthetic prompts are built deterministically from the seed:
+ * the same seed gives the same lengths (drawn through `sampleRequests`, as the simulator draws them)
+ * and the same text. Without a tokenizer the text is made of common English words that are one token
+ * each in Llama/GPT tokenizers, so a prompt of N words is about N tokens; the server's `usage` gives
+ * the exact count, and `clientTokens` keeps our estimate beside it.
+ */
+export interface PreparedRequest {
+  readonly index: number;
+  /** A completions prompt, or the user message of a chat request. */
+  readonly prompt: string;
+  readonly clientTokens: number;
+  readonly maxTokens: number;
+}
+
+const WORDS = (
+  'the of and to in is that for it as was with be by on not he this are or his from at which but have an ' +
+  'they you were her she there one all we their been has more if will would so what up out when who about ' +
+  'into time them can only other new some could these two may then do first any like now my such over our ' +
+  'even most made after also did many before must through back years where much your way well down should ' +
+  'because each just those people how too little state good very make world still own see men work long get ' +
+  'here between both life being under never day same another know while last might us great old year off ' +
+  'come since against go came right used take three'
+).split(' ');
+
+/** N words drawn from `rng`, each with a leading space (one token apiece in BPE vocabularies). */
+export function syntheticText(tokens: number, rng: Rng): string {
+  const parts = new Array<string>(tokens);
+  for (let i = 0; i < tokens; i++) parts[i] = WORDS[rng.int(WORDS.length)] as string;
+  return parts.join(' ');
+}
+
+/** The request list of a synthetic workload: lengths from the shared sampler, text from the seed. */
+export function syntheticRequests(w: Workload, seed: number): PreparedRequest[] {
+  const root = createRng(seed);
+  const specs = sampleRequests(w, root.fork('workload'));
+  const prefixes = new Map<number, string>();
+  const textRng = root.fork('text');
+  return specs.map((s) => {
+    let prefix = '';
+    if (s.prefixGroup !== null) {
+      let p = prefixes.get(s.prefixGroup);
+      if (p === undefined) {
+        p = syntheticText(s.prefixTokens, root.fork(`prefix-${s.prefixGroup}`));
+        prefixes.set(s.prefixGroup, p);
+      }
+      prefix = `${p} `;
+    }
+    // Request i's text comes from its own stream so it does not depend on earlier lengths.
+    const own = syntheticText(s.inputTokens, textRng.fork(s.index));
+    return { index: s.index, prompt: prefix + own, clientTokens: s.prefixTokens + s.inputTokens, maxTokens: s.outputTokens };
+  });
+}
+
+/** Rough token estimate for text from files (no tokenizer): ~4 characters a token, as OpenAI suggests. */
+export function estimateTokens(text: string): number {
+  return Math.max(1, Math.round(text.length / 4));
+}

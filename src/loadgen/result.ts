@@ -1,0 +1,94 @@
+import type { Arrival, BenchmarkResult, RequestRecord, ServerMetrics, Slo, Workload } from '../domain/index.js';
+import { requestThresholds } from '../domain/index.js';
+import { computeMetrics } from '../metrics/index.js';
+import { mean, percentileSorted } from '../metrics/stats.js';
+import { steadyState } from '../metrics/steady-state.js';
+import { concurrencyCap, requestRateField } from '../workload/sample.js';
+
+/**
+ * Measured records → a BenchmarkResult under vLLM's key names, plus lm-bench's blocks: error kinds
+ * and token sources counted, the client's own queueing (send − intended send: coordinated omission
+ * made visible) and its event-loop lag, the server's /metrics and the steady-state window.
+ */
+export const LMB_VERSION = '0.1.0';
+
+export interface ResultContext {
+  readonly workload: Workload;
+  readonly model: string;
+  readonly api: 'completions' | 'chat';
+  readonly slo?: Slo | undefined;
+  readonly serverMetrics: ServerMetrics | null;
+  readonly maxLoopLagMs: number | null;
+  readonly startEpochMs: number;
+  readonly label?: string | undefined;
+  readonly burstiness?: number | undefined;
+}
+
+function vllmDate(ms: number): string {
+  const d = new Date(ms);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${d.getFullYear()}${p(d.getMonth() + 1)}${p(d.getDate())}-${p(d.getHours())}${p(d.getMinutes())}${p(d.getSeconds())}`;
+}
+
+function burstinessField(a: Arrival, override: number | undefined): number | 'inf' {
+  if (override !== undefined) return Number.isFinite(override) ? override : 'inf';
+  switch (a.kind) {
+    case 'gamma':
+      return a.burstiness;
+    case 'constant':
+      return 'inf';
+    case 'closed':
+    case 'burst':
+    case 'poisson':
+      return 1;
+  }
+}
+
+function countBy(records: readonly RequestRecord[], key: (r: RequestRecord) => string | null): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const r of records) {
+    const k = key(r);
+    if (k !== null) out[k] = (out[k] ?? 0) + 1;
+  }
+  return out;
+}
+
+export function buildResult(records: readonly RequestRecord[], ctx: ResultContext): BenchmarkResult {
+  const measured = records.filter((r) => r.phase === 'measure');
+  const goodput = requestThresholds(ctx.slo ?? ctx.workload.slo);
+  const metrics = computeMetrics(measured, { goodput });
+  const queueMs = Float64Array.from(measured, (r) => (r.send_time_s - r.sched_time_s) * 1000).sort();
+  const endpointType = ctx.api === 'chat' ? 'openai-chat' : 'openai';
+  return {
+    date: vllmDate(ctx.startEpochMs),
+    endpoint_type: endpointType,
+    backend: endpointType,
+    label: ctx.label ?? null,
+    model_id: ctx.model,
+    tokenizer_id: null,
+    num_prompts: measured.length,
+    request_rate: requestRateField(ctx.workload.arrival),
+    burstiness: burstinessField(ctx.workload.arrival, ctx.burstiness),
+    max_concurrency: concurrencyCap(ctx.workload.arrival),
+    ...metrics,
+    server_config: null,
+    hardware: null,
+    model: null,
+    workload: ctx.workload,
+    slo: ctx.slo ?? ctx.workload.slo ?? null,
+    server_metrics: ctx.serverMetrics,
+    steady_state: steadyState(measured),
+    lmb: {
+      version: LMB_VERSION,
+      source: 'loadgen',
+      start_epoch_ms: ctx.startEpochMs,
+      errors_by_kind: countBy(measured, (r) => r.error_kind),
+      token_source_counts: countBy(measured, (r) => r.token_source),
+      mean_client_queue_ms: mean(queueMs),
+      p99_client_queue_ms: percentileSorted(queueMs, 99),
+      max_loop_lag_ms: ctx.maxLoopLagMs,
+      rejected: 0,
+      startup_time_s: null,
+    },
+  };
+}

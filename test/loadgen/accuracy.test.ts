@@ -1,0 +1,120 @@
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { request } from 'undici';
+import { BenchmarkResult, RequestRecord, type Workload } from '../../src/domain/index.js';
+import { runBenchmark } from '../../src/loadgen/index.js';
+import { startStubServer, type StubServer } from '../fixtures/loadgen/stub-server.js';
+
+// Against a stub with known timings (first token 50 ms after the request, then one every 10 ms on an
+// absolute schedule, N tokens), the reported metrics must match the truth. Lower bounds are exact (the
+// stub never sends early); upper bounds leave room for a 2-core machine loaded by other work (the
+// overhead itself is measured in bench/loadgen-overhead.ts), and the client's TTFT is also compared
+// with the stub's own record of when it sent each first token. Throughputs are checked exactly.
+const N = 20;
+let stub: StubServer;
+before(async () => {
+  stub = await startStubServer({ ttftMs: 50, itlMs: 10, metrics: 'new' });
+});
+after(() => stub.close());
+
+const workload = (concurrency: number, n: number, api: 'completions' | 'chat' = 'completions', tokens = N): Workload => ({
+  name: 'accuracy',
+  api,
+  input_len: { dist: 'fixed', value: 24 },
+  output_len: { dist: 'fixed', value: tokens },
+  arrival: { kind: 'closed', concurrency },
+  num_prompts: n,
+  ignore_eos: true,
+});
+
+async function stubTruth(): Promise<{ mean_ttft_ms: number; mean_write_gap_ms: number }> {
+  const res = await request(`${stub.origin}/stats?reset`);
+  return (await res.body.json()) as { mean_ttft_ms: number; mean_write_gap_ms: number };
+}
+
+test('TTFT, TPOT, ITL, E2EL and throughputs match the stub', async () => {
+  await stubTruth();
+  const { result, records: all } = await runBenchmark({ endpoint: stub.url, seed: 3, workload: workload(4, 16), workers: 1, warmupRequests: 4 });
+  const truth = await stubTruth();
+  const records = all.filter((r) => r.phase === 'measure');
+  BenchmarkResult.parse(result);
+  for (const r of records) RequestRecord.parse(r);
+  assert.equal(result.completed, 16);
+  assert.equal(result.failed, 0);
+  assert.equal(result.total_output_tokens, 16 * N);
+  assert.equal(result.total_input_tokens, 16 * 7); // the stub's usage.prompt_tokens
+  assert.deepEqual(result.lmb.token_source_counts, { usage: 16 });
+  for (const r of records) {
+    assert.equal(r.chunk_times_s.length, N);
+    // The stub never sends early: no request may show a TTFT under 50 ms or a decode under 19 × 10 ms.
+    assert.ok((r.chunk_times_s[0] as number) - r.send_time_s >= 0.05, `${r.request_id} TTFT`);
+    const decodeS = (r.chunk_times_s[N - 1] as number) - (r.chunk_times_s[0] as number);
+    assert.ok(decodeS >= 0.19 - 0.01, `${r.request_id} decode ${decodeS}`);
+  }
+
+  assert.ok(result.mean_ttft_ms >= 50 && result.mean_ttft_ms < 75, `mean TTFT ${result.mean_ttft_ms}`);
+  assert.ok(Math.abs(result.mean_ttft_ms - truth.mean_ttft_ms) < 15, `client ${result.mean_ttft_ms} vs stub ${truth.mean_ttft_ms}`);
+  assert.ok(result.mean_tpot_ms >= 9.9 && result.mean_tpot_ms < 12, `mean TPOT ${result.mean_tpot_ms}`);
+  assert.ok(result.mean_itl_ms >= 9.9 && result.mean_itl_ms < 12, `mean ITL ${result.mean_itl_ms}`);
+  const e2elTrue = 50 + (N - 1) * 10;
+  assert.ok(result.mean_e2el_ms >= e2elTrue && result.mean_e2el_ms < e2elTrue + 40, `mean E2EL ${result.mean_e2el_ms}`);
+  // 16 requests, 4 at a time: four waves of one E2EL each.
+  assert.ok(result.duration >= (4 * e2elTrue) / 1000 && result.duration < (4 * e2elTrue) / 1000 + 0.4, `duration ${result.duration}`);
+  assert.equal(result.request_throughput, 16 / result.duration);
+  assert.equal(result.output_throughput, (16 * N) / result.duration);
+  assert.equal(result.total_token_throughput, (16 * (N + 7)) / result.duration);
+  assert.equal(result.max_concurrent_requests, 4);
+  assert.equal(result.max_concurrency, 4);
+  assert.equal(result.request_rate, 'inf');
+  // Closed loop: a request is sent as soon as its slot frees, so client queueing stays near zero.
+  assert.ok(result.lmb.mean_client_queue_ms < 10, `client queue ${result.lmb.mean_client_queue_ms}`);
+  assert.ok(result.server_metrics !== null && result.server_metrics.num_requests_running_peak !== null);
+});
+
+test('streams spread over two worker threads merge into exactly one record per request', async () => {
+  const { result, records } = await runBenchmark({ endpoint: stub.url, seed: 4, workload: workload(6, 12, 'completions', 8), workers: 2, scrapeMetrics: false });
+  assert.equal(records.length, 12);
+  assert.deepEqual(records.map((r) => r.request_id), Array.from({ length: 12 }, (_, i) => `r${i}`));
+  assert.deepEqual([...new Set(records.map((r) => r.worker_id))].sort(), [0, 1]);
+  assert.equal(result.completed, 12);
+  assert.equal(result.total_output_tokens, 12 * 8);
+  assert.ok(result.max_concurrent_requests <= 6);
+  assert.ok(result.mean_ttft_ms >= 50 && result.mean_ttft_ms < 90, `mean TTFT ${result.mean_ttft_ms}`);
+});
+
+test('chat completions: content deltas are the token chunks', async () => {
+  const { result } = await runBenchmark({ endpoint: `${stub.origin}/v1/chat/completions`, seed: 5, workload: workload(2, 4, 'chat', 5), scrapeMetrics: false });
+  assert.equal(result.endpoint_type, 'openai-chat');
+  assert.equal(result.completed, 4);
+  assert.equal(result.total_output_tokens, 4 * 5);
+  assert.ok(result.mean_ttft_ms >= 50);
+  // api chat against the completions URL goes to the chat endpoint beside it.
+  const beside = await runBenchmark({ endpoint: stub.url, seed: 5, workload: workload(1, 1, 'chat', 2), scrapeMetrics: false });
+  assert.equal(beside.result.endpoint_type, 'openai-chat');
+  assert.equal(beside.result.completed, 1);
+});
+
+test('warm-up requests are recorded but left out of the metrics', async () => {
+  const { result, records } = await runBenchmark({ endpoint: stub.url, seed: 6, workload: workload(2, 4, 'completions', 3), warmupRequests: 3, scrapeMetrics: false });
+  assert.equal(records.filter((r) => r.phase === 'warmup').length, 3);
+  assert.equal(result.completed, 4);
+  assert.equal(result.num_prompts, 4);
+});
+
+test('a duration bounds the run: nothing new is sent after it', async () => {
+  const { result } = await runBenchmark({ endpoint: stub.url, seed: 8, workload: workload(2, 1000, 'completions', 11), durationS: 0.3, scrapeMetrics: false });
+  // Each request takes ~150 ms: two streams start two rounds within 0.3 s, and the last ones finish after it.
+  assert.ok(result.completed >= 2 && result.completed <= 6, `completed ${result.completed}`);
+  assert.equal(result.failed, 0);
+});
+
+test('an open loop records its intended send times; a cap makes the queueing visible', async () => {
+  const w: Workload = { ...workload(1, 5, 'completions', 8), arrival: { kind: 'constant', rate_rps: 200, max_concurrency: 1 } };
+  const { result, records } = await runBenchmark({ endpoint: stub.url, seed: 7, workload: w, scrapeMetrics: false });
+  assert.equal(result.completed, 5);
+  const sched = records.map((r) => r.sched_time_s - (records[0] as RequestRecord).sched_time_s);
+  sched.forEach((t, i) => assert.ok(Math.abs(t - i / 200) < 1e-9));
+  // 200 req/s offered to one slot serving ~120 ms each: the client queue grows by ~115 ms a request.
+  assert.ok(result.lmb.mean_client_queue_ms > 150, `client queue ${result.lmb.mean_client_queue_ms}`);
+  assert.equal(result.request_rate, 200);
+});

@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { after, before, test } from 'node:test';
+import { parse, stringify } from 'yaml';
+import { main } from '../../src/cli/main.js';
+import { BenchmarkResult, RequestRecord } from '../../src/domain/index.js';
+import { startSimServer, type SimServer } from '../../src/sim/server.js';
+
+// The shipped config, shortened (2 input lengths × 2 concurrencies, few short requests), end to end
+// through the CLI against the simulated vLLM served over HTTP on loopback.
+let sim: SimServer;
+let dir: string;
+before(async () => {
+  sim = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', speed: 20, seed: 1 });
+  dir = mkdtempSync(join(tmpdir(), 'lmb-e2e-'));
+});
+after(async () => {
+  await sim.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function capture(): { io: Parameters<typeof main>[1]; out: () => string; err: () => string } {
+  let out = '';
+  let err = '';
+  const sink = (f: (s: string) => void): Writable => new Writable({ write: (c: Buffer, _e, cb) => (f(c.toString()), cb()) });
+  return {
+    io: { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)), env: {}, cwd: dir },
+    out: () => out,
+    err: () => err,
+  };
+}
+
+test('the shipped config (shortened) runs against lm-bench sim serve', async () => {
+  const cfg = parse(readFileSync(new URL('../../configs/llama3-8b-throughput.yaml', import.meta.url), 'utf8')) as Record<string, unknown>;
+  cfg['num_prompts'] = 6;
+  cfg['warmup'] = { requests: 1 };
+  cfg['dataset'] = { ...(cfg['dataset'] as object), output_len: 16 };
+  cfg['sweep'] = { 'dataset.input_len': [128, 2048], 'traffic.concurrency': [1, 4] };
+  delete cfg['model']; // read from /v1/models
+  writeFileSync(join(dir, 'short.yaml'), stringify(cfg));
+  const c = capture();
+  const code = await main(['run', '--config', 'short.yaml', '--endpoint', `${sim.url}/v1/completions`, '--output', 'out.json', '--html', 'out.html', '--records', 'rec.jsonl'], c.io);
+  assert.equal(code, 0, c.err());
+  const results = readFileSync(join(dir, 'out.json'), 'utf8').trim().split('\n').map((l) => BenchmarkResult.parse(JSON.parse(l)));
+  assert.equal(results.length, 4);
+  assert.deepEqual(results.map((r) => r.max_concurrency), [1, 4, 1, 4]);
+  for (const r of results) {
+    assert.equal(r.completed, 6);
+    assert.equal(r.failed, 0);
+    assert.equal(r.total_output_tokens, 6 * 16); // ignore_eos: exactly max_tokens each
+    assert.equal(r.model_id, 'meta-llama/Llama-3.1-8B-Instruct');
+    assert.ok(r.mean_ttft_ms > 0 && r.mean_tpot_ms > 0);
+    assert.ok(r.server_metrics !== null, 'the simulator exposes /metrics');
+    assert.equal(r.request_goodput !== null, true); // the config's SLO sets per-request thresholds
+  }
+  const records = readFileSync(join(dir, 'rec.jsonl'), 'utf8').trim().split('\n').map((l) => RequestRecord.parse(JSON.parse(l)));
+  assert.equal(records.filter((r) => r.phase === 'measure').length, 24);
+  assert.equal(records.filter((r) => r.phase === 'warmup').length, 4);
+  const html = readFileSync(join(dir, 'out.html'), 'utf8');
+  assert.match(html, /Output throughput vs concurrency/);
+  assert.match(html, /TTFT vs input length/);
+  assert.equal((html.match(/<svg/g) ?? []).length >= 6, true);
+});
+
+test('flags alone make a quick run; a bad config names its line', async () => {
+  const c = capture();
+  const code = await main(['run', '--endpoint', `${sim.url}/v1/chat/completions`, '--input-len', '64', '--output-len', '8', '--concurrency', '2', '--num-prompts', '4', '--json'], c.io);
+  assert.equal(code, 0, c.err());
+  const r = BenchmarkResult.parse(JSON.parse(c.out()));
+  assert.equal(r.endpoint_type, 'openai-chat');
+  assert.equal(r.completed, 4);
+  assert.equal(r.max_concurrency, 2);
+
+  writeFileSync(join(dir, 'bad.yaml'), 'dataset:\n  kind: synthetic\n  input_len: 64\n  output_len: 8\ntraffic:\n  concurency: 4\n');
+  const b = capture();
+  assert.equal(await main(['run', '--config', 'bad.yaml', '--endpoint', `${sim.url}/v1/completions`], b.io), 2);
+  assert.match(b.err(), /LMB_ERR_CONFIG_INVALID/);
+  assert.match(b.err(), /bad\.yaml:6: traffic: unknown field\(s\) "concurency"/);
+
+  const n = capture();
+  assert.equal(await main(['run', '--endpoint', 'http://192.0.2.1:8000/v1/completions', '--model', 'm'], n.io), 2);
+  assert.match(n.err(), /LMB_ERR_ENDPOINT_NOT_LOOPBACK/);
+});

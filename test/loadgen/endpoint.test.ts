@@ -1,0 +1,88 @@
+import assert from 'node:assert/strict';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { test } from 'node:test';
+import type { Workload } from '../../src/domain/index.js';
+import { isLmBenchError } from '../../src/errors.js';
+import { isLoopbackHost, parseEndpoint, runBenchmark } from '../../src/loadgen/index.js';
+import { startStubServer } from '../fixtures/loadgen/stub-server.js';
+
+const workload: Workload = {
+  name: 'endpoint',
+  api: 'completions',
+  input_len: { dist: 'fixed', value: 8 },
+  output_len: { dist: 'fixed', value: 4 },
+  arrival: { kind: 'closed', concurrency: 1 },
+  num_prompts: 3,
+  ignore_eos: true,
+};
+
+async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ server: Server; origin: string }> {
+  const server = createServer(handler);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+test('only loopback hosts are load targets', () => {
+  for (const h of ['127.0.0.1', '127.1.2.3', 'localhost', '[::1]', '::1', 'api.localhost']) assert.ok(isLoopbackHost(h), h);
+  for (const h of ['10.0.0.1', '192.168.1.1', 'example.com', '0.0.0.0', '[::]', '128.0.0.1', 'localhost.example.com']) assert.ok(!isLoopbackHost(h), h);
+  assert.throws(() => parseEndpoint('http://10.1.2.3:8000/v1/completions'), (e) => isLmBenchError(e, 'LMB_ERR_ENDPOINT_NOT_LOOPBACK'));
+  assert.throws(() => parseEndpoint('not a url'), (e) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+  assert.equal(parseEndpoint('http://localhost:8000').path, '/v1/completions');
+});
+
+test('a non-loopback endpoint is refused before any connection', async () => {
+  await assert.rejects(runBenchmark({ endpoint: 'http://93.184.216.34/v1/completions', model: 'm', seed: 1, workload }), (e) =>
+    isLmBenchError(e, 'LMB_ERR_ENDPOINT_NOT_LOOPBACK'),
+  );
+});
+
+test('an unreachable endpoint fails fast with UNREACHABLE', async () => {
+  const { server, origin } = await listen(() => undefined);
+  await new Promise<void>((r) => server.close(() => r())); // the port is now closed
+  const t0 = performance.now();
+  await assert.rejects(runBenchmark({ endpoint: `${origin}/v1/completions`, model: 'm', seed: 1, workload }), (e) => {
+    assert.ok(isLmBenchError(e, 'LMB_ERR_ENDPOINT_UNREACHABLE'));
+    assert.match((e as Error).message, /does not answer/);
+    return true;
+  });
+  assert.ok(performance.now() - t0 < 5000);
+});
+
+test('a wrong path (404) or an HTML page is BAD_RESPONSE, and no load is sent', async () => {
+  const stub = await startStubServer();
+  try {
+    await assert.rejects(runBenchmark({ endpoint: `${stub.origin}/v1/wrong`, seed: 1, workload }), (e) => isLmBenchError(e, 'LMB_ERR_ENDPOINT_BAD_RESPONSE'));
+    assert.equal(stub.requests(), 0);
+  } finally {
+    await stub.close();
+  }
+  let posts = 0;
+  const html = await listen((req, res) => {
+    if (req.method === 'POST') posts++;
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.end('<html><body>hello</body></html>');
+  });
+  try {
+    await assert.rejects(runBenchmark({ endpoint: `${html.origin}/v1/completions`, model: 'm', seed: 1, workload }), (e) => {
+      assert.ok(isLmBenchError(e, 'LMB_ERR_ENDPOINT_BAD_RESPONSE'));
+      assert.match((e as Error).message, /not an OpenAI-compatible/);
+      return true;
+    });
+    assert.equal(posts, 1); // the probe only
+    // Without --model the model list is needed, and an HTML server has none.
+    await assert.rejects(runBenchmark({ endpoint: `${html.origin}/v1/completions`, seed: 1, workload }), (e) => isLmBenchError(e, 'LMB_ERR_ENDPOINT_BAD_RESPONSE'));
+  } finally {
+    html.server.close();
+  }
+});
+
+test('the model is read from /v1/models when not given', async () => {
+  const stub = await startStubServer({ ttftMs: 1, itlMs: 1 });
+  try {
+    const { result } = await runBenchmark({ endpoint: stub.url, seed: 1, workload, scrapeMetrics: false });
+    assert.equal(result.model_id, 'stub-model');
+  } finally {
+    await stub.close();
+  }
+});
