@@ -1,0 +1,104 @@
+import type { Catalog } from '../catalog/index.js';
+import type { BenchmarkResult, HardwareRef, ServerConfig, StudySpec, Trial, Workload } from '../domain/index.js';
+import { isLmBenchError } from '../errors.js';
+import type { Store } from '../store/store.js';
+import { buildFeatureRow, featureNames, type FeatureContext, type KnobEncoder } from './features.js';
+import type { TrainingRow } from './surrogate.js';
+import { targetsOf } from './targets.js';
+
+/**
+ * The training set from the store: every stored run with a workload (measured: it started), plus
+ * every study trial that failed to start (`started: false`), which the feasibility model needs.
+ * Runs without a workload, or naming a GPU or model the catalog lacks, are counted and skipped.
+ */
+export interface Observation {
+  readonly config: ServerConfig;
+  readonly hardware: HardwareRef;
+  readonly model: string;
+  readonly workload: Workload;
+  /** null for a launch failure. */
+  readonly result: BenchmarkResult | null;
+}
+
+export interface Dataset {
+  readonly featureNames: string[];
+  readonly rows: TrainingRow[];
+  readonly observations: Observation[];
+  readonly skipped: { readonly noWorkload: number; readonly unknownContext: number };
+}
+
+export interface DatasetFilter {
+  readonly model?: string;
+  readonly gpu?: string;
+}
+
+export function contextFor(o: Pick<Observation, 'hardware' | 'model' | 'workload'>, catalog: Catalog): FeatureContext {
+  return { hardware: catalog.gpu(o.hardware.gpu), gpuCount: o.hardware.count, model: catalog.model(o.model), workload: o.workload };
+}
+
+export function observationsFromStore(store: Store, filter: DatasetFilter = {}): { observations: Observation[]; noWorkload: number } {
+  const observations: Observation[] = [];
+  let noWorkload = 0;
+  const runFilter = { ...(filter.model === undefined ? {} : { model: filter.model }), ...(filter.gpu === undefined ? {} : { gpu: filter.gpu }) };
+  for (const run of store.listRuns(runFilter)) {
+    const workload = run.workload ?? run.result.workload;
+    if (workload === null) {
+      noWorkload++;
+      continue;
+    }
+    observations.push({ config: run.server_config, hardware: run.hardware, model: run.model, workload, result: run.result });
+  }
+  for (const study of store.listStudies()) {
+    const spec = study.spec;
+    if (filter.model !== undefined && spec.model !== filter.model) continue;
+    if (filter.gpu !== undefined && spec.hardware.gpu !== filter.gpu) continue;
+    for (const t of store.listTrials(study.id, { states: ['failed'] })) {
+      if (t.started !== false) continue;
+      observations.push({ config: t.config, hardware: spec.hardware, model: spec.model, workload: spec.workload, result: null });
+    }
+  }
+  return { observations, noWorkload };
+}
+
+export function datasetFromObservations(observations: readonly Observation[], catalog: Catalog, encoder: KnobEncoder): Dataset {
+  const rows: TrainingRow[] = [];
+  const kept: Observation[] = [];
+  let unknownContext = 0;
+  for (const o of observations) {
+    let ctx: FeatureContext;
+    try {
+      ctx = contextFor(o, catalog);
+    } catch (err) {
+      if (isLmBenchError(err, 'LMB_ERR_UNKNOWN_GPU') || isLmBenchError(err, 'LMB_ERR_UNKNOWN_MODEL')) {
+        unknownContext++;
+        continue;
+      }
+      throw err;
+    }
+    const f = buildFeatureRow(o.config, ctx, encoder);
+    const started = o.result !== null && o.result.completed > 0;
+    rows.push({ x: f.row, baselines: f.baselines, targets: o.result === null ? {} : targetsOf(o.result, o.hardware.count), started });
+    kept.push(o);
+  }
+  return { featureNames: featureNames(encoder), rows, observations: kept, skipped: { noWorkload: 0, unknownContext } };
+}
+
+export function datasetFromStore(store: Store, catalog: Catalog, encoder: KnobEncoder, filter: DatasetFilter = {}): Dataset {
+  const { observations, noWorkload } = observationsFromStore(store, filter);
+  const d = datasetFromObservations(observations, catalog, encoder);
+  return { ...d, skipped: { ...d.skipped, noWorkload } };
+}
+
+/**
+ * A study's finished trials as observations (the tuning loop refits the surrogate from these plus
+ * the store's history): complete ones with their result, launch failures with `result: null`.
+ */
+export function observationsFromTrials(trials: readonly Trial[], spec: StudySpec): Observation[] {
+  const out: Observation[] = [];
+  for (const t of trials) {
+    const result = t.state === 'complete' ? t.result : t.state === 'failed' && t.started === false ? null : undefined;
+    if (result === undefined) continue;
+    out.push({ config: t.config, hardware: spec.hardware, model: spec.model, workload: spec.workload, result });
+  }
+  return out;
+}

@@ -1,0 +1,193 @@
+import { LmBenchError } from '../errors.js';
+import type { Rng } from '../util/rng.js';
+import { bootstrapIndices, ensembleFromBytes, fitEnsemble, predictDraws, type Ensemble } from './ensemble.js';
+import { TARGET_NAMES, type TargetName, type TargetValues } from './targets.js';
+import type { FeatureMatrix } from './tree-eval.js';
+import type { XgbParams } from './xgb.js';
+
+/**
+ * The surrogate: one bootstrap ensemble per target, all members of index m trained on the same
+ * resample (so member m is one coherent draw across targets), plus a feasibility classifier (did the
+ * configuration start). Regressors learn log(measured ÷ physics baseline); predictions multiply back.
+ */
+export interface TrainingRow {
+  readonly x: readonly number[];
+  readonly baselines: Readonly<Record<TargetName, number>>;
+  readonly targets: TargetValues;
+  readonly started: boolean;
+}
+
+export interface SurrogateSpec {
+  readonly members: number;
+  readonly xgb: Partial<XgbParams>;
+  readonly feasibilityMembers: number;
+  readonly targets: readonly TargetName[];
+  /** Fewest rows with a value before a target gets a model. */
+  readonly minRows: number;
+}
+
+export const DEFAULT_SURROGATE_SPEC: SurrogateSpec = Object.freeze({
+  members: 5,
+  xgb: { rounds: 120, maxDepth: 5, eta: 0.1, subsample: 0.9, colsampleBytree: 0.9 },
+  feasibilityMembers: 1,
+  targets: TARGET_NAMES,
+  minRows: 8,
+});
+
+export type Feasibility = { readonly kind: 'constant'; readonly pStart: number } | { readonly kind: 'model'; readonly ensemble: Ensemble };
+
+export interface Surrogate {
+  readonly featureNames: readonly string[];
+  readonly members: number;
+  readonly targets: Partial<Record<TargetName, Ensemble>>;
+  readonly feasibility: Feasibility;
+  /**
+   * Per target, the factor that widens the ensemble's log-scale σ so ±2σ covers 95% of held-out
+   * values (bootstrap members agree more than the truth varies); set from k-fold validation, else 1.
+   */
+  readonly intervalScale?: Partial<Record<TargetName, number>>;
+}
+
+export async function fitSurrogate(
+  rows: readonly TrainingRow[],
+  featureNames: readonly string[],
+  spec: SurrogateSpec,
+  rng: Rng,
+): Promise<Surrogate> {
+  const started = rows.filter((r) => r.started);
+  if (started.length < spec.minRows) {
+    throw new LmBenchError('LMB_ERR_HISTORY_TOO_THIN', `${started.length} measured runs; at least ${spec.minRows} are needed to train`, {
+      details: { measured: started.length, needed: spec.minRows },
+    });
+  }
+  const samples = bootstrapIndices(started.length, spec.members, rng.fork('targets'));
+  const targets: Partial<Record<TargetName, Ensemble>> = {};
+  for (const t of spec.targets) {
+    const keep = started.map((r) => r.targets[t] !== undefined);
+    if (keep.filter(Boolean).length < spec.minRows) continue;
+    const x: (readonly number[])[] = [];
+    const y: number[] = [];
+    const remap = new Int32Array(started.length).fill(-1);
+    started.forEach((r, i) => {
+      const v = r.targets[t];
+      if (v === undefined) return;
+      remap[i] = x.length;
+      x.push(r.x);
+      y.push(Math.log(v) - Math.log(r.baselines[t]));
+    });
+    const memberRows = samples.map((s) => s.map((i) => remap[i] ?? -1).filter((i) => i >= 0));
+    targets[t] = await fitEnsemble(x, y, { members: spec.members, xgb: spec.xgb }, memberRows);
+  }
+  const labels = rows.map((r) => (r.started ? 1 : 0));
+  const positives = labels.reduce<number>((a, b) => a + b, 0);
+  let feasibility: Feasibility;
+  if (positives === rows.length || positives === 0) {
+    feasibility = { kind: 'constant', pStart: positives === 0 ? 0 : 1 };
+  } else {
+    const fm = Math.max(1, spec.feasibilityMembers);
+    const ensemble = await fitEnsemble(
+      rows.map((r) => r.x),
+      labels,
+      { members: fm, xgb: { ...spec.xgb, objective: 'binary:logistic' } },
+      bootstrapIndices(rows.length, fm, rng.fork('feasibility')),
+    );
+    feasibility = { kind: 'model', ensemble };
+  }
+  return { featureNames, members: spec.members, targets, feasibility };
+}
+
+export interface SurrogatePrediction {
+  readonly count: number;
+  readonly draws: number;
+  /** Natural-scale draws per target, row-major (i * draws + s). */
+  readonly targets: Partial<Record<TargetName, Float64Array>>;
+  readonly pStart: Float64Array;
+}
+
+/**
+ * Predicts every modelled target for a feature matrix. `baselines[t][i]` is row i's physics estimate
+ * of target t (from features.ts).
+ */
+export function predictSurrogate(
+  s: Surrogate,
+  x: FeatureMatrix,
+  baselines: Readonly<Partial<Record<TargetName, Float64Array>>>,
+  only?: readonly TargetName[],
+): SurrogatePrediction {
+  if (x.cols !== s.featureNames.length) {
+    throw new LmBenchError('LMB_ERR_INTERNAL', `surrogate expects ${s.featureNames.length} features, got ${x.cols}`);
+  }
+  const out: Partial<Record<TargetName, Float64Array>> = {};
+  for (const t of only ?? (Object.keys(s.targets) as TargetName[])) {
+    const e = s.targets[t];
+    const base = baselines[t];
+    if (e === undefined || base === undefined) continue;
+    const d = predictDraws(e, x);
+    const k = e.members.length;
+    for (let i = 0; i < x.rows; i++) {
+      const b = base[i] ?? 1;
+      for (let m = 0; m < k; m++) d[i * k + m] = b * Math.exp(d[i * k + m] ?? 0);
+    }
+    out[t] = d;
+  }
+  const pStart = new Float64Array(x.rows);
+  if (s.feasibility.kind === 'constant') pStart.fill(s.feasibility.pStart);
+  else {
+    const e = s.feasibility.ensemble;
+    const d = predictDraws(e, x);
+    const k = e.members.length;
+    for (let i = 0; i < x.rows; i++) {
+      let sum = 0;
+      for (let m = 0; m < k; m++) sum += d[i * k + m] ?? 0;
+      pStart[i] = sum / k;
+    }
+  }
+  return { count: x.rows, draws: s.members, targets: out, pStart };
+}
+
+/* ------------------------------------------------------------------ persistence */
+
+interface SurrogateJson {
+  readonly format: 'lm-bench-surrogate/1';
+  readonly featureNames: readonly string[];
+  readonly members: number;
+  readonly targets: Partial<Record<TargetName, string[]>>;
+  readonly feasibility: { kind: 'constant'; pStart: number } | { kind: 'model'; members: string[] };
+  readonly intervalScale?: Partial<Record<TargetName, number>>;
+}
+
+const b64 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'base64'));
+
+/** The blob the store keeps: the feature schema and every member's XGBoost binary model. */
+export function serializeSurrogate(s: Surrogate): Uint8Array {
+  const json: SurrogateJson = {
+    format: 'lm-bench-surrogate/1',
+    featureNames: s.featureNames,
+    members: s.members,
+    targets: Object.fromEntries(Object.entries(s.targets).map(([t, e]) => [t, e.memberBytes.map(b64)])),
+    feasibility:
+      s.feasibility.kind === 'constant'
+        ? { kind: 'constant', pStart: s.feasibility.pStart }
+        : { kind: 'model', members: s.feasibility.ensemble.memberBytes.map(b64) },
+    ...(s.intervalScale === undefined ? {} : { intervalScale: s.intervalScale }),
+  };
+  return new TextEncoder().encode(JSON.stringify(json));
+}
+
+export function deserializeSurrogate(blob: Uint8Array): Surrogate {
+  let json: SurrogateJson;
+  try {
+    json = JSON.parse(new TextDecoder().decode(blob)) as SurrogateJson;
+  } catch (err) {
+    throw new LmBenchError('LMB_ERR_INTERNAL', 'stored surrogate is not valid JSON', { cause: err });
+  }
+  if (json.format !== 'lm-bench-surrogate/1') throw new LmBenchError('LMB_ERR_INTERNAL', `unknown surrogate format ${String(json.format)}`);
+  const targets: Partial<Record<TargetName, Ensemble>> = {};
+  for (const [t, members] of Object.entries(json.targets) as [TargetName, string[]][]) targets[t] = ensembleFromBytes(members.map(unb64));
+  const feasibility: Feasibility =
+    json.feasibility.kind === 'constant'
+      ? { kind: 'constant', pStart: json.feasibility.pStart }
+      : { kind: 'model', ensemble: ensembleFromBytes(json.feasibility.members.map(unb64)) };
+  return { featureNames: json.featureNames, members: json.members, targets, feasibility, ...(json.intervalScale === undefined ? {} : { intervalScale: json.intervalScale }) };
+}

@@ -1,0 +1,46 @@
+import type { BenchmarkResult } from '../domain/index.js';
+
+/**
+ * What the surrogate predicts. Every target is positive and spans orders of magnitude across GPUs,
+ * models and workloads, so each is learned on log scale: errors become relative (what MAPE measures)
+ * and ensembles' spread reads as a ratio.
+ */
+export const TARGET_NAMES = [
+  'output_throughput',
+  'output_throughput_per_gpu',
+  'ttft_p50_ms',
+  'ttft_p99_ms',
+  'tpot_p50_ms',
+  'tpot_p99_ms',
+  'itl_p50_ms',
+  'itl_p99_ms',
+  'e2el_p99_ms',
+  'kv_cache_peak_gib',
+  'gpu_memory_reserved_gib',
+] as const;
+export type TargetName = (typeof TARGET_NAMES)[number];
+
+export type TargetValues = Partial<Record<TargetName, number>>;
+
+/** Pulls the targets out of a measured result; missing or non-positive values are left out. */
+export function targetsOf(result: BenchmarkResult, gpuCount: number): TargetValues {
+  const out: TargetValues = {};
+  const put = (k: TargetName, v: number | null | undefined): void => {
+    if (typeof v === 'number' && Number.isFinite(v) && v > 0) out[k] = v;
+  };
+  put('output_throughput', result.output_throughput);
+  put('output_throughput_per_gpu', result.output_throughput / Math.max(1, gpuCount));
+  put('ttft_p50_ms', result.median_ttft_ms);
+  put('ttft_p99_ms', result.p99_ttft_ms);
+  put('tpot_p50_ms', result.median_tpot_ms);
+  put('tpot_p99_ms', result.p99_tpot_ms);
+  put('itl_p50_ms', result.median_itl_ms);
+  put('itl_p99_ms', result.p99_itl_ms);
+  put('e2el_p99_ms', result.p99_e2el_ms);
+  put('kv_cache_peak_gib', result.server_metrics?.kv_cache_peak_gib);
+  put('gpu_memory_reserved_gib', result.server_metrics?.gpu_memory_reserved_gib);
+  return out;
+}
+
+export const toLog = (v: number): number => Math.log(Math.max(v, 1e-9));
+export const fromLog = (v: number): number => Math.exp(v);

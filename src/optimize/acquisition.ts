@@ -1,0 +1,191 @@
+import type { Objective } from '../domain/index.js';
+import type { TargetName } from '../model/targets.js';
+import { hvImprovement2d, hypervolume, prepareFront2d, type Front2d } from './hypervolume.js';
+import { objectiveTarget, type Constraint } from './objectives.js';
+import type { Point } from './pareto.js';
+
+/**
+ * Expected hypervolume improvement estimated from an ensemble's draws, weighted by the probability
+ * of starting and of meeting the SLOs, and the believer step that turns it into a batch of q
+ * distinct proposals. Pure: predictions in, indices out.
+ *
+ * Each of the S ensemble members is one draw of the response surface (members share their bootstrap
+ * sample across targets, so a draw is a coherent guess at all targets at once). For a draw that meets
+ * every SLO, the improvement is the hypervolume it adds to the current feasible front; for a draw that
+ * breaks one, nothing. Averaging over draws gives EHVI × P(meets SLO) jointly, not as a product of
+ * independent marginals.
+ */
+export interface CandidatePredictions {
+  readonly count: number;
+  readonly draws: number;
+  /** Per target, count × draws values on the natural scale, candidate-major (i * draws + s). */
+  readonly targets: Partial<Record<TargetName, Float64Array>>;
+  /** Probability that each candidate starts (the feasibility classifier). */
+  readonly pStart: Float64Array;
+}
+
+export interface AcquisitionContext {
+  readonly objectives: readonly Objective[];
+  readonly constraints: readonly Constraint[];
+  /** Observed feasible points (minimization space). */
+  readonly front: readonly Point[];
+  readonly ref: Point;
+}
+
+function drawVector(p: CandidatePredictions, objectives: readonly Objective[], i: number, s: number, out: number[]): void {
+  for (let k = 0; k < objectives.length; k++) {
+    const o = objectives[k];
+    if (o === undefined) continue;
+    const v = p.targets[objectiveTarget(o.name)]?.[i * p.draws + s] ?? Number.NaN;
+    out[k] = o.direction === 'maximize' ? -v : v;
+  }
+}
+
+function drawMeets(p: CandidatePredictions, constraints: readonly Constraint[], i: number, s: number): boolean {
+  for (const c of constraints) {
+    const v = p.targets[c.target]?.[i * p.draws + s];
+    if (v === undefined || !(v <= c.limitMs)) return false;
+  }
+  return true;
+}
+
+/** P(meets every SLO) per candidate, from the fraction of draws that do. */
+export function probabilityMeetsSlo(p: CandidatePredictions, constraints: readonly Constraint[], indices?: readonly number[]): Float64Array {
+  const out = new Float64Array(p.count);
+  const idx = indices ?? [...Array(p.count).keys()];
+  for (const i of idx) {
+    let ok = 0;
+    for (let s = 0; s < p.draws; s++) if (drawMeets(p, constraints, i, s)) ok++;
+    out[i] = ok / p.draws;
+  }
+  return out;
+}
+
+/**
+ * Constrained EHVI per candidate (0 for candidates not in `indices` when given). Two objectives use
+ * the O(front) improvement formula; three or more recompute the hypervolume exactly (or by
+ * Monte-Carlo past three), so pass a short `indices` list there.
+ */
+export function constrainedEhvi(p: CandidatePredictions, ctx: AcquisitionContext, indices?: readonly number[]): Float64Array {
+  const out = new Float64Array(p.count);
+  const m = ctx.objectives.length;
+  const idx = indices ?? [...Array(p.count).keys()];
+  const v: number[] = new Array<number>(m).fill(0);
+  const front2: Front2d | null = m === 2 ? prepareFront2d(ctx.front, ctx.ref) : null;
+  const baseHv = m === 2 ? 0 : hypervolume(ctx.front, ctx.ref);
+  for (const i of idx) {
+    let sum = 0;
+    for (let s = 0; s < p.draws; s++) {
+      if (!drawMeets(p, ctx.constraints, i, s)) continue;
+      drawVector(p, ctx.objectives, i, s, v);
+      if (v.some((x) => !Number.isFinite(x))) continue;
+      if (front2 !== null) sum += hvImprovement2d(front2, v[0] ?? 0, v[1] ?? 0);
+      else if (m === 1) sum += Math.max(0, Math.min(ctx.ref[0] ?? 0, ...ctx.front.map((f) => f[0] ?? 0)) - (v[0] ?? 0));
+      else sum += Math.max(0, hypervolume([...ctx.front, [...v]], ctx.ref) - baseHv);
+    }
+    out[i] = ((p.pStart[i] ?? 0) * sum) / p.draws;
+  }
+  return out;
+}
+
+/** The ensemble mean of every objective for one candidate (the "believed" outcome). */
+export function meanVector(p: CandidatePredictions, objectives: readonly Objective[], i: number): number[] {
+  const v = new Array<number>(objectives.length).fill(0);
+  const tmp = new Array<number>(objectives.length).fill(0);
+  for (let s = 0; s < p.draws; s++) {
+    drawVector(p, objectives, i, s, tmp);
+    for (let k = 0; k < v.length; k++) v[k] = (v[k] ?? 0) + (tmp[k] ?? 0) / p.draws;
+  }
+  return v;
+}
+
+export interface BatchOptions {
+  readonly q: number;
+  /** Candidates rescored after each believer step (the best by the first pass). */
+  readonly poolSize: number;
+  /** Encoded candidate vectors (count × dims) for the near-duplicate rule. */
+  readonly encoded: Float32Array;
+  readonly dims: number;
+  /** Candidates closer than this (Euclidean, encoded space) to a chosen one are skipped. */
+  readonly minDistance: number;
+}
+
+export interface BatchPick {
+  readonly index: number;
+  readonly ehvi: number;
+  readonly pMeetsSlo: number;
+  readonly pStart: number;
+  /** true when no candidate had any expected improvement and the pick fell back to feasibility × spread. */
+  readonly fallback: boolean;
+}
+
+function distance2(e: Float32Array, dims: number, a: number, b: number): number {
+  let d = 0;
+  for (let j = 0; j < dims; j++) {
+    const x = (e[a * dims + j] ?? 0) - (e[b * dims + j] ?? 0);
+    d += x * x;
+  }
+  return d;
+}
+
+/** Spread of a candidate's draws on the first objective (log ratio): an exploration signal. */
+function spread(p: CandidatePredictions, objectives: readonly Objective[], i: number): number {
+  const o = objectives[0];
+  if (o === undefined) return 0;
+  const arr = p.targets[objectiveTarget(o.name)];
+  if (arr === undefined) return 0;
+  let lo = Number.POSITIVE_INFINITY;
+  let hi = 0;
+  for (let s = 0; s < p.draws; s++) {
+    const x = arr[i * p.draws + s] ?? 0;
+    lo = Math.min(lo, x);
+    hi = Math.max(hi, x);
+  }
+  return lo > 0 ? Math.log(hi / lo) : 0;
+}
+
+/**
+ * q proposals by greedy constrained EHVI with a kriging-believer step: after each pick its mean
+ * prediction joins the front as if measured (when believed to meet the SLOs), the pool is rescored,
+ * and candidates within `minDistance` of a pick are skipped, so the q are not near-duplicates.
+ */
+export function selectBatch(p: CandidatePredictions, ctx: AcquisitionContext, opts: BatchOptions): BatchPick[] {
+  const first = ctx.objectives.length === 2 ? constrainedEhvi(p, ctx) : null;
+  const pSlo = probabilityMeetsSlo(p, ctx.constraints);
+  // First pass ranks everything cheaply when there are 3+ objectives: feasibility × optimism on objective 0.
+  const rank = new Float64Array(p.count);
+  for (let i = 0; i < p.count; i++) {
+    rank[i] = first !== null ? (first[i] ?? 0) : (p.pStart[i] ?? 0) * (pSlo[i] ?? 0) * (1 + spread(p, ctx.objectives, i));
+  }
+  const order = [...Array(p.count).keys()].sort((a, b) => (rank[b] ?? 0) - (rank[a] ?? 0));
+  const pool = order.slice(0, Math.max(opts.poolSize, opts.q));
+  const picks: BatchPick[] = [];
+  const front = [...ctx.front];
+  const minD2 = opts.minDistance * opts.minDistance;
+  for (let round = 0; round < opts.q; round++) {
+    const scores = constrainedEhvi(p, { ...ctx, front }, pool);
+    let best = -1;
+    let bestScore = 0;
+    let fallbackBest = -1;
+    let fallbackScore = -1;
+    for (const i of pool) {
+      if (picks.some((k) => k.index === i || distance2(opts.encoded, opts.dims, i, k.index) < minD2)) continue;
+      const sc = scores[i] ?? 0;
+      if (sc > bestScore) {
+        bestScore = sc;
+        best = i;
+      }
+      const fb = (p.pStart[i] ?? 0) * (pSlo[i] ?? 0) * (1 + spread(p, ctx.objectives, i));
+      if (fb > fallbackScore) {
+        fallbackScore = fb;
+        fallbackBest = i;
+      }
+    }
+    const fallback = best < 0;
+    const index = fallback ? fallbackBest : best;
+    if (index < 0) break;
+    picks.push({ index, ehvi: fallback ? 0 : bestScore, pMeetsSlo: pSlo[index] ?? 0, pStart: p.pStart[index] ?? 0, fallback });
+    if ((pSlo[index] ?? 0) >= 0.5) front.push(meanVector(p, ctx.objectives, index));
+  }
+  return picks;
+}

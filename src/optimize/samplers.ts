@@ -1,0 +1,104 @@
+import type { ServerConfig, Trial } from '../domain/index.js';
+import type { Rng } from '../util/rng.js';
+import { configKey, type Proposal, type Sampler, type SamplerContext } from './sampler.js';
+
+/**
+ * The search space as samplers see it, bound to one study's hardware, model and workload by the
+ * composition layer (so this folder does not depend on how the space resolves its context).
+ * `sample` returns configurations that survive the space's constraint rules (the pruned space).
+ */
+export interface CandidateSource {
+  sample(n: number, rng: Rng): ServerConfig[];
+  /** A neighbour: one or two knobs moved one grid step (feasible, or the input unchanged). */
+  mutate(config: ServerConfig, rng: Rng): ServerConfig;
+  /** Every configuration of the pruned grid, in a fixed order (grid sampler only). */
+  enumerate?(): Iterable<ServerConfig>;
+  /** The one encoder's vector, for distances between configurations. */
+  encode(config: ServerConfig): readonly number[];
+}
+
+function seen(trials: readonly Trial[]): Set<string> {
+  return new Set(trials.map((t) => configKey(t.config)));
+}
+
+/** Uniform over the pruned space, skipping configurations already tried or pending. */
+export function randomSampler(source: CandidateSource): Sampler {
+  return {
+    name: 'random',
+    propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
+      const taken = seen(ctx.trials);
+      const out: Proposal[] = [];
+      for (const config of source.sample(n * 4 + 8, ctx.rng)) {
+        const k = configKey(config);
+        if (taken.has(k)) continue;
+        taken.add(k);
+        out.push({ config, origin: 'random' });
+        if (out.length === n) break;
+      }
+      return Promise.resolve(out);
+    },
+  };
+}
+
+/** The pruned grid in order, resuming after the configurations the study already holds. */
+export function gridSampler(source: CandidateSource): Sampler {
+  return {
+    name: 'grid',
+    propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
+      if (source.enumerate === undefined) return Promise.resolve([]);
+      const taken = seen(ctx.trials);
+      const out: Proposal[] = [];
+      for (const config of source.enumerate()) {
+        if (out.length === n) break;
+        if (!taken.has(configKey(config))) out.push({ config, origin: 'grid' });
+      }
+      return Promise.resolve(out);
+    },
+  };
+}
+
+/**
+ * Greedy maximin design: from a random pool, repeatedly take the point farthest (encoded space, each
+ * dimension scaled to [0, 1] over the pool) from everything already chosen or tried.
+ */
+export function spaceFilling(source: CandidateSource, existing: readonly ServerConfig[], n: number, rng: Rng, poolSize = 2000): ServerConfig[] {
+  const pool = source.sample(poolSize, rng);
+  if (pool.length === 0) return [];
+  const enc = pool.map((c) => source.encode(c));
+  const old = existing.map((c) => source.encode(c));
+  const dims = enc[0]?.length ?? 0;
+  const lo = new Array<number>(dims).fill(Number.POSITIVE_INFINITY);
+  const hi = new Array<number>(dims).fill(Number.NEGATIVE_INFINITY);
+  for (const v of [...enc, ...old]) {
+    for (let j = 0; j < dims; j++) {
+      lo[j] = Math.min(lo[j] ?? 0, v[j] ?? 0);
+      hi[j] = Math.max(hi[j] ?? 0, v[j] ?? 0);
+    }
+  }
+  const scale = (v: readonly number[]): number[] => v.map((x, j) => ((hi[j] ?? 0) > (lo[j] ?? 0) ? (x - (lo[j] ?? 0)) / ((hi[j] ?? 0) - (lo[j] ?? 0)) : 0));
+  const pts = enc.map(scale);
+  const minD = pts.map(() => Number.POSITIVE_INFINITY);
+  const d2 = (a: readonly number[], b: readonly number[]): number => a.reduce((s, x, j) => s + (x - (b[j] ?? 0)) ** 2, 0);
+  for (const o of old.map(scale)) pts.forEach((p, i) => (minD[i] = Math.min(minD[i] ?? 0, d2(p, o))));
+  const out: ServerConfig[] = [];
+  const taken = new Set(existing.map(configKey));
+  for (let k = 0; k < n; k++) {
+    let best = -1;
+    let bestD = -1;
+    pts.forEach((_, i) => {
+      const c = pool[i];
+      if (c === undefined || taken.has(configKey(c))) return;
+      if ((minD[i] ?? 0) > bestD) {
+        bestD = minD[i] ?? 0;
+        best = i;
+      }
+    });
+    const chosen = pool[best];
+    const p = pts[best];
+    if (chosen === undefined || p === undefined) break;
+    out.push(chosen);
+    taken.add(configKey(chosen));
+    pts.forEach((q, i) => (minD[i] = Math.min(minD[i] ?? 0, d2(p, q))));
+  }
+  return out;
+}

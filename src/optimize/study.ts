@@ -1,0 +1,138 @@
+import type { BenchmarkResult, Objective, ServerConfig, Slo, Study, StudySpec, Trial } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import type { Store } from '../store/store.js';
+import type { Rng } from '../util/rng.js';
+import { goodputPerGpu, objectiveTarget, objectiveVector, sloConstraints } from './objectives.js';
+import { paretoFront } from './pareto.js';
+import type { Sampler } from './sampler.js';
+import { targetsOf } from '../model/targets.js';
+
+/**
+ * A study with ask/tell over the store (Optuna's Study facade, aesthetics-anchors §4.7). The store
+ * holds all state — trials move waiting → running → complete | failed | pruned and finished ones are
+ * immutable there — so a crashed process resumes by opening the same study again.
+ */
+export type TellOutcome =
+  | { readonly state: 'complete'; readonly result: BenchmarkResult }
+  | { readonly state: 'failed'; readonly reason: string; readonly started: boolean | null }
+  | { readonly state: 'pruned'; readonly reason?: string };
+
+/** Objective values of a measured result (goodput is throughput per GPU when the SLOs hold, else 0). */
+export function valuesFromResult(result: BenchmarkResult, objectives: readonly Objective[], slo: Slo, gpuCount: number): Record<string, number | null> {
+  const t = targetsOf(result, gpuCount);
+  const out: Record<string, number | null> = {};
+  for (const o of objectives) {
+    if (o.name === 'goodput_per_gpu') out[o.name] = goodputPerGpu(t, sloConstraints(slo));
+    else if (o.name === 'max_rate_under_slo') out[o.name] = null;
+    else out[o.name] = t[objectiveTarget(o.name)] ?? null;
+  }
+  return out;
+}
+
+export class OptimizationStudy {
+  readonly #store: Store;
+  readonly #sampler: Sampler;
+  readonly #rng: Rng;
+  readonly id: number;
+
+  /** Use `createOptimizationStudy`. */
+  constructor(store: Store, study: Study, sampler: Sampler, rng: Rng) {
+    this.#store = store;
+    this.#sampler = sampler;
+    this.#rng = rng;
+    this.id = study.id;
+  }
+
+  get study(): Study {
+    return this.#store.getStudy(this.id);
+  }
+  get spec(): StudySpec {
+    return this.study.spec;
+  }
+  trials(): Trial[] {
+    return this.#store.listTrials(this.id);
+  }
+
+  /** Queues a configuration to be asked before any the sampler proposes (Optuna `enqueue_trial`). */
+  enqueue(config: ServerConfig, attrs: Record<string, unknown> = {}): Trial {
+    return this.#store.createTrial(this.id, { config, origin: 'enqueued', state: 'waiting', attrs });
+  }
+
+  /**
+   * Up to q running trials: enqueued (waiting) ones first, then the sampler's proposals, each created
+   * running so another executor cannot take it.
+   */
+  async ask(q = 1): Promise<Trial[]> {
+    const out: Trial[] = [];
+    while (out.length < q) {
+      const claimed = this.#store.claimWaitingTrial(this.id);
+      if (claimed === null) break;
+      out.push(claimed);
+    }
+    if (out.length < q) {
+      const proposals = await this.#sampler.propose(
+        { study: this.study, trials: this.trials(), rng: this.#rng.fork(`ask-${this.trials().length}`) },
+        q - out.length,
+      );
+      for (const p of proposals) {
+        out.push(this.#store.createTrial(this.id, { config: p.config, origin: p.origin, state: 'running', ...(p.attrs === undefined ? {} : { attrs: p.attrs }) }));
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Records a trial's outcome. A complete outcome whose objectives come out missing or NaN is recorded
+   * as failed instead (Optuna's `_tell_with_warning`). Telling a finished trial throws LMB_ERR_TRIAL_FINISHED.
+   */
+  tell(trialId: number, outcome: TellOutcome): Trial {
+    const trial = this.#store.getTrial(trialId);
+    if (trial.study_id !== this.id) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `trial ${trialId} belongs to another study`);
+    const spec = this.spec;
+    let told: Trial;
+    switch (outcome.state) {
+      case 'complete': {
+        const values = valuesFromResult(outcome.result, spec.objectives, spec.slo, spec.hardware.count);
+        const bad = spec.objectives.filter((o) => {
+          const v = values[o.name];
+          return v === null || v === undefined || Number.isNaN(v);
+        });
+        if (bad.length > 0 && outcome.result.completed === 0) {
+          told = this.#store.failTrial(trialId, { reason: 'no request completed', started: true, values, result: outcome.result });
+        } else if (bad.length > 0) {
+          told = this.#store.failTrial(trialId, { reason: `objective(s) ${bad.map((o) => o.name).join(', ')} missing in the result`, started: true, values, result: outcome.result });
+        } else {
+          told = this.#store.completeTrial(trialId, { values, result: outcome.result });
+        }
+        break;
+      }
+      case 'failed':
+        told = this.#store.failTrial(trialId, { reason: outcome.reason, started: outcome.started });
+        break;
+      case 'pruned':
+        told = this.#store.pruneTrial(trialId, outcome.reason === undefined ? {} : { reason: outcome.reason });
+        break;
+    }
+    this.#sampler.afterTrial?.(told);
+    return told;
+  }
+
+  /** Complete trials on the Pareto front of the objectives, among those meeting the SLOs. */
+  bestTrials(): Trial[] {
+    const spec = this.spec;
+    const constraints = sloConstraints(spec.slo);
+    const ok = this.#store.listTrials(this.id, { states: ['complete'] }).filter((t) => {
+      if (t.result === null) return false;
+      const targets = targetsOf(t.result, spec.hardware.count);
+      return constraints.every((c) => (targets[c.target] ?? Number.POSITIVE_INFINITY) <= c.limitMs);
+    });
+    const pts = ok.map((t) => objectiveVector(targetsOf(t.result as BenchmarkResult, spec.hardware.count), spec.objectives));
+    return paretoFront(pts).map((i) => ok[i] as Trial);
+  }
+}
+
+/** Creates (or resumes, when the same spec exists) a study in the store. */
+export function createOptimizationStudy(store: Store, spec: StudySpec, sampler: Sampler, rng: Rng): OptimizationStudy {
+  const study = store.createStudy(spec);
+  return new OptimizationStudy(store, study, sampler, rng);
+}

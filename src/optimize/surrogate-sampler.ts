@@ -1,0 +1,98 @@
+import type { BenchmarkResult, ServerConfig, Trial } from '../domain/index.js';
+import type { FeatureContext, KnobEncoder } from '../model/features.js';
+import type { Surrogate } from '../model/surrogate.js';
+import { targetsOf, type TargetName } from '../model/targets.js';
+import { selectBatch } from './acquisition.js';
+import { scoreCandidates } from './candidates.js';
+import { meetsConstraints, objectiveTarget, objectiveVector, referencePoint, sloConstraints } from './objectives.js';
+import { paretoFront } from './pareto.js';
+import { configKey, type Proposal, type Sampler, type SamplerContext } from './sampler.js';
+import { spaceFilling, type CandidateSource } from './samplers.js';
+
+/**
+ * The model-based sampler: vLLM's defaults first (the baseline every tuner reports against), then a
+ * space-filling start, then batches chosen by constrained EHVI over ≥ 100k candidates from the pruned
+ * space plus local mutations around the current front.
+ */
+export interface SurrogateSamplerOptions {
+  readonly source: CandidateSource;
+  readonly context: FeatureContext;
+  readonly encoder: KnobEncoder;
+  /** A surrogate for the current history (fitted or loaded by the caller), or null when there is none yet. */
+  readonly model: (trials: readonly Trial[]) => Promise<Surrogate | null>;
+  readonly startupTrials?: number;
+  readonly candidates?: number;
+  /** Candidates kept by the physics stage for the ensemble. */
+  readonly keep?: number;
+  /** Local mutations around the front in all (space.mutate costs ~0.4 ms each, so they are budgeted). */
+  readonly mutations?: number;
+}
+
+export const SURROGATE_SAMPLER_DEFAULTS = Object.freeze({ startupTrials: 5, candidates: 100_000, keep: 4000, mutations: 400 });
+
+export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
+  const o = { ...SURROGATE_SAMPLER_DEFAULTS, ...opts };
+  return {
+    name: 'surrogate',
+    async propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
+      const out: Proposal[] = [];
+      if (ctx.trials.length === 0) out.push({ config: {}, origin: 'default' });
+      const finished = ctx.trials.filter((t) => t.state === 'complete' || t.state === 'failed');
+      const surrogate = finished.length + out.length >= o.startupTrials ? await o.model(ctx.trials) : null;
+      if (surrogate === null) {
+        const existing = ctx.trials.map((t) => t.config);
+        for (const config of spaceFilling(o.source, existing, n - out.length, ctx.rng.fork('fill'))) out.push({ config, origin: 'space_filling' });
+        return out.slice(0, n);
+      }
+      const spec = ctx.study.spec;
+      const constraints = sloConstraints(spec.slo);
+      const targets = [...new Set<TargetName>([...spec.objectives.map((x) => objectiveTarget(x.name)), ...constraints.map((c) => c.target)])];
+      const measured = ctx.trials.filter((t) => t.state === 'complete' && t.result !== null);
+      const feasible = measured.filter((t) => meetsConstraints(targetsOf(t.result as BenchmarkResult, spec.hardware.count), constraints));
+      const pts = feasible.map((t) => objectiveVector(targetsOf(t.result as BenchmarkResult, spec.hardware.count), spec.objectives));
+      const frontTrials = paretoFront(pts).map((i) => feasible[i] as Trial);
+      const seeds = frontTrials.length > 0 ? frontTrials : measured.slice(-3);
+      const mutations: ServerConfig[] = [];
+      const perSeed = Math.max(1, Math.floor(o.mutations / Math.max(1, seeds.length)));
+      seeds.forEach((t, k) => {
+        const r = ctx.rng.fork(`mutate-${k}`);
+        // Chains of one-step moves: each mutation starts from the previous one half of the time.
+        let from = t.config;
+        for (let m = 0; m < perSeed; m++) {
+          const next = o.source.mutate(from, r);
+          mutations.push(next);
+          from = m % 2 === 0 ? next : t.config;
+        }
+      });
+      const taken = new Set(ctx.trials.map((t) => configKey(t.config)));
+      const dedupe = (cs: readonly ServerConfig[]): ServerConfig[] => {
+        const seen = new Set<string>();
+        return cs.filter((c) => {
+          const k = configKey(c);
+          if (taken.has(k) || seen.has(k)) return false;
+          seen.add(k);
+          return true;
+        });
+      };
+      const local = dedupe(mutations);
+      for (const c of local) taken.add(configKey(c));
+      // The pool is distinct already; tried and local configurations are dropped among the survivors only.
+      const pool = o.source.sample(o.candidates, ctx.rng.fork('candidates'));
+      const scored = scoreCandidates(pool, local, { surrogate, context: o.context, encoder: o.encoder, constraints, targets, keep: o.keep, exclude: taken });
+      const ref = referencePoint(spec.objectives, constraints, pts);
+      const picks = selectBatch(
+        scored.predictions,
+        { objectives: spec.objectives, constraints, front: paretoFront(pts).map((i) => pts[i] ?? []), ref },
+        { q: n - out.length, poolSize: 400, encoded: scored.encoded, dims: scored.dims, minDistance: 0.5 },
+      );
+      for (const p of picks) {
+        out.push({
+          config: scored.configs[p.index] ?? {},
+          origin: 'surrogate',
+          attrs: { ehvi: p.ehvi, p_start: p.pStart, p_meets_slo: p.pMeetsSlo, fallback: p.fallback, candidates: scored.screened },
+        });
+      }
+      return out.slice(0, n);
+    },
+  };
+}

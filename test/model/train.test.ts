@@ -1,0 +1,102 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { parse } from 'yaml';
+import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
+import { command as modelCommand } from '../../src/cli/commands/model.js';
+import { command as recommendCommand } from '../../src/cli/commands/recommend.js';
+import type { CliIo } from '../../src/cli/io.js';
+import { isLmBenchError } from '../../src/errors.js';
+import { simulateHistory } from '../../src/model/sim-history.js';
+import { loadLatestSurrogate, trainFromStore } from '../../src/model/train.js';
+import { recommend } from '../../src/optimize/recommend.js';
+import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
+import { loadSpace } from '../../src/space/index.js';
+import { openStore } from '../../src/store/index.js';
+import { createRng } from '../../src/util/rng.js';
+import { context } from './fixtures.js';
+
+const catalog = defaultCatalog();
+const space = loadSpace(join(PROJECT_ROOT, 'search-spaces/vllm.yaml'));
+const workload = { ...context.workload, num_prompts: 80 };
+const ctx = { ...context, workload };
+
+function seededDb(dir: string, runs: number): string {
+  const path = join(dir, 'h.db');
+  const store = openStore(path, { now: () => 1 });
+  const configs = [{}, ...spaceSource(space, ctx).sample(runs - 1, createRng(11))];
+  const obs = simulateHistory([{ hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, configs }], catalog, createRng(12));
+  for (const o of obs) {
+    if (o.result === null) continue;
+    store.insertRun({ result: o.result, serverConfig: o.config, hardware: o.hardware, model: o.model, workload: o.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(o.config)).digest('hex') });
+  }
+  store.close();
+  return path;
+}
+
+function captureIo(cwd: string): { io: CliIo; out: () => string } {
+  let text = '';
+  const sink = new Writable({ write: (c: Buffer, _e, cb) => ((text += c.toString()), cb()) });
+  const quiet = new Writable({ write: (_c, _e, cb) => cb() });
+  return { io: { stdout: sink, stderr: quiet, env: {}, cwd }, out: () => text };
+}
+
+const SMALL = { members: 2, xgb: { rounds: 20, maxDepth: 4 }, feasibilityMembers: 1, targets: ['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms'] as const, minRows: 8 };
+
+test('train from a SQLite store, load it back, recommend under the SLOs', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-model-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const path = seededDb(dir, 16);
+  const store = openStore(path);
+  t.after(() => store.close());
+  assert.throws(() => loadLatestSurrogate(store), (e: unknown) => isLmBenchError(e, 'LMB_ERR_MODEL_NOT_TRAINED'));
+  const encoder = spaceEncoder(space);
+  const out = await trainFromStore(store, catalog, encoder, { spec: { ...SMALL, targets: [...SMALL.targets] }, folds: 0 });
+  assert.equal(out.validation, null);
+  assert.equal(out.dataset.rows.length, 16);
+  const { record, surrogate } = loadLatestSurrogate(store);
+  assert.equal(record.id, out.model.id);
+  assert.deepEqual(record.metadata['feature_names'], out.dataset.featureNames);
+
+  const rec = recommend({ surrogate, context: ctx, encoder, source: spaceSource(space, ctx), slo: { ttft_p99_ms: 2000, itl_p99_ms: 60 }, historyRuns: 16, rng: createRng(1), candidates: 600, keep: 300 });
+  assert.ok(rec.best !== null);
+  assert.ok((rec.best.predicted.output_throughput_per_gpu?.mean ?? 0) > 0);
+  assert.ok((rec.best.predicted.ttft_p99_ms?.high ?? 0) >= (rec.best.predicted.ttft_p99_ms?.low ?? 1));
+  assert.equal(rec.vllmArgs?.[0], 'serve');
+  assert.equal(rec.vllmArgs?.[1], 'meta-llama/Llama-3.1-8B-Instruct');
+  const yaml = parse(rec.vllmConfigYaml ?? '') as Record<string, unknown>;
+  assert.equal(yaml['model'], 'meta-llama/Llama-3.1-8B-Instruct');
+  assert.ok(rec.pareto.length >= 1);
+  // 16 runs are fewer than the trust threshold: the verdict says so and names runs to do next.
+  assert.equal(rec.trust.level, 'thin');
+  assert.ok(rec.trust.reasons[0]?.includes('16 measured runs'));
+  assert.ok(rec.trust.runNext.length >= 1);
+});
+
+test('CLI: model train --json, recommend --json; errors for an untrained store and bad flags', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-cli-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const empty = captureIo(dir);
+  await assert.rejects(
+    recommendCommand.run(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data/workloads/chat.yaml'), '--db', join(dir, 'none.db')], empty.io),
+    (e: unknown) => isLmBenchError(e, 'LMB_ERR_MODEL_NOT_TRAINED'),
+  );
+  const path = seededDb(dir, 12);
+  const train = captureIo(dir);
+  assert.equal(await modelCommand.run(['train', '--db', path, '--folds', '0', '--members', '2', '--rounds', '15', '--threads', '0', '--json'], train.io), 0);
+  const trained = JSON.parse(train.out()) as { model_id: number; rows: number };
+  assert.equal(trained.rows, 12);
+  const rec = captureIo(dir);
+  const args = ['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data/workloads/chat.yaml'), '--slo', 'ttft_p99_ms=3000,itl_p99_ms=80', '--db', path, '--candidates', '500', '--json'];
+  assert.equal(await recommendCommand.run(args, rec.io), 0);
+  const body = JSON.parse(rec.out()) as { model_id: number; trust: { level: string }; slo: Record<string, number> };
+  assert.equal(body.model_id, trained.model_id);
+  assert.equal(body.trust.level, 'thin');
+  assert.deepEqual(body.slo, { ttft_p99_ms: 3000, itl_p99_ms: 80 });
+  await assert.rejects(recommendCommand.run([...args, '--slo', 'ttft_p99_ms=abc'], rec.io), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+  await assert.rejects(modelCommand.run(['eval', '--db', path, '--folds', '1'], rec.io), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+});

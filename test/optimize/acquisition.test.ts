@@ -1,0 +1,88 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { constrainedEhvi, probabilityMeetsSlo, selectBatch, type CandidatePredictions } from '../../src/optimize/acquisition.js';
+import { meetsConstraints, objectiveVector, referencePoint, sloConstraints } from '../../src/optimize/objectives.js';
+import type { Objective } from '../../src/domain/index.js';
+
+const objectives: Objective[] = [
+  { name: 'output_throughput_per_gpu', direction: 'maximize' },
+  { name: 'ttft_p99_ms', direction: 'minimize' },
+];
+const constraints = sloConstraints({ ttft_p99_ms: 300 });
+
+/** Candidates as (throughput, ttft) per draw. */
+function preds(cands: [number, number][][], pStart?: number[]): CandidatePredictions {
+  const draws = cands[0]?.length ?? 0;
+  const tput = new Float64Array(cands.length * draws);
+  const ttft = new Float64Array(cands.length * draws);
+  cands.forEach((ds, i) =>
+    ds.forEach(([a, b], s) => {
+      tput[i * draws + s] = a;
+      ttft[i * draws + s] = b;
+    }),
+  );
+  return {
+    count: cands.length,
+    draws,
+    targets: { output_throughput_per_gpu: tput, ttft_p99_ms: ttft },
+    pStart: Float64Array.from(pStart ?? cands.map(() => 1)),
+  };
+}
+
+test('SLO constraints map p90 to p99 and mean to p50; the reference point uses SLO limits', () => {
+  const cs = sloConstraints({ ttft_p90_ms: 200, itl_mean_ms: 30 });
+  assert.deepEqual(cs.map((c) => c.target), ['ttft_p99_ms', 'itl_p50_ms']);
+  assert.equal(meetsConstraints({ ttft_p99_ms: 199, itl_p50_ms: 30 }, cs), true);
+  assert.equal(meetsConstraints({ ttft_p99_ms: 201, itl_p50_ms: 30 }, cs), false);
+  assert.deepEqual(objectiveVector({ output_throughput_per_gpu: 10, ttft_p99_ms: 5 }, objectives), [-10, 5]);
+  assert.deepEqual(referencePoint(objectives, constraints, []), [0, 300]);
+});
+
+test('EHVI counts only draws that meet the SLO and scales by P(start)', () => {
+  const p = preds(
+    [
+      [[100, 100], [100, 100]], // sure improvement
+      [[100, 100], [100, 400]], // half the draws break the SLO
+      [[100, 100], [100, 100]], // same as 0 but P(start) = 0.5
+      [[1000, 400], [1000, 500]], // huge throughput, never meets the SLO
+    ],
+    [1, 1, 0.5, 1],
+  );
+  const ctx = { objectives, constraints, front: [[-50, 200]], ref: [0, 300] };
+  const e = constrainedEhvi(p, ctx);
+  assert.ok((e[0] ?? 0) > 0);
+  assert.ok(Math.abs((e[1] ?? 0) - (e[0] ?? 0) / 2) < 1e-9);
+  assert.ok(Math.abs((e[2] ?? 0) - (e[0] ?? 0) / 2) < 1e-9);
+  assert.equal(e[3], 0);
+  assert.deepEqual(Array.from(probabilityMeetsSlo(p, constraints)), [1, 0.5, 1, 0]);
+});
+
+test('a batch of q picks distinct, spread-out candidates (believer step)', () => {
+  // 30 candidates: many near-duplicates of the best point plus a few elsewhere on the trade-off.
+  const cands: [number, number][][] = [];
+  const encoded: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    cands.push([[200 + i * 0.01, 150], [200 + i * 0.01, 150]]);
+    encoded.push(5, 5 + i * 0.001);
+  }
+  for (let i = 0; i < 10; i++) {
+    cands.push([[60 + i * 12, 20 + i * 10], [60 + i * 12, 20 + i * 10]]);
+    encoded.push(i, 0);
+  }
+  const picks = selectBatch(
+    preds(cands),
+    { objectives, constraints, front: [], ref: [0, 300] },
+    { q: 4, poolSize: 30, encoded: Float32Array.from(encoded), dims: 2, minDistance: 0.5 },
+  );
+  assert.equal(picks.length, 4);
+  assert.equal(new Set(picks.map((p) => p.index)).size, 4);
+  assert.equal(picks.filter((p) => p.index < 20).length, 1, 'only one of the near-duplicates');
+  assert.ok(picks.every((p) => !p.fallback));
+});
+
+test('with no expected improvement anywhere the batch falls back to feasibility', () => {
+  const p = preds([[[10, 500]], [[10, 900]]], [0.9, 0.2]);
+  const picks = selectBatch(p, { objectives, constraints, front: [], ref: [0, 300] }, { q: 1, poolSize: 2, encoded: new Float32Array([0, 1]), dims: 1, minDistance: 0.1 });
+  assert.equal(picks[0]?.fallback, true);
+  assert.equal(picks[0]?.index, 0);
+});

@@ -1,0 +1,103 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { defaultCatalog } from '../../src/catalog/index.js';
+import type { BenchmarkResult, ServerConfig, StudySpec } from '../../src/domain/index.js';
+import { isLmBenchError } from '../../src/errors.js';
+import { observationsFromTrials } from '../../src/model/dataset.js';
+import { fitSurrogate } from '../../src/model/surrogate.js';
+import { configKey } from '../../src/optimize/sampler.js';
+import { gridSampler, randomSampler, spaceFilling } from '../../src/optimize/samplers.js';
+import { createOptimizationStudy } from '../../src/optimize/study.js';
+import { surrogateSampler } from '../../src/optimize/surrogate-sampler.js';
+import { simulate } from '../../src/sim/index.js';
+import { MemoryStore } from '../../src/store/index.js';
+import { createRng } from '../../src/util/rng.js';
+import { context, encoder, makeRows, names, source } from '../model/fixtures.js';
+
+const catalog = defaultCatalog();
+const workload = { ...context.workload, num_prompts: 60 };
+const spec: StudySpec = {
+  name: 'test-study',
+  space: 'toy',
+  hardware: { gpu: 'H100-SXM', count: 1 },
+  model: 'llama-3.1-8b',
+  workload,
+  slo: { ttft_p99_ms: 5000, itl_p99_ms: 100 },
+  objectives: [
+    { name: 'output_throughput_per_gpu', direction: 'maximize' },
+    { name: 'ttft_p99_ms', direction: 'minimize' },
+  ],
+  target: 'sim',
+  seed: 1,
+  budget_trials: 20,
+  budget_hours: null,
+  parallel: 4,
+};
+
+function measure(config: ServerConfig, seed: number): BenchmarkResult {
+  const out = simulate({ config, hardware: spec.hardware, model: spec.model, workload, seed, catalog });
+  assert.ok(out.ok);
+  return out.result;
+}
+
+function newStore(): MemoryStore {
+  let t = 0;
+  return new MemoryStore({ now: () => ++t });
+}
+
+test('ask/tell: defaults first, enqueued before sampled, finished trials immutable, failures recorded', async () => {
+  const store = newStore();
+  const s = await fitSurrogate(makeRows(60, 1).rows, names, { members: 2, xgb: { rounds: 20, maxDepth: 3 }, feasibilityMembers: 1, targets: ['output_throughput_per_gpu', 'ttft_p99_ms', 'itl_p99_ms'], minRows: 8 }, createRng(1));
+  const sampler = surrogateSampler({ source, context: { ...context, workload }, encoder, model: () => Promise.resolve(s), startupTrials: 3, candidates: 3000, keep: 500, mutations: 40 });
+  const study = createOptimizationStudy(store, spec, sampler, createRng(2));
+
+  const [first] = await study.ask(1);
+  assert.equal(first?.origin, 'default');
+  assert.deepEqual(first?.config, {});
+  assert.equal(first?.state, 'running');
+  const done = study.tell(first?.id ?? 0, { state: 'complete', result: measure({}, 1) });
+  assert.equal(done.state, 'complete');
+  assert.ok((done.values['output_throughput_per_gpu'] ?? 0) > 0);
+  assert.throws(() => study.tell(first?.id ?? 0, { state: 'pruned' }), (e: unknown) => isLmBenchError(e, 'LMB_ERR_TRIAL_FINISHED'));
+
+  const queued = study.enqueue({ max_num_seqs: 64 });
+  const [claimed, filled] = await study.ask(2);
+  assert.equal(claimed?.id, queued.id);
+  assert.equal(filled?.origin, 'space_filling');
+  study.tell(claimed?.id ?? 0, { state: 'complete', result: measure({ max_num_seqs: 64 }, 2) });
+  const failed = study.tell(filled?.id ?? 0, { state: 'failed', reason: 'CUDA out of memory', started: false });
+  assert.equal(failed.started, false);
+  const obs = observationsFromTrials(study.trials(), spec);
+  assert.deepEqual(obs.map((o) => o.result === null), [false, false, true]);
+
+  // Past the start-up trials the surrogate proposes q distinct, new configurations.
+  const batch = await study.ask(4);
+  assert.equal(batch.length, 4);
+  assert.ok(batch.every((t) => t.origin === 'surrogate'));
+  const keys = new Set(study.trials().filter((t) => !batch.some((b) => b.id === t.id)).map((t) => configKey(t.config)));
+  assert.equal(new Set(batch.map((t) => configKey(t.config))).size, 4);
+  assert.ok(batch.every((t) => !keys.has(configKey(t.config))));
+  assert.ok(batch.every((t) => typeof t.attrs['ehvi'] === 'number'), JSON.stringify(batch.map((t) => t.attrs)));
+  assert.ok(study.bestTrials().length >= 1, JSON.stringify(study.trials().map((t) => [t.state, t.values])));
+  store.close();
+});
+
+test('random and grid samplers skip what the study already holds; space filling spreads out', async () => {
+  const store = newStore();
+  const grid = [...Array(6).keys()].map((i) => ({ max_num_seqs: 2 ** (3 + i) }));
+  const gridSource = { ...source, enumerate: () => grid };
+  const study = createOptimizationStudy(store, spec, gridSampler(gridSource), createRng(3));
+  const [a, b] = await study.ask(2);
+  assert.deepEqual([a?.config, b?.config], [grid[0], grid[1]]);
+  const next = await study.ask(1);
+  assert.deepEqual(next[0]?.config, grid[2]);
+
+  const rnd = randomSampler(source);
+  const props = await rnd.propose({ study: study.study, trials: study.trials(), rng: createRng(4) }, 5);
+  assert.equal(new Set(props.map((p) => configKey(p.config))).size, 5);
+
+  const spread = spaceFilling(source, [], 4, createRng(5), 300);
+  const seqs = spread.map((c) => c.max_num_seqs ?? 0);
+  assert.ok(Math.max(...seqs) / Math.min(...seqs) >= 8, `space filling should span the range: ${seqs.join(',')}`);
+  store.close();
+});
