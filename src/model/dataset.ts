@@ -76,7 +76,8 @@ export function datasetFromObservations(observations: readonly Observation[], ca
       throw err;
     }
     const f = buildFeatureRow(o.config, ctx, encoder);
-    const started = o.result !== null && o.result.completed > 0;
+    // Some formats lack `completed` (stored as an unavailable 0); any output at all means it started.
+    const started = o.result !== null && (o.result.completed > 0 || o.result.output_throughput > 0);
     rows.push({ x: f.row, baselines: f.baselines, targets: o.result === null ? {} : targetsOf(o.result, o.hardware.count), started });
     kept.push(o);
   }

@@ -5,6 +5,7 @@ import { targetsOf, type TargetName } from '../model/targets.js';
 import { selectBatch } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
 import { meetsConstraints, objectiveTarget, objectiveVector, referencePoint, sloConstraints } from './objectives.js';
+import { hypervolume } from './hypervolume.js';
 import { paretoFront } from './pareto.js';
 import { configKey, type Proposal, type Sampler, type SamplerContext } from './sampler.js';
 import { spaceFilling, type CandidateSource } from './samplers.js';
@@ -80,16 +81,19 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       const pool = o.source.sample(o.candidates, ctx.rng.fork('candidates'));
       const scored = scoreCandidates(pool, local, { surrogate, context: o.context, encoder: o.encoder, constraints, targets, keep: o.keep, exclude: taken });
       const ref = referencePoint(spec.objectives, constraints, pts);
+      const frontPts = paretoFront(pts).map((i) => pts[i] ?? []);
+      // The loop's stopping rule reads EHVI relative to the current front's hypervolume.
+      const hv = frontPts.length > 0 ? hypervolume(frontPts, ref) : 0;
       const picks = selectBatch(
         scored.predictions,
-        { objectives: spec.objectives, constraints, front: paretoFront(pts).map((i) => pts[i] ?? []), ref },
+        { objectives: spec.objectives, constraints, front: frontPts, ref },
         { q: n - out.length, poolSize: 400, encoded: scored.encoded, dims: scored.dims, minDistance: 0.5 },
       );
       for (const p of picks) {
         out.push({
           config: scored.configs[p.index] ?? {},
           origin: 'surrogate',
-          attrs: { ehvi: p.ehvi, p_start: p.pStart, p_meets_slo: p.pMeetsSlo, fallback: p.fallback, candidates: scored.screened },
+          attrs: { ehvi: p.ehvi, ehvi_rel: p.fallback || hv <= 0 ? null : p.ehvi / hv, p_start: p.pStart, p_meets_slo: p.pMeetsSlo, fallback: p.fallback, candidates: scored.screened },
         });
       }
       return out.slice(0, n);

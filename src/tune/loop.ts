@@ -84,7 +84,8 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
     const trials = await study.ask(q);
     if (trials.length === 0) return stop('exhausted');
     rounds++;
-    const ehvis = trials.map((t) => t.attrs['ehvi']).filter((v): v is number => typeof v === 'number');
+    // Only model-based proposals with a front to improve speak to convergence (not defaults, space-filling or fallbacks).
+    const ehvis = trials.map((t) => t.attrs['ehvi_rel']).filter((v): v is number => typeof v === 'number');
     await Promise.all(trials.map((t) => runOne(t)));
     const maxRel = ehvis.length > 0 ? Math.max(...ehvis) : null;
     emit({ kind: 'round', round: rounds, maxRelEhvi: maxRel });
