@@ -1,46 +1,81 @@
 import { join } from 'node:path';
-import type { Command } from '../io.js';
-import { writeJson } from '../io.js';
-import { parseFlags } from '../args.js';
-import { DATA_DIR, defaultCatalog } from '../../catalog/index.js';
-import { Workload } from '../../domain/index.js';
+import { DATA_DIR, defaultCatalog, PROJECT_ROOT } from '../../catalog/index.js';
+import { StudySpec, Workload } from '../../domain/index.js';
+import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
+import { loadSpace } from '../../space/index.js';
+import { openStore } from '../../store/sqlite-store.js';
+import { createProgress } from '../../tune/progress.js';
+import { runStudy } from '../../tune/study-runner.js';
+import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { loadYamlFile } from '../../util/yaml.js';
-import { simulate } from '../../sim/index.js';
-import { formatResultText, startupFailedError } from './sim.js';
+import { numberFlag, parseFlags } from '../args.js';
+import { writeJson, type Command } from '../io.js';
 
-/**
- * What `npm start` runs: for now one simulated benchmark, Llama-3.1-8B on 1×H100 under the chat
- * workload with vLLM's default configuration, printed the way `vllm bench serve` prints it.
- */
+const usage = `Usage: lm-bench demo [--trials N] [--parallel K] [--seed S] [--db PATH] [--out DIR] [--json]
+
+What \`npm start\` runs: a short tuning study on the embedded simulator — Llama-3.1-8B on 1×H100-SXM,
+the chat workload (data/workloads/chat.yaml) and its SLOs (TTFT p99 ≤ 350 ms, ITL p99 ≤ 50 ms), 24
+trials, 2 at a time — then prints the recommended vLLM flags beside vLLM's defaults and writes the
+HTML report. Each run is a new study in .lm-bench/demo.db, so later runs also learn from earlier ones.
+`;
+
 export const command: Command = {
   name: 'demo',
   summary: 'the main job on the embedded simulator (what `npm start` runs)',
-  usage: 'Usage: lm-bench demo [--seed S] [--json]\n\nSimulates Llama-3.1-8B on 1×H100-SXM under data/workloads/chat.yaml with vLLM defaults.',
-  run(argv, io) {
-    const { values } = parseFlags(argv, { seed: { type: 'string' }, json: { type: 'boolean' } });
-    const seed = values.seed === undefined ? 1 : Number(values.seed);
-    const workload = loadYamlFile(join(DATA_DIR, 'workloads', 'chat.yaml'), Workload);
+  usage,
+  async run(argv, io) {
+    const { values: v } = parseFlags(argv, {
+      trials: { type: 'string' },
+      parallel: { type: 'string' },
+      seed: { type: 'string' },
+      db: { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean' },
+    });
     const catalog = defaultCatalog();
-    const out = simulate({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, seed, catalog, startEpochMs: Date.now() });
-    if (!out.ok) throw startupFailedError(out.failure);
-    if (values.json === true) {
-      writeJson(io, out.result);
-      return Promise.resolve(0);
+    const workload = loadYamlFile(join(DATA_DIR, 'workloads', 'chat.yaml'), Workload);
+    const spacePath = join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml');
+    const now = Date.now();
+    const spec = StudySpec.parse({
+      name: `demo-${new Date(now).toISOString().replace(/[:.]/g, '-')}`,
+      space: spacePath,
+      hardware: { gpu: 'H100-SXM', count: 1 },
+      model: 'llama-3.1-8b',
+      workload,
+      slo: workload.slo ?? {},
+      objectives: [...DEFAULT_OBJECTIVES],
+      target: '{"kind":"sim"}',
+      seed: numberFlag(v.seed, 'seed', { int: true, min: 0 }) ?? 1,
+      budget_trials: numberFlag(v.trials, 'trials', { int: true, min: 1, max: 500 }) ?? 24,
+      budget_hours: null,
+      parallel: numberFlag(v.parallel, 'parallel', { int: true, min: 1, max: 8 }) ?? 2,
+      measure: 'fixed',
+    });
+    const dbPath = v.db ?? join(io.cwd, '.lm-bench', 'demo.db');
+    const store = openStore(dbPath);
+    try {
+      const json = v.json === true;
+      if (!json) io.stderr.write(`lm-bench demo: tuning ${spec.model} on 1× ${spec.hardware.gpu} for the "${workload.name}" workload on the simulator (${spec.budget_trials} trials)\n`);
+      const progress = createProgress({
+        out: io.stderr,
+        mode: json ? 'quiet' : io.stderr.isTTY === true ? 'tty' : 'lines',
+        budget: spec.budget_trials,
+        now: Date.now,
+        snapshot: () => {
+          const study = store.findStudy(spec.name);
+          if (study === null) return { bestGoodput: null, frontSize: 0 };
+          const s = summarizeStudy({ study, trials: store.listTrials(study.id), front: [], model: catalog.model(spec.model), stopReason: null });
+          return { bestGoodput: s.recommendation?.measured.output_throughput_per_gpu ?? null, frontSize: s.counts.feasible };
+        },
+      });
+      const { study, summary } = await runStudy({ store, catalog, space: loadSpace(spacePath), spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent });
+      progress.finish();
+      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason });
+      if (json) writeJson(io, out);
+      else io.stdout.write(`\n${formatSummary(out)}\n\nStudy "${spec.name}" is in ${dbPath}; resume or extend it with \`lm-bench tune --study ${spec.name} --db ${dbPath}\`.\n`);
+      return 0;
+    } finally {
+      store.close();
     }
-    const r = out.resolved;
-    io.stdout.write(
-      `lm-bench demo: simulated vLLM V1, Llama-3.1-8B on 1×H100-SXM, workload "${workload.name}" (${workload.description ?? ''})\n` +
-        `resolved config: max_num_seqs=${r.max_num_seqs} max_num_batched_tokens=${r.max_num_batched_tokens} block_size=${r.block_size} ` +
-        `gpu_memory_utilization=${r.gpu_memory_utilization} chunked_prefill=${r.enable_chunked_prefill} prefix_caching=${r.enable_prefix_caching} ` +
-        `max_model_len=${r.max_model_len} cuda_graphs=${!r.enforce_eager}\n` +
-        `memory per GPU: weights ${out.memory.weightsGibPerGpu.toFixed(2)} GiB, activation peak ${out.memory.activationGib.toFixed(2)} GiB, KV ${out.memory.kvGibPerGpu.toFixed(2)} GiB = ${out.memory.kvTokenCapacity} tokens\n\n`,
-    );
-    io.stdout.write(formatResultText(out.result));
-    const slo = workload.slo;
-    if (slo !== undefined) {
-      const ok = (slo.ttft_p99_ms === undefined || out.result.p99_ttft_ms <= slo.ttft_p99_ms) && (slo.itl_p99_ms === undefined || out.result.p99_itl_ms <= slo.itl_p99_ms);
-      io.stdout.write(`SLO (TTFT p99 ≤ ${slo.ttft_p99_ms ?? '-'} ms, ITL p99 ≤ ${slo.itl_p99_ms ?? '-'} ms): ${ok ? 'met' : 'missed'}\n`);
-    }
-    return Promise.resolve(0);
   },
 };
