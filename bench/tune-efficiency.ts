@@ -19,10 +19,14 @@ import { createRng } from '../src/util/rng.js';
 import { loadYamlFile } from '../src/util/yaml.js';
 import { mannWhitneyGreater, median } from './lib/stats.js';
 
-const { values: argv } = parseArgs({ options: { seeds: { type: 'string' }, budget: { type: 'string' }, reference: { type: 'string' }, pairs: { type: 'string' } } });
+const { values: argv } = parseArgs({ options: { seeds: { type: 'string' }, budget: { type: 'string' }, reference: { type: 'string' }, pairs: { type: 'string' }, horizon: { type: 'string' }, raw: { type: 'string' } } });
 const SEEDS = Number(argv.seeds ?? 5);
 const BUDGET = Number(argv.budget ?? 15);
 const REFERENCE = Number(argv.reference ?? 2000);
+/** How long random search runs to find its own trials-to-95% (it rarely gets there within the budget). */
+const HORIZON = Number(argv.horizon ?? 150);
+/** Points drawn from the unpruned grid to check that pruning loses no configuration that starts. */
+const RAW = Number(argv.raw ?? 1000);
 
 interface Pair {
   readonly name: string;
@@ -68,14 +72,16 @@ function bestSoFar(spec: StudySpec, trials: readonly Trial[]): number[] {
   return trials.map((t) => (best = Math.max(best, goodput(spec, t))));
 }
 
-async function measureConfigs(spec: StudySpec, configs: readonly ServerConfig[], seedBase: number): Promise<number[]> {
+/** Goodput per config; with `served`, -1 marks a configuration that failed to start or failed requests. */
+async function measureConfigs(spec: StudySpec, configs: readonly ServerConfig[], seedBase: number, served = false): Promise<number[]> {
   const ex = createExecutor({ kind: 'sim' }, 2);
   try {
     return await Promise.all(
       configs.map(async (config, i) => {
         const input: TrialInput = { trial_id: i + 1, study: 'ref', seed: seedBase + i, config, workload: spec.workload, hardware: spec.hardware, model: spec.model, slo: spec.slo };
         const out = await ex.run(input);
-        return out.status === 'ok' ? goodput(spec, { state: 'complete', result: out.result }) : 0;
+        if (out.status !== 'ok' || (served && out.result.failed > 0)) return served ? -1 : 0;
+        return goodput(spec, { state: 'complete', result: out.result });
       }),
     );
   } finally {
@@ -104,7 +110,7 @@ const out = (s = ''): void => {
 };
 out('# Tuning efficiency on the simulator');
 out();
-out(`Command: \`node --import tsx bench/tune-efficiency.ts --seeds ${SEEDS} --budget ${BUDGET} --reference ${REFERENCE}\` (${new Date().toISOString().slice(0, 10)}, 2-core machine).`);
+out(`Command: \`node --import tsx bench/tune-efficiency.ts --seeds ${SEEDS} --budget ${BUDGET} --reference ${REFERENCE} --horizon ${HORIZON} --raw ${RAW}\` (${new Date().toISOString().slice(0, 10)}, 2-core machine).`);
 out();
 out(`Goodput = output tokens/s per GPU of a run meeting the workload's SLOs (0 otherwise). Reference = best goodput among ${REFERENCE} feasible points sampled from the pruned space (seeded), each simulated once. Each method gets ${BUDGET} trials per seed, ${SEEDS} seeds; medians over seeds. The grid is vLLM auto_tune's (max_num_seqs {64,128,256} × max_num_batched_tokens {512…8192}, other knobs at vLLM defaults, replicas filling the GPUs). p = exact one-sided Mann–Whitney U over the seeds (lm-bench better).`);
 
@@ -118,11 +124,33 @@ for (const p of argv.pairs === 'first' ? PAIRS.slice(0, 1) : PAIRS) {
   const refBest = Math.max(...refGoodputs);
   const target95 = 0.95 * refBest;
 
+  // Pruning keeps the best: draw points from the whole grid (ignoring every rule), measure them, and
+  // check that each one that starts and serves every request is one the pruned space keeps.
+  const bound = space.bind(ctx);
+  const rawRng = createRng(777);
+  const knobNames = space.knobs.map((k) => k.name);
+  const rawConfigs: ServerConfig[] = Array.from({ length: RAW }, () => {
+    const c: Record<string, unknown> = {};
+    bound.options.forEach((opts, k) => {
+      const choices = opts.filter((o) => o !== undefined);
+      const name = knobNames[k];
+      if (name !== undefined && choices.length > 0) c[name] = choices[rawRng.int(choices.length)];
+    });
+    return space.complete(c, ctx);
+  });
+  const rawGoodputs = await measureConfigs(base, rawConfigs, 700_000, true);
+  const rawServed = rawConfigs.filter((_, i) => (rawGoodputs[i] ?? -1) >= 0);
+  const rawLost = rawServed.filter((c) => !space.isFeasible(c, ctx).ok);
+  const rawBest = Math.max(0, ...rawGoodputs);
+  const rawBestKept = rawConfigs.some((c, i) => rawGoodputs[i] === rawBest && space.isFeasible(c, ctx).ok);
+  const rawPruned = rawConfigs.filter((c) => !space.isFeasible(c, ctx).ok).length;
+
   const methods: Record<'lm-bench' | 'random' | 'auto_tune grid', { best: number[]; to95: (number | null)[] }> = {
     'lm-bench': { best: [], to95: [] },
     random: { best: [], to95: [] },
     'auto_tune grid': { best: [], to95: [] },
   };
+  const randomLong: (number | null)[] = [];
   for (let seed = 1; seed <= SEEDS; seed++) {
     for (const sampler of ['surrogate', 'random'] as const) {
       const spec = specFor(p, seed, BUDGET, `${sampler}-${seed}`);
@@ -132,6 +160,13 @@ for (const p of argv.pairs === 'first' ? PAIRS.slice(0, 1) : PAIRS) {
       const m = methods[sampler === 'surrogate' ? 'lm-bench' : 'random'];
       m.best.push(curve.at(-1) ?? 0);
       m.to95.push(trialsTo(curve, target95));
+    }
+    {
+      // Random search's own convergence, past the budget.
+      const spec = specFor(p, seed, HORIZON, `random-long-${seed}`);
+      const store = new MemoryStore({ now: Date.now });
+      const { study } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, sampler: 'random' });
+      randomLong.push(trialsTo(bestSoFar(spec, study.trials()), target95));
     }
     const grid = autoTuneGrid(p, BUDGET);
     const g = await measureConfigs(base, grid, seed * 1000);
@@ -152,6 +187,12 @@ for (const p of argv.pairs === 'first' ? PAIRS.slice(0, 1) : PAIRS) {
     const p = name === 'lm-bench' ? '–' : mannWhitneyGreater(methods['lm-bench'].best, m.best).toFixed(4);
     out(`| ${name} | ${median(m.best).toFixed(0)} | ${((median(m.best) / refBest) * 100).toFixed(1)}% | ${reached.length}/${SEEDS} | ${reached.length === 0 ? `> ${BUDGET}` : median(reached)} | ${p} |`);
   }
+  const lmbTo = methods['lm-bench'].to95.map((x) => x ?? BUDGET + 1);
+  const rndTo = randomLong.map((x) => x ?? HORIZON + 1);
+  out();
+  out(`Random search run on to ${HORIZON} trials reaches 95% of the reference after a median ${median(rndTo)} trials (per seed: ${randomLong.map((x) => x ?? `>${HORIZON}`).join(', ')}); lm-bench after ${median(lmbTo)} (per seed: ${methods['lm-bench'].to95.map((x) => x ?? `>${BUDGET}`).join(', ')}), i.e. ${(median(rndTo) / median(lmbTo)).toFixed(1)}× fewer trials (a seed that never got there counts as one past its budget).`);
+  out();
+  out(`Pruning check: of ${RAW} points drawn from the whole grid ignoring every rule, ${rawPruned} are pruned; ${rawServed.length} started and served every request, and ${rawLost.length} of those are pruned (a pruned point that works would be a lost configuration). The best of the ${RAW} (${rawBest.toFixed(0)} tok/s/GPU) is ${rawBestKept ? 'kept' : 'NOT kept'} by the pruned space.`);
   out();
   out(`Per seed, best goodput: ${Object.entries(methods).map(([n, m]) => `${n} [${m.best.map((v) => v.toFixed(0)).join(', ')}]`).join('; ')}.`);
 }
