@@ -4,12 +4,12 @@ import { StudySpec, Workload } from '../../domain/index.js';
 import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
 import { loadSpace } from '../../space/index.js';
 import { openStore } from '../../store/sqlite-store.js';
-import { createProgress } from '../../tune/progress.js';
 import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type Command } from '../io.js';
+import { studyProgress } from '../study-progress.js';
 
 const usage = `Usage: lm-bench demo [--trials N] [--parallel K] [--seed S] [--db PATH] [--out DIR] [--json]
 
@@ -56,18 +56,7 @@ export const command: Command = {
     try {
       const json = v.json === true;
       if (!json) io.stderr.write(`lm-bench demo: tuning ${spec.model} on 1× ${spec.hardware.gpu} for the "${workload.name}" workload on the simulator (${spec.budget_trials} trials)\n`);
-      const progress = createProgress({
-        out: io.stderr,
-        mode: json ? 'quiet' : io.stderr.isTTY === true ? 'tty' : 'lines',
-        budget: spec.budget_trials,
-        now: Date.now,
-        snapshot: () => {
-          const study = store.findStudy(spec.name);
-          if (study === null) return { bestGoodput: null, frontSize: 0 };
-          const s = summarizeStudy({ study, trials: store.listTrials(study.id), front: [], model: catalog.model(spec.model), stopReason: null });
-          return { bestGoodput: s.recommendation?.measured.output_throughput_per_gpu ?? null, frontSize: s.counts.feasible };
-        },
-      });
+      const progress = studyProgress({ io, store, spec, model: catalog.model(spec.model), json });
       const { study, summary } = await runStudy({ store, catalog, space: loadSpace(spacePath), spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent });
       progress.finish();
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason });

@@ -6,12 +6,12 @@ import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
 import { loadSpace } from '../../space/index.js';
 import { defaultDbPath, openStore } from '../../store/sqlite-store.js';
 import { TargetSpec } from '../../targets/spec.js';
-import { createProgress } from '../../tune/progress.js';
 import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
+import { studyProgress } from '../study-progress.js';
 
 const usage = `Usage:
   lm-bench tune --study NAME [--space search-spaces/vllm.yaml] --gpu GPU --gpus N --model MODEL
@@ -151,19 +151,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     process.on('SIGTERM', onSignal);
     const sampler = v.sampler === undefined || v.sampler === 'surrogate' ? 'surrogate' : v.sampler === 'random' ? 'random' : null;
     if (sampler === null) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--sampler must be surrogate or random, got "${v.sampler ?? ''}"`);
-    let studyRef: { id: number } | null = null;
-    const progress = createProgress({
-      out: io.stderr,
-      mode: json ? 'quiet' : io.stderr.isTTY === true ? 'tty' : 'lines',
-      budget: spec.budget_trials,
-      now: Date.now,
-      snapshot: () => {
-        if (studyRef === null) return { bestGoodput: null, frontSize: 0 };
-        const s = summarizeStudy({ study: store.getStudy(studyRef.id), trials: store.listTrials(studyRef.id), front: [], model: defaultCatalog().model(spec.model), stopReason: null });
-        const best = s.recommendation?.measured.output_throughput_per_gpu ?? null;
-        return { bestGoodput: best, frontSize: s.counts.feasible };
-      },
-    });
+    const progress = studyProgress({ io, store, spec, model: defaultCatalog().model(spec.model), json });
     try {
       const { study, summary } = await runStudy({
         store,
@@ -174,10 +162,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         now: Date.now,
         sampler,
         signal: ac.signal,
-        onEvent: (e) => {
-          if (studyRef === null && e.kind !== 'stopped') studyRef = { id: store.getStudy(spec.name).id };
-          progress.onEvent(e);
-        },
+        onEvent: progress.onEvent,
       });
       progress.finish();
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason });

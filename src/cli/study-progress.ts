@@ -1,0 +1,30 @@
+import type { ModelSpec, StudySpec } from '../domain/index.js';
+import { paretoFront } from '../optimize/pareto.js';
+import type { Store } from '../store/store.js';
+import { createProgress } from '../tune/progress.js';
+import type { TuneEvent } from '../tune/loop.js';
+import { summarizeStudy } from '../tune/summary.js';
+import type { CliIo } from './io.js';
+
+/**
+ * Progress of a study for `tune` and `demo`: a bar on a terminal, log lines otherwise, nothing with
+ * --json. Best goodput and the size of the measured front (throughput per GPU vs p99 TTFT, among
+ * trials meeting the SLOs) are read from the store after each trial.
+ */
+export function studyProgress(opts: { io: CliIo; store: Store; spec: StudySpec; model: ModelSpec; json: boolean }): { onEvent: (e: TuneEvent) => void; finish: () => void } {
+  const { io, store, spec } = opts;
+  return createProgress({
+    out: io.stderr,
+    mode: opts.json ? 'quiet' : io.stderr.isTTY === true ? 'tty' : 'lines',
+    budget: spec.budget_trials,
+    now: Date.now,
+    snapshot: () => {
+      const study = store.findStudy(spec.name);
+      if (study === null) return { bestGoodput: null, frontSize: 0 };
+      const s = summarizeStudy({ study, trials: store.listTrials(study.id), front: [], model: opts.model, stopReason: null });
+      const feasible = s.trials.filter((t) => t.meets_slo === true && t.metrics !== null);
+      const front = paretoFront(feasible.map((t) => [-(t.metrics?.output_throughput_per_gpu ?? 0), t.metrics?.p99_ttft_ms ?? 0]));
+      return { bestGoodput: s.recommendation?.measured.output_throughput_per_gpu ?? null, frontSize: front.length };
+    },
+  });
+}
