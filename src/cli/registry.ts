@@ -17,6 +17,7 @@ export const COMMANDS = {
   ingest: { summary: 'ingest benchmark results (vLLM, GuideLLM, genai-perf, lm-bench) into the store', load: () => import('./commands/ingest.js') },
   model: { summary: 'surrogate models: `model train` and `model eval` (k-fold MAPE, R², knob importance)', load: () => import('./commands/model.js') },
   tune: { summary: 'an unattended tuning study: propose, measure, learn, until the budget is spent', load: () => import('./commands/tune.js') },
+  report: { summary: 'the HTML deployment report of a tuning study, with one SVG per plot', load: () => import('./commands/report.js') },
   recommend: { summary: 'the best predicted configuration under the SLOs, with intervals and the Pareto set', load: () => import('./commands/recommend.js') },
 } as const satisfies Record<string, CommandEntry>;
 

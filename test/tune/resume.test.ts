@@ -47,7 +47,7 @@ function completed(db: string): { id: number; number: number; out: number }[] {
 test('a study killed with SIGKILL mid-way resumes: nothing completed is lost and the budget is finished', { timeout: 120_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-tune-kill-'));
   const db = join(dir, 'study.db');
-  const args = [bin, 'tune', '--study', 'kill-test', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', workloadFile(dir), '--budget-trials', '12', '--parallel', '2', '--seed', '4', '--sampler', 'random', '--db', db];
+  const args = [bin, 'tune', '--study', 'kill-test', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', workloadFile(dir), '--budget-trials', '12', '--parallel', '2', '--seed', '4', '--sampler', 'random', '--no-report', '--db', db];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));

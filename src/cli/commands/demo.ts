@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DATA_DIR, defaultCatalog, PROJECT_ROOT } from '../../catalog/index.js';
 import { StudySpec, Workload } from '../../domain/index.js';
 import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
@@ -9,6 +9,7 @@ import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type Command } from '../io.js';
+import { writeStudyReport } from '../report-files.js';
 import { studyProgress } from '../study-progress.js';
 
 const usage = `Usage: lm-bench demo [--trials N] [--parallel K] [--seed S] [--db PATH] [--out DIR] [--json]
@@ -16,7 +17,7 @@ const usage = `Usage: lm-bench demo [--trials N] [--parallel K] [--seed S] [--db
 What \`npm start\` runs: a short tuning study on the embedded simulator — Llama-3.1-8B on 1×H100-SXM,
 the chat workload (data/workloads/chat.yaml) and its SLOs (TTFT p99 ≤ 350 ms, ITL p99 ≤ 50 ms), 24
 trials, 2 at a time — then prints the recommended vLLM flags beside vLLM's defaults and writes the
-HTML report. Each run is a new study in .lm-bench/demo.db, so later runs also learn from earlier ones.
+HTML report (reports/demo/report.html, or --out DIR). Each run is a new study in .lm-bench/demo.db, so later runs also learn from earlier ones.
 `;
 
 export const command: Command = {
@@ -60,8 +61,11 @@ export const command: Command = {
       const { study, summary } = await runStudy({ store, catalog, space: loadSpace(spacePath), spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent });
       progress.finish();
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason });
-      if (json) writeJson(io, out);
-      else io.stdout.write(`\n${formatSummary(out)}\n\nStudy "${spec.name}" is in ${dbPath}; resume or extend it with \`lm-bench tune --study ${spec.name} --db ${dbPath}\`.\n`);
+      const outDir = resolve(io.cwd, v.out ?? join('reports', 'demo'));
+      if (!json) io.stderr.write('lm-bench demo: writing the report…\n');
+      const { files } = await writeStudyReport(store, spec.name, outDir);
+      if (json) writeJson(io, { ...out, report: files[0] });
+      else io.stdout.write(`\n${formatSummary(out)}\n\nReport: ${files[0] ?? outDir}\nStudy "${spec.name}" is in ${dbPath}; resume or extend it with \`lm-bench tune --study ${spec.name} --db ${dbPath}\`.\n`);
       return 0;
     } finally {
       store.close();

@@ -1,9 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { renderStudyReport } from '../../report/study/index.js';
+import { resolve } from 'node:path';
 import { defaultDbPath, openStore } from '../../store/index.js';
 import { parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
+import { writeStudyReport } from '../report-files.js';
 
 const usage = `Usage:
   lm-bench report --study NAME --out DIR [--db PATH] [--baseline STUDY] [--static] [--json]
@@ -34,19 +33,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const store = openStore(v.db ?? defaultDbPath(io));
   try {
     if (io.stderr.isTTY === true && v.json !== true) io.stderr.write('lm-bench report: fitting the surrogate and rendering plots…\n');
-    const report = await renderStudyReport(store, name, {
+    const { files, report } = await writeStudyReport(store, name, outDir, {
       ...(v.baseline === undefined ? {} : { baseline: v.baseline }),
       interactive: v.static !== true,
-      generatedAt: new Date().toISOString(),
     });
-    mkdirSync(outDir, { recursive: true });
-    const files: string[] = [join(outDir, 'report.html')];
-    writeFileSync(files[0] as string, report.html);
-    for (const [kind, svg] of Object.entries(report.svgs)) {
-      const f = join(outDir, `${kind}.svg`);
-      writeFileSync(f, svg);
-      files.push(f);
-    }
     const rec = report.summary.recommendation;
     if (v.json === true) {
       writeJson(io, { study: report.summary.study.name, out: outDir, files, missing: report.missing, recommendation: rec });

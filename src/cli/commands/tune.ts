@@ -1,4 +1,4 @@
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { defaultCatalog, PROJECT_ROOT } from '../../catalog/index.js';
 import { parseSloString, StudySpec, Workload, type Slo } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
@@ -11,6 +11,7 @@ import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
+import { writeStudyReport } from '../report-files.js';
 import { studyProgress } from '../study-progress.js';
 
 const usage = `Usage:
@@ -19,7 +20,8 @@ const usage = `Usage:
                 [--target sim|vllm|endpoint|command] [--command "…"] [--endpoint URL]
                 [--vllm-bin vllm] [--vllm-port 18000]
                 --budget-trials N [--budget-hours H] [--parallel K] [--seed S]
-                [--objective throughput|max-rate] [--sampler surrogate|random] [--db PATH] [--json]
+                [--objective throughput|max-rate] [--sampler surrogate|random] [--db PATH]
+                [--report-dir DIR | --no-report] [--json]
   lm-bench tune --study NAME [--db PATH] [--json]     resume a study with its stored settings
 
 Runs a tuning study: vLLM's defaults first, then space-filling points and the best matches from the
@@ -27,7 +29,8 @@ history, then rounds of train → propose → measure in parallel → record, un
 the expected hypervolume improvement stays flat. With --objective max-rate each trial finds the highest
 request rate that meets the SLOs by bisection (at most 5 load runs per configuration). Every trial is recorded in the SQLite store as it
 finishes; running the same command again resumes the study (completed trials are kept, trials a crash
-left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json).
+left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json);
+the HTML report to reports/<study>/report.html (or --report-dir).
 `;
 
 const flags = {
@@ -49,6 +52,8 @@ const flags = {
   seed: { type: 'string' },
   sampler: { type: 'string' },
   objective: { type: 'string' },
+  'report-dir': { type: 'string' },
+  'no-report': { type: 'boolean' },
   db: { type: 'string' },
   json: { type: 'boolean' },
 } as const;
@@ -166,8 +171,14 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       });
       progress.finish();
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason });
-      if (json) writeJson(io, out);
-      else io.stdout.write(`${formatSummary(out)}\n\nHistory and trials are in ${dbPath}.\n`);
+      let reportFile: string | null = null;
+      if (v['no-report'] !== true && summary.reason !== 'interrupted') {
+        if (!json) io.stderr.write('lm-bench tune: writing the report…\n');
+        const { files } = await writeStudyReport(store, spec.name, resolve(io.cwd, v['report-dir'] ?? join('reports', spec.name)));
+        reportFile = files[0] ?? null;
+      }
+      if (json) writeJson(io, { ...out, report: reportFile });
+      else io.stdout.write(`${formatSummary(out)}\n\n${reportFile === null ? '' : `Report: ${reportFile}\n`}History and trials are in ${dbPath}.\n`);
       return summary.reason === 'interrupted' ? 130 : 0;
     } finally {
       process.off('SIGINT', onSignal);

@@ -1,0 +1,138 @@
+import type { Catalog } from '../../catalog/index.js';
+import type { Study, StudySpec, Trial } from '../../domain/index.js';
+import { checkSlo } from '../../domain/index.js';
+import type { SurrogateSpec } from '../../model/index.js';
+import { OptimizationStudy } from '../../optimize/study.js';
+import type { Sampler } from '../../optimize/sampler.js';
+import { loadSpace, type SearchSpace } from '../../space/index.js';
+import type { Store } from '../../store/store.js';
+import { featureContext } from '../../tune/study-runner.js';
+import { summarizeStudy } from '../../tune/summary.js';
+import type { StopReason } from '../../tune/loop.js';
+import { createRng } from '../../util/rng.js';
+import { latencySeries } from './latency.js';
+import { analyzeModel } from './model-analysis.js';
+import type { StudyAnalysis } from './types.js';
+
+/**
+ * Gathers a study's report material from the store: trials and the measured summary, effective
+ * configurations, the random-search baseline, the prune report of the space, the surrogate's analysis
+ * and the latency distributions of the top candidates. The only part of the report with I/O and
+ * model fitting; everything downstream is pure.
+ */
+export interface AnalyzeOptions {
+  readonly catalog: Catalog;
+  /** Name or id of a random-search study to compare with; by default one is looked for (same deployment, random trials). */
+  readonly baseline?: string | number;
+  readonly surrogateSpec?: SurrogateSpec;
+  readonly folds?: number;
+  readonly candidates?: number;
+  /** Skip the surrogate (plots that need it say so) or the re-simulation. */
+  readonly withModel?: boolean;
+  readonly withLatency?: boolean;
+  /** Skip the prune report (most of a bare analysis's cost: ~0.8 s for the 12-knob space). */
+  readonly withPrune?: boolean;
+  /** The space file to load when it is not the study's own (tests). */
+  readonly space?: SearchSpace;
+}
+
+/** Top candidates whose latency distributions are drawn: the best feasible trials, then vLLM's defaults. */
+export const LATENCY_CANDIDATES = 3;
+
+const noSampler: Sampler = { name: 'none', propose: () => Promise.resolve([]) };
+
+/** A study whose sampler-chosen trials are all random draws (the random-search baseline). */
+export function isRandomStudy(trials: readonly Trial[]): boolean {
+  const chosen = trials.filter((t) => t.origin !== 'default' && t.origin !== 'history' && t.origin !== 'enqueued');
+  return chosen.length > 0 && chosen.every((t) => t.origin === 'random');
+}
+
+function sameDeployment(a: StudySpec, b: StudySpec): boolean {
+  return a.model === b.model && a.hardware.gpu === b.hardware.gpu && a.hardware.count === b.hardware.count && a.workload.name === b.workload.name && JSON.stringify(a.slo) === JSON.stringify(b.slo);
+}
+
+export function findBaseline(store: Store, study: Study, trials: readonly Trial[], explicit?: string | number): { name: string; trials: Trial[] } | null {
+  if (explicit !== undefined) {
+    const b = store.getStudy(explicit);
+    return { name: b.spec.name, trials: store.listTrials(b.id) };
+  }
+  if (isRandomStudy(trials)) return null;
+  for (const other of store.listStudies()) {
+    if (other.id === study.id || !sameDeployment(other.spec, study.spec)) continue;
+    const ts = store.listTrials(other.id);
+    if (isRandomStudy(ts)) return { name: other.spec.name, trials: ts };
+  }
+  return null;
+}
+
+function lastStopReason(store: Store, studyId: number): StopReason | null {
+  const events = store.listEvents({ studyId, kind: 'study_stopped' });
+  const p = events[events.length - 1]?.payload as { reason?: StopReason } | undefined;
+  return p?.reason ?? null;
+}
+
+export async function analyzeStudy(store: Store, studyIdOrName: number | string, opts: AnalyzeOptions): Promise<StudyAnalysis> {
+  const study = store.getStudy(studyIdOrName);
+  const spec = study.spec;
+  const trials = store.listTrials(study.id);
+  const model = opts.catalog.model(spec.model);
+  // bestTrials only reads the store; the sampler is never asked.
+  const front = new OptimizationStudy(store, study, noSampler, createRng(spec.seed)).bestTrials();
+  const summary = summarizeStudy({ study, trials, front, model, stopReason: lastStopReason(store, study.id) });
+  const ctx = featureContext(spec, opts.catalog);
+  let space: SearchSpace | null = opts.space ?? null;
+  let spaceError: string | null = null;
+  if (space === null) {
+    try {
+      space = loadSpace(spec.space);
+    } catch (err) {
+      spaceError = err instanceof Error ? err.message : String(err);
+    }
+  }
+  const effectiveConfigs: Record<number, Trial['config']> = {};
+  for (const t of trials) effectiveConfigs[t.number] = space === null ? t.config : space.complete(t.config, ctx);
+  const targetKind = ((): string => {
+    try {
+      return (JSON.parse(spec.target) as { kind?: string }).kind ?? 'unknown';
+    } catch {
+      return 'unknown';
+    }
+  })();
+  const complete = trials.filter((t) => t.state === 'complete' && t.result !== null);
+  const recTrial = summary.recommendation === null ? undefined : trials.find((t) => t.number === summary.recommendation?.trial);
+  const modelAnalysis =
+    opts.withModel === false
+      ? ({ available: false, reason: 'the surrogate was not fitted for this rendering' } as const)
+      : space === null
+        ? ({ available: false, reason: `the study's search space could not be loaded (${spaceError ?? 'unknown'})` } as const)
+        : await analyzeModel({
+            store,
+            catalog: opts.catalog,
+            space,
+            spec,
+            context: ctx,
+            measured: complete.map((t) => ({ trial: t, config: effectiveConfigs[t.number] ?? t.config })),
+            recommended: recTrial === undefined ? null : (effectiveConfigs[recTrial.number] ?? recTrial.config),
+            rng: createRng(spec.seed).fork('report'),
+            ...(opts.surrogateSpec === undefined ? {} : { surrogateSpec: opts.surrogateSpec }),
+            ...(opts.folds === undefined ? {} : { folds: opts.folds }),
+            ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
+          });
+  const feasible = complete
+    .filter((t) => checkSlo(spec.slo, t.result as NonNullable<Trial['result']>).every((c) => c.ok))
+    .sort((a, b) => (b.result?.output_throughput ?? 0) - (a.result?.output_throughput ?? 0));
+  const top: { label: string; trial: Trial }[] = feasible.slice(0, LATENCY_CANDIDATES).map((t, i) => ({ label: `${i === 0 ? 'recommended' : `#${i + 1}`} (trial ${t.number})`, trial: t }));
+  const def = complete.find((t) => t.origin === 'default');
+  if (def !== undefined && !top.some((c) => c.trial.id === def.id)) top.push({ label: `vLLM defaults (trial ${def.number})`, trial: def });
+  return {
+    study,
+    trials,
+    summary,
+    effectiveConfigs,
+    baseline: findBaseline(store, study, trials, opts.baseline),
+    model: modelAnalysis,
+    prune: space === null || opts.withPrune === false ? null : space.prune(ctx),
+    latency: opts.withLatency === false ? [] : latencySeries({ spec, targetKind, candidates: top, catalog: opts.catalog }),
+    targetKind,
+  };
+}

@@ -1,0 +1,134 @@
+import type { ServerConfig } from '../../domain/index.js';
+import type { Cell, Section } from '../html.js';
+import { escapeHtml } from '../html.js';
+import type { Interval } from '../../optimize/recommend.js';
+import type { TargetName } from '../../model/targets.js';
+import type { StudyAnalysis } from './types.js';
+
+/**
+ * The report's non-plot sections: the answer first (recommended flags, measured and predicted figures,
+ * confidence, the comparison with vLLM's defaults), then pruning, failures and the full trial table.
+ */
+const fmt = (x: number | null | undefined, digits = 0): string => (x === null || x === undefined || !Number.isFinite(x) ? '–' : x.toFixed(digits));
+const iv = (i: Interval | undefined, digits = 0): string => (i === undefined ? '–' : `${fmt(i.mean, digits)} [${fmt(i.low, digits)}, ${fmt(i.high, digits)}]`);
+
+export function configText(c: ServerConfig): string {
+  const entries = Object.entries(c).filter(([, v]) => v !== undefined);
+  return entries.length === 0 ? '(vLLM defaults)' : entries.map(([k, v]) => `${k}=${String(v)}`).join(' ');
+}
+
+export function answerSection(a: StudyAnalysis): Section {
+  const s = a.summary;
+  const spec = a.study.spec;
+  const rec = s.recommendation;
+  const intro = `<p class="meta">${escapeHtml(spec.model)} on ${spec.hardware.count}× ${escapeHtml(spec.hardware.gpu)}, workload <b>${escapeHtml(spec.workload.name)}</b>, SLOs ${escapeHtml(
+    Object.entries(spec.slo)
+      .filter((e): e is [string, number] => typeof e[1] === 'number')
+      .map(([k, v]) => `${k} ≤ ${v}`)
+      .join(', ') || 'none',
+  )}; target ${escapeHtml(a.targetKind)}; ${s.trials.length} trials (${s.counts.complete} measured, ${s.counts.failed} failed, ${s.counts.feasible} meet the SLOs); stopped: ${escapeHtml(s.stop_reason ?? s.study.state)}.</p>`;
+  if (rec === null) {
+    return { kind: 'html', title: 'Answer', html: `${intro}<p><b>No measured configuration met the SLOs.</b> Loosen the SLOs, add GPUs, or give the study more trials (\`lm-bench tune --study ${escapeHtml(spec.name)}\` resumes it).</p>` };
+  }
+  const m = rec.measured;
+  const pred = a.model.available ? (a.model.recommendedPredicted?.predicted ?? {}) : {};
+  const def = s.trials.find((t) => t.number === rec.vs_default.default_trial);
+  const dm = def?.metrics ?? null;
+  const slo = spec.slo;
+  type Row = [string, number | null, TargetName | null, number | null | undefined, number | undefined, number];
+  const rows: Row[] = [
+    ['output tok/s per GPU', m.output_throughput_per_gpu, 'output_throughput_per_gpu', dm?.output_throughput_per_gpu, undefined, 0],
+    ['output tok/s (all GPUs)', m.output_throughput, 'output_throughput', dm?.output_throughput, undefined, 0],
+    ['p99 TTFT (ms)', m.p99_ttft_ms, 'ttft_p99_ms', dm?.p99_ttft_ms, slo.ttft_p99_ms, 0],
+    ['p99 ITL (ms)', m.p99_itl_ms, 'itl_p99_ms', dm?.p99_itl_ms, slo.itl_p99_ms, 1],
+    ['p99 TPOT (ms)', m.p99_tpot_ms, 'tpot_p99_ms', dm?.p99_tpot_ms, slo.tpot_p99_ms, 1],
+    ['p99 E2EL (ms)', m.p99_e2el_ms, 'e2el_p99_ms', dm?.p99_e2el_ms, slo.e2el_p99_ms, 0],
+    ['GPU memory reserved (GiB)', m.gpu_memory_reserved_gib, 'gpu_memory_reserved_gib', dm?.gpu_memory_reserved_gib, undefined, 1],
+  ];
+  const table = `<table><thead><tr><th>metric</th><th>measured</th><th>predicted (±2σ)</th><th>vLLM defaults${def === undefined ? '' : ` (trial ${def.number})`}</th><th>SLO</th></tr></thead><tbody>${rows
+    .map(([name, meas, t, d, limit, digits]) => `<tr><td>${name}</td><td class="num">${fmt(meas, digits)}</td><td class="num">${t === null ? '–' : iv(pred[t], digits)}</td><td class="num">${fmt(d, digits)}</td><td class="num">${limit === undefined ? '–' : `≤ ${limit}`}</td></tr>`)
+    .join('')}</tbody></table>`;
+  const v = rec.vs_default;
+  const vs =
+    v.default_trial === null
+      ? 'vLLM’s defaults were not measured in this study.'
+      : v.default_meets_slo === true && v.throughput_gain_pct !== null
+        ? `<b>${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}%</b> output throughput over vLLM’s defaults (trial ${v.default_trial}) on the same workload, both measured.`
+        : v.default_meets_slo === false
+          ? `vLLM’s defaults (trial ${v.default_trial}) miss the SLOs on this workload${dm === null ? '' : ` (p99 TTFT ${fmt(dm.p99_ttft_ms)} ms, p99 ITL ${fmt(dm.p99_itl_ms, 1)} ms)`}; the recommendation meets them.`
+          : `vLLM’s defaults (trial ${v.default_trial}) did not produce a measurement.`;
+  const conf: string[] = [];
+  const headroom = (name: string, value: number, limit: number | undefined): string | null => (limit === undefined ? null : `${name} ${fmt(value, 1)} ms of ${limit} ms (${fmt((1 - value / limit) * 100)}% headroom)`);
+  const room = [headroom('p99 TTFT', m.p99_ttft_ms, slo.ttft_p99_ms), headroom('p99 ITL', m.p99_itl_ms, slo.itl_p99_ms), headroom('p99 TPOT', m.p99_tpot_ms, slo.tpot_p99_ms)].filter((x): x is string => x !== null);
+  conf.push(`Measured once (trial ${rec.trial}); ${room.length > 0 ? `SLO headroom: ${room.join(', ')}.` : 'no latency SLO set.'}`);
+  if (a.model.available) {
+    const e = a.model.mape.output_throughput_per_gpu;
+    const method = a.model.parityMethod === 'cross_validation' ? `${a.model.folds}-fold cross-validated` : 'in-sample (too few runs to hold any out)';
+    conf.push(`The surrogate (${a.model.measuredRows} measured runs for this GPU and model) has a ${method} throughput error of ${e === undefined ? '–' : `${(e * 100).toFixed(1)}%`}.`);
+    const hi = (t: TargetName): number | undefined => pred[t]?.high;
+    const risky = ([['ttft_p99_ms', slo.ttft_p99_ms], ['itl_p99_ms', slo.itl_p99_ms], ['tpot_p99_ms', slo.tpot_p99_ms]] as const).filter(([t, lim]) => lim !== undefined && (hi(t) ?? 0) > lim).map(([t]) => t);
+    conf.push(risky.length === 0 ? 'The upper ends of its predicted latency intervals stay within the SLOs.' : `The upper end of its predicted interval for ${risky.join(', ')} exceeds the SLO: re-measure before relying on the headroom.`);
+    conf.push(a.model.trust.level === 'ok' ? 'Trust: ok.' : `Trust: thin — ${a.model.trust.reasons.join('; ')}.`);
+  } else {
+    conf.push(`No surrogate: ${a.model.reason}.`);
+  }
+  const html = `${intro}
+<p><b>Recommended: trial ${rec.trial}</b> (${escapeHtml(s.trials.find((t) => t.number === rec.trial)?.origin ?? '')}), the measured configuration with the most output throughput that meets the SLOs.</p>
+<h3>Command line</h3><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(rec.vllm_command)}</pre>
+<h3><code>vllm serve --config config.yaml</code></h3><pre>${escapeHtml(rec.vllm_config_yaml)}</pre>
+${table}
+<p>${vs}</p>
+<p><b>How confident:</b> ${conf.map(escapeHtml).join(' ')}</p>`;
+  return { kind: 'html', title: 'Answer', html };
+}
+
+export function pruneSection(a: StudyAnalysis): Section {
+  const p = a.prune;
+  if (p === null) return { kind: 'text', title: 'What the rules pruned', text: 'The study’s search space could not be loaded, so pruning is not reported.' };
+  const rows: Cell[][] = p.rules.map((r) => [r.id, r.kind, r.removed, p.pointsBefore > 0 ? `${((r.removed / p.pointsBefore) * 100).toFixed(2)}%` : '–', r.message, r.source]);
+  return {
+    kind: 'html',
+    title: 'What the rules pruned',
+    html: `<p>The discretised space of <code>${escapeHtml(p.space)}</code> holds ${p.pointsBefore.toLocaleString('en-US')} configurations for this GPU, model and workload; ${p.pointsAfter.toLocaleString('en-US')} (${p.pointsBefore > 0 ? ((p.pointsAfter / p.pointsBefore) * 100).toFixed(2) : '–'}%) survive the rules. Each removed point counts for the first rule (file order) it breaks.</p>
+<table><thead><tr><th>rule</th><th>kind</th><th>removed</th><th>of the space</th><th>message</th><th>source</th></tr></thead><tbody>${rows
+      .map((r) => `<tr>${r.map((c) => (typeof c === 'number' ? `<td class="num">${c.toLocaleString('en-US')}</td>` : `<td>${escapeHtml(String(c ?? '–'))}</td>`)).join('')}</tr>`)
+      .join('')}</tbody></table>`,
+  };
+}
+
+export function failuresSection(a: StudyAnalysis): Section {
+  const failed = a.trials.filter((t) => t.state === 'failed' || t.state === 'pruned');
+  if (failed.length === 0) return { kind: 'text', title: 'Failed configurations', text: 'No trial failed.' };
+  return {
+    kind: 'table',
+    title: `Failed configurations (${failed.length})`,
+    columns: ['trial', 'state', 'origin', 'started', 'reason', 'configuration'],
+    rows: failed.map((t) => [t.number, t.state, t.origin, t.started === null ? 'unknown' : t.started ? 'yes' : 'no (launch failure)', t.failure_reason ?? '–', configText(t.config)]),
+  };
+}
+
+export function trialTableSection(a: StudyAnalysis): Section {
+  const preds = a.model.available ? a.model.trialPredictions : {};
+  return {
+    kind: 'table',
+    title: `All trials (${a.trials.length})`,
+    columns: ['trial', 'state', 'origin', 'meets SLOs', 'out tok/s/GPU', 'predicted tok/s/GPU', 'p99 TTFT ms', 'p99 ITL ms', 'p99 TPOT ms', 'memory GiB', 'configuration (as set; the rest at vLLM defaults)'],
+    rows: a.summary.trials.map((t): Cell[] => {
+      const m = t.metrics;
+      const p = preds[t.number]?.output_throughput_per_gpu;
+      return [
+        t.number,
+        t.state,
+        t.origin,
+        t.meets_slo === null ? null : t.meets_slo ? 'yes' : 'no',
+        m?.output_throughput_per_gpu ?? null,
+        p === undefined ? null : iv(p),
+        m?.p99_ttft_ms ?? null,
+        m?.p99_itl_ms ?? null,
+        m?.p99_tpot_ms ?? null,
+        m?.gpu_memory_reserved_gib ?? null,
+        configText(t.config),
+      ];
+    }),
+  };
+}

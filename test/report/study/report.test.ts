@@ -1,0 +1,137 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { command } from '../../../src/cli/commands/report.js';
+import { isLmBenchError } from '../../../src/errors.js';
+import { PLOT_KINDS, analyzeStudy, renderReportFromAnalysis, renderStudyPlotSvg, renderStudyReport } from '../../../src/report/study/index.js';
+import { defaultCatalog } from '../../../src/catalog/index.js';
+import { makeFixture, SMALL_SURROGATE } from './fixture.js';
+import { assertWellFormed, marks } from './svg.js';
+
+/**
+ * The whole report from a real study in SQLite: SVG marks, the HTML's content, the one-plot API and the
+ * CLI. The full study is analysed once (the surrogate's k-fold fits are most of the cost) and shared.
+ */
+const full = (async () => {
+  const fx = makeFixture();
+  const a = await analyzeStudy(fx.store, 'fx', { catalog: defaultCatalog(), surrogateSpec: SMALL_SURROGATE });
+  const report = await renderReportFromAnalysis(a, { generatedAt: 'now' });
+  fx.store.close();
+  return { a, report };
+})();
+
+test('the study report: every plot drawn, with the expected marks', { timeout: 60_000 }, async () => {
+  const { a, report } = await full;
+  assert.deepEqual(Object.keys(report.svgs).sort(), [...PLOT_KINDS].sort());
+  for (const svg of Object.values(report.svgs)) assertWellFormed(svg);
+  assert.ok(a.model.available, 'the fixture has enough runs for a surrogate');
+  if (!a.model.available) return;
+
+  const measured = a.trials.filter((x) => x.state === 'complete');
+  const ttft = report.svgs.pareto_ttft ?? '';
+  assert.equal(marks(ttft, 'measured').length, measured.length, 'one circle per measured trial');
+  assert.equal(marks(ttft, 'predicted').length, a.model.predictedFront.length);
+  assert.ok(a.model.predictedFront.length > 0);
+  assert.equal(marks(ttft, 'interval_x').length, a.model.predictedFront.length);
+  assert.equal(marks(ttft, 'recommended').length, 1);
+  assert.equal(marks(ttft, 'slo').length, 1, 'the TTFT SLO line');
+  const faint = marks(ttft, 'measured').filter((m) => /opacity="0.25"/.test(m)).length;
+  assert.ok(faint > 0 && faint < measured.length, 'some points dominated, some not');
+  // The tooltip fields (the full configuration) are in each point's accessible label too.
+  assert.ok(marks(ttft, 'measured').every((m) => m.includes('max_num_seqs: ') && m.includes('kv_cache_dtype: ')));
+  assert.equal(marks(report.svgs.pareto_itl ?? '', 'measured').length, measured.length);
+
+  const history = report.svgs.history ?? '';
+  assert.equal(marks(history, 'best_goodput').length, 2, 'the study and its random-search baseline');
+  assert.equal(marks(report.svgs.importance ?? '', 'bars').length, Object.keys(a.model.importance).length);
+  assert.equal(a.model.partialDependence.length, 3);
+  for (let i = 0; i < 3; i++) assert.equal(marks(report.svgs.partial_dependence ?? '', `pd_line_${i}`).length, 1);
+  const parityPoints = [0, 1, 2].reduce((n, i) => n + marks(report.svgs.parity ?? '', `parity_points_${i}`).length, 0);
+  assert.equal(parityPoints, a.model.parity.length);
+  assert.equal(a.model.parityMethod, 'cross_validation');
+  assert.equal(a.latency.length, 4, 'three best feasible trials and the defaults');
+  assert.ok(a.latency.every((s) => s.source === 'sim_records'));
+  assert.equal(marks(report.svgs.latency_cdf ?? '', 'cdf_ttft').length, 4);
+  assert.equal(marks(report.svgs.latency_cdf ?? '', 'slo_ttft').length, 1, 'the TTFT SLO on its CDF');
+});
+
+test('report.html opens with the answer and holds the why, with nothing fetched from the network', { timeout: 60_000 }, async () => {
+  const { html, summary } = (await full).report;
+  const rec = summary.recommendation;
+  assert.ok(rec !== null);
+  const at = (s: string): number => {
+    const i = html.indexOf(s);
+    assert.ok(i >= 0, `report has ${s}`);
+    return i;
+  };
+  const answer = at('<h2>Answer</h2>');
+  assert.ok(answer < at('Pareto front: throughput vs p99 TTFT') && at('Pareto front: throughput vs p99 TTFT') < at('What the rules pruned'));
+  at(rec.vllm_command.slice(0, 60));
+  at('max-num-seqs: ');
+  at('How confident:');
+  at('vLLM defaults (trial 0)');
+  at('C12: ValueError: No available memory for the cache blocks');
+  at('Compared with the random-search study &quot;fx-random&quot;');
+  at('<th>rule</th>');
+  assert.equal((html.match(/<div class="chart"/g) ?? []).length, PLOT_KINDS.length);
+  assert.doesNotMatch(html, /<(script|img|link|iframe)[^>]+(src|href)\s*=\s*["']?(https?:)?\/\//i, 'no external resources');
+  assert.match(html, /vegaEmbed/);
+});
+
+/** A study too small for a surrogate (4 measured runs), shared by the tests below. */
+const thin = makeFixture({ trials: 3, baseline: false });
+
+test('without enough history the report says there is no model instead of plotting', { timeout: 60_000 }, async () => {
+  const fx = thin;
+  const report = await renderStudyReport(fx.store, 'fx', { surrogateSpec: SMALL_SURROGATE, interactive: false });
+  for (const k of ['importance', 'partial_dependence', 'parity'] as const) {
+    assert.equal(report.svgs[k], undefined);
+    assert.match(report.missing[k] ?? '', /No surrogate could be trained: the store holds 4 measured runs/);
+  }
+  assert.equal(marks(report.svgs.pareto_ttft ?? '', 'predicted').length, 0);
+  assert.equal(marks(report.svgs.pareto_ttft ?? '', 'measured').length, 4);
+  assert.match(report.html, /No surrogate could be trained/);
+  assert.match(report.html, /no baseline curve/);
+  assert.doesNotMatch(report.html, /vegaEmbed/, 'static page: no libraries');
+});
+
+test('renderStudyPlotSvg draws one plot and refuses what it cannot draw', { timeout: 60_000 }, async () => {
+  const fx = thin;
+  const svg = await renderStudyPlotSvg(fx.store, 'fx', 'history');
+  assertWellFormed(svg);
+  assert.equal(marks(svg, 'best_goodput').length, 1);
+  await assert.rejects(renderStudyPlotSvg(fx.store, fx.store.getStudy('fx'), 'parity', { surrogateSpec: SMALL_SURROGATE }), (e: unknown) => isLmBenchError(e, 'LMB_ERR_NOT_FOUND'));
+  await assert.rejects(renderStudyPlotSvg(fx.store, 'fx', 'nope' as never), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+  await assert.rejects(renderStudyPlotSvg(fx.store, 'missing', 'history'), (e: unknown) => isLmBenchError(e, 'LMB_ERR_STUDY_NOT_FOUND'));
+});
+
+function sink(): Writable & { text: () => string } {
+  const chunks: string[] = [];
+  const w = new Writable({
+    write(c: Buffer, _e, cb) {
+      chunks.push(c.toString());
+      cb();
+    },
+  }) as Writable & { text: () => string };
+  w.text = () => chunks.join('');
+  return w;
+}
+
+test('lm-bench report writes report.html and one SVG per plot', { timeout: 60_000 }, async (t) => {
+  const fx = thin;
+  t.after(() => fx.store.close());
+  const db = join(fx.dir, 'db.sqlite');
+  const stdout = sink();
+  const stderr = sink();
+  const code = await command.run(['--study', 'fx', '--out', 'out', '--db', db, '--json'], { stdout, stderr, env: {}, cwd: fx.dir });
+  t.diagnostic(stderr.text());
+  assert.equal(code, 0);
+  const out = JSON.parse(stdout.text()) as { files: string[]; missing: Record<string, string>; recommendation: { trial: number } | null };
+  assert.ok(existsSync(join(fx.dir, 'out', 'report.html')));
+  assert.deepEqual(out.files.map((f) => f.slice(join(fx.dir, 'out').length + 1)).sort(), ['history.svg', 'latency_cdf.svg', 'pareto_itl.svg', 'pareto_ttft.svg', 'report.html']);
+  assert.deepEqual(Object.keys(out.missing).sort(), ['importance', 'parity', 'partial_dependence']);
+  assert.match(readFileSync(join(fx.dir, 'out', 'pareto_ttft.svg'), 'utf8'), /^<svg/);
+  await assert.rejects(command.run(['--out', 'x', '--db', db], { stdout, stderr, env: {}, cwd: fx.dir }), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+});
