@@ -15,6 +15,26 @@ export interface CandidateSource {
   enumerate?(): Iterable<ServerConfig>;
   /** The one encoder's vector, for distances between configurations. */
   encode(config: ServerConfig): readonly number[];
+  /**
+   * Which of these pass every rule, the memory rules (C12–C14) included. `sample` skips the memory rules
+   * for speed (the surrogate's physics stage screens its candidates instead); samplers without a model
+   * filter with this so they do not spend trials on configurations the memory model already refuses.
+   */
+  startable?(configs: readonly ServerConfig[]): boolean[];
+}
+
+/** `sample`, kept to what the memory model lets start (over-drawing to make up for what it drops). */
+export function sampleStartable(source: CandidateSource, n: number, rng: Rng): ServerConfig[] {
+  const first = source.sample(n, rng);
+  if (source.startable === undefined) return first;
+  const keep = source.startable(first);
+  const out = first.filter((_, i) => keep[i] === true);
+  for (let round = 0; out.length < n && round < 4; round++) {
+    const more = source.sample(Math.max(n, 64) * 2, rng.fork(`startable-${round}`));
+    const ok = source.startable(more);
+    out.push(...more.filter((_, i) => ok[i] === true));
+  }
+  return out.slice(0, n);
 }
 
 function seen(trials: readonly Trial[]): Set<string> {
@@ -28,7 +48,7 @@ export function randomSampler(source: CandidateSource): Sampler {
     propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
       const taken = seen(ctx.trials);
       const out: Proposal[] = [];
-      for (const config of source.sample(n * 4 + 8, ctx.rng)) {
+      for (const config of sampleStartable(source, n * 4 + 8, ctx.rng)) {
         const k = configKey(config);
         if (taken.has(k)) continue;
         taken.add(k);
@@ -62,7 +82,7 @@ export function gridSampler(source: CandidateSource): Sampler {
  * dimension scaled to [0, 1] over the pool) from everything already chosen or tried.
  */
 export function spaceFilling(source: CandidateSource, existing: readonly ServerConfig[], n: number, rng: Rng, poolSize = 2000): ServerConfig[] {
-  const pool = source.sample(poolSize, rng);
+  const pool = sampleStartable(source, poolSize, rng);
   if (pool.length === 0) return [];
   const enc = pool.map((c) => source.encode(c));
   const old = existing.map((c) => source.encode(c));

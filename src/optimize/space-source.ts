@@ -81,6 +81,7 @@ export function spaceSource(space: SearchSpace, ctx: FeatureContext): CandidateS
       }
       return out;
     },
+    startable: (configs) => Array.from(space.feasibleMask(configs, ctx), (v) => v === 1),
     mutate: (config, rng) => space.mutate(config, rng, ctx),
     enumerate: () => space.enumerate(ctx),
     encode: (config) => Array.from(encoder.encode(config, ctx)),
