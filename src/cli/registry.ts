@@ -18,6 +18,7 @@ export const COMMANDS = {
   model: { summary: 'surrogate models: `model train` and `model eval` (k-fold MAPE, R², knob importance)', load: () => import('./commands/model.js') },
   tune: { summary: 'an unattended tuning study: propose, measure, learn, until the budget is spent', load: () => import('./commands/tune.js') },
   report: { summary: 'the HTML deployment report of a tuning study, with one SVG per plot', load: () => import('./commands/report.js') },
+  serve: { summary: 'the HTTP service: recommendations, studies and history over /v1 (loopback by default)', load: () => import('./commands/serve.js') },
   recommend: { summary: 'the best predicted configuration under the SLOs, with intervals and the Pareto set', load: () => import('./commands/recommend.js') },
 } as const satisfies Record<string, CommandEntry>;
 

@@ -1,0 +1,109 @@
+import rateLimit from '@fastify/rate-limit';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { defaultCatalog, type Catalog } from '../catalog/index.js';
+import { LmBenchError } from '../errors.js';
+import { loadSpace } from '../space/index.js';
+import type { Store } from '../store/store.js';
+import { requireToken } from './auth.js';
+import { DEFAULT_SPACE_PATH, ServiceConfig, type ServiceConfigInput } from './config.js';
+import { bundledWorkloads, type ServiceContext } from './context.js';
+import { errorBody, installErrorHandlers } from './error-handler.js';
+import { installMetrics } from './metrics.js';
+import { createRecommender } from './recommender.js';
+import { docsRoutes } from './routes/docs.js';
+import { healthRoutes } from './routes/health.js';
+import { modelRoutes } from './routes/models.js';
+import { recommendationRoutes } from './routes/recommendations.js';
+import { reportRoutes } from './routes/reports.js';
+import { createReporter } from './reporter.js';
+import { runRoutes } from './routes/runs.js';
+import { studyRoutes } from './routes/studies.js';
+import { StudyManager } from './study-manager.js';
+import { createTrainer } from './trainer.js';
+
+/**
+ * The HTTP service as a fastify instance that never listens (fastify/demo's `app.ts`; `server.ts`
+ * listens). The app owns what it is given: on close it stops the studies (grace period, then they
+ * are left to resume), closes the worker pools and closes the store.
+ */
+export interface AppDeps {
+  readonly store: Store;
+  /** The store's SQLite file (the recommendation worker reads it); null for a MemoryStore. */
+  readonly dbPath: string | null;
+  readonly config?: ServiceConfigInput;
+  /** The bearer token for writes; null refuses every write. */
+  readonly token: string | null;
+  readonly catalog?: Catalog;
+  readonly now?: () => number;
+  readonly logger?: FastifyServerOptions['logger'];
+  /** Resume the studies the store says are running once the app is ready (default true). */
+  readonly resumeStudies?: boolean;
+  readonly version?: string;
+}
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const config = ServiceConfig.parse(deps.config ?? {});
+  const now = deps.now ?? Date.now;
+  const catalog = deps.catalog ?? defaultCatalog();
+  const spacePath = config.space ?? DEFAULT_SPACE_PATH;
+  const space = loadSpace(spacePath);
+  const app = Fastify({
+    logger: deps.logger ?? false,
+    bodyLimit: config.body_limit_bytes,
+    // Timeouts so a slow client cannot hold a connection forever.
+    connectionTimeout: 60_000,
+    requestTimeout: 120_000,
+    keepAliveTimeout: 10_000,
+    return503OnClosing: true,
+  });
+  const recommender = createRecommender({ store: deps.store, dbPath: deps.dbPath, spacePath, threads: config.recommend_threads, now });
+  const trainer = createTrainer({ store: deps.store, catalog, space, onSaved: () => recommender.invalidate() });
+  const reporter = createReporter({ store: deps.store, dbPath: deps.dbPath });
+  const studies = new StudyManager({ store: deps.store, dbPath: deps.dbPath, spacePath, catalog, space, targets: config.targets, now, log: app.log });
+  const ctx: ServiceContext = {
+    store: deps.store,
+    catalog,
+    space,
+    config,
+    studies,
+    recommender,
+    trainer,
+    workloads: bundledWorkloads(),
+    now,
+    auth: requireToken(deps.token),
+    docs: [],
+  };
+  if (deps.token === null) app.log.warn('no API token configured (LMB_API_TOKEN or token_file): every write is refused with 401');
+
+  installErrorHandlers(app);
+  const metrics = installMetrics(app, { store: deps.store, studiesRunning: () => studies.running, latestModel: () => recommender.latestModel(), now });
+  await app.register(rateLimit, {
+    max: config.rate_limit.max,
+    timeWindow: config.rate_limit.window_ms,
+    errorResponseBuilder: (_req, c) => {
+      const e = new LmBenchError('LMB_ERR_RATE_LIMITED', `rate limit: at most ${c.max} requests per ${c.after}`);
+      return Object.assign(new Error(e.message), { statusCode: 429, ...errorBody(e) });
+    },
+  });
+  await app.register(healthRoutes, { ctx, metrics });
+  await app.register(recommendationRoutes, { ctx });
+  await app.register(runRoutes, { ctx });
+  await app.register(studyRoutes, { ctx });
+  await app.register(modelRoutes, { ctx });
+  await app.register(reportRoutes, { ctx, reporter });
+  await app.register(docsRoutes, { ctx, version: deps.version ?? '0.1.0' });
+
+  if (deps.resumeStudies !== false) {
+    app.addHook('onReady', (done) => {
+      const resumed = studies.resumeRunning();
+      if (resumed.length > 0) app.log.info({ studies: resumed }, 'resumed studies that were running');
+      done();
+    });
+  }
+  app.addHook('onClose', async () => {
+    const { finished, left } = await studies.shutdown(config.shutdown_grace_ms, () => deps.store.close());
+    if (finished + left > 0) app.log.info({ finished, left }, 'studies stopped for shutdown; they resume on the next start');
+    await Promise.allSettled([recommender.close(), trainer.close(), reporter.close()]);
+  });
+  return app;
+}

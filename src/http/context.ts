@@ -1,0 +1,48 @@
+import { readdirSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import type { FastifyRequest } from 'fastify';
+import { DATA_DIR, type Catalog } from '../catalog/index.js';
+import { Workload } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import type { SearchSpace } from '../space/index.js';
+import type { Store } from '../store/store.js';
+import { loadYamlFile } from '../util/yaml.js';
+import type { ServiceConfig } from './config.js';
+import type { RouteDoc } from './openapi.js';
+import type { Recommender } from './recommender.js';
+import type { StudyManager } from './study-manager.js';
+import type { Trainer } from './trainer.js';
+
+/** What every route plugin is given (registered as plugin options, not globals). */
+export interface ServiceContext {
+  readonly store: Store;
+  readonly catalog: Catalog;
+  readonly space: SearchSpace;
+  readonly config: ServiceConfig;
+  readonly studies: StudyManager;
+  readonly recommender: Recommender;
+  readonly trainer: Trainer;
+  readonly workloads: ReadonlyMap<string, Workload>;
+  readonly now: () => number;
+  /** preHandler for routes that change state. */
+  readonly auth: (req: FastifyRequest) => Promise<void>;
+  /** Each route plugin adds its routes here for the OpenAPI document. */
+  readonly docs: RouteDoc[];
+}
+
+export function bundledWorkloads(dir = join(DATA_DIR, 'workloads')): Map<string, Workload> {
+  const out = new Map<string, Workload>();
+  for (const f of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) out.set(basename(f, '.yaml'), loadYamlFile(join(dir, f), Workload, 'LMB_ERR_WORKLOAD_INVALID'));
+  return out;
+}
+
+export function workloadOf(ctx: Pick<ServiceContext, 'workloads'>, ref: string | Workload): Workload {
+  if (typeof ref !== 'string') return ref;
+  const w = ctx.workloads.get(ref);
+  if (w === undefined) {
+    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `no bundled workload "${ref}"; known: ${[...ctx.workloads.keys()].join(', ')} (or send the workload itself)`, {
+      details: { field: 'workload', value: ref },
+    });
+  }
+  return w;
+}

@@ -1,0 +1,119 @@
+import { Piscina } from 'piscina';
+import { LmBenchError } from '../errors.js';
+import { SURROGATE_KIND } from '../model/train.js';
+import type { Store } from '../store/store.js';
+import { answer, historyOf, loadedModel, type Answer, type LoadedModel, type Question } from './recommend-core.js';
+import type { RecommendResult, RecommendTask } from './recommend-worker.js';
+
+/**
+ * Recommendations for the service. A trained surrogate is loaded once per model id (in the worker)
+ * and answers are computed in a piscina worker, so the request thread never scores candidates.
+ * The answer is a deterministic function of the question and the model (the seed is part of the
+ * question; the history count is the model's own), so answers are memoized per model id: a newer
+ * saved model makes new keys, and identical questions in flight share one computation.
+ */
+/** An answer and its JSON text, serialized once (a repeated question costs no serialization). */
+export interface CachedAnswer {
+  readonly answer: Answer;
+  readonly json: string;
+}
+
+export interface Recommender {
+  ask(question: Question): Promise<CachedAnswer>;
+  /** Forget the cached latest-model id (the service just saved a model). */
+  invalidate(): void;
+  /** Age of the latest surrogate in seconds, or null when none is trained. */
+  latestModel(): { id: number; createdAtMs: number } | null;
+  ping(): Promise<boolean>;
+  readonly threads: number;
+  close(): Promise<void>;
+}
+
+export interface RecommenderOptions {
+  readonly store: Store;
+  /** The store's SQLite file; null runs answers in-process (a MemoryStore in tests). */
+  readonly dbPath: string | null;
+  readonly spacePath: string;
+  readonly threads: number;
+  readonly now: () => number;
+  /** How long the latest model id is trusted before the store is asked again. */
+  readonly modelCheckMs?: number;
+  readonly cacheSize?: number;
+}
+
+export function createRecommender(opts: RecommenderOptions): Recommender {
+  const pool =
+    opts.dbPath === null
+      ? null
+      : new Piscina({ filename: new URL('./recommend-worker.mjs', import.meta.url).href, minThreads: opts.threads, maxThreads: opts.threads, idleTimeout: 60_000 });
+  const cacheSize = opts.cacheSize ?? 512;
+  const answers = new Map<string, Promise<CachedAnswer>>();
+  let latest: { id: number; createdAtMs: number } | null = null;
+  let checkedAt = Number.NEGATIVE_INFINITY;
+  let local: (LoadedModel & { id: number }) | undefined;
+
+  const latestModel = (): { id: number; createdAtMs: number } | null => {
+    const t = opts.now();
+    if (t - checkedAt >= (opts.modelCheckMs ?? 1000)) {
+      const info = opts.store.listModels(SURROGATE_KIND)[0];
+      latest = info === undefined ? null : { id: info.id, createdAtMs: info.created_at_ms };
+      checkedAt = t;
+    }
+    return latest;
+  };
+
+  async function compute(modelId: number, question: Question): Promise<Answer> {
+    if (pool === null) {
+      if (local?.id !== modelId) local = { id: modelId, ...loadedModel(opts.store.getModel(modelId)) };
+      return answer({ surrogate: local.surrogate, modelId, validationMape: local.mape, spacePath: opts.spacePath, question, historyRuns: historyOf(local, question) });
+    }
+    const task: RecommendTask = { kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question };
+    let res: RecommendResult;
+    try {
+      res = (await pool.run(task)) as RecommendResult;
+    } catch (err) {
+      throw new LmBenchError('LMB_ERR_WORKER_FAILED', `recommendation worker failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    }
+    if (!res.ok) throw new LmBenchError(res.code, res.message, { details: res.details });
+    if (res.answer === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'recommendation worker returned no answer');
+    return res.answer;
+  }
+
+  return {
+    threads: opts.threads,
+    latestModel,
+    invalidate() {
+      checkedAt = Number.NEGATIVE_INFINITY;
+    },
+    ask(question) {
+      const model = latestModel();
+      if (model === null) return Promise.reject(new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', 'no trained surrogate in the store; POST /v1/models/train first'));
+      const key = JSON.stringify([model.id, question]);
+      const hit = answers.get(key);
+      if (hit !== undefined) {
+        // Refresh its place in the LRU order.
+        answers.delete(key);
+        answers.set(key, hit);
+        return hit;
+      }
+      const p = compute(model.id, question).then((a) => ({ answer: a, json: JSON.stringify(a) }));
+      answers.set(key, p);
+      // Failures are not memoized: the next identical question tries again.
+      p.catch(() => answers.delete(key));
+      while (answers.size > cacheSize) answers.delete(answers.keys().next().value ?? '');
+      return p;
+    },
+    async ping() {
+      if (pool === null) return true;
+      try {
+        const res = (await pool.run({ kind: 'ping' } satisfies RecommendTask)) as RecommendResult;
+        return res.ok;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await pool?.destroy();
+    },
+  };
+}

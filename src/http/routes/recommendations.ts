@@ -1,0 +1,39 @@
+import type { FastifyPluginCallback } from 'fastify';
+import { workloadOf, type ServiceContext } from '../context.js';
+import { RecommendationRequest, RecommendationResponse } from '../schemas.js';
+import { parseInput } from '../validate.js';
+import { LmBenchError } from '../../errors.js';
+
+/** `POST /v1/recommendations`: the same core as `lm-bench recommend`, from the cached trained model. */
+export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, { ctx }, done) => {
+  ctx.docs.push({
+    method: 'POST',
+    url: '/v1/recommendations',
+    summary: 'The recommended vLLM configuration under the SLOs: predicted metrics with intervals, the Pareto set, the command line and config YAML, and how far to trust it',
+    auth: false,
+    body: RecommendationRequest,
+    response: { status: 200, schema: RecommendationResponse },
+  });
+  app.post('/v1/recommendations', async (req, reply) => {
+    const body = parseInput(RecommendationRequest, req.body, 'body');
+    const hardware = ctx.catalog.gpu(body.gpu);
+    const model = ctx.catalog.model(body.model);
+    const workload = workloadOf(ctx, body.workload);
+    const max = ctx.config.limits.recommend_candidates;
+    if (body.candidates !== undefined && body.candidates > max) {
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `body.candidates: at most ${max}`, { details: { field: 'candidates' } });
+    }
+    const { json } = await ctx.recommender.ask({
+      gpu: hardware.id,
+      gpus: body.gpus,
+      model: model.id,
+      workload,
+      slo: body.slo ?? workload.slo ?? {},
+      objectives: body.objectives,
+      candidates: body.candidates ?? ctx.config.recommend_candidates,
+      seed: body.seed,
+    });
+    return reply.type('application/json; charset=utf-8').send(json);
+  });
+  done();
+};

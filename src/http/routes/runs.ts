@@ -1,0 +1,73 @@
+import type { FastifyPluginCallback } from 'fastify';
+import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, ServerConfig } from '../../domain/index.js';
+import { LmBenchError } from '../../errors.js';
+import type { RunFilter } from '../../store/store.js';
+import type { ServiceContext } from '../context.js';
+import { ingestBody } from '../ingest-body.js';
+import { IngestRequest, IngestResponse, RunsPage, RunsQuery } from '../schemas.js';
+import { parseInput } from '../validate.js';
+
+const KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
+
+function coerce(raw: string): number | boolean | string {
+  if (raw === 'true') return true;
+  if (raw === 'false') return false;
+  return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
+}
+
+/** `config.<knob>=value` query filters → a validated partial config (unknown knob → 400 naming it). */
+export function configFilter(query: Record<string, unknown>): { rest: Record<string, unknown>; config: ServerConfig | undefined } {
+  const rest: Record<string, unknown> = {};
+  const raw: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(query)) {
+    if (!k.startsWith('config.')) {
+      rest[k] = v;
+      continue;
+    }
+    const knob = k.slice('config.'.length);
+    if (!KNOBS.includes(knob)) throw new LmBenchError('LMB_ERR_UNKNOWN_KNOB', `query.${k}: unknown knob "${knob}"; known: ${KNOBS.join(', ')}`, { details: { field: k } });
+    raw[knob] = coerce(String(Array.isArray(v) ? v[0] : v));
+  }
+  if (Object.keys(raw).length === 0) return { rest, config: undefined };
+  const res = ServerConfig.safeParse(raw);
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    const field = `config.${String(issue?.path[0] ?? '')}`;
+    throw new LmBenchError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `query.${field}: ${issue?.message ?? 'invalid'}`, { details: { field } });
+  }
+  return { rest, config: res.data };
+}
+
+/** `POST /v1/runs` (ingest, all-or-nothing) and `GET /v1/runs` (filtered, paginated). */
+export const runRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, { ctx }, done) => {
+  ctx.docs.push(
+    {
+      method: 'POST',
+      url: '/v1/runs',
+      summary: 'Ingest benchmark results (vLLM bench serve/sweep/nightly, GuideLLM, genai-perf, lm-bench) with their server config; all files or none',
+      auth: true,
+      body: IngestRequest,
+      response: { status: 201, schema: IngestResponse },
+    },
+    { method: 'GET', url: '/v1/runs', summary: 'Stored runs, newest first; filter by model, gpu, gpus, source_format and config.<knob>=value', auth: false, query: RunsQuery, response: { status: 200, schema: RunsPage } },
+  );
+  app.post('/v1/runs', { preHandler: ctx.auth }, (req, reply) => {
+    const body = parseInput(IngestRequest, req.body, 'body');
+    if (body.gpu !== undefined) ctx.catalog.gpu(body.gpu);
+    if (body.model !== undefined) ctx.catalog.model(body.model);
+    return reply.status(201).send(ingestBody(ctx.store, ctx.catalog, body));
+  });
+  app.get('/v1/runs', (req, reply) => {
+    const { rest, config } = configFilter(req.query as Record<string, unknown>);
+    const q = parseInput(RunsQuery, rest, 'query');
+    const filter: RunFilter = {
+      ...(q.model === undefined ? {} : { model: ctx.catalog.model(q.model).id }),
+      ...(q.gpu === undefined ? {} : { gpu: ctx.catalog.gpu(q.gpu).id }),
+      ...(q.gpus === undefined ? {} : { gpuCount: q.gpus }),
+      ...(q.source_format === undefined ? {} : { sourceFormat: q.source_format }),
+      ...(config === undefined ? {} : { config: config as NonNullable<RunFilter['config']> }),
+    };
+    return reply.send({ total: ctx.store.countRuns(filter), limit: q.limit, offset: q.offset, runs: ctx.store.listRuns({ ...filter, limit: q.limit, offset: q.offset }) });
+  });
+  done();
+};

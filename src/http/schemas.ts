@@ -1,0 +1,166 @@
+import { z } from 'zod';
+import { Objective, ServerConfig, Slo, Study, StudySpec, Trial, Workload } from '../domain/index.js';
+import { RunRecord, SourceFormat } from '../store/store.js';
+
+/**
+ * Request and response shapes of the v1 API, composed from the domain schemas (no new shapes for
+ * domain objects). The OpenAPI document is generated from these (openapi.ts).
+ */
+
+/** A bundled workload by name (data/workloads/<name>.yaml) or a workload written out. */
+export const WorkloadRef = z.union([z.string().regex(/^[\w-]+$/).describe('a bundled workload: chat, summarize, code'), Workload]);
+
+export const RecommendationRequest = z.strictObject({
+  gpu: z.string().min(1),
+  gpus: z.int().min(1).max(64),
+  model: z.string().min(1),
+  workload: WorkloadRef,
+  /** Default: the workload's own `slo`. */
+  slo: Slo.optional(),
+  objectives: z.array(Objective).min(1).optional(),
+  candidates: z.int().min(100).optional(),
+  seed: z.int().nonnegative().default(0),
+});
+export type RecommendationRequest = z.infer<typeof RecommendationRequest>;
+
+const Interval = z.object({ mean: z.number(), low: z.number(), high: z.number() });
+const RecommendedConfig = z.object({
+  config: ServerConfig,
+  predicted: z.record(z.string(), Interval),
+  pStart: z.number(),
+  pMeetsSlo: z.number(),
+});
+export const RecommendationResponse = z.object({
+  model_id: z.int(),
+  slo: Slo,
+  history_runs: z.int(),
+  best: RecommendedConfig.nullable(),
+  pareto: z.array(RecommendedConfig),
+  vllmArgs: z.array(z.string()).nullable(),
+  vllm_command: z.string().nullable(),
+  vllmConfigYaml: z.string().nullable(),
+  trust: z.object({ level: z.enum(['ok', 'thin']), reasons: z.array(z.string()), runNext: z.array(ServerConfig) }),
+  candidatesScored: z.int(),
+});
+
+export const IngestFile = z.strictObject({
+  /** Shown in reports and stored as the source path. */
+  name: z.string().min(1).max(500).default('body.json'),
+  /** The file's text (JSON, JSON Lines, CSV), or a JSON value that is the document itself. */
+  content: z.union([z.string(), z.record(z.string(), z.unknown()), z.array(z.unknown())]),
+  /** A sidecar `<file>.config.yaml` text: knobs, gpu, gpus, model, workload. */
+  sidecar_yaml: z.string().optional(),
+});
+
+export const IngestRequest = z.strictObject({
+  files: z.array(IngestFile).min(1).max(1000),
+  server_config: ServerConfig.optional(),
+  gpu: z.string().min(1).optional(),
+  gpus: z.int().positive().optional(),
+  model: z.string().min(1).optional(),
+});
+export type IngestRequest = z.infer<typeof IngestRequest>;
+
+export const IngestResponse = z.object({
+  accepted: z.int(),
+  skipped: z.int(),
+  files: z.array(z.object({ name: z.string(), format: SourceFormat.nullable(), runs: z.int(), accepted: z.int(), skipped: z.int(), run_ids: z.array(z.int()), warnings: z.array(z.string()) })),
+});
+
+export const RunsQuery = z.strictObject({
+  model: z.string().min(1).optional(),
+  gpu: z.string().min(1).optional(),
+  gpus: z.coerce.number().int().positive().optional(),
+  source_format: SourceFormat.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(50),
+  offset: z.coerce.number().int().min(0).default(0),
+});
+
+export const RunsPage = z.object({ total: z.int(), limit: z.int(), offset: z.int(), runs: z.array(RunRecord) });
+
+export const StudyRequest = z.strictObject({
+  name: z.string().min(1).max(200).regex(/^[\w.-]+$/),
+  /** A target profile named in the service's config. */
+  target: z.string().min(1),
+  gpu: z.string().min(1),
+  gpus: z.int().min(1).max(64),
+  model: z.string().min(1),
+  workload: WorkloadRef,
+  slo: Slo.optional(),
+  objectives: z.array(Objective).min(1).optional(),
+  budget_trials: z.int().positive(),
+  budget_hours: z.number().positive().optional(),
+  parallel: z.int().positive().default(1),
+  seed: z.int().nonnegative().default(0),
+  sampler: z.enum(['surrogate', 'random']).default('surrogate'),
+  measure: z.enum(['fixed', 'max_rate']).default('fixed'),
+  /** Configurations to measure first; checked against the search space and its rules. */
+  enqueue: z.array(ServerConfig).max(100).default([]),
+});
+export type StudyRequest = z.infer<typeof StudyRequest>;
+
+export const StudyIdParams = z.strictObject({ id: z.string().regex(/^\d+$|^[\w.-]+$/) });
+
+export const StudyListItem = z.object({
+  id: z.int(),
+  name: z.string(),
+  state: Study.shape.state,
+  active: z.boolean(),
+  trials: z.int(),
+  complete: z.int(),
+  budget_trials: z.int(),
+  created_at_ms: z.number(),
+  updated_at_ms: z.number(),
+});
+
+const TrialSummary = z.object({
+  number: z.int(),
+  state: Trial.shape.state,
+  origin: Trial.shape.origin,
+  config: ServerConfig,
+  meets_slo: z.boolean().nullable(),
+  metrics: z.record(z.string(), z.number().nullable()).nullable(),
+  failure_reason: z.string().nullable(),
+});
+export const StudyDetail = z.object({
+  study: z.object({ id: z.int(), name: z.string(), state: Study.shape.state, spec: StudySpec }),
+  active: z.boolean(),
+  progress: z.object({ counted: z.int(), budget_trials: z.int(), running: z.int(), waiting: z.int() }),
+  stop_reason: z.string().nullable(),
+  trials: z.array(TrialSummary),
+  front: z.array(z.int()),
+  recommendation: z.record(z.string(), z.unknown()).nullable(),
+  counts: z.record(z.string(), z.int()),
+});
+
+export const StudyAccepted = z.object({ id: z.int(), name: z.string(), state: Study.shape.state, active: z.boolean() });
+
+export const TrainRequestBody = z.strictObject({
+  folds: z.int().min(0).max(20).default(3),
+  members: z.int().min(1).max(32).optional(),
+  rounds: z.int().min(1).max(5000).optional(),
+  seed: z.int().nonnegative().default(0),
+});
+
+export const ModelInfoSchema = z.object({
+  id: z.int(),
+  kind: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+  metrics: z.record(z.string(), z.number().nullable()),
+  size_bytes: z.int(),
+  created_at_ms: z.number(),
+});
+export const ModelList = z.object({ models: z.array(ModelInfoSchema) });
+export const TrainResponse = z.object({ model: ModelInfoSchema, rows: z.int(), targets: z.array(z.string()) });
+
+export const Health = z.object({
+  status: z.enum(['ok', 'degraded']),
+  store: z.enum(['ok', 'failed']),
+  workers: z.object({ recommend: z.enum(['ok', 'failed']), recommend_threads: z.int(), training: z.boolean() }),
+  studies_running: z.int(),
+  model_id: z.int().nullable(),
+});
+
+export const ErrorBody = z.object({
+  error: z.object({ code: z.string(), kind: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()) }),
+});

@@ -1,0 +1,236 @@
+import { Worker } from 'node:worker_threads';
+import type { Catalog } from '../catalog/index.js';
+import type { ServerConfig, StudySpec } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { randomSampler } from '../optimize/samplers.js';
+import { spaceSource } from '../optimize/space-source.js';
+import { createOptimizationStudy } from '../optimize/study.js';
+import type { SearchSpace } from '../space/index.js';
+import type { Store } from '../store/store.js';
+import type { TargetSpec } from '../targets/spec.js';
+import { buildStudy, featureContext, runStudy } from '../tune/study-runner.js';
+import { summarizeStudy, type StudySummary } from '../tune/summary.js';
+import { createRng } from '../util/rng.js';
+import type { StudyWorkerData, StudyWorkerMessage } from './study-worker.js';
+
+/**
+ * Studies the service runs in the background: one tuning loop per study, each with its own abort
+ * signal. `stop` aborts (running trials finish, the study becomes `stopped`); `shutdown` aborts all
+ * and waits up to a grace period, then puts the studies back to `running` so the next start of the
+ * service resumes them (trials still running past the grace are re-queued by the loop on resume).
+ * Which profile and sampler a study uses is kept in its `service_study` event, so a resume uses
+ * the service's current profile of that name, never a command read back from the database.
+ */
+export type SamplerName = 'surrogate' | 'random';
+
+export interface ServiceStudyInfo {
+  readonly profile: string;
+  readonly sampler: SamplerName;
+}
+
+export interface StudyManagerOptions {
+  readonly store: Store;
+  /** The store's file: each study then runs in a worker thread of its own; null runs them in-process. */
+  readonly dbPath: string | null;
+  readonly spacePath: string;
+  readonly catalog: Catalog;
+  readonly space: SearchSpace;
+  readonly targets: Readonly<Record<string, TargetSpec>>;
+  readonly now: () => number;
+  readonly log: { info(o: object, msg: string): void; error(o: object, msg: string): void };
+}
+
+interface Active {
+  abort(): void;
+  /** Ends the loop now (a worker is terminated; trials it had running stay `running` for the resume). */
+  terminate(): Promise<void>;
+  readonly done: Promise<void>;
+  shuttingDown: boolean;
+}
+
+export const SERVICE_STUDY_EVENT = 'service_study';
+
+export class StudyManager {
+  readonly #o: StudyManagerOptions;
+  readonly #active = new Map<number, Active>();
+  #closed = false;
+
+  constructor(options: StudyManagerOptions) {
+    this.#o = options;
+  }
+
+  get running(): number {
+    return this.#active.size;
+  }
+
+  isActive(studyId: number): boolean {
+    return this.#active.has(studyId);
+  }
+
+  profile(name: string): TargetSpec {
+    const t = this.#o.targets[name];
+    if (t === undefined) {
+      throw new LmBenchError('LMB_ERR_TARGET_PROFILE_UNKNOWN', `no target profile "${name}" in the service config; known: ${Object.keys(this.#o.targets).join(', ')}`, {
+        details: { field: 'target', value: name },
+      });
+    }
+    return t;
+  }
+
+  /** Enqueued configurations must lie in the space and pass its rules before any reaches an argv. */
+  checkConfigs(spec: StudySpec, configs: readonly ServerConfig[]): void {
+    const ctx = featureContext(spec, this.#o.catalog);
+    configs.forEach((config, i) => {
+      const v = this.#o.space.isFeasible(config, ctx);
+      if (!v.ok) {
+        throw new LmBenchError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `enqueue[${i}]: ${v.message}`, { details: { field: `enqueue[${i}]`, rule: v.rule } });
+      }
+    });
+  }
+
+  /** Creates the study (409 when the name exists with other settings) and starts it. */
+  create(spec: StudySpec, info: ServiceStudyInfo, enqueue: readonly ServerConfig[] = []): number {
+    const target = this.profile(info.profile);
+    this.checkConfigs(spec, enqueue);
+    const existing = this.#o.store.findStudy(spec.name);
+    if (existing !== null) throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `a study named "${spec.name}" already exists (id ${existing.id})`, { details: { field: 'name' } });
+    const study = buildStudy(this.#runOptions(spec, target, info.sampler));
+    this.#o.store.appendEvent({ studyId: study.id, kind: SERVICE_STUDY_EVENT, payload: info });
+    for (const config of enqueue) study.enqueue(config);
+    this.#start(study.id, spec, target, info.sampler);
+    return study.id;
+  }
+
+  infoOf(studyId: number): ServiceStudyInfo | null {
+    const ev = this.#o.store.listEvents({ studyId, kind: SERVICE_STUDY_EVENT }).at(-1);
+    const p = ev?.payload as Partial<ServiceStudyInfo> | undefined;
+    if (p?.profile === undefined) return null;
+    return { profile: p.profile, sampler: p.sampler === 'random' ? 'random' : 'surrogate' };
+  }
+
+  resume(idOrName: number | string): number {
+    const study = this.#o.store.getStudy(idOrName);
+    if (this.#active.has(study.id)) return study.id;
+    const info = this.infoOf(study.id);
+    if (info === null) {
+      throw new LmBenchError('LMB_ERR_TARGET_PROFILE_UNKNOWN', `study "${study.spec.name}" was not created by the service; resume it with \`lm-bench tune --study ${study.spec.name}\``, {
+        details: { field: 'id' },
+      });
+    }
+    this.#start(study.id, study.spec, this.profile(info.profile), info.sampler);
+    return study.id;
+  }
+
+  /** Resumes every study the store says is running (the service stopped or crashed under it). */
+  resumeRunning(): number[] {
+    const out: number[] = [];
+    for (const s of this.#o.store.listStudies()) {
+      if (s.state !== 'running' || this.#active.has(s.id) || this.infoOf(s.id) === null) continue;
+      try {
+        out.push(this.resume(s.id));
+      } catch (err) {
+        this.#o.log.error({ err, study: s.id }, 'could not resume study');
+      }
+    }
+    return out;
+  }
+
+  stop(idOrName: number | string): number {
+    const study = this.#o.store.getStudy(idOrName);
+    this.#active.get(study.id)?.abort();
+    return study.id;
+  }
+
+  summary(idOrName: number | string): StudySummary {
+    const study = this.#o.store.getStudy(idOrName);
+    const ctx = featureContext(study.spec, this.#o.catalog);
+    // A sampler is needed to build the study object; only its front is read here.
+    const opt = createOptimizationStudy(this.#o.store, study.spec, randomSampler(spaceSource(this.#o.space, ctx)), createRng(study.spec.seed));
+    const stopped = this.#o.store.listEvents({ studyId: study.id, kind: 'study_stopped' }).at(-1);
+    const reason = (stopped?.payload as { reason?: StudySummary['stop_reason'] } | undefined)?.reason ?? null;
+    return summarizeStudy({ study, trials: opt.trials(), front: opt.bestTrials(), model: ctx.model, stopReason: study.state === 'running' ? null : reason });
+  }
+
+  /**
+   * Aborts every study, waits up to `graceMs` for running trials, and marks the unfinished ones to
+   * resume. `then` (closing the store) runs synchronously after the marking, so no loop can write
+   * `stopped` over it in between.
+   */
+  async shutdown(graceMs: number, then: () => void = () => undefined): Promise<{ finished: number; left: number }> {
+    this.#closed = true;
+    const all = [...this.#active.entries()];
+    for (const [, a] of all) {
+      a.shuttingDown = true;
+      a.abort();
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), graceMs)));
+    const results = await Promise.all(all.map(([, a]) => Promise.race([a.done.then(() => 'done' as const), grace])));
+    clearTimeout(timer);
+    await Promise.all(all.map(([, a], i) => (results[i] === 'done' ? Promise.resolve() : a.terminate())));
+    for (const [id] of all) {
+      try {
+        if (this.#o.store.getStudy(id).state !== 'done') this.#o.store.setStudyState(id, 'running');
+      } catch (err) {
+        this.#o.log.error({ err, study: id }, 'could not mark study for resume');
+      }
+    }
+    then();
+    const finished = results.filter((r) => r === 'done').length;
+    return { finished, left: all.length - finished };
+  }
+
+  #runOptions(spec: StudySpec, target: TargetSpec, sampler: SamplerName) {
+    return { store: this.#o.store, catalog: this.#o.catalog, space: this.#o.space, spec, target, now: this.#o.now, sampler };
+  }
+
+  #start(studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): void {
+    if (this.#closed) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the service is shutting down');
+    const active = this.#o.dbPath === null ? this.#inProcess(studyId, spec, target, sampler) : this.#inWorker(this.#o.dbPath, studyId, spec, target, sampler);
+    void active.done.finally(() => this.#active.delete(studyId));
+    this.#active.set(studyId, active);
+    this.#o.log.info({ study: studyId, target: target.kind, sampler }, 'study started');
+  }
+
+  #inWorker(dbPath: string, studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): Active {
+    const data: StudyWorkerData = { dbPath, spacePath: this.#o.spacePath, spec, target, sampler };
+    const worker = new Worker(new URL('./study-worker.mjs', import.meta.url), { workerData: data });
+    let outcome: StudyWorkerMessage | undefined;
+    worker.on('message', (m: StudyWorkerMessage) => (outcome = m));
+    const active: Active = {
+      shuttingDown: false,
+      abort: () => worker.postMessage('abort'),
+      terminate: async () => {
+        await worker.terminate();
+      },
+      done: new Promise<void>((resolve) => {
+        worker.once('error', (err) => {
+          if (!active.shuttingDown) this.#o.log.error({ err, study: studyId }, 'study worker failed');
+        });
+        worker.once('exit', () => {
+          if (outcome?.kind === 'done') this.#o.log.info({ study: studyId, reason: outcome.reason }, 'study stopped');
+          else if (outcome?.kind === 'error' && !active.shuttingDown) this.#o.log.error({ study: studyId, message: outcome.message }, 'study failed');
+          resolve();
+        });
+      }),
+    };
+    return active;
+  }
+
+  #inProcess(studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): Active {
+    const controller = new AbortController();
+    const active: Active = {
+      shuttingDown: false,
+      abort: () => controller.abort(),
+      // In-process loops cannot be cut short; the store closing under them ends them at their next write.
+      terminate: () => Promise.resolve(),
+      done: runStudy({ ...this.#runOptions(spec, target, sampler), signal: controller.signal }).then(
+        ({ summary }) => this.#o.log.info({ study: studyId, reason: summary.reason }, 'study stopped'),
+        (err: unknown) => {
+          if (!active.shuttingDown) this.#o.log.error({ err, study: studyId }, 'study failed');
+        },
+      ),
+    };
+    return active;
+  }
+}

@@ -1,0 +1,34 @@
+import type { z } from 'zod';
+import { LmBenchError, type ErrorCode } from '../errors.js';
+
+/**
+ * Request validation with zod (the one source of shapes), failures as catalog errors naming the
+ * field: an unknown key inside a server config is LMB_ERR_UNKNOWN_KNOB, a bad value there
+ * LMB_ERR_KNOB_OUT_OF_DOMAIN, anything else LMB_ERR_INVALID_ARGUMENT. fastify's own validation is
+ * not used (no type provider is installed): handlers call `parseInput` first.
+ */
+const CONFIG_FIELDS: ReadonlySet<string> = new Set(['server_config', 'config', 'enqueue']);
+
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out === '' ? '' : '.'}${String(p)}`;
+  return out;
+}
+
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'params'): z.output<S> {
+  const res = schema.safeParse(value ?? {});
+  if (res.success) return res.data;
+  const issue = res.error.issues[0];
+  if (issue === undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `invalid ${where}`);
+  const inConfig = issue.path.some((p) => typeof p === 'string' && CONFIG_FIELDS.has(p));
+  let path = [...issue.path];
+  let code: ErrorCode = inConfig ? 'LMB_ERR_KNOB_OUT_OF_DOMAIN' : 'LMB_ERR_INVALID_ARGUMENT';
+  if (issue.code === 'unrecognized_keys') {
+    path = [...path, issue.keys[0] ?? ''];
+    code = inConfig ? 'LMB_ERR_UNKNOWN_KNOB' : 'LMB_ERR_INVALID_ARGUMENT';
+  }
+  const field = fieldPath(path);
+  throw new LmBenchError(code, `${where}${field === '' ? '' : `.${field}`}: ${issue.message}`, {
+    details: { field: field === '' ? where : field, issues: res.error.issues.length },
+  });
+}
