@@ -37,7 +37,7 @@ interface Pair {
 }
 const PAIRS: Pair[] = [
   { name: 'Llama-3.1-8B, 8×H100-SXM, chat', gpu: 'H100-SXM', gpus: 8, model: 'llama-3.1-8b', workload: 'chat' },
-  { name: 'Qwen2.5-7B, 1×A100-80GB, summarize', gpu: 'A100-80GB', gpus: 1, model: 'qwen2.5-7b', workload: 'summarize' },
+  { name: 'Llama-3.1-70B, 4×H100-SXM, chat', gpu: 'H100-SXM', gpus: 4, model: 'llama-3.1-70b', workload: 'chat' },
 ];
 
 const catalog = defaultCatalog();
@@ -89,12 +89,18 @@ async function measureConfigs(spec: StudySpec, configs: readonly ServerConfig[],
   }
 }
 
-/** vLLM auto_tune's search: max_num_seqs × max_num_batched_tokens, everything else at vLLM defaults, the GPUs filled with replicas. */
+/**
+ * vLLM auto_tune's search: max_num_seqs × max_num_batched_tokens, everything else at vLLM defaults.
+ * auto_tune keeps the user's TP; we give it what a user would pick: replicas filling the GPUs when the
+ * model fits on one (bf16 weights under 80% of its memory), else one server across all of them.
+ */
 function autoTuneGrid(p: Pair, budget: number): ServerConfig[] {
   const seqs = [64, 128, 256];
   const mbt = [512, 1024, 2048, 4096, 8192];
+  const fitsOne = catalog.model(p.model).params_b * 2 < 0.8 * catalog.gpu(p.gpu).memory_gb;
+  const parallel = fitsOne ? { tensor_parallel_size: 1, data_parallel_size: p.gpus } : { tensor_parallel_size: p.gpus, data_parallel_size: 1 };
   const grid: ServerConfig[] = [];
-  for (const s of seqs) for (const b of mbt) if (b >= s) grid.push({ tensor_parallel_size: 1, data_parallel_size: p.gpus, max_num_seqs: s, max_num_batched_tokens: b });
+  for (const s of seqs) for (const b of mbt) if (b >= s) grid.push({ ...parallel, max_num_seqs: s, max_num_batched_tokens: b });
   return grid.slice(0, budget);
 }
 
@@ -112,7 +118,7 @@ out('# Tuning efficiency on the simulator');
 out();
 out(`Command: \`node --import tsx bench/tune-efficiency.ts --seeds ${SEEDS} --budget ${BUDGET} --reference ${REFERENCE} --horizon ${HORIZON} --raw ${RAW}\` (${new Date().toISOString().slice(0, 10)}, 2-core machine).`);
 out();
-out(`Goodput = output tokens/s per GPU of a run meeting the workload's SLOs (0 otherwise). Reference = best goodput among ${REFERENCE} feasible points sampled from the pruned space (seeded), each simulated once. Each method gets ${BUDGET} trials per seed, ${SEEDS} seeds; medians over seeds. The grid is vLLM auto_tune's (max_num_seqs {64,128,256} × max_num_batched_tokens {512…8192}, other knobs at vLLM defaults, replicas filling the GPUs). p = exact one-sided Mann–Whitney U over the seeds (lm-bench better).`);
+out(`Goodput = output tokens/s per GPU of a run meeting the workload's SLOs (0 otherwise). Reference = best goodput among ${REFERENCE} feasible points sampled from the pruned space (seeded), each simulated once. Each method gets ${BUDGET} trials per seed, ${SEEDS} seeds; medians over seeds. The grid is vLLM auto_tune's (max_num_seqs {64,128,256} × max_num_batched_tokens {512…8192}, other knobs at vLLM defaults; replicas filling the GPUs when the model fits on one, else TP across all of them). p = exact one-sided Mann–Whitney U over the seeds (lm-bench better).`);
 
 for (const p of argv.pairs === 'first' ? PAIRS.slice(0, 1) : PAIRS) {
   const t0 = Date.now();

@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const ORDER: [file: string, title: string][] = [
   ['tune.md', 'Tuning efficiency (issue 6)'],
+  ['tune-failures.md', 'Failed starts during a study (issue 6)'],
   ['model.md', 'Surrogate accuracy and suggestion overhead (issue 5)'],
   ['loadgen.md', 'Load-runner overhead (issue 3)'],
   ['sim.md', 'Simulator speed (issue 2)'],
