@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
-const harness = fileURLToPath(new URL('../../examples/harness.mjs', import.meta.url));
+const harness = fileURLToPath(new URL('../../scripts/example-harness.mjs', import.meta.url));
 const workload = fileURLToPath(new URL('../../data/workloads/chat.yaml', import.meta.url));
 
 test('tune drives the README example harness through the command-target protocol and writes its report', { timeout: 60_000 }, () => {
