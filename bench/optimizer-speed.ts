@@ -7,7 +7,6 @@
  *
  * Writes its table into bench/results/model.md (between the speed markers).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { defaultCatalog, PROJECT_ROOT } from '../src/catalog/index.js';
@@ -23,6 +22,7 @@ import { loadSpace } from '../src/space/index.js';
 import { MemoryStore } from '../src/store/index.js';
 import { createRng } from '../src/util/rng.js';
 import { loadYamlFile } from '../src/util/yaml.js';
+import { writeSection } from './lib/results.js';
 
 const { values } = parseArgs({ options: { repeats: { type: 'string' } } });
 const repeats = Number(values.repeats ?? 5);
@@ -115,18 +115,5 @@ const lines = [
   `Load average while measuring: ${loadavg().map((x) => x.toFixed(1)).join(' / ')} (1/5/15 min) on 2 cores shared with other work; figures on an idle machine are lower.`,
   'Not included: process start-up and loading tsx (about 1 s for the CLI), and training (see the accuracy section).',
 ];
-writeSection('speed', lines.join('\n'));
+writeSection('model.md', 'speed', lines.join('\n'), 'Surrogate and optimizer benchmarks');
 console.log(lines.join('\n'));
-
-/** Replaces one marked section of bench/results/model.md, so the two model benchmarks share the file. */
-function writeSection(name: string, body: string): void {
-  const file = `${PROJECT_ROOT}/bench/results/model.md`;
-  const start = `<!-- ${name}:start -->`;
-  const end = `<!-- ${name}:end -->`;
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Surrogate and optimizer benchmarks\n\n';
-  const block = `${start}\n${body}\n${end}`;
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  text = i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length) : `${text.trimEnd()}\n\n${block}\n`;
-  writeFileSync(file, text);
-}

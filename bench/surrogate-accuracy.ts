@@ -7,7 +7,6 @@
  *
  * Writes its table into bench/results/model.md (between the accuracy markers).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { defaultCatalog, PROJECT_ROOT } from '../src/catalog/index.js';
@@ -22,6 +21,7 @@ import { loadSpace } from '../src/space/index.js';
 import { createRng } from '../src/util/rng.js';
 import { createFitPool, poolFit } from '../src/workers/pool.js';
 import { loadYamlFile } from '../src/util/yaml.js';
+import { writeSection } from './lib/results.js';
 
 const { values } = parseArgs({ options: { 'runs-per-cell': { type: 'string' }, folds: { type: 'string' }, rounds: { type: 'string' }, depth: { type: 'string' }, eta: { type: 'string' } } });
 const perCell = Number(values['runs-per-cell'] ?? 14);
@@ -126,19 +126,5 @@ lines.push(`Feasibility classifier held-out accuracy: ${cv.feasibilityAccuracy =
 const imp = Object.entries(cv.importance).sort((a, b) => b[1] - a[1]);
 lines.push(`Permutation importance (rise in held-out MAPE, mean over targets, shuffling a knob's encoded columns only; the physics features carry most of each knob's effect, so these are small): ${imp.map(([k, v]) => `${k} ${(v * 100).toFixed(1)} pp`).join(', ')}.`);
 lines.push(`Costs: simulation ${simS.toFixed(1)} s, ${folds}-fold validation ${cvS.toFixed(1)} s, final fit ${fitS.toFixed(1)} s on the main thread; fold fits ran in 2 piscina workers (2-core machine shared with other work, load average ${loadavg()[0]?.toFixed(1) ?? '?'}).`);
-writeSection('accuracy', lines.join('\n'));
+writeSection('model.md', 'accuracy', lines.join('\n'), 'Surrogate and optimizer benchmarks');
 console.log(lines.join('\n'));
-
-
-/** Replaces one marked section of bench/results/model.md, so the two model benchmarks share the file. */
-function writeSection(name: string, body: string): void {
-  const file = `${PROJECT_ROOT}/bench/results/model.md`;
-  const start = `<!-- ${name}:start -->`;
-  const end = `<!-- ${name}:end -->`;
-  let text = existsSync(file) ? readFileSync(file, 'utf8') : '# Surrogate and optimizer benchmarks\n\n';
-  const block = `${start}\n${body}\n${end}`;
-  const i = text.indexOf(start);
-  const j = text.indexOf(end);
-  text = i >= 0 && j > i ? text.slice(0, i) + block + text.slice(j + end.length) : `${text.trimEnd()}\n\n${block}\n`;
-  writeFileSync(file, text);
-}
