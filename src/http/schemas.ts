@@ -10,7 +10,8 @@ import { RunRecord, SourceFormat } from '../store/store.js';
 /** A bundled workload by name (data/workloads/<name>.yaml) or a workload written out. */
 export const WorkloadRef = z.union([z.string().regex(/^[\w-]+$/).describe('a bundled workload: chat, summarize, code'), Workload]);
 
-export const RecommendationRequest = z.strictObject({
+/** The deployment question both a recommendation and a study ask: hardware, model, workload, SLOs, objectives. */
+const deploymentShape = {
   gpu: z.string().min(1),
   gpus: z.int().min(1).max(64),
   model: z.string().min(1),
@@ -18,6 +19,10 @@ export const RecommendationRequest = z.strictObject({
   /** Default: the workload's own `slo`. */
   slo: Slo.optional(),
   objectives: z.array(Objective).min(1).optional(),
+};
+
+export const RecommendationRequest = z.strictObject({
+  ...deploymentShape,
   candidates: z.int().min(100).optional(),
   seed: z.int().nonnegative().default(0),
 });
@@ -82,12 +87,7 @@ export const StudyRequest = z.strictObject({
   name: z.string().min(1).max(200).regex(/^[\w.-]+$/),
   /** A target profile named in the service's config. */
   target: z.string().min(1),
-  gpu: z.string().min(1),
-  gpus: z.int().min(1).max(64),
-  model: z.string().min(1),
-  workload: WorkloadRef,
-  slo: Slo.optional(),
-  objectives: z.array(Objective).min(1).optional(),
+  ...deploymentShape,
   budget_trials: z.int().positive(),
   budget_hours: z.number().positive().optional(),
   parallel: z.int().positive().default(1),
