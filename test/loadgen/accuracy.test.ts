@@ -56,10 +56,14 @@ test('TTFT, TPOT, ITL, E2EL and throughputs match the stub', async () => {
   // the client must get right is the server's own timing, checked against the stub's record below.
   assert.ok(result.mean_ttft_ms >= 50, `mean TTFT ${result.mean_ttft_ms}`);
   assert.ok(Math.abs(result.mean_ttft_ms - truth.mean_ttft_ms) < 15, `client ${result.mean_ttft_ms} vs stub ${truth.mean_ttft_ms}`);
-  assert.ok(result.mean_tpot_ms >= 9.9 && result.mean_tpot_ms < 12, `mean TPOT ${result.mean_tpot_ms}`);
-  assert.ok(result.mean_itl_ms >= 9.9 && result.mean_itl_ms < 12, `mean ITL ${result.mean_itl_ms}`);
+  // Upper bounds follow what the stub actually did (it shares this machine, so a busy core delays its
+  // writes too): the client must report the server's timing, plus at most a little of its own.
+  const gapMs = Math.max(10, truth.mean_write_gap_ms);
+  assert.ok(result.mean_tpot_ms >= 9.9 && result.mean_tpot_ms < gapMs + 2, `mean TPOT ${result.mean_tpot_ms} (stub gap ${truth.mean_write_gap_ms})`);
+  assert.ok(result.mean_itl_ms >= 9.9 && result.mean_itl_ms < gapMs + 2, `mean ITL ${result.mean_itl_ms} (stub gap ${truth.mean_write_gap_ms})`);
   const e2elTrue = 50 + (N - 1) * 10;
-  assert.ok(result.mean_e2el_ms >= e2elTrue && result.mean_e2el_ms < e2elTrue + 40, `mean E2EL ${result.mean_e2el_ms}`);
+  const e2elServed = truth.mean_ttft_ms + (N - 1) * gapMs;
+  assert.ok(result.mean_e2el_ms >= e2elTrue && result.mean_e2el_ms < e2elServed + 40, `mean E2EL ${result.mean_e2el_ms} (stub ${e2elServed})`);
   // 16 requests, 4 at a time: four waves of one E2EL each.
   assert.ok(result.duration >= (4 * e2elTrue) / 1000 && result.duration < (4 * e2elTrue) / 1000 + 0.4, `duration ${result.duration}`);
   assert.equal(result.request_throughput, 16 / result.duration);
