@@ -69,7 +69,11 @@ export interface Recommendation {
 export const MIN_TRUSTED_RUNS = 20;
 const MAX_TRUSTED_MAPE = 0.2;
 
-function interval(draws: Float64Array, i: number, k: number, scale = 1): Interval {
+/**
+ * Row i's interval from its k ensemble draws (row-major): geometric mean and ±2σ on log scale, σ widened
+ * by the calibration `scale` saved with the model.
+ */
+export function logInterval(draws: Float64Array, i: number, k: number, scale = 1): Interval {
   let mu = 0;
   for (let m = 0; m < k; m++) mu += Math.log(draws[i * k + m] ?? 1) / k;
   let v = 0;
@@ -113,16 +117,16 @@ export function recommend(input: RecommendInput): Recommendation {
   const pSlo = probabilityMeetsSlo(p, constraints);
   const describe = (i: number): RecommendedConfig => {
     const predicted: Partial<Record<TargetName, Interval>> = {};
-    for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) predicted[t] = interval(d, i, p.draws, scaleOf(t));
+    for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) predicted[t] = logInterval(d, i, p.draws, scaleOf(t));
     return { config: scored.configs[i] ?? {}, predicted, pStart: p.pStart[i] ?? 0, pMeetsSlo: pSlo[i] ?? 0 };
   };
   const minP = input.minPMeetsSlo ?? 0.8;
   const tp = p.targets.output_throughput_per_gpu;
   const qualifying: number[] = [];
   for (let i = 0; i < p.count; i++) if ((p.pStart[i] ?? 0) >= 0.5 && (pSlo[i] ?? 0) >= minP) qualifying.push(i);
-  const meanOf = (arr: Float64Array | undefined, i: number): number => (arr === undefined ? 0 : interval(arr, i, p.draws).mean);
+  const meanOf = (arr: Float64Array | undefined, i: number): number => (arr === undefined ? 0 : logInterval(arr, i, p.draws).mean);
   // Conservative ranking: the low end of the throughput interval decides, so a guess does not beat a sure thing.
-  const low = new Map(qualifying.map((i) => [i, tp === undefined ? 0 : interval(tp, i, p.draws, scaleOf('output_throughput_per_gpu')).low]));
+  const low = new Map(qualifying.map((i) => [i, tp === undefined ? 0 : logInterval(tp, i, p.draws, scaleOf('output_throughput_per_gpu')).low]));
   qualifying.sort((a, b) => (low.get(b) ?? 0) - (low.get(a) ?? 0));
   const best = qualifying[0];
   const pts = qualifying.map((i) =>

@@ -16,7 +16,7 @@ import {
   type TargetName,
   type TrainingRow,
 } from '../../model/index.js';
-import { recommend, type Interval } from '../../optimize/recommend.js';
+import { logInterval, recommend } from '../../optimize/recommend.js';
 import { spaceEncoder, spaceSource } from '../../optimize/space-source.js';
 import type { SearchSpace } from '../../space/index.js';
 import type { Store } from '../../store/store.js';
@@ -51,15 +51,6 @@ export interface ModelAnalysisOptions {
 
 export const PARITY_TARGETS: readonly TargetName[] = ['output_throughput_per_gpu', 'ttft_p99_ms', 'itl_p99_ms'];
 const PD_TARGET: TargetName = 'output_throughput_per_gpu';
-
-function logInterval(draws: Float64Array, i: number, k: number, scale: number): Interval {
-  let mu = 0;
-  for (let m = 0; m < k; m++) mu += Math.log(draws[i * k + m] ?? 1) / k;
-  let v = 0;
-  for (let m = 0; m < k; m++) v += (Math.log(draws[i * k + m] ?? 1) - mu) ** 2;
-  const sd = (k > 1 ? Math.sqrt(v / (k - 1)) : 0) * scale;
-  return { mean: Math.exp(mu), low: Math.exp(mu - 2 * sd), high: Math.exp(mu + 2 * sd) };
-}
 
 function matrix(rows: readonly TrainingRow[], cols: number): { x: ReturnType<typeof toFeatureMatrix>; baselines: Partial<Record<TargetName, Float64Array>> } {
   const baselines: Partial<Record<TargetName, Float64Array>> = {};
