@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { request } from 'undici';
+import { Agent, request } from 'undici';
 import { ServiceConfig } from '../../src/http/config.js';
 import { startServer } from '../../src/http/server.js';
 import { AUTH, tempDb, TOKEN } from './helpers.js';
@@ -31,7 +31,11 @@ test('the server listens on loopback and answers over real HTTP', async (t) => {
   const runs = await request(`${server.url}/v1/runs?limit=5`);
   assert.deepEqual(await runs.body.json(), { total: 0, limit: 5, offset: 0, runs: [] });
   await server.close();
-  const closed = await request(`${server.url}/health`).then(
+  // A fresh connection: the global pool may still hold a keep-alive socket the server just closed,
+  // which fails differently (UND_ERR_SOCKET) and says nothing about new connections.
+  const fresh = new Agent();
+  t.after(() => fresh.close());
+  const closed = await request(`${server.url}/health`, { dispatcher: fresh }).then(
     (r) => r.body.dump().then(() => r.statusCode),
     (err: unknown) => (err as { code?: string }).code,
   );
