@@ -27,6 +27,8 @@ if (files.length === 0) {
 const res = spawnSync(
   process.execPath,
   ['--import', 'tsx', '--test', '--test-concurrency=2', '--test-reporter=spec', ...files],
-  { stdio: 'inherit', cwd: root, env: { ...process.env, LMB_TEST: '1' } },
+  // LMB_LOOPBACK_ONLY: the load runner refuses any host off this machine, so no test can send traffic
+  // elsewhere however it is written.
+  { stdio: 'inherit', cwd: root, env: { ...process.env, LMB_TEST: '1', LMB_LOOPBACK_ONLY: '1' } },
 );
 process.exit(res.status ?? 1);

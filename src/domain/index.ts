@@ -6,3 +6,4 @@ export * from './model-spec.js';
 export * from './request-record.js';
 export * from './benchmark-result.js';
 export * from './trial.js';
+export * from './knob-assignments.js';

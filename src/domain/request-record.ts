@@ -9,6 +9,10 @@ export const ErrorKindName = z.enum([
   'http_status',
   'connection_reset',
   'connection_refused',
+  /** The host name does not resolve. */
+  'dns',
+  /** The TLS handshake failed (untrusted or mismatched certificate, protocol error). */
+  'tls',
   'timeout',
   'truncated_stream',
   'stream_error',

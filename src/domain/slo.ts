@@ -54,6 +54,11 @@ export function parseSloString(text: string): Slo {
   return Slo.parse(obj);
 }
 
+/** The aggregate keys of an SLO as `parseSloString` reads them (per-request thresholds left out). */
+export function formatSloString(slo: Slo): string {
+  return SLO_KEYS.filter((k) => slo[k] !== undefined).map((k) => `${k}=${String(slo[k])}`).join(',');
+}
+
 export interface SloCheck {
   readonly key: SloKey;
   readonly limitMs: number;

@@ -79,6 +79,8 @@ export const StudySpec = z.strictObject({
   parallel: z.int().positive(),
   /** `fixed` (or absent): each trial is one load run of the workload; `max_rate`: a bisection for the highest request rate meeting the SLOs. */
   measure: z.enum(['fixed', 'max_rate']).optional(),
+  /** Hold the knobs that change the checkpoint's numerics (fp8 weights, fp8 KV cache) at its own precision. */
+  keep_precision: z.boolean().optional(),
 });
 export type StudySpec = z.infer<typeof StudySpec>;
 

@@ -1,6 +1,7 @@
 import { isLmBenchError, type ErrorCode } from '../errors.js';
 import { openStore } from '../store/sqlite-store.js';
-import { answer, historyOf, loadedModel, type Answer, type LoadedModel, type Question } from './recommend-core.js';
+import { answer, answeringModel, type Answer, type Question } from './recommend-core.js';
+import type { AnsweringModel } from '../advise/answer.js';
 
 /**
  * piscina handler: answers recommendation questions off the request thread. The surrogate is read
@@ -21,15 +22,14 @@ export type RecommendResult =
   | { readonly ok: true; readonly answer: Answer | null }
   | { readonly ok: false; readonly code: ErrorCode; readonly message: string; readonly details: Record<string, unknown> };
 
-let loaded: (LoadedModel & { key: string }) | undefined;
+let loaded: (AnsweringModel & { key: string }) | undefined;
 
-function surrogateFor(dbPath: string, modelId: number): LoadedModel {
+function modelFor(dbPath: string, modelId: number): AnsweringModel {
   const key = `${dbPath}#${modelId}`;
   if (loaded?.key === key) return loaded;
   const store = openStore(dbPath, { readonly: true });
   try {
-    const record = store.getModel(modelId);
-    loaded = { key, ...loadedModel(record) };
+    loaded = { key, ...answeringModel(store.getModel(modelId)) };
     return loaded;
   } finally {
     store.close();
@@ -39,8 +39,7 @@ function surrogateFor(dbPath: string, modelId: number): LoadedModel {
 export default function handle(task: RecommendTask): RecommendResult {
   if (task.kind === 'ping') return { ok: true, answer: null };
   try {
-    const m = surrogateFor(task.dbPath, task.modelId);
-    return { ok: true, answer: answer({ surrogate: m.surrogate, modelId: task.modelId, validationMape: m.mape, spacePath: task.spacePath, question: task.question, historyRuns: historyOf(m, task.question) }) };
+    return { ok: true, answer: answer(modelFor(task.dbPath, task.modelId), task.spacePath, task.question) };
   } catch (err) {
     if (!isLmBenchError(err)) throw err;
     return { ok: false, code: err.code, message: err.message, details: err.details };

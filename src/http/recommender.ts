@@ -1,16 +1,20 @@
 import { Piscina } from 'piscina';
+import type { AnsweringModel } from '../advise/answer.js';
 import { LmBenchError } from '../errors.js';
-import { SURROGATE_KIND } from '../model/train.js';
-import type { Store } from '../store/store.js';
-import { answer, historyOf, loadedModel, type Answer, type LoadedModel, type Question } from './recommend-core.js';
+import { featureNames } from '../model/features.js';
+import { SURROGATE_KIND, selectSurrogate } from '../model/registry.js';
+import { spaceEncoder } from '../optimize/space-source.js';
+import type { ModelInfo, Store } from '../store/store.js';
+import { answer, answeringModel, spaceAt, type Answer, type Question } from './recommend-core.js';
 import type { RecommendResult, RecommendTask } from './recommend-worker.js';
 
 /**
- * Recommendations for the service. A trained surrogate is loaded once per model id (in the worker)
- * and answers are computed in a piscina worker, so the request thread never scores candidates.
- * The answer is a deterministic function of the question and the model (the seed is part of the
- * question; the history count is the model's own), so answers are memoized per model id: a newer
- * saved model makes new keys, and identical questions in flight share one computation.
+ * Recommendations for the service. Each question is answered by the surrogate `selectSurrogate`
+ * picks for its GPU and model (a study's or a trained one: the same rule as the CLI), loaded once
+ * per model id (in the worker), and answers are computed in a piscina worker, so the request thread
+ * never scores candidates. The answer is a deterministic function of the question and the model (the
+ * seed is part of the question; the history count is the model's own), so answers are memoized per
+ * model id: a newer saved model makes new keys, and identical questions in flight share one computation.
  */
 /** An answer and its JSON text, serialized once (a repeated question costs no serialization). */
 export interface CachedAnswer {
@@ -47,25 +51,31 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       ? null
       : new Piscina({ filename: new URL('./recommend-worker.mjs', import.meta.url).href, minThreads: opts.threads, maxThreads: opts.threads, idleTimeout: 60_000 });
   const cacheSize = opts.cacheSize ?? 512;
+  // A model fitted on another feature schema (the space or lm-bench changed) cannot answer.
+  const schema = featureNames(spaceEncoder(spaceAt(opts.spacePath)));
   const answers = new Map<string, Promise<CachedAnswer>>();
-  let latest: { id: number; createdAtMs: number } | null = null;
+  let infos: ModelInfo[] = [];
   let checkedAt = Number.NEGATIVE_INFINITY;
-  let local: (LoadedModel & { id: number }) | undefined;
+  let local: (AnsweringModel & { id: number }) | undefined;
 
-  const latestModel = (): { id: number; createdAtMs: number } | null => {
+  /** The saved surrogates, newest first, re-read at most once per modelCheckMs. */
+  const models = (): ModelInfo[] => {
     const t = opts.now();
     if (t - checkedAt >= (opts.modelCheckMs ?? 1000)) {
-      const info = opts.store.listModels(SURROGATE_KIND)[0];
-      latest = info === undefined ? null : { id: info.id, createdAtMs: info.created_at_ms };
+      infos = opts.store.listModels(SURROGATE_KIND);
       checkedAt = t;
     }
-    return latest;
+    return infos;
+  };
+  const latestModel = (): { id: number; createdAtMs: number } | null => {
+    const info = models()[0];
+    return info === undefined ? null : { id: info.id, createdAtMs: info.created_at_ms };
   };
 
   async function compute(modelId: number, question: Question): Promise<Answer> {
     if (pool === null) {
-      if (local?.id !== modelId) local = { id: modelId, ...loadedModel(opts.store.getModel(modelId)) };
-      return answer({ surrogate: local.surrogate, modelId, validationMape: local.mape, spacePath: opts.spacePath, question, historyRuns: historyOf(local, question) });
+      if (local?.id !== modelId) local = { id: modelId, ...answeringModel(opts.store.getModel(modelId)) };
+      return answer(local, opts.spacePath, question);
     }
     const task: RecommendTask = { kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question };
     let res: RecommendResult;
@@ -86,8 +96,14 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       checkedAt = Number.NEGATIVE_INFINITY;
     },
     ask(question) {
-      const model = latestModel();
-      if (model === null) return Promise.reject(new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', 'no trained surrogate in the store; POST /v1/models/train first'));
+      const model = selectSurrogate(models(), { gpu: question.gpu, model: question.model, schema });
+      if (model === null) {
+        return Promise.reject(
+          new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', `no trained surrogate covers ${question.model} on ${question.gpu}; run a study or POST /v1/models/train first`, {
+            details: { gpu: question.gpu, model: question.model },
+          }),
+        );
+      }
       const key = JSON.stringify([model.id, question]);
       const hit = answers.get(key);
       if (hit !== undefined) {

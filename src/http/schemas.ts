@@ -25,6 +25,8 @@ export const RecommendationRequest = z.strictObject({
   ...deploymentShape,
   candidates: z.int().min(100).optional(),
   seed: z.int().nonnegative().default(0),
+  /** Hold quantization and the KV-cache dtype at the checkpoint's own (no fp8 numerics). */
+  keep_precision: z.boolean().default(false),
 });
 export type RecommendationRequest = z.infer<typeof RecommendationRequest>;
 
@@ -34,17 +36,27 @@ const RecommendedConfig = z.object({
   predicted: z.record(z.string(), Interval),
   pStart: z.number(),
   pMeetsSlo: z.number(),
+  /** `knob=value` of the knobs whose values change the model's numerics. */
+  numericsChanges: z.array(z.string()),
 });
+const MeasureCommands = z.object({ config: ServerConfig, vllm_serve: z.string(), lm_bench_run: z.string() });
 export const RecommendationResponse = z.object({
   model_id: z.int(),
+  source: z.object({ model_id: z.int(), study: z.string().nullable(), validated: z.boolean(), trained_at_ms: z.number() }),
+  rule: z.string(),
   slo: Slo,
+  keep_precision: z.boolean(),
   history_runs: z.int(),
   best: RecommendedConfig.nullable(),
-  pareto: z.array(RecommendedConfig),
+  precisionKeeping: RecommendedConfig.nullable(),
+  pareto: z.array(RecommendedConfig.extend({ recommended: z.boolean(), note: z.string().nullable() })),
   vllmArgs: z.array(z.string()).nullable(),
   vllm_command: z.string().nullable(),
+  precision_keeping_command: z.string().nullable(),
   vllmConfigYaml: z.string().nullable(),
   trust: z.object({ level: z.enum(['ok', 'thin']), reasons: z.array(z.string()), runNext: z.array(ServerConfig) }),
+  measure_next: z.array(MeasureCommands),
+  enqueue_command: z.string().nullable(),
   candidatesScored: z.int(),
 });
 

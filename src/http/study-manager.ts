@@ -148,7 +148,7 @@ export class StudyManager {
     const opt = createOptimizationStudy(this.#o.store, study.spec, randomSampler(spaceSource(this.#o.space, ctx)), createRng(study.spec.seed));
     const stopped = this.#o.store.listEvents({ studyId: study.id, kind: 'study_stopped' }).at(-1);
     const reason = (stopped?.payload as { reason?: StudySummary['stop_reason'] } | undefined)?.reason ?? null;
-    return summarizeStudy({ study, trials: opt.trials(), front: opt.bestTrials(), model: ctx.model, stopReason: study.state === 'running' ? null : reason });
+    return summarizeStudy({ study, trials: opt.trials(), front: opt.bestTrials(), model: ctx.model, stopReason: study.state === 'running' ? null : reason, numericsChanges: (c) => this.#o.space.numericsChanges(c) });
   }
 
   /**

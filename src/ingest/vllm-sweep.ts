@@ -1,5 +1,4 @@
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, type ServerConfig } from '../domain/index.js';
-import { parseSetFlags } from '../cli/args.js';
+import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, parseKnobAssignments, type ServerConfig } from '../domain/index.js';
 import { isLmBenchError } from '../errors.js';
 import { rejected } from './json-text.js';
 import type { ParsedRun } from './parsed.js';
@@ -40,7 +39,7 @@ export function sweepServeParams(raw: Record<string, unknown>, label: string): S
     pairs.push(`${name}=${String(value)}`);
   }
   try {
-    return parseSetFlags(pairs);
+    return parseKnobAssignments(pairs);
   } catch (err) {
     if (isLmBenchError(err)) throw rejected(`${label}: serve parameter ${err.message}`, err);
     throw err;

@@ -20,6 +20,8 @@ export interface TargetSpec {
   readonly ignoreEos: boolean;
   readonly temperature?: number | undefined;
   readonly timeoutMs: number;
+  /** Extra request headers (the Authorization of an API key). */
+  readonly headers?: Readonly<Record<string, string>> | undefined;
 }
 
 export interface RequestMeta {
@@ -87,12 +89,17 @@ export function classifyError(err: unknown): ErrorKindName {
       return 'timeout';
     case 'UND_ERR_ABORTED':
       return 'aborted';
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+    case 'EAI_NONAME':
+      return 'dns';
     case 'HPE_INVALID_CONSTANT':
     case 'HPE_INVALID_CHUNK_SIZE':
     case 'UND_ERR_INFO':
       return 'bad_response';
     default:
       if (e.name === 'AbortError') return 'aborted';
+      if (/CERT|SELF_SIGNED|TLS|SSL|UNABLE_TO_VERIFY|ALTNAME/.test(code)) return 'tls';
       if (typeof code === 'string' && code.startsWith('HPE_')) return 'bad_response';
       if (e.cause !== undefined && e.cause !== err) return classifyError(e.cause);
       return 'connection_reset';
@@ -281,7 +288,7 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
         {
           method: 'POST',
           path: target.path,
-          headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'x-request-id': meta.requestId },
+          headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream', 'x-request-id': meta.requestId },
           body: payload,
           headersTimeout: target.timeoutMs,
           bodyTimeout: target.timeoutMs,

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { LengthDist, SharedPrefix, Slo, type Arrival } from '../domain/index.js';
-import { LmBenchError } from '../errors.js';
+import { LengthDist, SharedPrefix, Slo, type Arrival, type Workload } from '../domain/index.js';
+import { LmBenchError, assertNever } from '../errors.js';
 
 /**
  * The load-runner config file (`lm-bench run --config FILE`), strict: unknown keys are errors, each
@@ -59,6 +59,13 @@ export const BenchConfig = z
   .strictObject({
     name: z.string().min(1).default('run'),
     description: z.string().optional(),
+    /** The server to load (`--endpoint` wins): any http(s) URL of a completions or chat route. */
+    endpoint: z.string().min(1).optional(),
+    /** PEM file of a CA to trust (a self-signed server), relative to this file. */
+    ca_cert: z.string().min(1).optional(),
+    /** Skip TLS certificate verification. */
+    insecure: z.boolean().default(false),
+    connect_timeout_s: z.number().positive().max(600).default(10),
     model: z.string().min(1).optional(),
     api: z.enum(['completions', 'chat']).default('completions'),
     dataset: DatasetConfig,
@@ -106,6 +113,46 @@ export function arrivalOf(t: TrafficConfig): Arrival {
   if (t.burstiness === 'inf') return { kind: 'constant', rate_rps: r, ...cap };
   if (t.burstiness === 1) return { kind: 'poisson', rate_rps: r, ...cap };
   return { kind: 'gamma', rate_rps: r, burstiness: t.burstiness, ...cap };
+}
+
+/**
+ * A workload file (data/workloads/*.yaml, what a study tunes for) as a raw run config, so `lm-bench
+ * run --workload FILE` loads a server exactly as a study's trials do; flags lay over it as over a file.
+ */
+export function rawConfigOfWorkload(w: Workload): Record<string, unknown> {
+  const a = w.arrival;
+  const cap = 'max_concurrency' in a && a.max_concurrency !== undefined ? { max_concurrency: a.max_concurrency } : {};
+  let traffic: Record<string, unknown>;
+  switch (a.kind) {
+    case 'closed':
+      traffic = { concurrency: a.concurrency };
+      break;
+    case 'burst':
+      traffic = { request_rate: 'inf', ...cap };
+      break;
+    case 'poisson':
+      traffic = { request_rate: a.rate_rps, ...cap };
+      break;
+    case 'gamma':
+      traffic = { request_rate: a.rate_rps, burstiness: a.burstiness, ...cap };
+      break;
+    case 'constant':
+      traffic = { request_rate: a.rate_rps, burstiness: 'inf', ...cap };
+      break;
+    default:
+      return assertNever(a, 'arrival kind');
+  }
+  return {
+    name: w.name,
+    ...(w.description === undefined ? {} : { description: w.description }),
+    api: w.api,
+    dataset: { kind: 'synthetic', input_len: w.input_len, output_len: w.output_len, ...(w.shared_prefix === undefined ? {} : { shared_prefix: w.shared_prefix }) },
+    sampling: { ignore_eos: w.ignore_eos },
+    traffic,
+    num_prompts: w.num_prompts,
+    ...(w.slo === undefined ? {} : { slo: w.slo }),
+    ...(w.seed === undefined ? {} : { seed: w.seed }),
+  };
 }
 
 function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {

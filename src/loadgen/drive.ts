@@ -1,8 +1,9 @@
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import type { RequestRecord } from '../domain/index.js';
 import { requestBody, sendRequest, watchInFlight, type InFlight, type TargetSpec } from './client.js';
 import { clockFrom, startLagMonitor } from './clock.js';
 import type { PreparedRequest } from './prompts.js';
+import { openPool, type Transport } from './transport.js';
 
 /**
  * Drives streams on one thread (the main one, or a piscina worker: the spec is plain data). Closed
@@ -19,6 +20,7 @@ export const CTRL_SLOTS = 4;
 
 export interface DriveSpec {
   readonly origin: string;
+  readonly transport: Transport;
   readonly target: TargetSpec;
   readonly workerId: number;
   readonly phase: RequestRecord['phase'];
@@ -45,10 +47,10 @@ export interface DriveResult {
  * Opens the pool's sockets before the clock starts (one cheap GET each, bodies consumed), so the first
  * wave of requests does not time TCP set-up and the socket pool growing under load.
  */
-async function preconnect(pool: Pool, sockets: number): Promise<void> {
+async function preconnect(pool: Pool, spec: DriveSpec, sockets: number): Promise<void> {
   const one = async (): Promise<void> => {
     try {
-      const res = await pool.request({ method: 'GET', path: '/v1/models', headersTimeout: 5000, bodyTimeout: 5000 });
+      const res = await pool.request({ method: 'GET', path: '/v1/models', headers: { ...spec.target.headers }, headersTimeout: 5000, bodyTimeout: 5000 });
       await res.body.dump();
     } catch {
       // a server without /v1/models, or one that is slow to accept, is measured as it is
@@ -65,14 +67,7 @@ export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<Driv
   const lag = startLagMonitor();
   const open = spec.arrivalsS !== null;
   const connections = open ? (spec.streams > 0 ? spec.streams : null) : spec.streams;
-  const pool = new Pool(spec.origin, {
-    connections,
-    pipelining: 1,
-    // Below vLLM's 5 s keep-alive so a pooled socket is never one the server just closed (§6.2).
-    keepAliveTimeout: 4000,
-    keepAliveMaxTimeout: 4000,
-    connect: { timeout: 10_000, noDelay: true },
-  });
+  const pool = openPool(spec.origin, spec.transport, connections);
   const stopped = (): boolean => Atomics.load(ctrl, CTRL_STOP) !== 0 || signal?.aborted === true;
   const inFlight = new Set<InFlight>();
   const unwatch = watchInFlight(inFlight, nowS, stopped);
@@ -93,7 +88,7 @@ export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<Driv
     Atomics.add(ctrl, rec.error_kind === null ? CTRL_DONE : CTRL_FAILED, 1);
   };
   try {
-    await preconnect(pool, open ? Math.min(spec.requests.length, spec.streams > 0 ? spec.streams : 256) : spec.streams);
+    await preconnect(pool, spec, open ? Math.min(spec.requests.length, spec.streams > 0 ? spec.streams : 256) : spec.streams);
     await sleep((spec.startS - nowS()) * 1000);
     if (!open) {
       const stream = async (): Promise<void> => {

@@ -1,21 +1,25 @@
 import { isIP } from 'node:net';
-import { request } from 'undici';
 import { LmBenchError } from '../errors.js';
 import { classifyError } from './client.js';
+import { authHeaders, openPool, redactKey, type Transport } from './transport.js';
 
 /**
- * Where the load goes, checked before any load is sent: the endpoint must be loopback (the load
- * runner is a test tool, not a traffic cannon), must answer, and must look like an OpenAI-compatible
- * completions or chat endpoint. Wrong endpoints fail fast with LMB_ERR_ENDPOINT_UNREACHABLE or
- * LMB_ERR_ENDPOINT_BAD_RESPONSE; a server that answers but misbehaves under load is measured, with
- * its errors counted.
+ * Where the load goes, checked before any load is sent: any http(s) server the user names (usually
+ * another machine), which must answer and look like an OpenAI-compatible completions or chat endpoint.
+ * Wrong endpoints fail fast, within the connect or probe time-out, with LMB_ERR_ENDPOINT_UNREACHABLE
+ * (naming the host and the cause: refused, DNS, TLS, time-out) or LMB_ERR_ENDPOINT_BAD_RESPONSE; a
+ * server that answers but misbehaves under load is measured, with its errors counted.
  */
 export interface Endpoint {
   readonly url: string;
   /** scheme://host:port */
   readonly origin: string;
+  /** Host name or address, without brackets. */
+  readonly host: string;
   /** Path and query of the completions or chat endpoint. */
   readonly path: string;
+  readonly loopback: boolean;
+  readonly tls: boolean;
 }
 
 export function isLoopbackHost(hostname: string): boolean {
@@ -36,93 +40,137 @@ export function parseEndpoint(raw: string): Endpoint {
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--endpoint must be http(s), got ${u.protocol}`, { details: { field: 'endpoint', value: raw } });
   }
-  if (!isLoopbackHost(u.hostname)) {
-    throw new LmBenchError(
-      'LMB_ERR_ENDPOINT_NOT_LOOPBACK',
-      `${u.hostname} is not a loopback address; load tests only target 127.0.0.0/8, ::1 or localhost`,
-      { details: { field: 'endpoint', value: raw } },
-    );
+  if (u.username !== '' || u.password !== '') {
+    // Credentials in a URL end up in logs and results; the API key has its own flag.
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--endpoint must not carry credentials; pass the key with --api-key or OPENAI_API_KEY', { details: { field: 'endpoint' } });
   }
   const path = u.pathname === '/' ? '/v1/completions' : `${u.pathname}${u.search}`;
-  return { url: raw, origin: u.origin, path };
+  const host = u.hostname.replace(/^\[|\]$/g, '');
+  return { url: `${u.origin}${path}`, origin: u.origin, host, path, loopback: isLoopbackHost(host), tls: u.protocol === 'https:' };
+}
+
+/**
+ * Refuses a non-loopback endpoint when LMB_LOOPBACK_ONLY=1. The test runner and the benchmarks set
+ * it, so no test can ever send traffic off this machine; users never see it.
+ */
+export function assertAllowedTarget(ep: Endpoint, env: Readonly<Record<string, string | undefined>>): void {
+  if (env['LMB_LOOPBACK_ONLY'] === '1' && !ep.loopback) {
+    throw new LmBenchError('LMB_ERR_ENDPOINT_NOT_LOOPBACK', `${ep.host} is not a loopback address and LMB_LOOPBACK_ONLY=1 is set (tests and benchmarks only load this machine)`, {
+      details: { field: 'endpoint', host: ep.host },
+    });
+  }
 }
 
 export function apiOfPath(path: string): 'completions' | 'chat' {
   return /chat\/completions/.test(path) ? 'chat' : 'completions';
 }
 
-function unreachable(ep: Endpoint, err: unknown): LmBenchError {
-  const why = err instanceof Error ? err.message : String(err);
-  return new LmBenchError('LMB_ERR_ENDPOINT_UNREACHABLE', `${ep.origin} does not answer (${classifyError(err)}: ${why}); is the server running?`, {
+const CAUSES: Readonly<Record<string, string>> = {
+  connection_refused: 'connection refused',
+  dns: 'the host name does not resolve',
+  tls: 'TLS handshake failed',
+  timeout: 'no answer within the time-out',
+  connection_reset: 'connection reset',
+};
+
+function unreachable(ep: Endpoint, err: unknown, t: Transport): LmBenchError {
+  const kind = classifyError(err);
+  const inner = (err as { cause?: unknown }).cause;
+  const why = redactKey([err, inner].filter((e): e is Error => e instanceof Error).map((e) => e.message).join(': ') || String(err), t);
+  const hint = kind === 'tls' ? '; for a self-signed certificate pass --ca-cert FILE (or --insecure)' : kind === 'connection_refused' || kind === 'timeout' ? '; is the server running and reachable from here?' : '';
+  return new LmBenchError('LMB_ERR_ENDPOINT_UNREACHABLE', `${ep.host} (${ep.origin}) does not answer: ${CAUSES[kind] ?? kind} (${why})${hint}`, {
     cause: err,
-    details: { endpoint: ep.url },
+    details: { endpoint: ep.url, host: ep.host, cause: kind },
   });
 }
 
-const PROBE_TIMEOUT_MS = 10_000;
+/** A one-connection pool for the probes, closed afterwards. */
+async function withProbe<T>(ep: Endpoint, t: Transport, fn: (pool: ReturnType<typeof openPool>) => Promise<T>): Promise<T> {
+  const pool = openPool(ep.origin, t, 1);
+  try {
+    return await fn(pool);
+  } finally {
+    await pool.close().catch(() => pool.destroy());
+  }
+}
 
 /** The first model the server lists at /v1/models (vLLM's bench does the same). */
-export async function discoverModel(ep: Endpoint): Promise<string> {
-  let res;
-  try {
-    res = await request(`${ep.origin}/v1/models`, { headersTimeout: PROBE_TIMEOUT_MS, bodyTimeout: PROBE_TIMEOUT_MS });
-  } catch (err) {
-    throw unreachable(ep, err);
-  }
-  const text = await res.body.text();
-  let id: unknown;
-  try {
-    id = (JSON.parse(text) as { data?: { id?: unknown }[] }).data?.[0]?.id;
-  } catch {
-    id = undefined;
-  }
-  if (res.statusCode !== 200 || typeof id !== 'string') {
-    throw new LmBenchError(
-      'LMB_ERR_ENDPOINT_BAD_RESPONSE',
-      `${ep.origin}/v1/models answered HTTP ${res.statusCode} without a model list; pass --model`,
-      { details: { endpoint: ep.url, status: res.statusCode, body: text.slice(0, 200) } },
-    );
-  }
-  return id;
+export async function discoverModel(ep: Endpoint, t: Transport, timeoutMs: number): Promise<string> {
+  return withProbe(ep, t, async (pool) => {
+    let res;
+    try {
+      res = await pool.request({ method: 'GET', path: '/v1/models', headers: authHeaders(t), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    } catch (err) {
+      throw unreachable(ep, err, t);
+    }
+    const text = await res.body.text();
+    let id: unknown;
+    try {
+      id = (JSON.parse(text) as { data?: { id?: unknown }[] }).data?.[0]?.id;
+    } catch {
+      id = undefined;
+    }
+    if (res.statusCode === 401 || res.statusCode === 403) throw unauthorized(ep, res.statusCode, t);
+    if (res.statusCode !== 200 || typeof id !== 'string') {
+      throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', `${ep.origin}/v1/models answered HTTP ${res.statusCode} without a model list; pass --model`, {
+        details: { endpoint: ep.url, status: res.statusCode, body: redactKey(text.slice(0, 200), t) },
+      });
+    }
+    return id;
+  });
+}
+
+function unauthorized(ep: Endpoint, status: number, t: Transport): LmBenchError {
+  const how = t.apiKey === null ? 'no API key was sent; pass --api-key or set OPENAI_API_KEY' : 'the API key was refused';
+  return new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', `${ep.host} answered HTTP ${status}: ${how}`, { details: { endpoint: ep.url, status } });
 }
 
 /**
- * One tiny streamed request (max_tokens 1) before the run: a refused connection is UNREACHABLE; a 404
- * or 405, an HTML page, or a 200 that carries neither SSE events nor JSON is BAD_RESPONSE. Anything
+ * One tiny streamed request (max_tokens 1) before the run: a refused connection is UNREACHABLE; a 401,
+ * 404 or 405, an HTML page, or a 200 that carries neither SSE events nor JSON is BAD_RESPONSE. Anything
  * else (5xx, odd chunks) is left for the run to measure and count.
  */
-export async function probeEndpoint(ep: Endpoint, body: string): Promise<void> {
-  let res;
-  try {
-    res = await request(`${ep.origin}${ep.path}`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream' },
-      body,
-      headersTimeout: PROBE_TIMEOUT_MS,
-      bodyTimeout: PROBE_TIMEOUT_MS,
-    });
-  } catch (err) {
-    throw unreachable(ep, err);
-  }
-  let text = '';
-  try {
-    text = await res.body.text();
-  } catch {
-    return; // a broken body is a run-time error to count, not a wrong endpoint
-  }
-  const type = String(res.headers['content-type'] ?? '');
-  const looksSse = /(^|\n)data:/.test(text);
-  const looksJson = /^\s*[{[]/.test(text);
-  const wrong =
-    res.statusCode === 404 ||
-    res.statusCode === 405 ||
-    type.includes('text/html') ||
-    (res.statusCode === 200 && !looksSse && !looksJson);
-  if (wrong) {
-    throw new LmBenchError(
-      'LMB_ERR_ENDPOINT_BAD_RESPONSE',
-      `${ep.url} is not an OpenAI-compatible ${apiOfPath(ep.path)} endpoint (HTTP ${res.statusCode}, ${type || 'no content type'}: ${JSON.stringify(text.slice(0, 120))})`,
-      { details: { endpoint: ep.url, status: res.statusCode } },
-    );
-  }
+export async function probeEndpoint(ep: Endpoint, body: string, t: Transport, timeoutMs: number): Promise<void> {
+  await withProbe(ep, t, async (pool) => {
+    let res;
+    try {
+      res = await pool.request({
+        method: 'POST',
+        path: ep.path,
+        headers: { ...authHeaders(t), 'content-type': 'application/json', accept: 'text/event-stream' },
+        body,
+        headersTimeout: timeoutMs,
+        bodyTimeout: timeoutMs,
+      });
+    } catch (err) {
+      throw unreachable(ep, err, t);
+    }
+    let text = '';
+    try {
+      text = await res.body.text();
+    } catch {
+      return; // a broken body is a run-time error to count, not a wrong endpoint
+    }
+    if (res.statusCode === 401 || res.statusCode === 403) throw unauthorized(ep, res.statusCode, t);
+    const type = String(res.headers['content-type'] ?? '');
+    const looksSse = /(^|\n)data:/.test(text);
+    const looksJson = /^\s*[{[]/.test(text);
+    const wrong = res.statusCode === 404 || res.statusCode === 405 || type.includes('text/html') || (res.statusCode === 200 && !looksSse && !looksJson);
+    if (wrong) {
+      throw new LmBenchError(
+        'LMB_ERR_ENDPOINT_BAD_RESPONSE',
+        `${ep.url} is not an OpenAI-compatible ${apiOfPath(ep.path)} endpoint (HTTP ${res.statusCode}, ${type || 'no content type'}: ${JSON.stringify(redactKey(text.slice(0, 120), t))})`,
+        { details: { endpoint: ep.url, status: res.statusCode } },
+      );
+    }
+  });
+}
+
+/** The line printed before any load is sent: where it goes, how much, and how it is bounded. */
+export function describeTarget(ep: Endpoint, t: Transport, bounds: { readonly prompts: number; readonly durationS: number | undefined; readonly timeoutS: number }): string {
+  const where = ep.loopback ? 'this machine (loopback)' : `remote host ${ep.host}`;
+  const tls = ep.tls ? (t.insecure ? ', TLS without certificate verification' : t.caCertPem !== null ? ', TLS with the given CA' : ', TLS') : '';
+  const key = t.apiKey === null ? '' : ', API key set';
+  const limit = bounds.durationS === undefined ? '' : `, for at most ${bounds.durationS} s`;
+  return `load target: ${ep.url} on ${where}${tls}${key}; at most ${bounds.prompts} requests${limit}, each cut off after ${bounds.timeoutS} s`;
 }

@@ -9,10 +9,11 @@ import { requestBody, type TargetSpec } from './client.js';
 import { clockFrom, nowNs } from './clock.js';
 import type { RampUp } from './config.js';
 import { CTRL_DONE, CTRL_FAILED, CTRL_SLOTS, CTRL_STOP, drive, type DriveResult, type DriveSpec } from './drive.js';
-import { apiOfPath, discoverModel, parseEndpoint, probeEndpoint } from './endpoint.js';
+import { apiOfPath, assertAllowedTarget, describeTarget, discoverModel, parseEndpoint, probeEndpoint } from './endpoint.js';
 import { syntheticRequests, type PreparedRequest } from './prompts.js';
 import { buildResult } from './result.js';
 import { startScraper } from './scrape.js';
+import { DEFAULT_TRANSPORT, authHeaders, type Transport } from './transport.js';
 
 /**
  * The load runner's programmatic API (the tuner and `lm-bench run` call it): checks the endpoint,
@@ -48,6 +49,12 @@ export interface RunBenchmarkOptions {
   readonly warmupRequests?: number | undefined;
   readonly temperature?: number | undefined;
   readonly label?: string | undefined;
+  /** TLS trust, API key and connect time-out (defaults: system CAs, no key, 10 s). */
+  readonly transport?: Partial<Transport> | undefined;
+  /** Told, before anything is sent, where the load goes and how it is bounded (the CLI prints it). */
+  readonly onTarget?: ((line: string) => void) | undefined;
+  /** Environment read for LMB_LOOPBACK_ONLY (default process.env). */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 export interface RunBenchmarkOutput {
@@ -56,6 +63,7 @@ export interface RunBenchmarkOutput {
 }
 
 export { parseEndpoint, isLoopbackHost } from './endpoint.js';
+export { DEFAULT_TRANSPORT, type Transport } from './transport.js';
 export type { PreparedRequest } from './prompts.js';
 
 /** Streams one thread handles well before its event loop starts to distort timestamps (bench/loadgen.md). */
@@ -71,24 +79,31 @@ function split(total: number, parts: number, k: number): number {
 
 export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchmarkOutput> {
   const ep = parseEndpoint(opts.endpoint);
+  assertAllowedTarget(ep, opts.env ?? process.env);
+  const transport: Transport = { ...DEFAULT_TRANSPORT, ...opts.transport };
+  const timeoutMs = opts.timeoutMs ?? 600_000;
+  // The probes wait no longer than a request may, and never more than 10 s: a dead host fails fast.
+  const probeMs = Math.min(timeoutMs, 10_000);
   const w = opts.workload;
   const api = w.api === 'chat' || apiOfPath(ep.path) === 'chat' ? 'chat' : 'completions';
   // `--api chat` against …/v1/completions means the chat endpoint beside it.
   const path = api === 'chat' && apiOfPath(ep.path) !== 'chat' ? ep.path.replace(/\/completions(\?|$)/, '/chat/completions$1') : ep.path;
-  const model = opts.model ?? (await discoverModel(ep));
   const requests = opts.requests ?? syntheticRequests(w, opts.seed);
   const n = Math.min(requests.length, w.num_prompts);
   if (n === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
+  opts.onTarget?.(describeTarget({ ...ep, path, url: `${ep.origin}${path}` }, transport, { prompts: n + (opts.warmupRequests ?? 0), durationS: opts.durationS, timeoutS: timeoutMs / 1000 }));
+  const model = opts.model ?? (await discoverModel(ep, transport, probeMs));
   const target: TargetSpec = {
     path,
     api,
     model,
     ignoreEos: w.ignore_eos,
     temperature: opts.temperature,
-    timeoutMs: opts.timeoutMs ?? 600_000,
+    timeoutMs,
+    headers: authHeaders(transport),
   };
   const first = requests[0] as PreparedRequest;
-  await probeEndpoint({ ...ep, path }, requestBody(target, { ...first, maxTokens: 1 }));
+  await probeEndpoint({ ...ep, path }, requestBody(target, { ...first, maxTokens: 1 }), transport, probeMs);
 
   const cap = concurrencyCap(w.arrival);
   const arrivals = scheduleTimes(w.arrival, n, createRng(opts.seed).fork('arrival'), opts.rampUp, opts.burstiness ?? 1);
@@ -114,7 +129,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       const warmReqs = Array.from({ length: warm }, (_, i) => ({ ...(requests[i % n] as PreparedRequest), index: i }));
       const warmOut = await drive(
         {
-          origin: ep.origin, target, workerId: 0, phase: 'warmup', requests: warmReqs, arrivalsS: null,
+          origin: ep.origin, transport, target, workerId: 0, phase: 'warmup', requests: warmReqs, arrivalsS: null,
           streams: Math.min(warm, cap ?? 16), originNs: String(originNs), startS: 0, deadlineS: Number.POSITIVE_INFINITY,
           ctrl: new SharedArrayBuffer(CTRL_SLOTS * 4),
         },
@@ -125,7 +140,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
     const pool = workers > 1 ? new Piscina({ filename: new URL('./worker.mjs', import.meta.url).href, minThreads: workers, maxThreads: workers, idleTimeout: 1000 }) : null;
     try {
       if (pool !== null) await Promise.all(Array.from({ length: workers }, () => pool.run('ping')));
-      const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin);
+      const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport);
       // Workers start on a common instant a little ahead, so none begins before the others are ready.
       const startS = clock() + (pool === null ? 0 : 0.02);
       const deadlineS = opts.durationS === undefined ? Number.POSITIVE_INFINITY : startS + opts.durationS;
@@ -135,7 +150,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
         const mine = arrivals === null ? measured : measured.filter((_, i) => i % workers === k);
         const streams = arrivals === null ? split(load, workers, k) : cap === null ? 0 : Math.max(1, split(cap, workers, k));
         specs.push({
-          origin: ep.origin, target, workerId: k, phase: 'measure', requests: mine,
+          origin: ep.origin, transport, target, workerId: k, phase: 'measure', requests: mine,
           arrivalsS: arrivals === null ? null : Array.from(arrivals, (t) => t + startS).filter((_, i) => i % workers === k && i < n),
           streams, originNs: String(originNs), startS, deadlineS, ctrl,
         });

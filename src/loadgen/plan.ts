@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { Workload, type LengthDist } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
@@ -12,7 +13,19 @@ import type { PreparedRequest } from './prompts.js';
  * (so the tuner, the simulator and this runner describe the same traffic), and for file datasets the
  * prompts read from the file, shuffled with the seed.
  */
-export type PlannedRun = Omit<RunBenchmarkOptions, 'endpoint' | 'signal' | 'onProgress'> & { readonly workload: Workload };
+export type PlannedRun = Omit<RunBenchmarkOptions, 'endpoint' | 'signal' | 'onProgress'> & {
+  readonly workload: Workload;
+  /** The config's endpoint, if it names one. */
+  readonly endpoint: string | undefined;
+};
+
+function readCaCert(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `ca_cert ${path} cannot be read`, { cause: err, details: { field: 'ca_cert', file: path } });
+  }
+}
 
 function rangeOf(xs: number[]): LengthDist {
   const min = Math.max(1, Math.min(...xs));
@@ -65,8 +78,11 @@ export function planRun(c: BenchConfig, baseDir: string, label?: string): Planne
     throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid workload'}`);
   }
   const burst = c.traffic.burstiness;
+  const caCertPem = c.ca_cert === undefined ? null : readCaCert(isAbsolute(c.ca_cert) ? c.ca_cert : resolve(baseDir, c.ca_cert));
   return {
     workload: parsed.data,
+    endpoint: c.endpoint,
+    transport: { caCertPem, insecure: c.insecure, connectTimeoutMs: c.connect_timeout_s * 1000 },
     model: c.model,
     seed: c.seed,
     slo: c.slo,

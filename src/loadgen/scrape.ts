@@ -1,5 +1,5 @@
-import { request } from 'undici';
 import type { ServerMetrics } from '../domain/index.js';
+import { authHeaders, openPool, type Transport } from './transport.js';
 
 /**
  * vLLM's Prometheus `/metrics`, scraped before, every second during, and after a run, and reduced to
@@ -83,9 +83,11 @@ export function summarizeScrapes(samples: readonly Sample[]): ServerMetrics | nu
   };
 }
 
-export async function scrapeOnce(origin: string, timeoutMs = 2000): Promise<Map<string, number[]> | null> {
+type ScrapePool = ReturnType<typeof openPool>;
+
+export async function scrapeOnce(pool: ScrapePool, t: Transport, timeoutMs = 2000): Promise<Map<string, number[]> | null> {
   try {
-    const res = await request(`${origin}/metrics`, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    const res = await pool.request({ method: 'GET', path: '/metrics', headers: authHeaders(t), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     const text = await res.body.text();
     if (res.statusCode !== 200) return null;
     const parsed = parsePrometheus(text);
@@ -101,15 +103,21 @@ export interface Scraper {
 }
 
 /** Takes the "before" scrape, then one a second; a server without /metrics costs one failed GET. */
-export async function startScraper(origin: string, intervalMs = 1000): Promise<Scraper> {
+export async function startScraper(origin: string, t: Transport, intervalMs = 1000): Promise<Scraper> {
   const samples: Sample[] = [];
-  const before = await scrapeOnce(origin);
-  if (before === null) return { stop: () => Promise.resolve(null) };
+  // Its own connection, so a scrape never waits behind the load's streams.
+  const pool = openPool(origin, t, 1);
+  const close = (): Promise<void> => pool.close().catch(() => pool.destroy());
+  const before = await scrapeOnce(pool, t);
+  if (before === null) {
+    await close();
+    return { stop: () => Promise.resolve(null) };
+  }
   samples.push(before);
   let inFlight: Promise<void> | null = null;
   const timer = setInterval(() => {
     if (inFlight !== null) return;
-    inFlight = scrapeOnce(origin).then((s) => {
+    inFlight = scrapeOnce(pool, t).then((s) => {
       if (s !== null) samples.push(s);
       inFlight = null;
     });
@@ -119,8 +127,9 @@ export async function startScraper(origin: string, intervalMs = 1000): Promise<S
     async stop() {
       clearInterval(timer);
       if (inFlight !== null) await inFlight;
-      const after = await scrapeOnce(origin);
+      const after = await scrapeOnce(pool, t);
       if (after !== null) samples.push(after);
+      await close();
       return summarizeScrapes(samples);
     },
   };

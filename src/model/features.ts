@@ -1,6 +1,6 @@
 import type { Hardware, ModelSpec, ServerConfig, Workload } from '../domain/index.js';
 import { kvBytesPerToken } from '../domain/model-spec.js';
-import { GIB, makeStepModel, memoryModel, resolveConfig, type StepModel } from '../sim/index.js';
+import { GIB, makeStepModel, memoryModel, resolveConfig, type StepModel } from '../physics/index.js';
 import { createRng } from '../util/rng.js';
 import { lengthSampler } from '../workload/sample.js';
 import type { TargetName } from './targets.js';

@@ -8,7 +8,22 @@ export { buildFeatureRow, contextFeatures, encodeKnobs, featureNames, workloadSt
 export { fitSurrogate, predictSurrogate, serializeSurrogate, deserializeSurrogate, DEFAULT_SURROGATE_SPEC, type Surrogate, type SurrogateSpec, type SurrogatePrediction, type TrainingRow } from './surrogate.js';
 export { crossValidate, evaluateSurrogate, permutationImportance, scoreTarget, type FitFn, type TargetScore, type ValidationReport } from './validate.js';
 export { datasetFromStore, datasetFromObservations, observationsFromStore, observationsFromTrials, type Dataset, type Observation } from './dataset.js';
-export { trainFromStore, loadLatestSurrogate, SURROGATE_KIND, type TrainOptions, type TrainOutcome } from './train.js';
+export { trainFromStore, type TrainOptions, type TrainOutcome } from './train.js';
+export {
+  SURROGATE_KIND,
+  heldOutOf,
+  historyCounts,
+  intervalScaleOf,
+  loadSurrogate,
+  loadSurrogateFor,
+  saveSurrogate,
+  selectSurrogate,
+  studySlot,
+  validationMetrics,
+  type LoadedSurrogate,
+  type SurrogateQuestion,
+  type SurrogateScope,
+} from './registry.js';
 export { simulateHistory, withLoad, type SimHistoryCell } from './sim-history.js';
 export { parseXgbModel, predictEnsemble, predictMargin, toFeatureMatrix, type FeatureMatrix, type TreeEnsemble } from './tree-eval.js';
 export { trainBooster, loadBooster, Booster, DEFAULT_XGB_PARAMS, type XgbParams } from './xgb.js';

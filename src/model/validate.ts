@@ -19,6 +19,18 @@ export interface TargetScore {
   readonly coverage: number;
 }
 
+/** One held-out value beside its prediction (geometric mean of the members, ±2σ calibrated). */
+export interface HeldOutPair {
+  readonly target: TargetName;
+  readonly measured: number;
+  readonly predicted: number;
+  readonly low: number;
+  readonly high: number;
+}
+
+/** The targets whose held-out pairs are kept with a validated model (the report's parity plot). */
+export const PARITY_TARGETS: readonly TargetName[] = ['output_throughput_per_gpu', 'ttft_p99_ms', 'itl_p99_ms'];
+
 export interface ValidationReport {
   readonly folds: number;
   readonly rows: number;
@@ -29,6 +41,8 @@ export interface ValidationReport {
   readonly importance: Record<string, number>;
   /** Per target, the σ factor that makes ±2σ cover 95% of held-out values (≥ 1). */
   readonly intervalScale: Partial<Record<TargetName, number>>;
+  /** Held-out pairs of the PARITY_TARGETS, intervals widened by `intervalScale`. */
+  readonly heldOut: readonly HeldOutPair[];
 }
 
 export function scoreTarget(pred: readonly number[], actual: readonly number[], within?: readonly boolean[]): TargetScore {
@@ -53,6 +67,8 @@ export function scoreTarget(pred: readonly number[], actual: readonly number[], 
 interface Collected {
   pred: number[];
   actual: number[];
+  /** σ of the ensemble on log scale, per held-out value. */
+  sd: number[];
   within: boolean[];
   /** |log actual − mean| ÷ σ of the ensemble, per held-out value. */
   z: number[];
@@ -78,7 +94,7 @@ export function evaluateSurrogate(
   for (const [t, draws] of Object.entries(p.targets) as [TargetName, Float64Array][]) {
     const logDraws = draws.map((v) => Math.log(v));
     const { mean, std } = summarizeDraws(logDraws, p.draws);
-    const c = (acc[t] ??= { pred: [], actual: [], within: [], z: [] });
+    const c = (acc[t] ??= { pred: [], actual: [], sd: [], within: [], z: [] });
     measured.forEach((r, i) => {
       const a = r.targets[t];
       if (a === undefined) return;
@@ -86,6 +102,7 @@ export function evaluateSurrogate(
       const sd = std[i] ?? 0;
       c.pred.push(Math.exp(mu));
       c.actual.push(a);
+      c.sd.push(sd);
       c.within.push(Math.abs(Math.log(a) - mu) <= 2 * sd * (s.intervalScale?.[t] ?? 1));
       c.z.push(Math.abs(Math.log(a) - mu) / Math.max(sd, 1e-9));
     });
@@ -201,12 +218,24 @@ export async function crossValidate(
       if ((pStart[i] ?? 0) >= 0.5 === row.started) feasRight++;
     });
   });
+  const intervalScale = intervalScales(acc);
+  const heldOut: HeldOutPair[] = [];
+  for (const t of PARITY_TARGETS) {
+    const c = acc[t];
+    if (c === undefined) continue;
+    const scale = intervalScale[t] ?? 1;
+    c.pred.forEach((p, i) => {
+      const w = 2 * (c.sd[i] ?? 0) * scale;
+      heldOut.push({ target: t, measured: c.actual[i] ?? 0, predicted: p, low: p * Math.exp(-w), high: p * Math.exp(w) });
+    });
+  }
   return {
     folds: k,
     rows: rows.length,
     targets,
     feasibilityAccuracy: anyFailed && feasTotal > 0 ? feasRight / feasTotal : null,
     importance: importanceSum,
-    intervalScale: intervalScales(acc),
+    intervalScale,
+    heldOut,
   };
 }

@@ -9,14 +9,16 @@ import type { Rng } from '../util/rng.js';
 import { probabilityMeetsSlo, selectBatch } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
 import { DEFAULT_OBJECTIVES, objectiveTarget, referencePoint, sloConstraints } from './objectives.js';
-import { paretoFront } from './pareto.js';
+import { dominates, paretoFront } from './pareto.js';
 import type { CandidateSource } from './samplers.js';
 
 /**
  * The recommendation core, pure so the CLI and the HTTP service share it: score a large sample of the
  * pruned space with the trained surrogate, keep the candidates likely to start and to meet the SLOs,
- * and return the best by predicted throughput per GPU, the Pareto set it came from, the vLLM command
- * line and config file, and a plain verdict on whether the history is enough to trust it.
+ * and return the best by a stated rule (`RULE`), the Pareto set it came from (each member saying why
+ * it was not picked when it beats the pick on the predicted means), the best configuration that keeps
+ * the checkpoint's numerics, the vLLM command line and config file, and a plain verdict on whether
+ * the history is enough to trust it.
  */
 export interface RecommendInput {
   readonly surrogate: Surrogate;
@@ -32,8 +34,10 @@ export interface RecommendInput {
   readonly rng: Rng;
   readonly candidates?: number;
   readonly keep?: number;
-  /** A floor on P(meets the SLOs) for the recommended configuration. */
+  /** A floor on P(meets the SLOs) for the recommended configuration (default 0.9). */
   readonly minPMeetsSlo?: number;
+  /** `knob=value` of each knob whose value changes the model's numerics (`SearchSpace.numericsChanges`). */
+  readonly numericsChanges?: (config: ServerConfig) => string[];
   /** The feature schema the caller expects (checked against the model's; a mismatch means retrain). */
   readonly schema?: readonly string[];
 }
@@ -50,11 +54,23 @@ export interface RecommendedConfig {
   readonly predicted: Partial<Record<TargetName, Interval>>;
   readonly pStart: number;
   readonly pMeetsSlo: number;
+  /** Knobs whose values change the model's numerics (e.g. `quantization=fp8`); empty when none do. */
+  readonly numericsChanges: string[];
+}
+
+export interface ParetoMember extends RecommendedConfig {
+  readonly recommended: boolean;
+  /** Why this member is not the recommendation although it beats it on the predicted means; else null. */
+  readonly note: string | null;
 }
 
 export interface Recommendation {
+  /** The rule that picked `best`, in words (printed with it). */
+  readonly rule: string;
   readonly best: RecommendedConfig | null;
-  readonly pareto: RecommendedConfig[];
+  /** The best configuration under the same rule that keeps the checkpoint's numerics (null: none qualifies, or `best` already does). */
+  readonly precisionKeeping: RecommendedConfig | null;
+  readonly pareto: ParetoMember[];
   readonly vllmArgs: string[] | null;
   readonly vllmConfigYaml: string | null;
   readonly trust: {
@@ -67,6 +83,13 @@ export interface Recommendation {
 }
 
 export const MIN_TRUSTED_RUNS = 20;
+export const DEFAULT_MIN_P_MEETS_SLO = 0.9;
+
+/** The rule `recommend` applies, in the words every output prints beside the pick. */
+export function recommendationRule(minP: number): string {
+  return `the highest lower bound (mean − 2σ) of predicted output throughput per GPU among configurations with P(starts) ≥ 0.5 and P(meets the SLOs) ≥ ${minP}; lower bounds within ${TIE * 100}% of it tie, and among those the one the others do not beat on the predicted means`;
+}
+
 const MAX_TRUSTED_MAPE = 0.2;
 
 /**
@@ -92,17 +115,23 @@ export function vllmConfigYaml(model: ModelSpec, config: ServerConfig): string {
   return stringify(doc);
 }
 
-export function recommend(input: RecommendInput): Recommendation {
-  const expected = input.schema ?? featureNames(input.encoder);
-  if (expected.join('\u0000') !== input.surrogate.featureNames.join('\u0000')) {
-    throw new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', 'the trained model was fitted on another feature schema (search space or lm-bench changed); run `lm-bench model train` again');
-  }
-  const objectives = input.objectives ?? DEFAULT_OBJECTIVES;
+/** Candidates whose throughput lower bound is within this fraction of the best one's tie with it. */
+const TIE = 0.01;
+
+/** One scored pool ranked by the rule: who qualifies, the pick, and how to describe a candidate. */
+interface Ranked {
+  readonly scored: ReturnType<typeof scoreCandidates>;
+  readonly qualifying: readonly number[];
+  readonly best: number | undefined;
+  /** Minimization vector of the objectives on the predicted means, per qualifying index. */
+  readonly point: ReadonlyMap<number, readonly number[]>;
+  readonly low: ReadonlyMap<number, number>;
+  readonly tpMean: ReadonlyMap<number, number>;
+  readonly describe: (i: number) => RecommendedConfig;
+}
+
+function rankPool(pool: readonly ServerConfig[], input: RecommendInput, objectives: readonly Objective[], targets: readonly TargetName[], minP: number): Ranked {
   const constraints = sloConstraints(input.slo);
-  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])].filter(
-    (t) => input.surrogate.targets[t] !== undefined,
-  );
-  const pool = input.source.sample(input.candidates ?? 20_000, input.rng.fork('recommend'));
   const scored = scoreCandidates(pool, [{}], {
     surrogate: input.surrogate,
     context: input.context,
@@ -115,32 +144,76 @@ export function recommend(input: RecommendInput): Recommendation {
   // Intervals widened by the validation's calibration, so ±2σ means ~95% of held-out values.
   const scaleOf = (t: TargetName): number => input.surrogate.intervalScale?.[t] ?? 1;
   const pSlo = probabilityMeetsSlo(p, constraints);
+  const changes = input.numericsChanges ?? (() => []);
   const describe = (i: number): RecommendedConfig => {
     const predicted: Partial<Record<TargetName, Interval>> = {};
     for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) predicted[t] = logInterval(d, i, p.draws, scaleOf(t));
-    return { config: scored.configs[i] ?? {}, predicted, pStart: p.pStart[i] ?? 0, pMeetsSlo: pSlo[i] ?? 0 };
+    const config = scored.configs[i] ?? {};
+    return { config, predicted, pStart: p.pStart[i] ?? 0, pMeetsSlo: pSlo[i] ?? 0, numericsChanges: changes(config) };
   };
-  const minP = input.minPMeetsSlo ?? 0.8;
   const tp = p.targets.output_throughput_per_gpu;
   const qualifying: number[] = [];
   for (let i = 0; i < p.count; i++) if ((p.pStart[i] ?? 0) >= 0.5 && (pSlo[i] ?? 0) >= minP) qualifying.push(i);
   const meanOf = (arr: Float64Array | undefined, i: number): number => (arr === undefined ? 0 : logInterval(arr, i, p.draws).mean);
   // Conservative ranking: the low end of the throughput interval decides, so a guess does not beat a sure thing.
   const low = new Map(qualifying.map((i) => [i, tp === undefined ? 0 : logInterval(tp, i, p.draws, scaleOf('output_throughput_per_gpu')).low]));
-  qualifying.sort((a, b) => (low.get(b) ?? 0) - (low.get(a) ?? 0));
-  const best = qualifying[0];
-  const pts = qualifying.map((i) =>
-    objectives.map((o) => {
-      const v = meanOf(p.targets[objectiveTarget(o.name)], i);
-      return o.direction === 'maximize' ? -v : v;
-    }),
-  );
   const tpMean = new Map(qualifying.map((i) => [i, meanOf(tp, i)]));
-  const pareto = paretoFront(pts)
-    .map((j) => qualifying[j] ?? 0)
-    .sort((a, b) => (tpMean.get(b) ?? 0) - (tpMean.get(a) ?? 0))
+  const point = new Map(
+    qualifying.map((i) => [
+      i,
+      objectives.map((o) => {
+        const v = meanOf(p.targets[objectiveTarget(o.name)], i);
+        return o.direction === 'maximize' ? -v : v;
+      }),
+    ]),
+  );
+  qualifying.sort((a, b) => (low.get(b) ?? 0) - (low.get(a) ?? 0));
+  // Trees give many candidates the same bounds: among those tied with the top lower bound, the pick is
+  // one no other tied candidate beats on the predicted means (the most throughput, then the least latency).
+  const top = low.get(qualifying[0] ?? -1) ?? 0;
+  const tied = qualifying.filter((i) => (low.get(i) ?? 0) >= top * (1 - TIE));
+  const undominated = tied.filter((i) => !tied.some((j) => j !== i && dominates(point.get(j) ?? [], point.get(i) ?? [])));
+  undominated.sort((a, b) => (tpMean.get(b) ?? 0) - (tpMean.get(a) ?? 0) || (point.get(a)?.[1] ?? 0) - (point.get(b)?.[1] ?? 0));
+  return { scored, qualifying, best: undominated[0], point, low, tpMean, describe };
+}
+
+export function recommend(input: RecommendInput): Recommendation {
+  const expected = input.schema ?? featureNames(input.encoder);
+  if (expected.join('\u0000') !== input.surrogate.featureNames.join('\u0000')) {
+    throw new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', 'the trained model was fitted on another feature schema (search space or lm-bench changed); run `lm-bench model train` again');
+  }
+  const objectives = input.objectives ?? DEFAULT_OBJECTIVES;
+  const constraints = sloConstraints(input.slo);
+  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])].filter(
+    (t) => input.surrogate.targets[t] !== undefined,
+  );
+  const minP = input.minPMeetsSlo ?? DEFAULT_MIN_P_MEETS_SLO;
+  const changes = input.numericsChanges ?? (() => []);
+  const pool = input.source.sample(input.candidates ?? 20_000, input.rng.fork('recommend'));
+  const r = rankPool(pool, input, objectives, targets, minP);
+  const { best, describe } = r;
+  const bestRec = best === undefined ? null : describe(best);
+  // The precision-keeping alternative gets a pass of its own: fp8 candidates would crowd it out of the
+  // physics stage's cut of the whole pool.
+  let precisionKeeping: RecommendedConfig | null = null;
+  if (bestRec !== null && bestRec.numericsChanges.length > 0) {
+    const kept = rankPool(pool.filter((c) => changes(c).length === 0), input, objectives, targets, minP);
+    precisionKeeping = kept.best === undefined ? null : kept.describe(kept.best);
+  }
+  const frontIdx = paretoFront(r.qualifying.map((i) => r.point.get(i) ?? [])).map((j) => r.qualifying[j] ?? 0);
+  // The pick is always listed: it may sit off the means' front (a surer, slightly lower point).
+  if (best !== undefined && !frontIdx.includes(best)) frontIdx.push(best);
+  const fmtLow = (i: number): string => (r.low.get(i) ?? 0).toFixed(0);
+  const pareto: ParetoMember[] = frontIdx
+    .sort((a, b) => (r.tpMean.get(b) ?? 0) - (r.tpMean.get(a) ?? 0))
     .slice(0, 25)
-    .map(describe);
+    .map((i) => {
+      const beats = best !== undefined && i !== best && dominates(r.point.get(i) ?? [], r.point.get(best) ?? []);
+      const note = beats ? `better on the predicted means but less certain: its throughput lower bound is ${fmtLow(i)} tok/s/GPU against the recommendation's ${fmtLow(best)}` : null;
+      return { ...describe(i), recommended: i === best, note };
+    });
+  const { scored } = r;
+  const p = scored.predictions;
   const reasons: string[] = [];
   if (input.historyRuns < MIN_TRUSTED_RUNS) reasons.push(`only ${input.historyRuns} measured runs for this GPU and model (fewer than ${MIN_TRUSTED_RUNS})`);
   if (input.validationMape !== undefined && input.validationMape !== null && input.validationMape > MAX_TRUSTED_MAPE) {
@@ -158,9 +231,10 @@ export function recommend(input: RecommendInput): Recommendation {
     });
     runNext = picks.map((k) => scored.configs[k.index] ?? {});
   }
-  const bestRec = best === undefined ? null : describe(best);
   return {
+    rule: recommendationRule(minP),
     best: bestRec,
+    precisionKeeping,
     pareto,
     vllmArgs: bestRec === null ? null : vllmServeArgs(input.context.model.hf_name, bestRec.config),
     vllmConfigYaml: bestRec === null ? null : vllmConfigYaml(input.context.model, bestRec.config),

@@ -1,4 +1,5 @@
-import type { ServerConfig } from '../domain/index.js';
+import type { KnobValue, ServerConfig } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
 import type { FeatureContext, KnobEncoder } from '../model/features.js';
 import type { SearchSpace } from '../space/index.js';
 import type { Rng } from '../util/rng.js';
@@ -29,9 +30,21 @@ export function spaceEncoder(space: SearchSpace): KnobEncoder {
   };
 }
 
-export function spaceSource(space: SearchSpace, ctx: FeatureContext): CandidateSource {
+export interface SourceOptions {
+  /** Knobs held at one value (e.g. `SearchSpace.precisionPins()` for --keep-precision). */
+  readonly pins?: ServerConfig | undefined;
+}
+
+export function spaceSource(space: SearchSpace, ctx: FeatureContext, opts: SourceOptions = {}): CandidateSource {
   const b = space.bind(ctx);
   const n = b.options.length;
+  const pinned = new Array<number>(n).fill(-1);
+  for (const [name, value] of Object.entries(opts.pins ?? {}) as [string, KnobValue][]) {
+    const k = space.knobs.findIndex((x) => x.name === name);
+    const at = k < 0 ? -1 : (b.options[k] ?? []).indexOf(value);
+    if (at < 0) throw new LmBenchError('LMB_ERR_SPACE_EMPTY', `cannot pin ${name}=${String(value)}: the search space has no such value`, { details: { field: name } });
+    pinned[k] = at;
+  }
   // Rules grouped by the last knob position they read: checked once that knob is drawn.
   const byLast: (typeof b.tables)[number][][] = Array.from({ length: n }, () => []);
   for (const t of b.tables) {
@@ -51,11 +64,12 @@ export function spaceSource(space: SearchSpace, ctx: FeatureContext): CandidateS
       const active = !cond || b.isActive(k, point);
       const rules = byLast[k] ?? [];
       let ok = false;
+      const pin = pinned[k] ?? -1;
       for (let attempt = 0; attempt < 24 && !ok; attempt++) {
-        point[k] = !active ? 0 : cond ? 1 + rng.int(size - 1) : rng.int(size);
+        point[k] = !active ? 0 : pin >= 0 ? pin : cond ? 1 + rng.int(size - 1) : rng.int(size);
         ok = true;
         for (let r = 0; r < rules.length && ok; r++) ok = b.passes(rules[r] as (typeof rules)[number], point);
-        if (!active) break;
+        if (!active || pin >= 0) break;
       }
       if (!ok) return null;
     }
@@ -82,8 +96,11 @@ export function spaceSource(space: SearchSpace, ctx: FeatureContext): CandidateS
       return out;
     },
     startable: (configs) => Array.from(space.feasibleMask(configs, ctx), (v) => v === 1),
-    mutate: (config, rng) => space.mutate(config, rng, ctx),
-    enumerate: () => space.enumerate(ctx),
+    mutate: (config, rng) => ({ ...space.mutate(config, rng, ctx), ...opts.pins }),
+    enumerate: function* () {
+      const pins = Object.entries(opts.pins ?? {});
+      for (const c of space.enumerate(ctx)) if (pins.every(([k, v]) => (c as Record<string, unknown>)[k] === v)) yield c;
+    },
     encode: (config) => Array.from(encoder.encode(config, ctx)),
   };
 }

@@ -4,7 +4,7 @@ import type { RequestSpec } from '../workload/sample.js';
 import { TimeHeap } from './deque.js';
 import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
-import type { StepModel } from './step-time.js';
+import type { StepModel } from '../physics/step-time.js';
 
 /**
  * The discrete-event simulation in virtual time: a client (open loop with an optional concurrency

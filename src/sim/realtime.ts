@@ -1,9 +1,9 @@
 import type { Hardware, ModelSpec, ResolvedServerConfig } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
-import type { MemoryBreakdown } from './memory.js';
+import type { MemoryBreakdown } from '../physics/memory.js';
 import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
-import { makeStepModel } from './step-time.js';
+import { makeStepModel } from '../physics/step-time.js';
 
 /** What a caller hears about one request as the engine runs it. */
 export interface RequestListener {

@@ -3,7 +3,7 @@ import { requestThresholds } from '../domain/index.js';
 import { computeMetrics, percentileSorted } from '../metrics/index.js';
 import { concurrencyCap, requestRateField } from '../workload/sample.js';
 import type { DesOutput } from './engine.js';
-import { GIB, type MemoryBreakdown } from './memory.js';
+import { GIB, type MemoryBreakdown } from '../physics/memory.js';
 
 /** lm-bench's version as written into results. */
 export const SIM_VERSION = '0.1.0';

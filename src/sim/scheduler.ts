@@ -3,7 +3,7 @@ import type { Rng } from '../util/rng.js';
 import { Deque } from './deque.js';
 import { KvCache } from './kv-cache.js';
 import type { SimRequest } from './request.js';
-import type { StepBatch, StepModel } from './step-time.js';
+import type { StepBatch, StepModel } from '../physics/step-time.js';
 
 /** Seeded noise on step times (reference §13.3). */
 export interface NoiseModel {

@@ -1,4 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { HardwareRef, ModelSpec, ServerConfig } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
@@ -7,7 +8,7 @@ import { createRng } from '../util/rng.js';
 import { RealtimeEngine } from './realtime.js';
 import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
 import { metricsText } from './server-metrics.js';
-import { startupCheck } from './startup.js';
+import { startupCheck } from '../physics/startup.js';
 import { countTokens, tokenText } from './tokenizer.js';
 
 /**
@@ -30,6 +31,10 @@ export interface SimServerOptions {
   readonly catalog?: Catalog | undefined;
   readonly servedModelName?: string | undefined;
   readonly noise?: NoiseModel | undefined;
+  /** Serve https with this PEM certificate and key (vLLM's --ssl-certfile / --ssl-keyfile). */
+  readonly tls?: { readonly cert: string; readonly key: string } | undefined;
+  /** Require `Authorization: Bearer <key>` on /v1 routes, as vLLM's --api-key does. */
+  readonly apiKey?: string | undefined;
 }
 
 export interface SimServer {
@@ -222,6 +227,10 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       res.end();
       return;
     }
+    if (opts.apiKey !== undefined && path.startsWith('/v1') && req.headers.authorization !== `Bearer ${opts.apiKey}`) {
+      sendJson(res, 401, { error: 'Unauthorized' });
+      return;
+    }
     if (method === 'GET' && path === '/v1/models') {
       sendJson(res, 200, {
         object: 'list',
@@ -257,12 +266,13 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     sendJson(res, 404, { detail: 'Not Found' });
   };
 
-  const server = createServer((req, res) => {
+  const onRequest = (req: IncomingMessage, res: ServerResponse): void => {
     handler(req, res).catch((err: unknown) => {
       if (!res.headersSent) sendError(res, 500, err instanceof Error ? err.message : String(err), 'InternalServerError');
       else res.destroy();
     });
-  });
+  };
+  const server = opts.tls === undefined ? createServer(onRequest) : createTlsServer({ cert: opts.tls.cert, key: opts.tls.key }, onRequest);
   server.keepAliveTimeout = 5000; // uvicorn's default, as vLLM runs it
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((ok, fail) => {
@@ -274,7 +284,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   });
   const port = (server.address() as AddressInfo).port;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url: `${opts.tls === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     engine,
     close: () =>

@@ -3,11 +3,11 @@ import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
 import { arrivalTimes, concurrencyCap, sampleRequests } from '../workload/sample.js';
 import { runDes } from './engine.js';
-import type { StartupFailure } from './failure.js';
-import type { MemoryBreakdown } from './memory.js';
+import type { StartupFailure } from '../physics/failure.js';
+import type { MemoryBreakdown } from '../physics/memory.js';
 import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
-import { startupCheck } from './startup.js';
-import { makeStepModel } from './step-time.js';
+import { startupCheck } from '../physics/startup.js';
+import { makeStepModel } from '../physics/step-time.js';
 import { buildRecords, buildResult } from './result.js';
 
 export interface SimulateInput {

@@ -1,6 +1,7 @@
 import type { KnobValue, ServerConfig } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import { contextVars, formatMessage, knobToCel, type CelMap, type CelVars, type SpaceContext } from './cel.js';
+import { contextVars, formatMessage, knobToCel, type CelMap, type CelVars } from './cel.js';
+import type { SpaceContext } from './context.js';
 import { gridValues } from './knob.js';
 import type { CompiledRule, SpaceDefinition } from './load.js';
 import { MEMORY_FUNCTIONS, memoryFacts, type MemoryFacts, type MemoryFunctionName } from './memory.js';

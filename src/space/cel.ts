@@ -1,7 +1,8 @@
 import { Environment, ParseError } from '@marcbachmann/cel-js';
-import type { Hardware, KnobValue, ModelSpec, ServerConfig, Workload } from '../domain/index.js';
+import type { KnobValue, ServerConfig } from '../domain/index.js';
 import { maxLength, maxRequestTokens } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
+import type { SpaceContext } from './context.js';
 import { MEMORY_FUNCTIONS, type MemoryFacts, type MemoryFunctionName } from './memory.js';
 
 /**
@@ -12,13 +13,6 @@ import { MEMORY_FUNCTIONS, type MemoryFacts, type MemoryFunctionName } from './m
  * `shared_prefix_tokens`). CEL's `int` is a BigInt here: integer fields are passed as BigInt, or `%`
  * and `==` against an int literal fail; `min`/`max` are added for ints and doubles.
  */
-
-export interface SpaceContext {
-  readonly hardware: Hardware;
-  readonly gpuCount: number;
-  readonly model: ModelSpec;
-  readonly workload: Workload;
-}
 
 export type CelValue = bigint | number | boolean | string | null | CelValue[] | { [k: string]: CelValue };
 export type CelMap = Record<string, CelValue>;

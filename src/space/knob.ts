@@ -15,6 +15,8 @@ interface KnobBase {
   readonly source: string | undefined;
   /** CEL source of the activation condition, over knobs declared before this one. */
   readonly when: string | undefined;
+  /** Values that keep the checkpoint's numerics; undefined when no value of the knob changes them. */
+  readonly keepsPrecision: readonly KnobValue[] | undefined;
 }
 
 export interface NumericKnob extends KnobBase {

@@ -176,7 +176,7 @@ interface KnobScope {
 function compileKnob(name: string, loc: Located<KnobDef>, scope: KnobScope): CompiledKnob {
   const { engine, earlier, all, symbols } = scope;
   const { def, file, line } = loc;
-  const base = { name, flag: def.flag ?? `--${name.replaceAll('_', '-')}`, description: def.description, source: def.source, when: def.when };
+  const base = { name, flag: def.flag ?? `--${name.replaceAll('_', '-')}`, description: def.description, source: def.source, when: def.when, keepsPrecision: def.keeps_precision };
   let knob: Knob;
   switch (def.type) {
     case 'int':

@@ -1,6 +1,6 @@
 import type { ServerConfig } from '../domain/index.js';
-import { CONTEXT_RESERVED_GIB, memoryModel, resolveConfig, type MemoryBreakdown } from '../sim/index.js';
-import type { SpaceContext } from './cel.js';
+import { CONTEXT_RESERVED_GIB, memoryModel, resolveConfig, type MemoryBreakdown } from '../physics/index.js';
+import type { SpaceContext } from './context.js';
 
 /**
  * The memory built-ins rules may call (C12–C14 and users' own policies): thin views of the

@@ -31,6 +31,11 @@ const common = {
   /** CEL over knobs declared earlier in the file: the knob exists only when this holds. */
   when: CelExpr.optional(),
   default: KnobDefault.optional(),
+  /**
+   * The values that keep the checkpoint's numerics (for `quantization`: none). Any other value changes
+   * the model's outputs, which recommendations say, and `--keep-precision` pins the knob to the first.
+   */
+  keeps_precision: z.array(z.union([z.string(), z.number(), z.boolean()])).min(1).optional(),
 };
 
 /** Grid entries are numbers or the name of a symbol (such as `native`) resolved per model/hardware. */

@@ -3,9 +3,10 @@ import { maxRequestTokens } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { Rng } from '../util/rng.js';
 import { BoundSpace, type Verdict } from './bound.js';
-import { knobToCel, type CelMap, type SpaceContext } from './cel.js';
+import { knobToCel, type CelMap } from './cel.js';
+import type { SpaceContext } from './context.js';
 import { Encoder } from './encode.js';
-import { contains, type Knob } from './knob.js';
+import { canonical, contains, type Knob } from './knob.js';
 import { loadSpaceDefinition, type CompiledKnob, type SpaceDefinition } from './load.js';
 import { feasiblePoints, pruneCounts, spaceSize, type RuleRemoval } from './prune.js';
 import { neighbour, sampleFeasible } from './sample.js';
@@ -73,6 +74,32 @@ export class SearchSpace {
     }));
     this.#encoder = new Encoder(this.knobs);
     this.#defaultOrder = defaultOrder(def);
+  }
+
+  /**
+   * The knob values that keep the checkpoint's numerics (each `keeps_precision` knob at its first
+   * such value): what `--keep-precision` pins.
+   */
+  precisionPins(): ServerConfig {
+    const out: Record<string, KnobValue> = {};
+    for (const k of this.knobs) if (k.keepsPrecision !== undefined) out[k.name] = k.keepsPrecision[0] as KnobValue;
+    return out;
+  }
+
+  /**
+   * `knob=value` for each knob of a config whose value changes the model's numerics (fp8 weights, an
+   * fp8 KV cache); unset knobs take vLLM's defaults, which keep them.
+   */
+  numericsChanges(config: ServerConfig): string[] {
+    const c = config as Record<string, KnobValue | undefined>;
+    const out: string[] = [];
+    for (const k of this.knobs) {
+      const v = c[k.name];
+      if (k.keepsPrecision === undefined || v === undefined) continue;
+      const same = k.keepsPrecision.some((keep) => keep === v || (k.type === 'categorical' && typeof v === 'string' && canonical(k, v) === keep));
+      if (!same) out.push(`${k.name}=${String(v)}`);
+    }
+    return out;
   }
 
   /** The space bound to a context (cached: the rule tables live here). */

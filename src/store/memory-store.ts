@@ -231,9 +231,11 @@ export class MemoryStore implements Store {
 
   saveModel(model: NewModel): ModelRecord {
     this.#open();
+    if (model.slot !== undefined) for (const [id, m] of this.#models) if (m.slot === model.slot) this.#models.delete(id);
     const rec: ModelRecord = clone({
       id: this.#nextModelId++,
       kind: model.kind,
+      slot: model.slot ?? null,
       blob: model.blob,
       metadata: model.metadata,
       metrics: model.metrics,

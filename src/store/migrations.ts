@@ -85,6 +85,11 @@ export const MIGRATIONS: readonly string[] = [
   );
   CREATE INDEX events_study ON events (study_id, id);
   `,
+  /* 2: model slots — a model saved into a slot replaces the one there (a study's latest surrogate) */
+  `
+  ALTER TABLE models ADD COLUMN slot TEXT;
+  CREATE UNIQUE INDEX models_slot ON models (slot) WHERE slot IS NOT NULL;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

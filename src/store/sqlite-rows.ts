@@ -88,6 +88,7 @@ export function modelInfoFromRow(r: Row): ModelInfo {
   return {
     id: r['id'] as number,
     kind: str(r, 'kind'),
+    slot: (r['slot'] as string | null) ?? null,
     metadata: decodeJson<Record<string, unknown>>(str(r, 'metadata')),
     metrics: decodeJson<Record<string, number | null>>(str(r, 'metrics')),
     size_bytes: r['size_bytes'] as number,

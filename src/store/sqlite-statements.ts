@@ -63,12 +63,13 @@ export function prepare(db: Database.Database) {
     countRuns: db.prepare(`SELECT COUNT(*) AS n FROM runs WHERE ${RUN_FILTER_SQL}`),
 
     insertModel: db.prepare(
-      `INSERT INTO models (kind, blob, metadata, metrics, size_bytes, created_at_ms) VALUES (@kind, @blob, @metadata, @metrics, @size, @now)`,
+      `INSERT INTO models (kind, slot, blob, metadata, metrics, size_bytes, created_at_ms) VALUES (@kind, @slot, @blob, @metadata, @metrics, @size, @now)`,
     ),
     modelById: db.prepare(`SELECT * FROM models WHERE id = ?`),
+    clearModelSlot: db.prepare(`DELETE FROM models WHERE slot = ?`),
     latestModel: db.prepare(`SELECT * FROM models WHERE kind = ? ORDER BY id DESC LIMIT 1`),
     listModels: db.prepare(
-      `SELECT id, kind, metadata, metrics, size_bytes, created_at_ms FROM models WHERE (@kind IS NULL OR kind = @kind) ORDER BY id DESC`,
+      `SELECT id, kind, slot, metadata, metrics, size_bytes, created_at_ms FROM models WHERE (@kind IS NULL OR kind = @kind) ORDER BY id DESC`,
     ),
 
     insertEvent: db.prepare(`INSERT INTO events (study_id, kind, payload, at_ms) VALUES (@study, @kind, @payload, @now)`),

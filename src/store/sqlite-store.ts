@@ -268,8 +268,10 @@ export class SqliteStore implements Store {
 
   saveModel(model: NewModel): ModelRecord {
     return this.#tx('saveModel', true, () => {
+      if (model.slot !== undefined) this.#s.clearModelSlot.run(model.slot);
       const { lastInsertRowid } = this.#s.insertModel.run({
         kind: model.kind,
+        slot: model.slot ?? null,
         blob: Buffer.from(model.blob.buffer, model.blob.byteOffset, model.blob.byteLength),
         metadata: encodeJson(model.metadata),
         metrics: encodeJson(model.metrics),

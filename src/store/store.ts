@@ -100,6 +100,10 @@ export interface Store {
 
   /* ----------------------------------------------------------------- models */
 
+  /**
+   * Saves a model. With a `slot`, the model that held the slot (if any) is deleted in the same
+   * transaction: a study keeps one current surrogate, not one per refit.
+   */
   saveModel(model: NewModel): ModelRecord;
   getModel(modelId: number): ModelRecord;
   /** The most recently saved model of a kind, or null. */
@@ -243,11 +247,14 @@ export interface NewModel {
   readonly metadata: Record<string, unknown>;
   /** Validation metrics (k-fold R², MAE, …). */
   readonly metrics: Record<string, number | null>;
+  /** A name that holds at most one model at a time, e.g. `study:<name>`. */
+  readonly slot?: string;
 }
 
 export interface ModelInfo {
   readonly id: number;
   readonly kind: string;
+  readonly slot: string | null;
   readonly metadata: Record<string, unknown>;
   readonly metrics: Record<string, number | null>;
   readonly size_bytes: number;

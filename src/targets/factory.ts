@@ -1,9 +1,10 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Catalog } from '../catalog/index.js';
 import { defaultCatalog } from '../catalog/index.js';
 import type { BenchmarkResult } from '../domain/index.js';
-import { assertNever } from '../errors.js';
-import { runBenchmark } from '../loadgen/index.js';
+import { LmBenchError, assertNever } from '../errors.js';
+import { runBenchmark, type Transport } from '../loadgen/index.js';
 import { createCommandTarget } from './command-target.js';
 import { normalizeHarnessResult } from './harness-result.js';
 import { createSimTarget } from './sim-target.js';
@@ -12,7 +13,7 @@ import type { Target, TrialInput, TrialOutcome } from './types.js';
 import { createVllmTarget } from './vllm-target.js';
 
 /** The load runner against a started server: the workload's API decides the route. */
-async function loadAgainst(baseUrl: string, model: string | undefined, input: TrialInput, signal?: AbortSignal): Promise<BenchmarkResult> {
+async function loadAgainst(baseUrl: string, model: string | undefined, input: TrialInput, signal?: AbortSignal, transport?: Partial<Transport>): Promise<BenchmarkResult> {
   const route = input.workload.api === 'chat' ? '/v1/chat/completions' : '/v1/completions';
   const { result } = await runBenchmark({
     endpoint: `${baseUrl.replace(/\/+$/, '')}${route}`,
@@ -21,24 +22,38 @@ async function loadAgainst(baseUrl: string, model: string | undefined, input: Tr
     seed: input.seed,
     slo: input.slo,
     signal,
+    transport,
   });
   return { ...result, server_config: input.config, hardware: input.hardware, model: input.model };
 }
 
+type EndpointSpec = Extract<TargetSpec, { kind: 'endpoint' }>;
+
 /** An already-running server: only the load side varies, so the trial's knobs are recorded, not applied. */
-function createEndpointTarget(url: string, now: () => number): Target {
-  const base = new URL(url);
+function createEndpointTarget(spec: EndpointSpec, now: () => number): Target {
+  const base = new URL(spec.url);
   const baseUrl = `${base.protocol}//${base.host}`;
+  let caCertPem: string | null = null;
+  if (spec.ca_cert !== undefined) {
+    try {
+      caCertPem = readFileSync(spec.ca_cert, 'utf8');
+    } catch (err) {
+      throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `endpoint target: ca_cert ${spec.ca_cert} cannot be read`, { cause: err, details: { field: 'ca_cert' } });
+    }
+  }
   return {
     kind: 'endpoint',
     async runTrial(input: TrialInput, signal?: AbortSignal): Promise<TrialOutcome> {
       const t0 = now();
+      // Read at each trial: the key lives in the environment, never in the study's stored spec.
+      const apiKey = process.env[spec.api_key_env] ?? null;
       try {
-        const result = await loadAgainst(baseUrl, undefined, input, signal);
+        const result = await loadAgainst(baseUrl, undefined, input, signal, { apiKey: apiKey === '' ? null : apiKey, caCertPem, insecure: spec.insecure });
         return { status: 'ok', result, durationMs: now() - t0 };
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
-        return { status: 'failed', started: true, code: 'LMB_ERR_ENDPOINT_UNREACHABLE', reason: why, durationMs: now() - t0 };
+        const code = err instanceof LmBenchError ? err.code : 'LMB_ERR_ENDPOINT_UNREACHABLE';
+        return { status: 'failed', started: true, code, reason: why, durationMs: now() - t0 };
       }
     },
   };
@@ -76,7 +91,7 @@ export function createTarget(spec: TargetSpec, slot: number, deps: TargetDeps = 
       };
     }
     case 'endpoint':
-      return createEndpointTarget(spec.url, now);
+      return createEndpointTarget(spec, now);
     case 'command':
       return createCommandTarget({
         command: spec.command,

@@ -17,7 +17,16 @@ export const TargetSpec = z.discriminatedUnion('kind', [
     state_dir: z.string().optional(),
     env: z.record(z.string(), z.string()).default({}),
   }),
-  z.strictObject({ kind: z.literal('endpoint'), url: z.string().url() }),
+  z.strictObject({
+    kind: z.literal('endpoint'),
+    /** Any http(s) server (usually another machine); only the load side varies. */
+    url: z.string().url(),
+    /** The environment variable holding the API key (the key itself is never stored with a study). */
+    api_key_env: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/).default('OPENAI_API_KEY'),
+    /** PEM file of a CA to trust for https. */
+    ca_cert: z.string().min(1).optional(),
+    insecure: z.boolean().default(false),
+  }),
   z.strictObject({
     kind: z.literal('command'),
     command: z.string().min(1),

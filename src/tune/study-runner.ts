@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import type { StudySpec, Trial } from '../domain/index.js';
+import type { ServerConfig, StudySpec, Trial } from '../domain/index.js';
 import type { FeatureContext } from '../model/features.js';
 import { configKey } from '../optimize/sampler.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
@@ -16,7 +16,7 @@ import { createRng } from '../util/rng.js';
 import { historySeeds } from './history.js';
 import { runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
 import { maxRateMeasure } from './max-rate.js';
-import { studySurrogate } from './surrogate-model.js';
+import { finalStudySurrogate, studySurrogate } from './surrogate-model.js';
 
 /**
  * Composition of one tuning study: the store, the search space bound to the study's hardware, model
@@ -37,6 +37,13 @@ export interface StudyRunOptions {
   readonly measure?: Parameters<typeof runTuneLoop>[0]['measure'];
   /** Surrogate sampler tuning (candidate count etc.), mostly for benchmarks and tests. */
   readonly candidates?: number;
+  /**
+   * Save the study's surrogate at each refit and, validated, at the end (default true), for
+   * `recommend`, the service and the report. Benchmarks that only compare tuners turn it off.
+   */
+  readonly keepSurrogate?: boolean;
+  /** Configurations queued right after vLLM's defaults when the study is new (`tune --enqueue`). */
+  readonly enqueue?: readonly ServerConfig[];
 }
 
 export function featureContext(spec: StudySpec, catalog: Catalog): FeatureContext {
@@ -60,7 +67,7 @@ export function trialInputOf(spec: StudySpec, trial: Trial): TrialInput {
 export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
   const ctx = featureContext(opts.spec, opts.catalog);
   const rng = createRng(opts.spec.seed);
-  const source = spaceSource(opts.space, ctx);
+  const source = spaceSource(opts.space, ctx, opts.spec.keep_precision === true ? { pins: opts.space.precisionPins() } : {});
   const encoder = spaceEncoder(opts.space);
   let sampler: Sampler;
   if (opts.sampler === 'random') {
@@ -70,16 +77,35 @@ export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
       source,
       context: ctx,
       encoder,
-      model: studySurrogate({ store: opts.store, catalog: opts.catalog, encoder, gpu: ctx.hardware.id, model: ctx.model.id, rng: rng.fork('surrogate') }),
+      model: studySurrogate({
+        store: opts.store,
+        catalog: opts.catalog,
+        encoder,
+        gpu: ctx.hardware.id,
+        model: ctx.model.id,
+        rng: rng.fork('surrogate'),
+        study: opts.keepSurrogate === false ? undefined : opts.spec.name,
+        spaceName: opts.space.name,
+      }),
       ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
     });
   }
   const study = createOptimizationStudy(opts.store, opts.spec, sampler, rng.fork('study'));
-  if (study.trials().length === 0) {
-    // A new study: vLLM's defaults first (the baseline every answer is compared with), then the best
-    // configurations the history already has for this deployment.
+  const seen = new Set(study.trials().map((t) => configKey(t.config)));
+  const isNew = seen.size === 0;
+  if (isNew) {
+    // A new study: vLLM's defaults first (the baseline every answer is compared with).
     opts.store.createTrial(study.id, { config: {}, origin: 'default', state: 'waiting' });
-    const seen = new Set([configKey({})]);
+    seen.add(configKey({}));
+  }
+  // Configurations the user queued, once each however often the command is repeated.
+  for (const config of opts.enqueue ?? []) {
+    if (seen.has(configKey(config))) continue;
+    seen.add(configKey(config));
+    study.enqueue(config, { enqueued_by: 'user' });
+  }
+  if (isNew) {
+    // Then the best configurations the history already has for this deployment.
     for (const config of historySeeds(opts.store, study.study, opts.historySeeds ?? 2)) {
       if (seen.has(configKey(config)) || !opts.space.isFeasible(config, ctx).ok) continue;
       seen.add(configKey(config));
@@ -106,6 +132,19 @@ export async function runStudy(opts: StudyRunOptions): Promise<{ study: Optimiza
       ...(opts.signal === undefined ? {} : { signal: opts.signal }),
       ...(opts.onEvent === undefined ? {} : { onEvent: opts.onEvent }),
     });
+    if (opts.keepSurrogate !== false) {
+      const ctx = featureContext(opts.spec, opts.catalog);
+      await finalStudySurrogate({
+        store: opts.store,
+        catalog: opts.catalog,
+        encoder: spaceEncoder(opts.space),
+        gpu: ctx.hardware.id,
+        model: ctx.model.id,
+        study: opts.spec.name,
+        seed: opts.spec.seed,
+        spaceName: opts.space.name,
+      });
+    }
     return { study, summary };
   } finally {
     await executor.close();

@@ -1,6 +1,7 @@
 import type { BenchmarkResult, ModelSpec, ServerConfig, Study, Trial } from '../domain/index.js';
 import { checkSlo, vllmServeArgs } from '../domain/index.js';
 import { vllmConfigYaml } from '../optimize/recommend.js';
+import { shellQuote } from '../util/shell.js';
 import type { StopReason } from './loop.js';
 
 /**
@@ -33,6 +34,13 @@ export interface StudyRecommendation {
   readonly vllm_config_yaml: string;
   readonly measured: NonNullable<TrialSummary['metrics']>;
   readonly vs_default: { readonly default_trial: number | null; readonly default_meets_slo: boolean | null; readonly throughput_gain_pct: number | null };
+  /** `knob=value` of the knobs whose values change the model's numerics (fp8 weights or KV cache). */
+  readonly numerics_changes: string[];
+  /**
+   * When the pick changes numerics: the best measured trial meeting the SLOs that keeps the
+   * checkpoint's precision, with its throughput relative to the pick; null when there is none.
+   */
+  readonly precision_keeping: { readonly trial: number; readonly config: ServerConfig; readonly vllm_command: string; readonly measured: NonNullable<TrialSummary['metrics']>; readonly throughput_vs_pick_pct: number } | null;
 }
 
 export interface StudySummary {
@@ -56,18 +64,16 @@ function metricsOf(r: BenchmarkResult, gpus: number): NonNullable<TrialSummary['
   };
 }
 
-/** Quotes an argv for display only (the tuner itself never passes through a shell). */
-export function shellQuote(argv: readonly string[]): string {
-  return argv.map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a.replaceAll("'", "'\\''")}'`)).join(' ');
-}
-
 export function summarizeStudy(opts: {
   readonly study: Study;
   readonly trials: readonly Trial[];
   readonly front: readonly Trial[];
   readonly model: ModelSpec;
   readonly stopReason: StopReason | null;
+  /** The space's `numericsChanges`; without it, no configuration is taken to change numerics. */
+  readonly numericsChanges?: (config: ServerConfig) => string[];
 }): StudySummary {
+  const changes = opts.numericsChanges ?? (() => []);
   const { study, model } = opts;
   const gpus = study.spec.hardware.count;
   const trials: TrialSummary[] = opts.trials.map((t) => ({
@@ -86,6 +92,8 @@ export function summarizeStudy(opts: {
   let recommendation: StudyRecommendation | null = null;
   if (best?.metrics) {
     const defTput = def?.meets_slo === true ? (def.metrics?.output_throughput ?? null) : null;
+    const bestChanges = changes(best.config);
+    const keeper = bestChanges.length === 0 ? undefined : feasible.find((t) => changes(t.config).length === 0);
     recommendation = {
       trial: best.number,
       config: best.config,
@@ -97,6 +105,17 @@ export function summarizeStudy(opts: {
         default_meets_slo: def?.meets_slo ?? null,
         throughput_gain_pct: defTput === null || defTput === 0 ? null : (best.metrics.output_throughput / defTput - 1) * 100,
       },
+      numerics_changes: bestChanges,
+      precision_keeping:
+        keeper?.metrics == null
+          ? null
+          : {
+              trial: keeper.number,
+              config: keeper.config,
+              vllm_command: shellQuote(['vllm', ...vllmServeArgs(model.hf_name, keeper.config)]),
+              measured: keeper.metrics,
+              throughput_vs_pick_pct: (keeper.metrics.output_throughput / best.metrics.output_throughput - 1) * 100,
+            },
     };
   }
   return {
@@ -134,6 +153,15 @@ export function formatSummary(s: StudySummary): string {
         ? `  vs vLLM defaults (trial ${v.default_trial}): ${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}% output throughput`
         : `  vs vLLM defaults (trial ${v.default_trial}): the defaults ${v.default_meets_slo === false ? 'miss the SLOs' : 'did not run'}`,
     );
+  }
+  if (r.numerics_changes.length > 0) {
+    lines.push(`  changes the model's numerics: ${r.numerics_changes.join(', ')} (run with --keep-precision to rule that out)`);
+    const k = r.precision_keeping;
+    if (k === null) lines.push('  no measured configuration that keeps the checkpoint\'s precision met the SLOs');
+    else {
+      lines.push(`  best that keeps the checkpoint's precision (trial ${k.trial}): ${k.measured.output_throughput.toFixed(0)} tok/s (${k.throughput_vs_pick_pct.toFixed(1)}% vs the pick), p99 TTFT ${k.measured.p99_ttft_ms.toFixed(0)} ms`);
+      lines.push(`    ${k.vllm_command}`);
+    }
   }
   lines.push('', '  vllm serve --config:', ...r.vllm_config_yaml.trimEnd().split('\n').map((l) => `    ${l}`));
   lines.push('', `Pareto front (trial numbers): ${s.front.join(', ') || '–'}`);

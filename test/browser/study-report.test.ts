@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { renderStudyReport } from '../../src/report/study/index.js';
-import { makeFixture, SMALL_SURROGATE } from '../report/study/fixture.js';
+import { makeFixture } from '../report/study/fixture.js';
 
 /**
  * The report as a reader sees it: headless Chromium opens report.html from disk with every non-file
@@ -20,9 +20,9 @@ test('report.html renders every plot offline in headless Chromium', { timeout: 9
     return;
   }
   const { chromium } = await import('playwright-core');
-  const fx = makeFixture();
+  const fx = await makeFixture();
   t.after(() => fx.store.close());
-  const report = await renderStudyReport(fx.store, 'fx', { surrogateSpec: SMALL_SURROGATE, generatedAt: '2026-01-01T00:00:00Z' });
+  const report = await renderStudyReport(fx.store, 'fx', { generatedAt: '2026-01-01T00:00:00Z' });
   const dir = mkdtempSync(join(tmpdir(), 'lmb-report-browser-'));
   const file = join(dir, 'report.html');
   writeFileSync(file, report.html);

@@ -1,19 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
-import type { CliIo } from '../../src/cli/io.js';
+import { captureIo, type CapturedIo } from '../helpers/cli.js';
 
-function io(): CliIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  const sink = (f: (s: string) => void) => new Writable({ write(chunk: Buffer, _e, cb) { f(chunk.toString()); cb(); } });
-  return { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)), env: {}, cwd: process.cwd(), out: () => out, err: () => err };
-}
+const io = (): CapturedIo => captureIo();
 
 const base = ['sim', 'run', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--seed', '1'];
 

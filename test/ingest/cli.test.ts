@@ -3,23 +3,15 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
+import { captureIo } from '../helpers/cli.js';
 import { openStore } from '../../src/store/index.js';
 import { fixture, NIGHTLY_DIR } from './helpers.js';
 
 function capture(cwd: string, env: Record<string, string> = {}): { io: CliIo; out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  const sink = (f: (s: string) => void) =>
-    new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        f(chunk.toString());
-        cb();
-      },
-    });
-  return { io: { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)), env, cwd }, out: () => out, err: () => err };
+  const io = captureIo(cwd, env);
+  return { io, out: io.out, err: io.err };
 }
 
 let dir: string;

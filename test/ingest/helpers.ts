@@ -3,9 +3,8 @@ import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';
 
 export const FIXTURES = join(PROJECT_ROOT, 'test', 'fixtures', 'ingest');
-/** The real vLLM files, read from the shared data folder (never copied into the repo). */
-export const VLLM_DATA = join(PROJECT_ROOT, '..', 'shared', 'data', 'vllm');
-export const NIGHTLY_DIR = join(VLLM_DATA, 'benchmarks', 'results');
+/** vLLM's own nightly result tables, kept in the repository (data/calibration/vllm-nightly/README.md). */
+export const NIGHTLY_DIR = join(PROJECT_ROOT, 'data', 'calibration', 'vllm-nightly');
 
 export const fixture = (name: string): string => join(FIXTURES, name);
 export const fixtureBytes = (name: string): Uint8Array => readFileSync(fixture(name));

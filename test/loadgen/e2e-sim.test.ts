@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { parse, stringify } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import { BenchmarkResult, RequestRecord } from '../../src/domain/index.js';
 import { startSimServer, type SimServer } from '../../src/sim/server.js';
+import { captureIo } from '../helpers/cli.js';
 
 // The shipped config, shortened (2 input lengths × 2 concurrencies, few short requests), end to end
 // through the CLI against the simulated vLLM served over HTTP on loopback.
@@ -23,14 +23,8 @@ after(async () => {
 });
 
 function capture(): { io: Parameters<typeof main>[1]; out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  const sink = (f: (s: string) => void): Writable => new Writable({ write: (c: Buffer, _e, cb) => (f(c.toString()), cb()) });
-  return {
-    io: { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)), env: {}, cwd: dir },
-    out: () => out,
-    err: () => err,
-  };
+  const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+  return { io, out: io.out, err: io.err };
 }
 
 test('the shipped config (shortened) runs against lm-bench sim serve', async () => {

@@ -5,6 +5,7 @@ import { test } from 'node:test';
 import type { Workload } from '../../src/domain/index.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { isLoopbackHost, parseEndpoint, runBenchmark } from '../../src/loadgen/index.js';
+import { assertAllowedTarget } from '../../src/loadgen/endpoint.js';
 import { startStubServer } from '../fixtures/loadgen/stub-server.js';
 
 const workload: Workload = {
@@ -23,18 +24,29 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<{ se
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-test('only loopback hosts are load targets', () => {
+test('any http(s) host is a load target; loopback is recognised for the banner and the test guard', () => {
   for (const h of ['127.0.0.1', '127.1.2.3', 'localhost', '[::1]', '::1', 'api.localhost']) assert.ok(isLoopbackHost(h), h);
   for (const h of ['10.0.0.1', '192.168.1.1', 'example.com', '0.0.0.0', '[::]', '128.0.0.1', 'localhost.example.com']) assert.ok(!isLoopbackHost(h), h);
-  assert.throws(() => parseEndpoint('http://10.1.2.3:8000/v1/completions'), (e) => isLmBenchError(e, 'LMB_ERR_ENDPOINT_NOT_LOOPBACK'));
-  assert.throws(() => parseEndpoint('not a url'), (e) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+  const remote = parseEndpoint('https://gpu-box.example.com:8443/v1/chat/completions');
+  assert.deepEqual([remote.host, remote.loopback, remote.tls, remote.path], ['gpu-box.example.com', false, true, '/v1/chat/completions']);
+  const v6 = parseEndpoint('http://[2001:db8::7]:8000');
+  assert.deepEqual([v6.host, v6.loopback, v6.path], ['2001:db8::7', false, '/v1/completions']);
   assert.equal(parseEndpoint('http://localhost:8000').path, '/v1/completions');
+  assert.throws(() => parseEndpoint('not a url'), (e) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+  assert.throws(() => parseEndpoint('ftp://gpu-box/v1'), (e) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+  // Credentials in the URL would end up in logs and results.
+  assert.throws(() => parseEndpoint('https://user:sk-123@gpu-box/v1'), (e) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT') && !(e as Error).message.includes('sk-123'));
 });
 
-test('a non-loopback endpoint is refused before any connection', async () => {
-  await assert.rejects(runBenchmark({ endpoint: 'http://93.184.216.34/v1/completions', model: 'm', seed: 1, workload }), (e) =>
+test('LMB_LOOPBACK_ONLY=1 (set by the test runner) refuses a remote endpoint before any connection', async () => {
+  const remote = parseEndpoint('http://93.184.216.34/v1/completions');
+  assert.doesNotThrow(() => assertAllowedTarget(remote, {}));
+  assert.doesNotThrow(() => assertAllowedTarget(parseEndpoint('http://127.0.0.1:9/v1'), { LMB_LOOPBACK_ONLY: '1' }));
+  await assert.rejects(runBenchmark({ endpoint: remote.url, model: 'm', seed: 1, workload, env: { LMB_LOOPBACK_ONLY: '1' } }), (e) =>
     isLmBenchError(e, 'LMB_ERR_ENDPOINT_NOT_LOOPBACK'),
   );
+  // The runner's default environment is the process's, which the test runner set.
+  assert.equal(process.env['LMB_LOOPBACK_ONLY'], '1');
 });
 
 test('an unreachable endpoint fails fast with UNREACHABLE', async () => {
@@ -43,7 +55,7 @@ test('an unreachable endpoint fails fast with UNREACHABLE', async () => {
   const t0 = performance.now();
   await assert.rejects(runBenchmark({ endpoint: `${origin}/v1/completions`, model: 'm', seed: 1, workload }), (e) => {
     assert.ok(isLmBenchError(e, 'LMB_ERR_ENDPOINT_UNREACHABLE'));
-    assert.match((e as Error).message, /does not answer/);
+    assert.match((e as Error).message, /^127\.0\.0\.1 \(http:\/\/127\.0\.0\.1:\d+\) does not answer: connection refused/);
     return true;
   });
   assert.ok(performance.now() - t0 < 5000);

@@ -4,15 +4,16 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { parse } from 'yaml';
 import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
 import { command as modelCommand } from '../../src/cli/commands/model.js';
 import { command as recommendCommand } from '../../src/cli/commands/recommend.js';
 import type { CliIo } from '../../src/cli/io.js';
+import { captureIo } from '../helpers/cli.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { simulateHistory } from '../../src/model/sim-history.js';
-import { loadLatestSurrogate, trainFromStore } from '../../src/model/train.js';
+import { trainFromStore } from '../../src/model/train.js';
+import { loadSurrogateFor } from '../../src/model/registry.js';
 import { recommend } from '../../src/optimize/recommend.js';
 import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
 import { loadSpace } from '../../src/space/index.js';
@@ -38,11 +39,9 @@ function seededDb(dir: string, runs: number): string {
   return path;
 }
 
-function captureIo(cwd: string): { io: CliIo; out: () => string } {
-  let text = '';
-  const sink = new Writable({ write: (c: Buffer, _e, cb) => ((text += c.toString()), cb()) });
-  const quiet = new Writable({ write: (_c, _e, cb) => cb() });
-  return { io: { stdout: sink, stderr: quiet, env: {}, cwd }, out: () => text };
+function cliIo(cwd: string): { io: CliIo; out: () => string } {
+  const io = captureIo(cwd);
+  return { io, out: io.out };
 }
 
 const SMALL = { members: 2, xgb: { rounds: 20, maxDepth: 4 }, feasibilityMembers: 1, targets: ['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms'] as const, minRows: 8 };
@@ -53,12 +52,13 @@ test('train from a SQLite store, load it back, recommend under the SLOs', async 
   const path = seededDb(dir, 16);
   const store = openStore(path);
   t.after(() => store.close());
-  assert.throws(() => loadLatestSurrogate(store), (e: unknown) => isLmBenchError(e, 'LMB_ERR_MODEL_NOT_TRAINED'));
+  const q = { gpu: 'H100-SXM', model: 'llama-3.1-8b' };
+  assert.throws(() => loadSurrogateFor(store, q), (e: unknown) => isLmBenchError(e, 'LMB_ERR_MODEL_NOT_TRAINED'));
   const encoder = spaceEncoder(space);
   const out = await trainFromStore(store, catalog, encoder, { spec: { ...SMALL, targets: [...SMALL.targets] }, folds: 0 });
   assert.equal(out.validation, null);
   assert.equal(out.dataset.rows.length, 16);
-  const { record, surrogate } = loadLatestSurrogate(store);
+  const { record, surrogate } = loadSurrogateFor(store, q);
   assert.equal(record.id, out.model.id);
   assert.deepEqual(record.metadata['feature_names'], out.dataset.featureNames);
 
@@ -80,17 +80,17 @@ test('train from a SQLite store, load it back, recommend under the SLOs', async 
 test('CLI: model train --json, recommend --json; errors for an untrained store and bad flags', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-cli-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const empty = captureIo(dir);
+  const empty = cliIo(dir);
   await assert.rejects(
     recommendCommand.run(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data/workloads/chat.yaml'), '--db', join(dir, 'none.db')], empty.io),
     (e: unknown) => isLmBenchError(e, 'LMB_ERR_MODEL_NOT_TRAINED'),
   );
   const path = seededDb(dir, 12);
-  const train = captureIo(dir);
+  const train = cliIo(dir);
   assert.equal(await modelCommand.run(['train', '--db', path, '--folds', '0', '--members', '2', '--rounds', '15', '--threads', '0', '--json'], train.io), 0);
   const trained = JSON.parse(train.out()) as { model_id: number; rows: number };
   assert.equal(trained.rows, 12);
-  const rec = captureIo(dir);
+  const rec = cliIo(dir);
   const args = ['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data/workloads/chat.yaml'), '--slo', 'ttft_p99_ms=3000,itl_p99_ms=80', '--db', path, '--candidates', '500', '--json'];
   assert.equal(await recommendCommand.run(args, rec.io), 0);
   const body = JSON.parse(rec.out()) as { model_id: number; trust: { level: string }; slo: Record<string, number> };

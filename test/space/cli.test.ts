@@ -1,21 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { main } from '../../src/cli/main.js';
-import type { CliIo } from '../../src/cli/io.js';
+import { captureIo, type CapturedIo } from '../helpers/cli.js';
 
-function io(): CliIo & { out: () => string; err: () => string } {
-  let out = '';
-  let err = '';
-  const sink = (f: (s: string) => void): Writable =>
-    new Writable({
-      write(chunk: Buffer, _e, cb) {
-        f(chunk.toString());
-        cb();
-      },
-    });
-  return { stdout: sink((s) => (out += s)), stderr: sink((s) => (err += s)), env: {}, cwd: process.cwd(), out: () => out, err: () => err };
-}
+const io = (): CapturedIo => captureIo();
 
 // One GPU keeps the prune short; the shipped example (8×H100) is the same code path.
 const args = ['space', '--space', 'search-spaces/vllm.yaml', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', 'data/workloads/chat.yaml'];

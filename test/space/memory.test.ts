@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerConfig } from '../../src/domain/index.js';
-import { resolveConfig } from '../../src/sim/index.js';
+import { resolveConfig } from '../../src/physics/index.js';
 import { loadSpace, MEMORY_FUNCTIONS, memoryFacts } from '../../src/space/index.js';
 import { createRng } from '../../src/util/rng.js';
 import { ctxOf, VLLM_SPACE } from './helpers.js';

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { simulate, startupCheck } from '../../src/sim/index.js';
+import { startupCheck } from '../../src/physics/index.js';
+import { simulate } from '../../src/sim/index.js';
 import { loadSpace } from '../../src/space/index.js';
 import { createRng } from '../../src/util/rng.js';
 import { ctxOf, fixture, VLLM_SPACE } from './helpers.js';

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerConfig } from '../../src/domain/index.js';
-import { simulate, startupCheck } from '../../src/sim/index.js';
+import { startupCheck } from '../../src/physics/index.js';
+import { simulate } from '../../src/sim/index.js';
 import { loadSpace, type SearchSpace, type SpaceContext } from '../../src/space/index.js';
 import { createRng, type Rng } from '../../src/util/rng.js';
 import { ctxOf, VLLM_SPACE } from './helpers.js';

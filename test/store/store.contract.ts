@@ -281,6 +281,20 @@ export function storeContract(label: string, factory: StoreFactory): void {
     );
 
     it(
+      'a model saved into a slot replaces the one there, in one step, and leaves other slots alone',
+      withStore(({ store }) => {
+        const a1 = store.saveModel({ kind: 'surrogate', slot: 'study:a', blob: new Uint8Array([1]), metadata: { n: 1 }, metrics: {} });
+        const b1 = store.saveModel({ kind: 'surrogate', slot: 'study:b', blob: new Uint8Array([2]), metadata: {}, metrics: {} });
+        const free = store.saveModel({ kind: 'surrogate', blob: new Uint8Array([3]), metadata: {}, metrics: {} });
+        const a2 = store.saveModel({ kind: 'surrogate', slot: 'study:a', blob: new Uint8Array([4]), metadata: { n: 2 }, metrics: {} });
+        assert.equal(a2.slot, 'study:a');
+        assert.deepEqual(store.listModels('surrogate').map((m) => [m.id, m.slot]), [[a2.id, 'study:a'], [free.id, null], [b1.id, 'study:b']]);
+        assert.throws(() => store.getModel(a1.id), code('LMB_ERR_NOT_FOUND'));
+        assert.deepEqual(store.getModel(a2.id).metadata, { n: 2 });
+      }),
+    );
+
+    it(
       'appends events and lists them by study, kind and position',
       withStore(({ store, advance }) => {
         const s = store.createStudy(sampleSpec());

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startSimServer } from '../../src/sim/index.js';
 import { createTarget } from '../../src/targets/factory.js';
+import { TargetSpec } from '../../src/targets/spec.js';
 import type { TrialInput } from '../../src/targets/types.js';
 
 const input: TrialInput = {
@@ -26,7 +27,7 @@ const input: TrialInput = {
 test('the endpoint target loads a server someone already started, on the workload\'s API route', async () => {
   const server = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', host: '127.0.0.1', port: 0, speed: 50 });
   try {
-    const out = await createTarget({ kind: 'endpoint', url: server.url }, 0).runTrial(input);
+    const out = await createTarget(TargetSpec.parse({ kind: 'endpoint', url: server.url }), 0).runTrial(input);
     assert.equal(out.status, 'ok', out.status === 'failed' ? out.reason : '');
     if (out.status !== 'ok') return;
     assert.equal(out.result.completed, 10);
@@ -39,7 +40,7 @@ test('the endpoint target loads a server someone already started, on the workloa
 });
 
 test('an endpoint that is not there fails the trial with the reason, not the study', async () => {
-  const out = await createTarget({ kind: 'endpoint', url: 'http://127.0.0.1:1/v1' }, 0).runTrial(input);
+  const out = await createTarget(TargetSpec.parse({ kind: 'endpoint', url: 'http://127.0.0.1:1/v1' }), 0).runTrial(input);
   assert.equal(out.status, 'failed');
   if (out.status === 'failed') {
     assert.equal(out.code, 'LMB_ERR_ENDPOINT_UNREACHABLE');

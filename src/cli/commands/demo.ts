@@ -58,9 +58,10 @@ export const command: Command = {
       const json = v.json === true;
       if (!json) io.stderr.write(`lm-bench demo: tuning ${spec.model} on 1× ${spec.hardware.gpu} for the "${workload.name}" workload on the simulator (${spec.budget_trials} trials)\n`);
       const progress = studyProgress({ io, store, spec, model: catalog.model(spec.model), json });
-      const { study, summary } = await runStudy({ store, catalog, space: loadSpace(spacePath), spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent });
+      const space = loadSpace(spacePath);
+      const { study, summary } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent });
       progress.finish();
-      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason });
+      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c) });
       const outDir = resolve(io.cwd, v.out ?? join('reports', 'demo'));
       if (!json) io.stderr.write('lm-bench demo: writing the report…\n');
       const { files } = await writeStudyReport(store, spec.name, outDir);

@@ -4,7 +4,8 @@ import { defaultCatalog } from '../../catalog/index.js';
 import { ERROR_CATALOG, LmBenchError } from '../../errors.js';
 import { ingestFiles, parseSidecar, type IngestSummary } from '../../ingest/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
-import { numberFlag, parseFlags, parseSetFlags } from '../args.js';
+import { parseKnobAssignments } from '../../domain/index.js';
+import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 
 const USAGE = `Usage: lm-bench ingest PATH… [--server-config FILE] [--set knob=value…] [--gpu G --gpus N --model M] [--db PATH] [--json]
@@ -60,7 +61,7 @@ export const command: Command = {
       base = parseSidecar(readFileSync(file, 'utf8'), file);
     }
     const hasConfig = base.serverConfig !== undefined || (values.set?.length ?? 0) > 0;
-    const serverConfig = hasConfig ? parseSetFlags(values.set, base.serverConfig ?? {}) : undefined;
+    const serverConfig = hasConfig ? parseKnobAssignments(values.set, base.serverConfig ?? {}) : undefined;
     // Flags are checked up front (exit 2); names found inside files are checked per run.
     const gpu = values.gpu ?? base.gpu;
     if (gpu !== undefined) catalog.gpu(gpu);

@@ -1,24 +1,30 @@
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
+import { answerQuestion } from '../../advise/answer.js';
+import { formatAnswer } from '../../advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
 import { Workload, parseSloString, type Slo } from '../../domain/index.js';
 import { LmBenchError, toLmBenchError } from '../../errors.js';
-import { loadLatestSurrogate } from '../../model/train.js';
-import { recommend, type Interval, type Recommendation } from '../../optimize/recommend.js';
-import { spaceEncoder, spaceSource } from '../../optimize/space-source.js';
+import { featureNames } from '../../model/features.js';
+import { loadSurrogateFor } from '../../model/registry.js';
+import { spaceEncoder } from '../../optimize/space-source.js';
 import { loadSpace } from '../../space/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
-import { createRng } from '../../util/rng.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 
 const USAGE = `Usage:
   lm-bench recommend --gpu GPU --gpus N --model MODEL --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
-                     [--db PATH] [--space FILE] [--candidates N] [--seed S] [--json]
+                     [--keep-precision] [--db PATH] [--space FILE] [--candidates N] [--seed S] [--json]
 
-The best configuration the trained surrogate predicts for this deployment under the SLOs (default: the
-workload file's slo), with ±2σ intervals, the Pareto set it came from, the \`vllm serve\` command line and
-a \`vllm serve --config\` YAML. Says when the history is too thin to trust and which runs to do next.`;
+The best configuration the surrogate predicts for this deployment under the SLOs (default: the
+workload file's slo), picked by a stated rule (the highest lower bound of throughput per GPU among
+configurations likely to start and meet the SLOs), with ±2σ intervals, the Pareto set it came from,
+the best configuration that keeps the checkpoint's numerics (no fp8 weights or KV cache) beside it,
+the \`vllm serve\` command line and a \`vllm serve --config\` YAML. The surrogate is the newest one
+covering this GPU and model: saved by a study (\`lm-bench tune\`) or by \`lm-bench model train\`.
+Says when the history is too thin to trust and which runs to do next, as commands to paste.
+--keep-precision pins quantization and kv_cache_dtype to the checkpoint's own.`;
 
 const OPTIONS = {
   gpu: { type: 'string' },
@@ -30,42 +36,10 @@ const OPTIONS = {
   space: { type: 'string' },
   candidates: { type: 'string' },
   seed: { type: 'string' },
+  'keep-precision': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
 } as const;
-
-const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
-const iv = (i: Interval | undefined): string => (i === undefined ? '–' : `${fmt(i.mean)} [${fmt(i.low)}, ${fmt(i.high)}]`);
-
-function text(rec: Recommendation): string {
-  const lines: string[] = [];
-  if (rec.best === null) lines.push('No configuration is predicted to start and meet the SLOs.');
-  else {
-    const p = rec.best.predicted;
-    lines.push('Recommended configuration (predicted mean [±2σ]):');
-    lines.push(`  output throughput per GPU  ${iv(p.output_throughput_per_gpu)} tok/s`);
-    lines.push(`  p99 TTFT                   ${iv(p.ttft_p99_ms)} ms`);
-    lines.push(`  p99 ITL                    ${iv(p.itl_p99_ms)} ms`);
-    lines.push(`  P(starts) ${(rec.best.pStart * 100).toFixed(0)}%, P(meets SLOs) ${(rec.best.pMeetsSlo * 100).toFixed(0)}%`);
-    lines.push('', `  vllm ${(rec.vllmArgs ?? []).join(' ')}`, '', '  # vllm serve --config config.yaml', ...(rec.vllmConfigYaml ?? '').trimEnd().split('\n').map((l) => `  ${l}`));
-  }
-  if (rec.pareto.length > 0) {
-    lines.push('', `Pareto set (${rec.pareto.length}): throughput/GPU vs p99 TTFT`);
-    for (const c of rec.pareto.slice(0, 10)) {
-      const knobs = Object.entries(c.config).map(([k, v]) => `${k}=${String(v)}`).join(' ');
-      lines.push(`  ${fmt(c.predicted.output_throughput_per_gpu?.mean ?? 0).padStart(7)} tok/s  ${fmt(c.predicted.ttft_p99_ms?.mean ?? 0).padStart(7)} ms  ${knobs}`);
-    }
-  }
-  if (rec.trust.level === 'thin') {
-    lines.push('', 'Do not trust this yet:', ...rec.trust.reasons.map((r) => `  - ${r}`));
-    if (rec.trust.runNext.length > 0) {
-      lines.push('Measure these next (most expected improvement under the SLOs):');
-      for (const c of rec.trust.runNext) lines.push(`  lm-bench run … ${Object.entries(c).map(([k, v]) => `--set ${k}=${String(v)}`).join(' ')}`);
-    }
-  }
-  lines.push('', `(${rec.candidatesScored} candidates scored)`);
-  return lines.join('\n');
-}
 
 function runSync(argv: readonly string[], io: CliIo): number {
   const { values } = parseFlags(argv, OPTIONS);
@@ -77,7 +51,8 @@ function runSync(argv: readonly string[], io: CliIo): number {
   const hardware = catalog.gpu(requireFlag(values.gpu, 'gpu'));
   const gpuCount = numberFlag(requireFlag(values.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 64 }) ?? 1;
   const model = catalog.model(requireFlag(values.model, 'model'));
-  const workload = loadYamlFile(resolve(io.cwd, requireFlag(values.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
+  const workloadArg = requireFlag(values.workload, 'workload');
+  const workload = loadYamlFile(resolve(io.cwd, workloadArg), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   let slo: Slo;
   try {
     slo = values.slo === undefined ? (workload.slo ?? {}) : parseSloString(values.slo);
@@ -87,24 +62,26 @@ function runSync(argv: readonly string[], io: CliIo): number {
   const space = loadSpace(values.space === undefined ? resolve(PROJECT_ROOT, 'search-spaces/vllm.yaml') : resolve(io.cwd, values.space));
   const store = openStore(values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db));
   try {
-    const { record, surrogate } = loadLatestSurrogate(store);
     const encoder = spaceEncoder(space);
-    const context = { hardware, gpuCount, model, workload };
-    const historyRuns = store.countRuns({ model: model.id, gpu: hardware.id, gpuCount });
-    const mape = record.metrics['output_throughput_per_gpu.mape'];
-    const rec = recommend({
-      surrogate,
-      context,
-      encoder,
-      source: spaceSource(space, context),
-      slo,
-      historyRuns,
-      validationMape: mape ?? null,
-      rng: createRng(numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0),
-      candidates: numberFlag(values.candidates, 'candidates', { int: true, min: 100, max: 1_000_000 }) ?? 20_000,
+    const { record, surrogate } = loadSurrogateFor(store, { gpu: hardware.id, model: model.id, schema: featureNames(encoder) });
+    const answer = answerQuestion({
+      model: { info: record, surrogate },
+      space,
+      catalog,
+      question: {
+        gpu: hardware.id,
+        gpus: gpuCount,
+        model: model.id,
+        workload,
+        workloadRef: relative(io.cwd, resolve(io.cwd, workloadArg)) || workloadArg,
+        slo,
+        candidates: numberFlag(values.candidates, 'candidates', { int: true, min: 100, max: 1_000_000 }) ?? 20_000,
+        seed: numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0,
+        keepPrecision: values['keep-precision'] === true,
+      },
     });
-    if (values.json === true) writeJson(io, { model_id: record.id, slo, ...rec });
-    else io.stdout.write(`${text(rec)}\n`);
+    if (values.json === true) writeJson(io, answer);
+    else io.stdout.write(`${formatAnswer(answer)}\n`);
     return 0;
   } finally {
     store.close();

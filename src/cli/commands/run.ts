@@ -2,22 +2,30 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import type { BenchmarkResult, RequestRecord } from '../../domain/index.js';
-import { parseSloString } from '../../domain/index.js';
+import { parseSloString, Workload } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
-import { BenchConfig, expandSweep, overlay } from '../../loadgen/config.js';
-import { runBenchmark } from '../../loadgen/index.js';
+import { BenchConfig, expandSweep, overlay, rawConfigOfWorkload } from '../../loadgen/config.js';
+import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
+import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
 import { sweepReportHtml } from '../../report/sweep.js';
-import { parseYaml } from '../../util/yaml.js';
+import { loadYamlFile, parseYaml } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
 
-const USAGE = `lm-bench run: load an OpenAI-compatible server (loopback only) and report vLLM-compatible metrics
+const USAGE = `lm-bench run: load an OpenAI-compatible server and report vLLM-compatible metrics
 
 Usage: lm-bench run --endpoint URL [--config FILE] [flags]
 
-  --endpoint URL         e.g. http://127.0.0.1:8000/v1/completions (or …/v1/chat/completions)
+  --endpoint URL         any http(s) server, e.g. http://gpu-box:8000/v1/completions (or …/v1/chat/completions);
+                         may also come from the config file's \`endpoint\`
+  --api-key KEY          sent as a bearer token (vllm serve --api-key); default: $OPENAI_API_KEY. Never printed or stored
+  --ca-cert FILE         trust this CA (PEM) for https, e.g. a self-signed server's certificate
+  --insecure             https without certificate verification
+  --connect-timeout-s S  give up connecting after S seconds (default 10)
+  --dry-run              print where the load would go and how it is bounded; send nothing
   --config FILE          YAML config (see configs/llama3-8b-throughput.yaml); a sweep runs every combination
+  --workload FILE        or a workload file (data/workloads/*.yaml): the traffic a study's trials send
   --output FILE          result JSON (one object; a sweep writes one object per line, like --append-result)
   --html FILE            self-contained HTML summary (tables and plots, no network)
   --records FILE         per-request records as JSON Lines
@@ -32,7 +40,13 @@ Over the file, or without one:
 
 const FLAGS = {
   endpoint: { type: 'string' },
+  'api-key': { type: 'string' },
+  'ca-cert': { type: 'string' },
+  insecure: { type: 'boolean' },
+  'connect-timeout-s': { type: 'string' },
+  'dry-run': { type: 'boolean' },
   config: { type: 'string' },
+  workload: { type: 'string' },
   output: { type: 'string' },
   html: { type: 'string' },
   records: { type: 'string' },
@@ -64,13 +78,17 @@ const rateFlag = (raw: string | undefined, flag: string): number | 'inf' | undef
   raw === undefined ? undefined : raw.trim().toLowerCase() === 'inf' ? 'inf' : numberFlag(raw, flag, { min: Number.MIN_VALUE });
 
 /** Flags laid over the raw config; returns the dotted paths they set (those leave the sweep). */
-function applyFlags(raw: Record<string, unknown>, v: Values): string[] {
+function applyFlags(raw: Record<string, unknown>, v: Values, cwd: string): string[] {
   const set: string[] = [];
   const put = (path: string, value: unknown): void => {
     if (value === undefined) return;
     overlay(raw, path, value);
     set.push(path);
   };
+  put('endpoint', v.endpoint);
+  put('ca_cert', v['ca-cert'] === undefined ? undefined : resolve(cwd, v['ca-cert']));
+  put('insecure', v.insecure);
+  put('connect_timeout_s', numberFlag(v['connect-timeout-s'], 'connect-timeout-s', { min: Number.MIN_VALUE, max: 600 }));
   put('model', v.model);
   if (v.api !== undefined && v.api !== 'completions' && v.api !== 'chat') {
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--api must be completions or chat, got "${v.api}"`, { details: { field: 'api' } });
@@ -127,7 +145,12 @@ function applyFlags(raw: Record<string, unknown>, v: Values): string[] {
   return set;
 }
 
-function loadRaw(file: string | undefined, cwd: string): { raw: Record<string, unknown>; baseDir: string } {
+function loadRaw(file: string | undefined, workload: string | undefined, cwd: string): { raw: Record<string, unknown>; baseDir: string } {
+  if (workload !== undefined) {
+    if (file !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--workload and --config both describe the load; give one', { details: { field: 'workload' } });
+    const path = resolve(cwd, workload);
+    return { raw: rawConfigOfWorkload(loadYamlFile(path, Workload, 'LMB_ERR_WORKLOAD_INVALID')), baseDir: dirname(path) };
+  }
   if (file === undefined) {
     // vllm bench serve's defaults: every prompt at once (rate inf), random prompts.
     return { raw: { dataset: { kind: 'synthetic', input_len: 512, output_len: 128 }, traffic: { request_rate: 'inf' } }, baseDir: cwd };
@@ -166,17 +189,29 @@ export const command: Command = {
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     const { values } = parseFlags(argv, FLAGS);
-    const endpoint = requireFlag(values.endpoint, 'endpoint');
-    const { raw, baseDir } = loadRaw(values.config, io.cwd);
-    const flagPaths = applyFlags(raw, values);
+    const { raw, baseDir } = loadRaw(values.config, values.workload, io.cwd);
+    const flagPaths = applyFlags(raw, values, io.cwd);
     const sweep = raw['sweep'] as Record<string, unknown> | undefined;
     if (sweep !== undefined) {
       for (const k of Object.keys(sweep)) if (flagPaths.some((p) => k === p || k.startsWith(`${p}.`))) delete sweep[k];
       if (Object.keys(sweep).length === 0) delete raw['sweep'];
     }
-    const base = validateMerged(raw, values.config === undefined || flagPaths.length > 0);
+    const base = validateMerged(raw, (values.config === undefined && values.workload === undefined) || flagPaths.length > 0);
     const points = expandSweep(raw, base);
     const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
+    const apiKey = values['api-key'] ?? io.env['OPENAI_API_KEY'] ?? null;
+    if (apiKey === '') throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--api-key is empty', { details: { field: 'api-key' } });
+    const endpointOf = (plan: (typeof plans)[number]): string =>
+      requireFlag(plan.endpoint, 'endpoint (or `endpoint:` in the config file)');
+    if (values['dry-run'] === true) {
+      const lines = plans.map((plan) => {
+        const ep = parseEndpoint(endpointOf(plan));
+        return describeTarget(ep, { ...DEFAULT_TRANSPORT, ...plan.transport, apiKey }, { prompts: plan.workload.num_prompts + (plan.warmupRequests ?? 0), durationS: plan.durationS, timeoutS: (plan.timeoutMs ?? 600_000) / 1000 });
+      });
+      if (values.json === true) writeJson(io, { dry_run: true, points: lines.map((target, i) => ({ target, values: points[i]?.values ?? {} })) });
+      else io.stdout.write(`${lines.map((l) => `would ${l}`).join('\n')}\n`);
+      return 0;
+    }
     const tty = io.stderr.isTTY === true;
     const results: BenchmarkResult[] = [];
     const allRecords: RequestRecord[] = [];
@@ -188,7 +223,10 @@ export const command: Command = {
         const tag = points.length > 1 ? `[${i + 1}/${points.length}] ${JSON.stringify(points[i]?.values)} ` : '';
         const { result, records } = await runBenchmark({
           ...plan,
-          endpoint,
+          endpoint: endpointOf(plan),
+          transport: { ...plan.transport, apiKey },
+          env: io.env,
+          onTarget: (line) => io.stderr.write(`lm-bench: ${tag}${line}\n`),
           signal: ac.signal,
           onProgress: tty ? (p) => io.stderr.write(`\r${tag}${p.done + p.failed}/${p.total} done, ${p.failed} failed   `) : undefined,
         });

@@ -1,12 +1,14 @@
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
-import { numberFlag, parseFlags, parseSetFlags, requireFlag } from '../args.js';
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, type BenchmarkResult, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { numberFlag, parseFlags, requireFlag } from '../args.js';
+import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, parseKnobAssignments, type BenchmarkResult, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
 import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
-import { simulate, type StartupFailure } from '../../sim/index.js';
+import type { StartupFailure } from '../../physics/index.js';
+import { simulate } from '../../sim/index.js';
 
 const USAGE = `Usage:
   lm-bench sim run --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
@@ -14,11 +16,13 @@ const USAGE = `Usage:
                    [--concurrency N | --request-rate R [--burstiness B]] [--num-prompts N] [--seed S] [--json]
   lm-bench sim serve --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
                    [--port 8000] [--host 127.0.0.1] [--speed K]
+                   [--api-key KEY] [--ssl-certfile FILE --ssl-keyfile FILE]
 
 Runs the simulated vLLM V1 engine: \`run\` benchmarks it in virtual time (like \`vllm bench serve\`
 against \`vllm serve\`), \`serve\` puts it behind an OpenAI-compatible HTTP server in real time
 (K× faster with --speed K). Knobs come from --set or from vLLM's own flags
-(--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …).
+(--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …);
+--api-key and --ssl-certfile/--ssl-keyfile behave as vllm serve's (bearer token on /v1, https).
 A configuration that vLLM would refuse exits with status 3 and vLLM's reason.`;
 
 const ALL_KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
@@ -60,7 +64,7 @@ export function configFromFlags(values: Record<string, unknown>): ServerConfig {
     }
   }
   const sets = values['set'];
-  return parseSetFlags(Array.isArray(sets) ? sets.map(String) : [], raw);
+  return parseKnobAssignments(Array.isArray(sets) ? sets.map(String) : [], raw);
 }
 
 function gpuCount(raw: string | undefined): number {
@@ -173,10 +177,36 @@ function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   return Promise.resolve(0);
 }
 
+/** `--ssl-certfile` and `--ssl-keyfile` together or not at all, as vLLM asks. */
+function tlsFiles(cert: string | undefined, key: string | undefined, cwd: string): { cert: string; key: string } | undefined {
+  if (cert === undefined && key === undefined) return undefined;
+  if (cert === undefined || key === undefined) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--ssl-certfile and --ssl-keyfile go together', { details: { field: cert === undefined ? 'ssl-certfile' : 'ssl-keyfile' } });
+  }
+  const read = (file: string, flag: string): string => {
+    try {
+      return readFileSync(resolve(cwd, file), 'utf8');
+    } catch (err) {
+      throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `--${flag} ${file} cannot be read`, { cause: err, details: { field: flag, file } });
+    }
+  };
+  return { cert: read(cert, 'ssl-certfile'), key: read(key, 'ssl-keyfile') };
+}
+
 async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const { values, positionals } = parseFlags(
     argv,
-    { ...COMMON, ...vllmFlagOptions(), port: { type: 'string' }, host: { type: 'string' }, speed: { type: 'string' }, seed: { type: 'string' } },
+    {
+      ...COMMON,
+      ...vllmFlagOptions(),
+      port: { type: 'string' },
+      host: { type: 'string' },
+      speed: { type: 'string' },
+      seed: { type: 'string' },
+      'api-key': { type: 'string' },
+      'ssl-certfile': { type: 'string' },
+      'ssl-keyfile': { type: 'string' },
+    },
     true,
   );
   const v = values as Record<string, unknown>;
@@ -189,10 +219,12 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const speed = numberFlag(values.speed, 'speed', { min: 1e-3, max: 1e6 }) ?? 1;
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const host = values.host ?? '127.0.0.1';
+  const tls = tlsFiles(values['ssl-certfile'], values['ssl-keyfile'], io.cwd);
+  const apiKey = values['api-key'] ?? io.env['VLLM_API_KEY'];
   const { startSimServer } = await import('../../sim/server.js');
   let server;
   try {
-    server = await startSimServer({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, host, port, speed, seed, catalog, servedModelName: values['served-model-name'] });
+    server = await startSimServer({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, host, port, speed, seed, catalog, servedModelName: values['served-model-name'], tls, apiKey });
   } catch (err) {
     if (err instanceof LmBenchError && err.code === 'LMB_ERR_STARTUP_FAILED') {
       // Like a crashing `vllm serve`: the reason on stderr, non-zero exit.

@@ -1,8 +1,9 @@
 import { join, resolve } from 'node:path';
 import { defaultCatalog, PROJECT_ROOT } from '../../catalog/index.js';
-import { parseSloString, StudySpec, Workload, type Slo } from '../../domain/index.js';
+import { parseKnobAssignments, parseSloString, StudySpec, Workload, type Slo } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
+import { parseEndpoint } from '../../loadgen/index.js';
 import { loadSpace } from '../../space/index.js';
 import { defaultDbPath, openStore } from '../../store/sqlite-store.js';
 import { TargetSpec } from '../../targets/spec.js';
@@ -17,10 +18,12 @@ import { studyProgress } from '../study-progress.js';
 const usage = `Usage:
   lm-bench tune --study NAME [--space search-spaces/vllm.yaml] --gpu GPU --gpus N --model MODEL
                 --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
-                [--target sim|vllm|endpoint|command] [--command "…"] [--endpoint URL]
+                [--target sim|vllm|endpoint|command] [--command "…"]
+                [--endpoint URL [--api-key-env OPENAI_API_KEY] [--ca-cert FILE] [--insecure]]
                 [--vllm-bin vllm] [--vllm-port 18000]
                 --budget-trials N [--budget-hours H] [--parallel K] [--seed S]
-                [--objective throughput|max-rate] [--sampler surrogate|random] [--db PATH]
+                [--objective throughput|max-rate] [--sampler surrogate|random] [--keep-precision]
+                [--enqueue knob=value,knob=value …] [--db PATH]
                 [--report-dir DIR | --no-report] [--json]
   lm-bench tune --study NAME [--db PATH] [--json]     resume a study with its stored settings
 
@@ -31,6 +34,10 @@ request rate that meets the SLOs by bisection (at most 5 load runs per configura
 finishes; running the same command again resumes the study (completed trials are kept, trials a crash
 left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json);
 the HTML report to reports/<study>/report.html (or --report-dir).
+--enqueue (repeatable) queues a configuration to run right after vLLM's defaults, before anything the
+tuner proposes (once per study, however often the command is repeated); --keep-precision holds
+quantization and kv_cache_dtype at the checkpoint's own numerics. The study's surrogate is saved as
+it refits and, cross-validated, when the study ends: \`lm-bench recommend\` answers from it.
 `;
 
 const flags = {
@@ -44,6 +51,9 @@ const flags = {
   target: { type: 'string' },
   command: { type: 'string' },
   endpoint: { type: 'string' },
+  'api-key-env': { type: 'string' },
+  'ca-cert': { type: 'string' },
+  insecure: { type: 'boolean' },
   'vllm-bin': { type: 'string' },
   'vllm-port': { type: 'string' },
   'budget-trials': { type: 'string' },
@@ -53,6 +63,8 @@ const flags = {
   sampler: { type: 'string' },
   objective: { type: 'string' },
   'report-dir': { type: 'string' },
+  enqueue: { type: 'string', multiple: true },
+  'keep-precision': { type: 'boolean' },
   'no-report': { type: 'boolean' },
   db: { type: 'string' },
   json: { type: 'boolean' },
@@ -60,7 +72,7 @@ const flags = {
 
 type Values = ReturnType<typeof parseFlags<typeof flags>>['values'];
 
-function targetSpec(v: Values, dbPath: string): TargetSpec {
+function targetSpec(v: Values, dbPath: string, cwd: string): TargetSpec {
   const kind = v.target ?? 'sim';
   const raw = (() => {
     switch (kind) {
@@ -73,8 +85,16 @@ function targetSpec(v: Values, dbPath: string): TargetSpec {
           base_port: numberFlag(v['vllm-port'], 'vllm-port', { int: true, min: 1024, max: 65000 }) ?? 18000,
           state_dir: join(dbPath, '..', 'servers'),
         };
-      case 'endpoint':
-        return { kind, url: requireFlag(v.endpoint, 'endpoint') };
+      case 'endpoint': {
+        const url = parseEndpoint(requireFlag(v.endpoint, 'endpoint')).url;
+        return {
+          kind,
+          url,
+          ...(v['api-key-env'] === undefined ? {} : { api_key_env: v['api-key-env'] }),
+          ...(v['ca-cert'] === undefined ? {} : { ca_cert: resolve(cwd, v['ca-cert']) }),
+          ...(v.insecure === true ? { insecure: true } : {}),
+        };
+      }
       case 'command':
         return { kind, command: requireFlag(v.command, 'command') };
       default:
@@ -82,7 +102,11 @@ function targetSpec(v: Values, dbPath: string): TargetSpec {
     }
   })();
   const res = TargetSpec.safeParse(raw);
-  if (!res.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--target ${kind}: ${res.error.issues[0]?.message ?? 'invalid'}`);
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    const field = issue?.path.join('.') ?? '';
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--target ${kind}: ${field === '' ? '' : `${field}: `}${issue?.message ?? 'invalid'}`, { details: { field: field || 'target' } });
+  }
   return res.data;
 }
 
@@ -101,11 +125,11 @@ function objectiveMode(raw: string | undefined): 'fixed' | 'max_rate' {
   throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be throughput or max-rate, got "${raw}"`, { details: { field: 'objective' } });
 }
 
-function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: string): StudySpec {
+function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: string, cwd: string): StudySpec {
   const catalog = defaultCatalog();
   const gpu = catalog.gpu(requireFlag(v.gpu, 'gpu')).id;
   const model = catalog.model(requireFlag(v.model, 'model')).id;
-  const workload = loadYamlFile(requireFlag(v.workload, 'workload'), Workload, 'LMB_ERR_WORKLOAD_INVALID');
+  const workload = loadYamlFile(resolve(cwd, requireFlag(v.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   const budgetHours = numberFlag(v['budget-hours'], 'budget-hours', { min: 0.001 });
   return StudySpec.parse({
     name,
@@ -121,6 +145,7 @@ function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: s
     budget_hours: budgetHours ?? null,
     parallel: numberFlag(v.parallel, 'parallel', { int: true, min: 1, max: 32 }) ?? 1,
     measure: objectiveMode(v.objective),
+    ...(v['keep-precision'] === true ? { keep_precision: true } : {}),
   });
 }
 
@@ -138,10 +163,11 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       spec = existing.spec;
       target = TargetSpec.parse(JSON.parse(spec.target));
     } else {
-      target = targetSpec(v, dbPath);
-      spec = specFromFlags(v, name, target, v.space ?? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
+      target = targetSpec(v, dbPath, io.cwd);
+      spec = specFromFlags(v, name, target, v.space === undefined ? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml') : resolve(io.cwd, v.space), io.cwd);
     }
     const space = loadSpace(spec.space);
+    const enqueue = (v.enqueue ?? []).map((text) => parseKnobAssignments(text.split(',').map((p) => p.trim()).filter((p) => p !== ''), {}, 'enqueue'));
     const json = v.json === true;
     const ac = new AbortController();
     let interrupts = 0;
@@ -166,11 +192,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         target,
         now: Date.now,
         sampler,
+        enqueue,
         signal: ac.signal,
         onEvent: progress.onEvent,
       });
       progress.finish();
-      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason });
+      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c) });
       let reportFile: string | null = null;
       if (v['no-report'] !== true && summary.reason !== 'interrupted') {
         if (!json) io.stderr.write('lm-bench tune: writing the report…\n');

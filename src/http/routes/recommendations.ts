@@ -28,10 +28,13 @@ export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }
       gpus: body.gpus,
       model: model.id,
       workload,
+      // The commands in the answer name the workload file: a bundled one by its path, one sent inline as workload.yaml.
+      workloadRef: typeof body.workload === 'string' ? `data/workloads/${body.workload}.yaml` : 'workload.yaml',
       slo: body.slo ?? workload.slo ?? {},
       objectives: body.objectives,
       candidates: body.candidates ?? ctx.config.recommend_candidates,
       seed: body.seed,
+      keepPrecision: body.keep_precision,
     });
     return reply.type('application/json; charset=utf-8').send(json);
   });

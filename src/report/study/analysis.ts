@@ -1,7 +1,6 @@
 import type { Catalog } from '../../catalog/index.js';
 import type { Study, StudySpec, Trial } from '../../domain/index.js';
 import { checkSlo } from '../../domain/index.js';
-import type { SurrogateSpec } from '../../model/index.js';
 import { OptimizationStudy } from '../../optimize/study.js';
 import type { Sampler } from '../../optimize/sampler.js';
 import { loadSpace, type SearchSpace } from '../../space/index.js';
@@ -17,15 +16,13 @@ import type { StudyAnalysis } from './types.js';
 /**
  * Gathers a study's report material from the store: trials and the measured summary, effective
  * configurations, the random-search baseline, the prune report of the space, the surrogate's analysis
- * and the latency distributions of the top candidates. The only part of the report with I/O and
- * model fitting; everything downstream is pure.
+ * and the latency distributions of the top candidates. The only part of the report with I/O (it reads
+ * the study's saved surrogate; it fits none); everything downstream is pure.
  */
 export interface AnalyzeOptions {
   readonly catalog: Catalog;
   /** Name or id of a random-search study to compare with; by default one is looked for (same deployment, random trials). */
   readonly baseline?: string | number;
-  readonly surrogateSpec?: SurrogateSpec;
-  readonly folds?: number;
   readonly candidates?: number;
   /** Skip the surrogate (plots that need it say so) or the re-simulation. */
   readonly withModel?: boolean;
@@ -71,14 +68,13 @@ function lastStopReason(store: Store, studyId: number): StopReason | null {
   return p?.reason ?? null;
 }
 
-export async function analyzeStudy(store: Store, studyIdOrName: number | string, opts: AnalyzeOptions): Promise<StudyAnalysis> {
+export function analyzeStudy(store: Store, studyIdOrName: number | string, opts: AnalyzeOptions): StudyAnalysis {
   const study = store.getStudy(studyIdOrName);
   const spec = study.spec;
   const trials = store.listTrials(study.id);
   const model = opts.catalog.model(spec.model);
   // bestTrials only reads the store; the sampler is never asked.
   const front = new OptimizationStudy(store, study, noSampler, createRng(spec.seed)).bestTrials();
-  const summary = summarizeStudy({ study, trials, front, model, stopReason: lastStopReason(store, study.id) });
   const ctx = featureContext(spec, opts.catalog);
   let space: SearchSpace | null = opts.space ?? null;
   let spaceError: string | null = null;
@@ -89,6 +85,7 @@ export async function analyzeStudy(store: Store, studyIdOrName: number | string,
       spaceError = err instanceof Error ? err.message : String(err);
     }
   }
+  const summary = summarizeStudy({ study, trials, front, model, stopReason: lastStopReason(store, study.id), ...(space === null ? {} : { numericsChanges: (c: Trial['config']) => (space).numericsChanges(c) }) });
   const effectiveConfigs: Record<number, Trial['config']> = {};
   for (const t of trials) effectiveConfigs[t.number] = space === null ? t.config : space.complete(t.config, ctx);
   const targetKind = ((): string => {
@@ -105,7 +102,7 @@ export async function analyzeStudy(store: Store, studyIdOrName: number | string,
       ? ({ available: false, reason: 'the surrogate was not fitted for this rendering' } as const)
       : space === null
         ? ({ available: false, reason: `the study's search space could not be loaded (${spaceError ?? 'unknown'})` } as const)
-        : await analyzeModel({
+        : analyzeModel({
             store,
             catalog: opts.catalog,
             space,
@@ -114,8 +111,6 @@ export async function analyzeStudy(store: Store, studyIdOrName: number | string,
             measured: complete.map((t) => ({ trial: t, config: effectiveConfigs[t.number] ?? t.config })),
             recommended: recTrial === undefined ? null : (effectiveConfigs[recTrial.number] ?? recTrial.config),
             rng: createRng(spec.seed).fork('report'),
-            ...(opts.surrogateSpec === undefined ? {} : { surrogateSpec: opts.surrogateSpec }),
-            ...(opts.folds === undefined ? {} : { folds: opts.folds }),
             ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
           });
   const feasible = complete

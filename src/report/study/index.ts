@@ -71,7 +71,7 @@ export async function renderReportFromAnalysis(a: StudyAnalysis, opts: Pick<Stud
     ...(await chart(
       'importance',
       model.available
-        ? `Permutation importance of the surrogate (fitted on ${model.rows} rows of the store’s history for this GPU and model, ${model.measuredRows} measured), ${model.parityMethod === 'cross_validation' ? `on held-out rows of a ${model.folds}-fold split` : 'on its own training rows (too few runs to hold any out)'}.`
+        ? `Permutation importance of the saved surrogate (model ${model.modelId}${model.savedBy === null ? '' : `, saved by study “${model.savedBy}”`}; fitted on ${model.rows} rows of the store’s history for this GPU and model, ${model.measuredRows} measured), ${model.parityMethod === 'cross_validation' ? `on held-out rows of a ${model.folds}-fold split` : 'on its own training rows (the study stopped before its validated model was saved)'}.`
         : undefined,
     )),
     ...(await chart('partial_dependence')),
@@ -92,7 +92,7 @@ export async function renderReportFromAnalysis(a: StudyAnalysis, opts: Pick<Stud
 
 /** The full report of a study: HTML plus one SVG per plot. */
 export async function renderStudyReport(store: Store, studyIdOrName: number | string, opts: StudyReportOptions = {}): Promise<StudyReport> {
-  const a = await analyzeStudy(store, studyIdOrName, analyzeOptions(opts));
+  const a = analyzeStudy(store, studyIdOrName, analyzeOptions(opts));
   return renderReportFromAnalysis(a, opts);
 }
 
@@ -103,7 +103,7 @@ export async function renderStudyReport(store: Store, studyIdOrName: number | st
 export async function renderStudyPlotSvg(store: Store, study: number | string | Study, kind: PlotKind, opts: Partial<AnalyzeOptions> = {}): Promise<string> {
   if (!PLOT_KINDS.includes(kind)) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `unknown plot kind "${String(kind)}" (one of ${PLOT_KINDS.join(', ')})`);
   const ref = typeof study === 'object' ? study.id : study;
-  const a = await analyzeStudy(store, ref, analyzeOptions(opts, { withModel: MODEL_PLOTS.has(kind), withLatency: kind === 'latency_cdf', withPrune: false }));
+  const a = analyzeStudy(store, ref, analyzeOptions(opts, { withModel: MODEL_PLOTS.has(kind), withLatency: kind === 'latency_cdf', withPrune: false }));
   const p = plotSpec(a, kind);
   if (!p.ok) throw new LmBenchError('LMB_ERR_NOT_FOUND', p.reason, { details: { kind } });
   return renderSvg(p.spec);

@@ -1,21 +1,25 @@
 import type { Catalog } from '../../catalog/index.js';
 import type { KnobValue, ServerConfig, StudySpec, Trial } from '../../domain/index.js';
-import { isLmBenchError } from '../../errors.js';
+import { historyRunsOf } from '../../advise/answer.js';
 import {
   buildFeatureRow,
   datasetFromStore,
   DEFAULT_SURROGATE_SPEC,
-  fitSurrogate,
+  featureNames,
+  heldOutOf,
+  loadSurrogate,
   permutationImportance,
   predictSurrogate,
+  selectSurrogate,
+  SURROGATE_KIND,
   toFeatureMatrix,
   type FeatureContext,
   type KnobEncoder,
   type Surrogate,
-  type SurrogateSpec,
   type TargetName,
   type TrainingRow,
 } from '../../model/index.js';
+import { PARITY_TARGETS } from '../../model/validate.js';
 import { logInterval, recommend } from '../../optimize/recommend.js';
 import { spaceEncoder, spaceSource } from '../../optimize/space-source.js';
 import type { SearchSpace } from '../../space/index.js';
@@ -24,14 +28,14 @@ import type { Rng } from '../../util/rng.js';
 import type { ModelAnalysis, ParityPair, PartialDependence, Predicted, PredictedCandidate } from './types.js';
 
 /**
- * The surrogate's part of the report. The tuning loop keeps its surrogate in memory only, so the report
- * refits one the same way (the store's history for the study's GPU and model, the default spec, a seed
- * from the study's): same data, same spec, so the same kind of model that chose the trials.
+ * The surrogate's part of the report, from the model the study saved (its slot: refitted each round,
+ * cross-validated when the study ended), or else the newest saved model covering the study's GPU and
+ * model: the report never fits one of its own.
  *
- * Parity and importance come from a k-fold split when the history has at least 4 measured rows a fold
- * (held-out predictions: what the model does on configurations it has not seen); below that, from the
- * final model on its own rows, and the report says so. The k-fold errors also calibrate the intervals
- * (±2σ widened until it covers 95% of held-out values), as `lm-bench model train` does.
+ * Parity and importance are the saved model's held-out figures when it was validated (the k-fold pairs
+ * and permutation importance stored with it); a model saved mid-study (the study was stopped before
+ * its end) is shown on its own training rows, and the report says so. Intervals use the calibration
+ * saved with the model.
  */
 export interface ModelAnalysisOptions {
   readonly store: Store;
@@ -43,13 +47,10 @@ export interface ModelAnalysisOptions {
   readonly measured: readonly { readonly trial: Trial; readonly config: ServerConfig }[];
   readonly recommended: ServerConfig | null;
   readonly rng: Rng;
-  readonly surrogateSpec?: SurrogateSpec;
-  readonly folds?: number;
   /** Candidates the predicted front is chosen from. */
   readonly candidates?: number;
 }
 
-export const PARITY_TARGETS: readonly TargetName[] = ['output_throughput_per_gpu', 'ttft_p99_ms', 'itl_p99_ms'];
 const PD_TARGET: TargetName = 'output_throughput_per_gpu';
 
 function matrix(rows: readonly TrainingRow[], cols: number): { x: ReturnType<typeof toFeatureMatrix>; baselines: Partial<Record<TargetName, Float64Array>> } {
@@ -72,35 +73,24 @@ export function predictConfigs(s: Surrogate, configs: readonly ServerConfig[], c
   return { predicted, pStart: p.pStart };
 }
 
-interface HeldOut {
-  readonly pairs: ParityPair[];
-  readonly z: Partial<Record<TargetName, number[]>>;
-}
-
-function heldOut(s: Surrogate, test: readonly TrainingRow[], acc: HeldOut): void {
-  const rows = test.filter((r) => r.started);
-  if (rows.length === 0) return;
-  const { x, baselines } = matrix(rows, s.featureNames.length);
+/** The model's parity pairs on its own training rows (no fit: predictions of the saved model). */
+function inSample(s: Surrogate, rows: readonly TrainingRow[]): ParityPair[] {
+  const measured = rows.filter((r) => r.started);
+  if (measured.length === 0) return [];
+  const { x, baselines } = matrix(measured, s.featureNames.length);
   const p = predictSurrogate(s, x, baselines);
-  for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) {
-    rows.forEach((r, i) => {
+  const out: ParityPair[] = [];
+  for (const t of PARITY_TARGETS) {
+    const d = p.targets[t];
+    if (d === undefined) continue;
+    measured.forEach((r, i) => {
       const a = r.targets[t];
       if (a === undefined) return;
       const iv = logInterval(d, i, p.draws, s.intervalScale?.[t] ?? 1);
-      if (PARITY_TARGETS.includes(t)) acc.pairs.push({ target: t, measured: a, predicted: iv.mean, low: iv.low, high: iv.high });
-      const sd = Math.log(iv.high / iv.mean) / 2;
-      (acc.z[t] ??= []).push(Math.abs(Math.log(a / iv.mean)) / Math.max(sd, 1e-9));
+      out.push({ target: t, measured: a, predicted: iv.mean, low: iv.low, high: iv.high });
     });
   }
-}
-
-function shuffled(n: number, rng: Rng): number[] {
-  const order = [...Array(n).keys()];
-  for (let i = n - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j] ?? 0, order[i] ?? 0];
-  }
-  return order;
+  return out;
 }
 
 interface PdInput {
@@ -129,61 +119,36 @@ function partialDependence(s: Surrogate, pd: PdInput, ctx: FeatureContext, encod
   return { knob, points };
 }
 
-export async function analyzeModel(opts: ModelAnalysisOptions): Promise<ModelAnalysis> {
-  const sspec = opts.surrogateSpec ?? DEFAULT_SURROGATE_SPEC;
+export function analyzeModel(opts: ModelAnalysisOptions): ModelAnalysis {
   const encoder = spaceEncoder(opts.space);
-  const ds = datasetFromStore(opts.store, opts.catalog, encoder, { gpu: opts.spec.hardware.gpu, model: opts.spec.model });
-  const measuredRows = ds.rows.filter((r) => r.started).length;
-  if (measuredRows < sspec.minRows) {
-    return { available: false, reason: `the store holds ${measuredRows} measured runs for ${opts.spec.model} on ${opts.spec.hardware.gpu}; the surrogate needs at least ${sspec.minRows}, so no model-based plot (importance, partial dependence, parity, predicted points) is drawn` };
+  const { gpu } = opts.spec.hardware;
+  const info = selectSurrogate(opts.store.listModels(SURROGATE_KIND), { gpu, model: opts.spec.model, study: opts.spec.name, schema: featureNames(encoder) });
+  if (info === null) {
+    return {
+      available: false,
+      reason: `no saved surrogate covers ${opts.spec.model} on ${gpu}: the store held fewer than ${DEFAULT_SURROGATE_SPEC.minRows} measured runs when the study ran, so no model-based plot (importance, partial dependence, parity, predicted points) is drawn`,
+    };
   }
-  let surrogate: Surrogate;
-  try {
-    surrogate = await fitSurrogate(ds.rows, ds.featureNames, sspec, opts.rng.fork('final'));
-  } catch (err) {
-    if (isLmBenchError(err, 'LMB_ERR_HISTORY_TOO_THIN')) return { available: false, reason: err.message };
-    throw err;
-  }
-  const folds = Math.max(2, opts.folds ?? 3);
-  const acc: HeldOut = { pairs: [], z: {} };
-  let importance: Record<string, number> = {};
-  let parityMethod: 'cross_validation' | 'in_sample';
-  if (measuredRows >= folds * 4) {
-    parityMethod = 'cross_validation';
-    const order = shuffled(ds.rows.length, opts.rng.fork('folds'));
-    const testOf = (f: number): Set<number> => new Set(order.filter((_, i) => i % folds === f));
-    const models = await Promise.all(
-      Array.from({ length: folds }, (_, f) => {
-        const test = testOf(f);
-        return fitSurrogate(ds.rows.filter((_, i) => !test.has(i)), ds.featureNames, sspec, opts.rng.fork(`fold-${f}`)).catch((err: unknown) => {
-          if (isLmBenchError(err, 'LMB_ERR_HISTORY_TOO_THIN')) return null;
-          throw err;
-        });
-      }),
-    );
-    models.forEach((m, f) => {
-      if (m === null) return;
-      const test = testOf(f);
-      const rows = ds.rows.filter((_, i) => test.has(i));
-      heldOut(m, rows, acc);
-      for (const [knob, v] of Object.entries(permutationImportance(m, rows, opts.rng.fork(`perm-${f}`)))) importance[knob] = (importance[knob] ?? 0) + v / folds;
-    });
-    const intervalScale: Partial<Record<TargetName, number>> = {};
-    for (const [t, z] of Object.entries(acc.z) as [TargetName, number[]][]) {
-      const sorted = z.filter(Number.isFinite).sort((a, b) => a - b);
-      if (sorted.length > 0) intervalScale[t] = Math.min(50, Math.max(1, (sorted[Math.min(sorted.length - 1, Math.floor(0.95 * sorted.length))] ?? 2) / 2));
-    }
-    surrogate = { ...surrogate, intervalScale };
+  const { record, surrogate } = loadSurrogate(opts.store, info);
+  const validated = record.metadata['validated'] === true;
+  let parity: ParityPair[];
+  let importance: Record<string, number>;
+  if (validated) {
+    parity = heldOutOf(record);
+    const imp = record.metadata['importance'];
+    importance = typeof imp === 'object' && imp !== null ? (imp as Record<string, number>) : {};
   } else {
-    parityMethod = 'in_sample';
-    heldOut(surrogate, ds.rows, acc);
+    const ds = datasetFromStore(opts.store, opts.catalog, encoder, { gpu, model: opts.spec.model });
+    parity = inSample(surrogate, ds.rows);
     importance = permutationImportance(surrogate, ds.rows, opts.rng.fork('perm'));
   }
   const mape: Partial<Record<TargetName, number>> = {};
   for (const t of PARITY_TARGETS) {
-    const ps = acc.pairs.filter((p) => p.target === t);
-    if (ps.length > 0) mape[t] = ps.reduce((s, p) => s + Math.abs(p.predicted - p.measured) / p.measured, 0) / ps.length;
+    const ps = parity.filter((p) => p.target === t);
+    if (ps.length > 0) mape[t] = ps.reduce((sum, p) => sum + Math.abs(p.predicted - p.measured) / p.measured, 0) / ps.length;
   }
+  const num = (k: string): number => (typeof record.metadata[k] === 'number' ? (record.metadata[k]) : 0);
+  const study = record.metadata['study'];
 
   const ctx = opts.context;
   const measuredConfigs = opts.measured.map((m) => m.config);
@@ -191,7 +156,7 @@ export async function analyzeModel(opts: ModelAnalysisOptions): Promise<ModelAna
   const trialPredictions: Record<number, Predicted> = {};
   opts.measured.forEach((m, i) => (trialPredictions[m.trial.number] = trialPred.predicted[i] ?? {}));
 
-  const historyRuns = ds.observations.filter((o, i) => ds.rows[i]?.started === true && o.hardware.count === opts.spec.hardware.count).length;
+  const historyRuns = historyRunsOf(record, { gpu, gpus: opts.spec.hardware.count, model: opts.spec.model });
   const rec = recommend({
     surrogate,
     context: ctx,
@@ -204,6 +169,7 @@ export async function analyzeModel(opts: ModelAnalysisOptions): Promise<ModelAna
     rng: opts.rng.fork('recommend'),
     candidates: opts.candidates ?? 4000,
     keep: Math.min(1500, opts.candidates ?? 4000),
+    numericsChanges: (c) => opts.space.numericsChanges(c),
   });
   // recommend() predicts only the targets it ranks by; the plot also colours by memory, so every target is predicted again.
   const full = predictConfigs(surrogate, rec.pareto.map((p) => p.config), ctx, encoder).predicted;
@@ -228,11 +194,13 @@ export async function analyzeModel(opts: ModelAnalysisOptions): Promise<ModelAna
   }
   return {
     available: true,
-    rows: ds.rows.length,
-    measuredRows,
-    parityMethod,
-    folds: parityMethod === 'cross_validation' ? folds : 0,
-    parity: acc.pairs,
+    modelId: record.id,
+    savedBy: typeof study === 'string' ? study : null,
+    rows: num('rows'),
+    measuredRows: num('measured'),
+    parityMethod: validated ? 'cross_validation' : 'in_sample',
+    folds: validated ? num('folds') : 0,
+    parity,
     mape,
     importance,
     partialDependence: pds,
@@ -241,5 +209,6 @@ export async function analyzeModel(opts: ModelAnalysisOptions): Promise<ModelAna
     trialPredictions,
     recommendedPredicted,
     trust: { level: rec.trust.level, reasons: rec.trust.reasons },
+    rule: rec.rule,
   };
 }

@@ -32,7 +32,7 @@ export function latencyNote(a: StudyAnalysis): string {
 
 export function plotSpec(a: StudyAnalysis, kind: PlotKind): PlotOutcome {
   const measured = a.trials.some((t) => t.state === 'complete' && t.result !== null);
-  const noModel = (): PlotOutcome => ({ ok: false, reason: a.model.available ? 'the surrogate produced nothing to draw' : `No surrogate could be trained: ${a.model.reason}.` });
+  const noModel = (): PlotOutcome => ({ ok: false, reason: a.model.available ? 'the surrogate produced nothing to draw' : `No model-based plot: ${a.model.reason}.` });
   switch (kind) {
     case 'pareto_ttft':
     case 'pareto_itl':

@@ -64,7 +64,8 @@ export function answerSection(a: StudyAnalysis): Section {
   if (a.model.available) {
     const e = a.model.mape.output_throughput_per_gpu;
     const method = a.model.parityMethod === 'cross_validation' ? `${a.model.folds}-fold cross-validated` : 'in-sample (too few runs to hold any out)';
-    conf.push(`The surrogate (${a.model.measuredRows} measured runs for this GPU and model) has a ${method} throughput error of ${e === undefined ? '–' : `${(e * 100).toFixed(1)}%`}.`);
+    const saved = a.model.savedBy === null ? `model ${a.model.modelId}, from lm-bench model train` : `model ${a.model.modelId}, saved by study “${a.model.savedBy}”`;
+    conf.push(`The surrogate (${saved}; ${a.model.measuredRows} measured runs for this GPU and model) has a ${method} throughput error of ${e === undefined ? '–' : `${(e * 100).toFixed(1)}%`}.`);
     const hi = (t: TargetName): number | undefined => pred[t]?.high;
     const risky = ([['ttft_p99_ms', slo.ttft_p99_ms], ['itl_p99_ms', slo.itl_p99_ms], ['tpot_p99_ms', slo.tpot_p99_ms]] as const).filter(([t, lim]) => lim !== undefined && (hi(t) ?? 0) > lim).map(([t]) => t);
     conf.push(risky.length === 0 ? 'The upper ends of its predicted latency intervals stay within the SLOs.' : `The upper end of its predicted interval for ${risky.join(', ')} exceeds the SLO: re-measure before relying on the headroom.`);
@@ -72,10 +73,20 @@ export function answerSection(a: StudyAnalysis): Section {
   } else {
     conf.push(`No surrogate: ${a.model.reason}.`);
   }
+  const k = rec.precision_keeping;
+  const numerics =
+    rec.numerics_changes.length === 0
+      ? '<p>It keeps the checkpoint’s numerics (no fp8 weights or KV cache).</p>'
+      : `<p><b>It changes the model’s numerics:</b> ${escapeHtml(rec.numerics_changes.join(', '))}. ${
+          k === null
+            ? 'No measured configuration that keeps the checkpoint’s precision met the SLOs (tune with <code>--keep-precision</code> to search only those).'
+            : `The best measured configuration that keeps the checkpoint’s precision is trial ${k.trial}: ${fmt(k.measured.output_throughput)} tok/s (${k.throughput_vs_pick_pct.toFixed(1)}% against the pick), p99 TTFT ${fmt(k.measured.p99_ttft_ms)} ms, p99 ITL ${fmt(k.measured.p99_itl_ms, 1)} ms:</p><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(k.vllm_command)}</pre><p>`
+        }</p>`;
   const html = `${intro}
 <p><b>Recommended: trial ${rec.trial}</b> (${escapeHtml(s.trials.find((t) => t.number === rec.trial)?.origin ?? '')}), the measured configuration with the most output throughput that meets the SLOs.</p>
 <h3>Command line</h3><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(rec.vllm_command)}</pre>
 <h3><code>vllm serve --config config.yaml</code></h3><pre>${escapeHtml(rec.vllm_config_yaml)}</pre>
+${numerics}
 ${table}
 <p>${vs}</p>
 <p><b>How confident:</b> ${conf.map(escapeHtml).join(' ')}</p>`;

@@ -44,6 +44,9 @@ export type ModelAnalysis =
   | { readonly available: false; readonly reason: string }
   | {
       readonly available: true;
+      /** The saved model the report reads, and the study that saved it (null: \`lm-bench model train\`). */
+      readonly modelId: number;
+      readonly savedBy: string | null;
       /** Rows the surrogate was fitted on (store history for this GPU and model) and how many of them were measured. */
       readonly rows: number;
       readonly measuredRows: number;
@@ -62,6 +65,8 @@ export type ModelAnalysis =
       readonly trialPredictions: Readonly<Record<number, Predicted>>;
       readonly recommendedPredicted: PredictedCandidate | null;
       readonly trust: { readonly level: 'ok' | 'thin'; readonly reasons: readonly string[] };
+      /** The rule the predicted pick follows (the same words as \`lm-bench recommend\`). */
+      readonly rule: string;
     };
 
 export interface LatencySeries {

@@ -101,6 +101,8 @@ test('the SLO line takes the p99 key, else the tighter statistic the optimizer c
 function model(over: Partial<Extract<ModelAnalysis, { available: true }>> = {}): ModelAnalysis {
   return {
     available: true,
+    modelId: 1,
+    savedBy: 'fx',
     rows: 10,
     measuredRows: 9,
     parityMethod: 'in_sample',
@@ -121,6 +123,7 @@ function model(over: Partial<Extract<ModelAnalysis, { available: true }>> = {}):
     trialPredictions: {},
     recommendedPredicted: null,
     trust: { level: 'thin', reasons: ['few runs'] },
+    rule: 'the highest lower bound',
     ...over,
   };
 }

@@ -11,14 +11,16 @@ import { loadSpace } from '../../../src/space/index.js';
 import { openStore, type SqliteStore } from '../../../src/store/index.js';
 import { featureContext, trialInputOf } from '../../../src/tune/study-runner.js';
 import { recordTrialRun } from '../../../src/tune/history.js';
+import { finalStudySurrogate } from '../../../src/tune/surrogate-model.js';
+import { spaceEncoder } from '../../../src/optimize/space-source.js';
 import { createRng } from '../../../src/util/rng.js';
 import { loadYamlFile } from '../../../src/util/yaml.js';
 
 /**
  * A real study in a real SQLite file, measured by the simulator in-process (what the sim target's
  * workers run), trial by trial as the tuning loop records them: vLLM's defaults, space-filling
- * configurations, one launch failure; plus a random-search study of the same deployment. A short chat
- * workload keeps it to a second or two.
+ * configurations, one launch failure; plus a random-search study of the same deployment. When it ends
+ * it saves its validated surrogate as `runStudy` does (a small spec, so the fixture takes seconds).
  */
 export const SMALL_SURROGATE: SurrogateSpec = { ...DEFAULT_SURROGATE_SPEC, members: 3, xgb: { ...DEFAULT_SURROGATE_SPEC.xgb, rounds: 25, maxDepth: 3 } };
 
@@ -63,7 +65,7 @@ function measure(store: SqliteStore, studyName: string, configs: readonly { conf
   }
 }
 
-export function makeFixture(opts: { readonly trials?: number; readonly baseline?: boolean } = {}): Fixture {
+export async function makeFixture(opts: { readonly trials?: number; readonly baseline?: boolean } = {}): Promise<Fixture> {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-report-'));
   let clock = 1_700_000_000_000;
   const store = openStore(join(dir, 'db.sqlite'), { now: () => (clock += 1000) });
@@ -80,5 +82,6 @@ export function makeFixture(opts: { readonly trials?: number; readonly baseline?
     store.createStudy({ ...spec, name: 'fx-random' });
     measure(store, 'fx-random', [{ config: {}, origin: 'default' }, ...source.sample(6, createRng(99)).map((config) => ({ config, origin: 'random' as const }))]);
   }
+  await finalStudySurrogate({ store, catalog: defaultCatalog(), encoder: spaceEncoder(space), gpu: spec.hardware.gpu, model: spec.model, study: 'fx', seed: spec.seed, spec: SMALL_SURROGATE });
   return { store, dir, spec };
 }

@@ -7,7 +7,7 @@ import { command } from '../../../src/cli/commands/report.js';
 import { isLmBenchError } from '../../../src/errors.js';
 import { PLOT_KINDS, analyzeStudy, renderReportFromAnalysis, renderStudyPlotSvg, renderStudyReport } from '../../../src/report/study/index.js';
 import { defaultCatalog } from '../../../src/catalog/index.js';
-import { makeFixture, SMALL_SURROGATE } from './fixture.js';
+import { makeFixture } from './fixture.js';
 import { assertWellFormed, marks } from './svg.js';
 
 /**
@@ -15,8 +15,8 @@ import { assertWellFormed, marks } from './svg.js';
  * CLI. The full study is analysed once (the surrogate's k-fold fits are most of the cost) and shared.
  */
 const full = (async () => {
-  const fx = makeFixture();
-  const a = await analyzeStudy(fx.store, 'fx', { catalog: defaultCatalog(), surrogateSpec: SMALL_SURROGATE });
+  const fx = await makeFixture();
+  const a = analyzeStudy(fx.store, 'fx', { catalog: defaultCatalog() });
   const report = await renderReportFromAnalysis(a, { generatedAt: 'now' });
   fx.store.close();
   return { a, report };
@@ -81,18 +81,18 @@ test('report.html opens with the answer and holds the why, with nothing fetched 
 });
 
 /** A study too small for a surrogate (4 measured runs), shared by the tests below. */
-const thin = makeFixture({ trials: 3, baseline: false });
+const thin = await makeFixture({ trials: 3, baseline: false });
 
 test('without enough history the report says there is no model instead of plotting', { timeout: 60_000 }, async () => {
   const fx = thin;
-  const report = await renderStudyReport(fx.store, 'fx', { surrogateSpec: SMALL_SURROGATE, interactive: false });
+  const report = await renderStudyReport(fx.store, 'fx', { interactive: false });
   for (const k of ['importance', 'partial_dependence', 'parity'] as const) {
     assert.equal(report.svgs[k], undefined);
-    assert.match(report.missing[k] ?? '', /No surrogate could be trained: the store holds 4 measured runs/);
+    assert.match(report.missing[k] ?? '', /No model-based plot: no saved surrogate covers llama-3\.1-8b on H100-SXM: the store held fewer than 8 measured runs/);
   }
   assert.equal(marks(report.svgs.pareto_ttft ?? '', 'predicted').length, 0);
   assert.equal(marks(report.svgs.pareto_ttft ?? '', 'measured').length, 4);
-  assert.match(report.html, /No surrogate could be trained/);
+  assert.match(report.html, /No model-based plot/);
   assert.match(report.html, /no baseline curve/);
   assert.doesNotMatch(report.html, /vegaEmbed/, 'static page: no libraries');
 });
@@ -102,7 +102,7 @@ test('renderStudyPlotSvg draws one plot and refuses what it cannot draw', { time
   const svg = await renderStudyPlotSvg(fx.store, 'fx', 'history');
   assertWellFormed(svg);
   assert.equal(marks(svg, 'best_goodput').length, 1);
-  await assert.rejects(renderStudyPlotSvg(fx.store, fx.store.getStudy('fx'), 'parity', { surrogateSpec: SMALL_SURROGATE }), (e: unknown) => isLmBenchError(e, 'LMB_ERR_NOT_FOUND'));
+  await assert.rejects(renderStudyPlotSvg(fx.store, fx.store.getStudy('fx'), 'parity'), (e: unknown) => isLmBenchError(e, 'LMB_ERR_NOT_FOUND'));
   await assert.rejects(renderStudyPlotSvg(fx.store, 'fx', 'nope' as never), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
   await assert.rejects(renderStudyPlotSvg(fx.store, 'missing', 'history'), (e: unknown) => isLmBenchError(e, 'LMB_ERR_STUDY_NOT_FOUND'));
 });

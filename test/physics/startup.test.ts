@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { memoryModel, resolveConfig, startupCheck, validateConfig, checkMemory, cudagraphCaptureSizes } from '../../src/sim/index.js';
+import { memoryModel, resolveConfig, startupCheck, validateConfig, checkMemory, cudagraphCaptureSizes } from '../../src/physics/index.js';
 import type { ServerConfig } from '../../src/domain/index.js';
-import { catalog } from './helpers.js';
+import { catalog } from '../sim/helpers.js';
 
 const ctx = (gpu: string, gpuCount: number, model: string) => ({ hardware: catalog.gpu(gpu), gpuCount, model: catalog.model(model) });
 const check = (gpu: string, n: number, model: string, config: ServerConfig) => startupCheck(config, ctx(gpu, n, model));

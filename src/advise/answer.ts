@@ -1,0 +1,105 @@
+import type { Catalog } from '../catalog/index.js';
+import type { Objective, Slo, Workload } from '../domain/index.js';
+import type { ModelInfo } from '../store/store.js';
+import type { Surrogate } from '../model/surrogate.js';
+import { recommend, type Recommendation } from '../optimize/recommend.js';
+import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
+import type { SearchSpace } from '../space/index.js';
+import { createRng } from '../util/rng.js';
+import { enqueueCommand, measureCommands, vllmServeCommand, type MeasureCommands } from './commands.js';
+
+/**
+ * One recommendation as plain data: the answer `lm-bench recommend`, `POST /v1/recommendations` and
+ * the report give for a deployment question, from one saved surrogate. Pure given its inputs (the
+ * surrogate and its record are loaded by the caller, once), so the service can memoise it.
+ */
+export interface Question {
+  readonly gpu: string;
+  readonly gpus: number;
+  readonly model: string;
+  readonly workload: Workload;
+  /** How the user named the workload file (printed in the commands); the service uses `workload.yaml`. */
+  readonly workloadRef: string;
+  readonly slo: Slo;
+  readonly objectives?: readonly Objective[] | undefined;
+  readonly candidates: number;
+  readonly seed: number;
+  /** Pin the knobs that change the checkpoint's numerics (quantization, KV-cache dtype). */
+  readonly keepPrecision: boolean;
+}
+
+/** Which saved model answered, and what it was trained on. */
+export interface AnswerSource {
+  readonly model_id: number;
+  readonly study: string | null;
+  readonly validated: boolean;
+  readonly trained_at_ms: number;
+}
+
+export interface Answer extends Recommendation {
+  readonly model_id: number;
+  readonly source: AnswerSource;
+  readonly slo: Slo;
+  readonly keep_precision: boolean;
+  readonly vllm_command: string | null;
+  readonly precision_keeping_command: string | null;
+  readonly history_runs: number;
+  /** For each configuration worth measuring next: start it, load it. */
+  readonly measure_next: MeasureCommands[];
+  /** Or queue them all in a study, where they run first. */
+  readonly enqueue_command: string | null;
+}
+
+/** The saved model behind an answer: deserialized once by the caller. */
+export interface AnsweringModel {
+  readonly info: ModelInfo;
+  readonly surrogate: Surrogate;
+}
+
+/**
+ * Measured runs for this deployment the model saw when it was trained (the record's `history`), not
+ * the store's count now: an answer depends on the question and the model alone, so a study adding runs
+ * in the background does not invalidate every cached answer.
+ */
+export function historyRunsOf(info: Pick<ModelInfo, 'metadata'>, q: Pick<Question, 'gpu' | 'gpus' | 'model'>): number {
+  const h = info.metadata['history'];
+  if (typeof h !== 'object' || h === null) return 0;
+  const v = (h as Record<string, unknown>)[`${q.gpu}|${q.gpus}|${q.model}`];
+  return typeof v === 'number' ? v : 0;
+}
+
+export function answerQuestion(opts: { readonly model: AnsweringModel; readonly question: Question; readonly space: SearchSpace; readonly catalog: Catalog }): Answer {
+  const { question: q, space, catalog } = opts;
+  const { info, surrogate } = opts.model;
+  const model = catalog.model(q.model);
+  const context = { hardware: catalog.gpu(q.gpu), gpuCount: q.gpus, model, workload: q.workload };
+  const historyRuns = historyRunsOf(info, q);
+  const mape = info.metrics['output_throughput_per_gpu.mape'];
+  const rec = recommend({
+    surrogate,
+    context,
+    encoder: spaceEncoder(space),
+    source: spaceSource(space, context, q.keepPrecision ? { pins: space.precisionPins() } : {}),
+    slo: q.slo,
+    ...(q.objectives === undefined ? {} : { objectives: q.objectives }),
+    historyRuns,
+    validationMape: mape ?? null,
+    rng: createRng(q.seed),
+    candidates: q.candidates,
+    numericsChanges: (c) => space.numericsChanges(c),
+  });
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
+  const study = info.metadata['study'];
+  return {
+    ...rec,
+    model_id: info.id,
+    source: { model_id: info.id, study: typeof study === 'string' ? study : null, validated: info.metadata['validated'] === true, trained_at_ms: info.created_at_ms },
+    slo: q.slo,
+    keep_precision: q.keepPrecision,
+    history_runs: historyRuns,
+    vllm_command: rec.best === null ? null : vllmServeCommand(model, rec.best.config),
+    precision_keeping_command: rec.precisionKeeping === null ? null : vllmServeCommand(model, rec.precisionKeeping.config),
+    measure_next: measureCommands(deployment, rec.trust.runNext),
+    enqueue_command: enqueueCommand(deployment, rec.trust.runNext),
+  };
+}

@@ -1,0 +1,68 @@
+import { formatSloString, vllmServeArgs, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
+import { shellQuote } from '../util/shell.js';
+
+/**
+ * Commands a recommendation prints for the user to paste: start the server with `vllm serve`, load
+ * it with `lm-bench run` on the same workload, or queue configurations in a study with
+ * `lm-bench tune --enqueue` (they run before anything the tuner proposes). Every value is quoted
+ * for a POSIX shell; nothing here runs them.
+ */
+export interface Deployment {
+  readonly gpu: string;
+  readonly gpus: number;
+  readonly model: ModelSpec;
+  readonly workload: Workload;
+  /** The workload file as the user named it (or where to save the workload the answer carries). */
+  readonly workloadRef: string;
+  readonly slo: Slo;
+}
+
+export interface MeasureCommands {
+  readonly config: ServerConfig;
+  /** Start the server (on the GPU machine). */
+  readonly vllm_serve: string;
+  /** Load it with the workload and keep the result. */
+  readonly lm_bench_run: string;
+}
+
+/** Where `vllm serve` listens by default. */
+const DEFAULT_SERVER = 'http://127.0.0.1:8000';
+
+export function vllmServeCommand(model: ModelSpec, config: ServerConfig): string {
+  return shellQuote(['vllm', ...vllmServeArgs(model.hf_name, config)]);
+}
+
+/** `knob=value,knob=value`: the form `--enqueue` reads (values never contain commas). */
+export function configAssignments(config: ServerConfig): string {
+  return Object.entries(config)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(',');
+}
+
+export function measureCommands(d: Deployment, configs: readonly ServerConfig[], server = DEFAULT_SERVER): MeasureCommands[] {
+  const route = d.workload.api === 'chat' ? '/v1/chat/completions' : '/v1/completions';
+  return configs.map((config, i) => ({
+    config,
+    vllm_serve: vllmServeCommand(d.model, config),
+    lm_bench_run: shellQuote(['lm-bench', 'run', '--endpoint', `${server}${route}`, '--workload', d.workloadRef, '--output', `next-${i + 1}.json`]),
+  }));
+}
+
+/** A study name for queued configurations: the deployment, so repeated advice lands in one study. */
+export function nextStudyName(d: Pick<Deployment, 'gpu' | 'gpus' | 'model' | 'workload'>): string {
+  return `next-${d.model.id}-${d.gpus}x${d.gpu}-${d.workload.name}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
+}
+
+export function enqueueCommand(d: Deployment, configs: readonly ServerConfig[]): string | null {
+  if (configs.length === 0) return null;
+  const slo = formatSloString(d.slo);
+  return shellQuote([
+    'lm-bench', 'tune', '--study', nextStudyName(d),
+    '--gpu', d.gpu, '--gpus', String(d.gpus), '--model', d.model.id, '--workload', d.workloadRef,
+    ...(slo === '' ? [] : ['--slo', slo]),
+    // One trial more than queued: a new study measures vLLM's defaults first, as its baseline.
+    '--budget-trials', String(configs.length + 1),
+    ...configs.flatMap((c) => ['--enqueue', configAssignments(c)]),
+  ]);
+}

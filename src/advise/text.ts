@@ -1,0 +1,58 @@
+import type { Interval, RecommendedConfig } from '../optimize/recommend.js';
+import type { Answer } from './answer.js';
+
+/** An answer as the terminal shows it (`lm-bench recommend` without --json). */
+const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+const iv = (i: Interval | undefined): string => (i === undefined ? '–' : `${fmt(i.mean)} [${fmt(i.low)}, ${fmt(i.high)}]`);
+const knobs = (c: RecommendedConfig): string => Object.entries(c.config).map(([k, v]) => `${k}=${String(v)}`).join(' ');
+
+function block(title: string, c: RecommendedConfig, command: string | null): string[] {
+  const p = c.predicted;
+  return [
+    `${title} (predicted mean [±2σ]):`,
+    `  output throughput per GPU  ${iv(p.output_throughput_per_gpu)} tok/s`,
+    `  p99 TTFT                   ${iv(p.ttft_p99_ms)} ms`,
+    `  p99 ITL                    ${iv(p.itl_p99_ms)} ms`,
+    `  P(starts) ${(c.pStart * 100).toFixed(0)}%, P(meets SLOs) ${(c.pMeetsSlo * 100).toFixed(0)}%`,
+    c.numericsChanges.length === 0 ? '  keeps the checkpoint’s numerics' : `  changes the model’s numerics: ${c.numericsChanges.join(', ')}`,
+    '',
+    `  ${command ?? ''}`,
+  ];
+}
+
+export function formatAnswer(a: Answer): string {
+  const lines: string[] = [];
+  const from = a.source.study === null ? `model ${a.model_id} (lm-bench model train)` : `model ${a.model_id}, saved by study "${a.source.study}"`;
+  lines.push(`Rule: ${a.rule}.`, `Answered by ${from}${a.source.validated ? '' : ', not cross-validated'}.`, '');
+  if (a.best === null) lines.push('No configuration is predicted to start and meet the SLOs.');
+  else {
+    lines.push(...block('Recommended configuration', a.best, a.vllm_command));
+    lines.push('', '  # vllm serve --config config.yaml', ...(a.vllmConfigYaml ?? '').trimEnd().split('\n').map((l) => `  ${l}`));
+    if (a.precisionKeeping !== null) {
+      lines.push('', ...block('Best that keeps the checkpoint’s precision (no fp8 weights or KV cache)', a.precisionKeeping, a.precision_keeping_command));
+    } else if (a.best.numericsChanges.length > 0) {
+      lines.push('', 'No configuration that keeps the checkpoint’s precision is predicted to meet the SLOs.');
+    }
+  }
+  if (a.keep_precision) lines.push('', '(--keep-precision: quantization and KV-cache dtype held at the checkpoint’s own.)');
+  if (a.pareto.length > 0) {
+    lines.push('', `Pareto set (${a.pareto.length}): throughput/GPU vs p99 TTFT (predicted means)`);
+    for (const c of a.pareto.slice(0, 10)) {
+      const mark = c.recommended ? '→' : ' ';
+      lines.push(`${mark} ${fmt(c.predicted.output_throughput_per_gpu?.mean ?? 0).padStart(7)} tok/s  ${fmt(c.predicted.ttft_p99_ms?.mean ?? 0).padStart(7)} ms  ${knobs(c)}`);
+      if (c.note !== null) lines.push(`      ${c.note}`);
+    }
+  }
+  if (a.trust.level === 'thin') {
+    lines.push('', 'Do not trust this yet:', ...a.trust.reasons.map((r) => `  - ${r}`));
+    if (a.measure_next.length > 0) {
+      lines.push('Measure these next (most expected improvement under the SLOs): start each server, then load it:');
+      a.measure_next.forEach((m, i) => lines.push(`  ${i + 1}. ${m.vllm_serve}`, `     ${m.lm_bench_run}`));
+      if (a.enqueue_command !== null) {
+        lines.push('Or queue them all in a study, where they run first (add --target vllm, endpoint or command to measure on your GPUs):', `  ${a.enqueue_command}`);
+      }
+    }
+  }
+  lines.push('', `(${a.candidatesScored} candidates scored)`);
+  return lines.join('\n');
+}

@@ -1,0 +1,6 @@
+export * from './failure.js';
+export * from './resolve.js';
+export * from './validate.js';
+export * from './memory.js';
+export * from './startup.js';
+export * from './step-time.js';

@@ -1,0 +1,164 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { answerQuestion, type Answer, type Question } from '../../src/advise/answer.js';
+import { formatAnswer } from '../../src/advise/text.js';
+import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
+import { main } from '../../src/cli/main.js';
+import { BenchmarkResult, Workload } from '../../src/domain/index.js';
+import { loadSurrogateFor } from '../../src/model/registry.js';
+import { dominates } from '../../src/optimize/pareto.js';
+import { loadSpace } from '../../src/space/index.js';
+import { openStore } from '../../src/store/index.js';
+import { loadYamlFile } from '../../src/util/yaml.js';
+import { captureIo } from '../helpers/cli.js';
+import { shellWords } from '../helpers/shell.js';
+import { seedTrainedDb } from '../http/helpers.js';
+
+/**
+ * What a recommendation says and promises: the rule it names picks the best, nothing listed beats the
+ * pick on the predicted means without saying why, the best precision-keeping configuration stands
+ * beside it, and the commands it prints run as printed.
+ */
+const catalog = defaultCatalog();
+const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
+const chat = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload);
+const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
+
+const dir = mkdtempSync(join(tmpdir(), 'lmb-advise-'));
+const db = join(dir, 'h.db');
+await seedTrainedDb(db, 16);
+const store = openStore(db);
+const loaded = loadSurrogateFor(store, { gpu: 'H100-SXM', model: 'llama-3.1-8b' });
+process.on('exit', () => {
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const question = (over: Partial<Question> = {}): Question => ({
+  gpu: 'H100-SXM',
+  gpus: 1,
+  model: 'llama-3.1-8b',
+  workload: chat,
+  workloadRef: 'data/workloads/chat.yaml',
+  slo: { ttft_p99_ms: 3000, itl_p99_ms: 80 },
+  candidates: 3000,
+  seed: 1,
+  keepPrecision: false,
+  ...over,
+});
+const ask = (over: Partial<Question> = {}): Answer => answerQuestion({ model: { info: loaded.record, surrogate: loaded.surrogate }, question: question(over), space, catalog });
+
+/** Minimization vector of the default objectives (throughput up, p99 TTFT down) on the predicted means. */
+const point = (c: Answer['pareto'][number] | NonNullable<Answer['best']>): number[] => [-(c.predicted.output_throughput_per_gpu?.mean ?? 0), c.predicted.ttft_p99_ms?.mean ?? Infinity];
+
+test('the pick follows the stated rule, is listed, and every listed member that beats it on the means says why', () => {
+  const a = ask();
+  assert.match(a.rule, /highest lower bound \(mean − 2σ\) of predicted output throughput per GPU .* P\(meets the SLOs\) ≥ 0\.9/);
+  assert.ok(a.best !== null);
+  assert.ok(a.best.pMeetsSlo >= 0.9 && a.best.pStart >= 0.5);
+  const picked = a.pareto.filter((m) => m.recommended);
+  assert.equal(picked.length, 1);
+  assert.deepEqual(picked[0]?.config, a.best.config);
+  // No listed member with a higher throughput lower bound qualifies (the rule picked the maximum).
+  for (const m of a.pareto) if (m.pMeetsSlo >= 0.9 && m.pStart >= 0.5) assert.ok((m.predicted.output_throughput_per_gpu?.low ?? 0) <= (a.best.predicted.output_throughput_per_gpu?.low ?? 0) + 1e-9);
+  for (const m of a.pareto) {
+    const beats: boolean = !m.recommended && dominates(point(m), point(a.best));
+    assert.equal(m.note !== null, beats, `note iff the member dominates the pick: ${JSON.stringify(m.config)}`);
+    if (m.note !== null) assert.match(m.note, /less certain: its throughput lower bound is \d+ tok\/s\/GPU against the recommendation's \d+/);
+  }
+  const text = formatAnswer(a);
+  assert.ok(text.includes(`Rule: ${a.rule}.`));
+});
+
+test('the best configuration that keeps the checkpoint’s precision stands beside the pick; --keep-precision pins it', () => {
+  const a = ask();
+  assert.ok(a.best !== null);
+  assert.deepEqual(a.best.numericsChanges, space.numericsChanges(a.best.config));
+  if (a.best.numericsChanges.length > 0) {
+    assert.ok(a.precisionKeeping !== null, 'a precision-keeping alternative is named');
+    assert.deepEqual(a.precisionKeeping.numericsChanges, []);
+    assert.ok((a.precisionKeeping.predicted.output_throughput_per_gpu?.low ?? 0) <= (a.best.predicted.output_throughput_per_gpu?.low ?? 0));
+    assert.match(formatAnswer(a), /changes the model’s numerics: (quantization=fp8|kv_cache_dtype=fp8)/);
+    assert.match(formatAnswer(a), /Best that keeps the checkpoint’s precision/);
+  } else {
+    assert.equal(a.precisionKeeping, null);
+  }
+  const kept = ask({ keepPrecision: true });
+  assert.equal(kept.keep_precision, true);
+  for (const c of [kept.best, ...kept.pareto]) if (c !== null) assert.deepEqual(c.numericsChanges, [], JSON.stringify(c.config));
+  assert.equal(kept.precisionKeeping, null, 'the pick itself keeps precision');
+  assert.deepEqual(space.numericsChanges({ quantization: 'fp8', kv_cache_dtype: 'fp8' }), ['kv_cache_dtype=fp8', 'quantization=fp8']);
+  assert.deepEqual(space.numericsChanges({ quantization: 'none', kv_cache_dtype: 'auto', max_num_seqs: 8 }), []);
+});
+
+test('the commands printed to measure next run as printed: vllm serve (on the simulator), lm-bench run, lm-bench tune --enqueue', { timeout: 180_000 }, async (t) => {
+  // A thin history (16 runs, fewer than the 20 the trust rule wants), so the answer asks for more.
+  const a = ask();
+  assert.equal(a.trust.level, 'thin');
+  assert.ok(a.measure_next.length >= 1 && a.enqueue_command !== null);
+  const first = a.measure_next[0];
+  assert.ok(first !== undefined);
+
+  // 1. `vllm serve MODEL --flags`: the simulator takes vLLM's own flags, so it stands in for the GPU box.
+  const serve = shellWords(first.vllm_serve);
+  assert.deepEqual(serve.slice(0, 3), ['vllm', 'serve', 'meta-llama/Llama-3.1-8B-Instruct']);
+  const child = spawn(process.execPath, [bin, 'sim', ...serve.slice(1), '--gpu', 'H100-SXM', '--gpus', '1', '--port', '0', '--speed', '40'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  t.after(() => child.kill('SIGKILL'));
+  const url = await new Promise<string>((ok, fail) => {
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+      const m = /listening on (http:\/\/\S+)/.exec(err);
+      if (m !== null) ok(m[1] as string);
+    });
+    child.once('exit', (code) => fail(new Error(`sim serve exited ${String(code)}: ${err}`)));
+  });
+
+  // 2. `lm-bench run --endpoint http://127.0.0.1:8000/… --workload data/workloads/chat.yaml --output next-1.json`, pointed at the port it got.
+  const run = shellWords(first.lm_bench_run);
+  assert.deepEqual(run.slice(0, 2), ['lm-bench', 'run']);
+  const endpoint = run.indexOf('--endpoint') + 1;
+  assert.match(run[endpoint] ?? '', /^http:\/\/127\.0\.0\.1:8000\/v1\/chat\/completions$/);
+  run[endpoint] = (run[endpoint] ?? '').replace('http://127.0.0.1:8000', url);
+  const io = captureIo(PROJECT_ROOT, { LMB_LOOPBACK_ONLY: '1' });
+  const out = join(dir, 'next-1.json');
+  run[run.indexOf('--output') + 1] = out;
+  assert.equal(await main([...run.slice(1), '--num-prompts', '40'], io), 0, io.err());
+  const result = BenchmarkResult.parse(JSON.parse(readFileSync(out, 'utf8')));
+  assert.equal(result.completed, 40);
+  assert.equal(result.max_concurrency, 64, 'the workload file’s 64 users');
+  child.kill('SIGTERM');
+
+  // 3. `lm-bench tune … --enqueue …`: the queued configurations run right after vLLM's defaults.
+  const tune = shellWords(a.enqueue_command);
+  assert.deepEqual(tune.slice(0, 2), ['lm-bench', 'tune']);
+  const tdb = join(dir, 'next.db');
+  const tio = captureIo(PROJECT_ROOT);
+  assert.equal(await main([...tune.slice(1), '--no-report', '--db', tdb, '--json'], tio), 0, tio.err());
+  const ts = openStore(tdb);
+  try {
+    const study = ts.listStudies()[0];
+    assert.ok(study !== undefined);
+    const trials = ts.listTrials(study.id);
+    assert.equal(trials.length, a.trust.runNext.length + 1);
+    assert.deepEqual(trials.map((x) => x.origin), ['default', ...a.trust.runNext.map(() => 'enqueued')]);
+    assert.deepEqual(trials.slice(1).map((x) => x.config), a.trust.runNext);
+    assert.ok(trials.every((x) => x.state === 'complete' || x.state === 'failed'));
+  } finally {
+    ts.close();
+  }
+  // Pasting it again queues nothing twice and runs nothing more (its budget is spent).
+  const again = captureIo(PROJECT_ROOT);
+  assert.equal(await main([...tune.slice(1), '--no-report', '--db', tdb, '--json'], again), 0, again.err());
+  const ts2 = openStore(tdb);
+  try {
+    assert.equal(ts2.listTrials(ts2.listStudies()[0]?.id ?? 0).length, a.trust.runNext.length + 1);
+  } finally {
+    ts2.close();
+  }
+});

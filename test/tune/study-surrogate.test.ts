@@ -1,0 +1,97 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { main } from '../../src/cli/main.js';
+import { SURROGATE_KIND, selectSurrogate, studySlot } from '../../src/model/registry.js';
+import { analyzeStudy } from '../../src/report/study/index.js';
+import { defaultCatalog } from '../../src/catalog/index.js';
+import { openStore } from '../../src/store/sqlite-store.js';
+import { captureIo } from '../helpers/cli.js';
+
+/**
+ * A study leaves what the next command needs: its surrogate, saved as it refits and, validated, when it
+ * ends; `recommend` answers from it with no `model train`, and the report reads it instead of fitting.
+ */
+const WORKLOAD = [
+  'name: small-chat',
+  'api: completions',
+  'input_len: { dist: lognormal, mean: 256, std: 128, min: 16, max: 1024 }',
+  'output_len: { dist: lognormal, mean: 96, std: 48, min: 8, max: 256 }',
+  'arrival: { kind: closed, concurrency: 32 }',
+  'num_prompts: 160',
+  'slo: { ttft_p99_ms: 2000, itl_p99_ms: 100 }',
+].join('\n');
+
+test('tune saves its surrogate; recommend then answers from it, and the report reads it without fitting', { timeout: 240_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-study-model-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'small.yaml'), WORKLOAD);
+  const db = join(dir, 'h.db');
+  const deployment = ['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', 'small.yaml'];
+
+  // Before any study, nothing covers this deployment.
+  const before = captureIo(dir);
+  assert.equal(await main(['recommend', ...deployment, '--db', db], before), 2);
+  assert.match(before.err(), /LMB_ERR_MODEL_NOT_TRAINED: no trained surrogate covers llama-3\.1-8b on H100-SXM/);
+
+  const tune = captureIo(dir);
+  assert.equal(await main(['tune', '--study', 's1', ...deployment, '--budget-trials', '12', '--seed', '3', '--no-report', '--db', db, '--json'], tune), 0, tune.err());
+
+  const store = openStore(db);
+  t.after(() => store.close());
+  const models = store.listModels(SURROGATE_KIND);
+  // One model in the study's slot, however many times it refitted: the last, validated one.
+  assert.equal(models.filter((m) => m.slot === studySlot('s1')).length, 1);
+  const saved = models.find((m) => m.slot === studySlot('s1'));
+  assert.ok(saved !== undefined);
+  assert.equal(saved.metadata['validated'], true);
+  assert.deepEqual(saved.metadata['scope'], { gpu: 'H100-SXM', model: 'llama-3.1-8b' });
+  assert.ok(typeof saved.metrics['output_throughput_per_gpu.mape'] === 'number');
+  assert.ok(Array.isArray(saved.metadata['held_out']) && (saved.metadata['held_out'] as unknown[]).length > 0);
+  // It covers this deployment, and no other model's.
+  assert.equal(selectSurrogate(models, { gpu: 'H100-SXM', model: 'llama-3.1-8b' })?.id, saved.id);
+  assert.equal(selectSurrogate(models, { gpu: 'A100-80GB', model: 'llama-3.1-8b' }), null);
+
+  const rec = captureIo(dir);
+  assert.equal(await main(['recommend', ...deployment, '--db', db, '--candidates', '2000', '--json'], rec), 0, rec.err());
+  const answer = JSON.parse(rec.out()) as { model_id: number; source: { study: string | null; validated: boolean }; rule: string; best: unknown };
+  assert.equal(answer.model_id, saved.id);
+  assert.deepEqual([answer.source.study, answer.source.validated], ['s1', true]);
+  assert.match(answer.rule, /highest lower bound/);
+
+  const count = store.listModels().length;
+  const a = analyzeStudy(store, 's1', { catalog: defaultCatalog(), withLatency: false, withPrune: false });
+  assert.ok(a.model.available);
+  if (a.model.available) {
+    assert.equal(a.model.modelId, saved.id);
+    assert.equal(a.model.parityMethod, 'cross_validation');
+    assert.equal(a.model.parity.length, (saved.metadata['held_out'] as unknown[]).length, 'parity is the saved held-out set');
+  }
+  assert.equal(store.listModels().length, count, 'the report saved (and so fitted) nothing');
+});
+
+test('tune --keep-precision never proposes a configuration that changes the checkpoint’s numerics, and the spec remembers it', { timeout: 120_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-keep-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  writeFileSync(join(dir, 'small.yaml'), WORKLOAD);
+  const db = join(dir, 'k.db');
+  const io = captureIo(dir);
+  const args = ['tune', '--study', 'k', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', 'small.yaml', '--budget-trials', '10', '--seed', '5', '--keep-precision', '--no-report', '--db', db, '--json'];
+  assert.equal(await main(args, io), 0, io.err());
+  const out = JSON.parse(io.out()) as { recommendation: { numerics_changes: string[]; precision_keeping: unknown } | null };
+  const store = openStore(db);
+  t.after(() => store.close());
+  const study = store.getStudy('k');
+  assert.equal(study.spec.keep_precision, true);
+  const trials = store.listTrials(study.id);
+  assert.equal(trials.length, 10);
+  for (const tr of trials) {
+    assert.ok(tr.config.quantization === undefined || tr.config.quantization === 'none', JSON.stringify(tr.config));
+    assert.ok(tr.config.kv_cache_dtype === undefined || tr.config.kv_cache_dtype === 'auto', JSON.stringify(tr.config));
+  }
+  assert.ok(out.recommendation !== null);
+  assert.deepEqual(out.recommendation.numerics_changes, []);
+  assert.equal(out.recommendation.precision_keeping, null);
+});
