@@ -84,6 +84,7 @@ export const ERROR_CATALOG = {
   LMB_ERR_STORE_SCHEMA_NEWER: operational('The database was written by a newer lm-bench', 500),
   LMB_ERR_STORE_FAILED: operational('The SQLite store failed', 500),
   LMB_ERR_WORKER_FAILED: operational('A worker thread failed', 500),
+  LMB_ERR_LISTEN_FAILED: operational('A server could not listen on the address it was given', 503),
   LMB_ERR_INTERRUPTED: operational('Interrupted by a signal', 503, 130),
 
   /* Unexpected: bugs */

@@ -1,7 +1,24 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { LmBenchError } from '../errors.js';
 import { renderStudyReport } from '../report/study/index.js';
 import type { Store } from '../store/store.js';
+
+/**
+ * Checks, before any rendering, that `outDir` can be a directory of reports: it is one already, or it
+ * does not exist and no file stands on its path. `flag` names the option in the message.
+ */
+export function assertOutputDir(outDir: string, flag: string): void {
+  for (let p = outDir; ; p = dirname(p)) {
+    if (existsSync(p)) {
+      if (!statSync(p).isDirectory()) {
+        throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag} ${outDir}: ${p === outDir ? 'is a file, not a directory' : `${p} is a file, so no directory can be made under it`}`, { details: { field: flag, value: outDir } });
+      }
+      return;
+    }
+    if (dirname(p) === p) return;
+  }
+}
 
 /** Renders a study's report and writes DIR/report.html plus DIR/<plot>.svg; returns what it wrote. */
 export async function writeStudyReport(

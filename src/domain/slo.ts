@@ -41,15 +41,24 @@ export function requestThresholds(slo: Slo | undefined): RequestSlo | undefined 
   return Object.keys(t).length === 0 ? undefined : t;
 }
 
-/** `ttft_p99_ms=350,itl_p99_ms=50` → Slo. Throws a ZodError-compatible message on bad keys. */
+/**
+ * `ttft_p99_ms=350,itl_p99_ms=50` → Slo. Throws an Error whose message is one sentence naming the
+ * offending part (callers prefix the flag): not key=value, an unknown key, or a value that is not a
+ * positive number of milliseconds.
+ */
 export function parseSloString(text: string): Slo {
   const obj: Record<string, number> = {};
-  for (const part of text.split(',').map((s) => s.trim()).filter(Boolean)) {
-    const [key, value] = part.split('=');
-    if (key === undefined || value === undefined) throw new Error(`"${part}" is not key=value`);
+  const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
+  if (parts.length === 0) throw new Error('empty; give key=value pairs such as ttft_p99_ms=350,itl_p99_ms=50');
+  for (const part of parts) {
+    const eq = part.indexOf('=');
+    if (eq <= 0 || eq === part.length - 1) throw new Error(`"${part}" is not key=value`);
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (!(SLO_KEYS as readonly string[]).includes(key)) throw new Error(`unknown key "${key}"; known: ${SLO_KEYS.join(', ')}`);
     const num = Number(value);
-    if (!Number.isFinite(num)) throw new Error(`"${part}": ${value} is not a number`);
-    obj[key.trim()] = num;
+    if (value === '' || !Number.isFinite(num) || num <= 0) throw new Error(`${key}=${value}: the limit must be a positive number of milliseconds`);
+    obj[key] = num;
   }
   return Slo.parse(obj);
 }

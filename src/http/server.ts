@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { openStore } from '../store/sqlite-store.js';
 import { buildApp } from './app.js';
 import { resolveToken, type ServiceConfig } from './config.js';
+import { listenError } from '../util/listen.js';
 
 /**
  * The only place that listens (fastify/demo's `server.ts`): opens the store, builds the app, binds
@@ -35,7 +36,14 @@ export async function startServer(opts: StartOptions): Promise<RunningServer> {
     store.close();
     throw err;
   }
-  const url = await app.listen({ host: opts.config.host, port: opts.config.port });
+  let url: string;
+  try {
+    url = await app.listen({ host: opts.config.host, port: opts.config.port });
+  } catch (err) {
+    // Nothing may be left open: the app owns the store and the worker pools.
+    await app.close();
+    throw listenError(err, opts.config.host, opts.config.port);
+  }
   let closing: Promise<void> | undefined;
   let resolveClosed: () => void = () => undefined;
   const closed = new Promise<void>((r) => (resolveClosed = r));

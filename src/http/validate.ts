@@ -15,12 +15,24 @@ export function fieldPath(path: readonly PropertyKey[]): string {
   return out;
 }
 
+/**
+ * Whether a path goes inside a server config: past `server_config` / `config`, or past an entry of
+ * `enqueue` (`enqueue[3].max_num_seqs`). The list itself (its length, its type) is not a knob.
+ */
+function insideConfig(path: readonly PropertyKey[]): boolean {
+  return path.some((p, i) => typeof p === 'string' && CONFIG_FIELDS.has(p) && (p !== 'enqueue' || typeof path[i + 1] === 'number'));
+}
+
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'params'): z.output<S> {
+  if (where === 'body' && typeof value === 'string') {
+    // fastify hands a text/plain body over as a string: say what the API takes instead of "expected object".
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'body: a JSON object is needed, sent with content-type application/json (this body came as text)', { details: { field: 'content-type' } });
+  }
   const res = schema.safeParse(value ?? {});
   if (res.success) return res.data;
   const issue = res.error.issues[0];
   if (issue === undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `invalid ${where}`);
-  const inConfig = issue.path.some((p) => typeof p === 'string' && CONFIG_FIELDS.has(p));
+  const inConfig = insideConfig(issue.path);
   let path = [...issue.path];
   let code: ErrorCode = inConfig ? 'LMB_ERR_KNOB_OUT_OF_DOMAIN' : 'LMB_ERR_INVALID_ARGUMENT';
   if (issue.code === 'unrecognized_keys') {

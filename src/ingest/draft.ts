@@ -70,9 +70,15 @@ export function newDraft(percentileMethod: RunMeta['percentile_method'] = 'linea
   return { values: {}, percentileMethod, notes: [] };
 }
 
-/** Sets a value when it is a finite number (absent stays absent). */
+/**
+ * Sets a measured value (absent or null stays absent). NaN or ±Infinity in a measurement means the
+ * file is broken, not that the figure is missing: the file is rejected naming the field, so a
+ * corrupt run never reaches the training set.
+ */
 export function put(d: Draft, key: NumericKey, v: number | null | undefined): void {
-  if (typeof v === 'number' && Number.isFinite(v)) d.values[key] = v;
+  if (typeof v !== 'number') return;
+  if (!Number.isFinite(v)) throw rejected(`${key}: ${String(v)} is not a measurement (a finite number is needed)`);
+  d.values[key] = v;
 }
 
 /** Puts a summary's mean/median/std/p50/p90/p95/p99 under a metric (tpot, ttft, …). */

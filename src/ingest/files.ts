@@ -32,10 +32,12 @@ interface Target {
 }
 
 /** Paths → files to ingest (directories walked recursively, in sorted order) and files passed over. */
-export function expandPaths(paths: readonly string[], cwd: string): { targets: Target[]; ignored: string[]; missing: string[] } {
+export function expandPaths(paths: readonly string[], cwd: string): { targets: Target[]; ignored: string[]; missing: string[]; empty: string[] } {
   const targets: Target[] = [];
   const ignored: string[] = [];
   const missing: string[] = [];
+  /** Directories named explicitly that hold nothing to ingest. */
+  const empty: string[] = [];
   const walk = (dir: string, root: string): void => {
     for (const name of readdirSync(dir).sort()) {
       if (name.startsWith('.')) continue;
@@ -55,10 +57,13 @@ export function expandPaths(paths: readonly string[], cwd: string): { targets: T
       missing.push(p);
       continue;
     }
-    if (statSync(p).isDirectory()) walk(p, p);
-    else targets.push({ path: p, root: null });
+    if (statSync(p).isDirectory()) {
+      const before = targets.length;
+      walk(p, p);
+      if (targets.length === before) empty.push(p);
+    } else targets.push({ path: p, root: null });
   }
-  return { targets, ignored, missing };
+  return { targets, ignored, missing, empty };
 }
 
 /**
@@ -66,10 +71,14 @@ export function expandPaths(paths: readonly string[], cwd: string): { targets: T
  * with LMB_ERR_FILE_NOT_FOUND; the summary lists what was accepted, skipped and rejected.
  */
 export function ingestFiles(store: Store, paths: readonly string[], options: IngestOptions & { readonly cwd?: string } = {}): IngestSummary {
-  const { targets, ignored, missing } = expandPaths(paths, options.cwd ?? process.cwd());
-  const reports: FileReport[] = missing.map((p) =>
-    rejectedReport(p, new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no such file or directory: ${p}`)),
-  );
+  const { targets, ignored, missing, empty } = expandPaths(paths, options.cwd ?? process.cwd());
+  const reports: FileReport[] = [
+    ...missing.map((p) => rejectedReport(p, new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no such file or directory: ${p}`))),
+    ...empty.map((p) => {
+      const passed = ignored.filter((f) => f.startsWith(`${p}/`)).map((f) => basename(f));
+      return rejectedReport(p, new LmBenchError('LMB_ERR_INGEST_UNKNOWN_FORMAT', `${p}: no *.json or *.jsonl result files in this directory${passed.length > 0 ? ` (passed over as companions: ${passed.join(', ')})` : ''}`));
+    }),
+  ];
   const max = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
   for (const [i, t] of targets.entries()) {
     let report: FileReport;

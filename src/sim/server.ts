@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { HardwareRef, ModelSpec, ServerConfig } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { LmBenchError } from '../errors.js';
+import { listenError } from '../util/listen.js';
 import { createRng } from '../util/rng.js';
 import { RealtimeEngine } from './realtime.js';
 import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
@@ -276,9 +277,12 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   server.keepAliveTimeout = 5000; // uvicorn's default, as vLLM runs it
   const host = opts.host ?? '127.0.0.1';
   await new Promise<void>((ok, fail) => {
-    server.once('error', fail);
+    server.once('error', (err) => {
+      engine.close();
+      fail(listenError(err, host, opts.port ?? 8000));
+    });
     server.listen(opts.port ?? 8000, host, () => {
-      server.off('error', fail);
+      server.removeAllListeners('error');
       ok();
     });
   });

@@ -105,6 +105,16 @@ export function contains(knob: Knob, value: unknown, extra: readonly number[] = 
 }
 
 /** The grid a numeric knob is discretised on when its file gives none: its step, or doublings on a log scale. */
+/** The most points a generated grid may have: enumeration, pruning and sampling walk every one. */
+export const MAX_GRID_POINTS = 10_000;
+
+/** How many points `defaultGrid` would generate (computed without generating them). */
+export function defaultGridSize(low: number, high: number, log: boolean, step: number | undefined): number {
+  if (step !== undefined) return Math.floor((high - low) / step + 1e-9) + 1;
+  if (log) return Math.floor(Math.log2(high / low) + 1e-9) + 2;
+  return Math.floor(high - low) + 1;
+}
+
 export function defaultGrid(type: 'int' | 'float', low: number, high: number, log: boolean, step: number | undefined): number[] {
   const out: number[] = [];
   if (step !== undefined) {

@@ -1,12 +1,12 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { LineCounter, isNode, parseDocument } from 'yaml';
 import { PROJECT_ROOT } from '../catalog/index.js';
 import { ServerConfig } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import { parseYaml, schemaError } from '../util/yaml.js';
+import { parseYaml, readUserFile, schemaError } from '../util/yaml.js';
 import { CelEngine, type Compiled } from './cel.js';
-import { contains, defaultGrid, type GridValue, type Knob } from './knob.js';
+import { MAX_GRID_POINTS, contains, defaultGrid, defaultGridSize, type GridValue, type Knob } from './knob.js';
 import { SpaceFile, type KnobDef, type RuleDef, type RuleKind } from './schema.js';
 
 /**
@@ -62,12 +62,7 @@ const SERVER_KNOBS: readonly string[] = Object.keys(ServerConfig.shape);
 const SPACES_DIR = join(PROJECT_ROOT, 'search-spaces');
 
 function readSpaceFile(file: string): Loaded {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${file}: cannot read search-space file`, { cause: err, details: { file } });
-  }
+  const text = readUserFile(file, 'search-space file');
   const data = parseYaml(text, SpaceFile, { file, code: 'LMB_ERR_SPACE_INVALID' });
   const lc = new LineCounter();
   const doc = parseDocument(text, { lineCounter: lc });
@@ -96,7 +91,13 @@ function collect(file: string, stack: string[], out: Loaded[]): void {
   }
   const loaded = readSpaceFile(abs);
   const bases = loaded.data.extends === undefined ? [] : [loaded.data.extends].flat();
-  for (const b of bases) collect(resolveExtends(abs, b), [...stack, abs], out);
+  for (const b of bases) {
+    const base = resolveExtends(abs, b);
+    if (!existsSync(base)) {
+      throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${abs}:${loaded.lineOf(['extends']) ?? '?'}: extends: ${b} → ${base}: no such file`, { details: { file: abs, field: 'extends', value: b } });
+    }
+    collect(base, [...stack, abs], out);
+  }
   if (!out.some((l) => l.file === abs)) out.push(loaded);
 }
 
@@ -181,6 +182,9 @@ function compileKnob(name: string, loc: Located<KnobDef>, scope: KnobScope): Com
   switch (def.type) {
     case 'int':
     case 'float': {
+      if (def.grid === undefined && defaultGridSize(def.low, def.high, def.log, def.step) > MAX_GRID_POINTS) {
+        throw invalid(file, line, `knobs.${name}`, `[${def.low}, ${def.high}] ${def.step === undefined ? 'without a step' : `in steps of ${def.step}`} makes ${defaultGridSize(def.low, def.high, def.log, def.step).toExponential(2)} grid points (at most ${MAX_GRID_POINTS}); give a grid, a larger step, or log: true`);
+      }
       const grid: GridValue[] = (def.grid ?? defaultGrid(def.type, def.low, def.high, def.log, def.step)).map((g) => {
         if (typeof g === 'number') return g;
         if (!symbols.has(g)) throw invalid(file, line, `knobs.${name}.grid`, `unknown symbol "${g}" (declare it under symbols:)`);

@@ -74,7 +74,7 @@ export class SqliteStore implements Store {
       this.#s = prepare(db);
     } catch (err) {
       db.close();
-      throw storeError(err, 'open');
+      throw storeError(err, `open ${db.name}`);
     }
   }
 

@@ -12,6 +12,7 @@ import type { Store } from '../store/store.js';
 import { createExecutor } from '../targets/executor.js';
 import type { TargetSpec } from '../targets/spec.js';
 import type { TrialInput } from '../targets/types.js';
+import { LmBenchError } from '../errors.js';
 import { createRng } from '../util/rng.js';
 import { historySeeds } from './history.js';
 import { runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
@@ -90,12 +91,23 @@ export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
       ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
     });
   }
+  const isNew = opts.store.findStudy(opts.spec.name) === null;
+  if (isNew && source.sample(1, rng.fork('space-check')).length === 0) {
+    // Nothing to tune: say which rules leave nothing, before a study is stored.
+    const report = opts.space.prune(ctx);
+    const culprits = report.rules.filter((r) => r.removed > 0).map((r) => `${r.id} (${r.message})`);
+    throw new LmBenchError('LMB_ERR_SPACE_EMPTY', `no configuration of ${opts.spec.space} survives its rules for ${ctx.model.id} on ${opts.spec.hardware.count}× ${ctx.hardware.id}: ${culprits.join('; ') || 'every point is removed'}`, {
+      details: { field: 'space', rules: report.rules.filter((r) => r.removed > 0).map((r) => r.id) },
+    });
+  }
   const study = createOptimizationStudy(opts.store, opts.spec, sampler, rng.fork('study'));
   const seen = new Set(study.trials().map((t) => configKey(t.config)));
-  const isNew = seen.size === 0;
   if (isNew) {
-    // A new study: vLLM's defaults first (the baseline every answer is compared with).
-    opts.store.createTrial(study.id, { config: {}, origin: 'default', state: 'waiting' });
+    // A new study: vLLM's defaults first (the baseline every answer is compared with), unless the
+    // space's own rules forbid them (a user's policy file): then there is no baseline trial.
+    const verdict = opts.space.isFeasible({}, ctx);
+    if (verdict.ok) opts.store.createTrial(study.id, { config: {}, origin: 'default', state: 'waiting' });
+    else opts.store.appendEvent({ studyId: study.id, kind: 'defaults_skipped', payload: { rule: verdict.rule ?? null, message: verdict.message ?? null } });
     seen.add(configKey({}));
   }
   // Configurations the user queued, once each however often the command is repeated.

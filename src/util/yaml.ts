@@ -3,6 +3,9 @@ import { LineCounter, parseDocument, isNode } from 'yaml';
 import type { z } from 'zod';
 import { LmBenchError, type ErrorCode } from '../errors.js';
 
+/** Alias expansions a document may use before it is refused as a resource-exhaustion attempt. */
+const MAX_ALIAS_COUNT = 100;
+
 export interface SchemaIssue {
   readonly path: string;
   readonly line: number | null;
@@ -29,7 +32,14 @@ export function parseYaml<S extends z.ZodType>(
     }));
     throw schemaError(code, opts.file, issues);
   }
-  const result = schema.safeParse(doc.toJS({ maxAliasCount: 100 }));
+  let value: unknown;
+  try {
+    value = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT });
+  } catch (err) {
+    // The yaml library refuses a document whose aliases expand past the limit (a "billion laughs").
+    throw schemaError(code, opts.file, [{ path: '', line: null, message: `too many YAML alias expansions (more than ${MAX_ALIAS_COUNT}); refusing the document (${err instanceof Error ? err.message : String(err)})` }]);
+  }
+  const result = schema.safeParse(value);
   if (result.success) return result.data;
   const issues: SchemaIssue[] = result.error.issues.map((issue) => {
     const path = issue.path.map(String);
@@ -38,14 +48,22 @@ export function parseYaml<S extends z.ZodType>(
   throw schemaError(code, opts.file, issues);
 }
 
+/**
+ * The text of a file a user named (a config, a workload, a sidecar): a missing path, a directory or an
+ * unreadable file is LMB_ERR_FILE_NOT_FOUND naming the path (and the flag or field, when given).
+ */
+export function readUserFile(file: string, what = 'file'): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch (err) {
+    const why = (err as { code?: unknown }).code === 'EISDIR' ? 'is a directory, not a file' : (err as { code?: unknown }).code === 'ENOENT' ? 'no such file' : 'cannot be read';
+    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${file}: ${what} ${why}`, { cause: err, details: { file } });
+  }
+}
+
 /** Reads and validates a YAML file; a missing file is LMB_ERR_FILE_NOT_FOUND. */
 export function loadYamlFile<S extends z.ZodType>(file: string, schema: S, code?: ErrorCode): z.output<S> {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (err) {
-    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${file}: cannot read file`, { cause: err, details: { file } });
-  }
+  const text = readUserFile(file);
   return parseYaml(text, schema, code === undefined ? { file } : { file, code });
 }
 

@@ -1,4 +1,3 @@
-import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, join, relative } from 'node:path';
 import { defaultCatalog } from '../../catalog/index.js';
 import { ERROR_CATALOG, LmBenchError } from '../../errors.js';
@@ -7,6 +6,7 @@ import { defaultDbPath, openStore } from '../../store/index.js';
 import { parseKnobAssignments } from '../../domain/index.js';
 import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
+import { readUserFile } from '../../util/yaml.js';
 
 const USAGE = `Usage: lm-bench ingest PATH… [--server-config FILE] [--set knob=value…] [--gpu G --gpus N --model M] [--db PATH] [--json]
 
@@ -57,8 +57,7 @@ export const command: Command = {
     const configFile = values['server-config'];
     if (configFile !== undefined) {
       const file = at(io.cwd, configFile);
-      if (!existsSync(file)) throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no such file: ${file}`, { details: { file } });
-      base = parseSidecar(readFileSync(file, 'utf8'), file);
+      base = parseSidecar(readUserFile(file, '--server-config'), file);
     }
     const hasConfig = base.serverConfig !== undefined || (values.set?.length ?? 0) > 0;
     const serverConfig = hasConfig ? parseKnobAssignments(values.set, base.serverConfig ?? {}) : undefined;

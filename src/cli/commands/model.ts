@@ -48,10 +48,11 @@ function validationText(v: ValidationReport): string {
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === '--help' || sub === 'help') {
+  if (sub === '--help' || sub === 'help') {
     io.stdout.write(`${USAGE}\n`);
-    return sub === undefined ? 2 : 0;
+    return 0;
   }
+  if (sub === undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `model: expected \`train\` or \`eval\`, got nothing\n${USAGE}`, { details: { field: 'subcommand' } });
   if (sub !== 'train' && sub !== 'eval') throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `unknown subcommand "model ${sub}"\n${USAGE}`);
   const { values } = parseFlags(rest, OPTIONS);
   if (values.help === true) {

@@ -59,6 +59,8 @@ function runSync(argv: readonly string[], io: CliIo): number {
   } catch (err) {
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--slo: ${err instanceof Error ? err.message : String(err)}`, { cause: err, details: { field: 'slo' } });
   }
+  const candidates = numberFlag(values.candidates, 'candidates', { int: true, min: 100, max: 1_000_000 }) ?? 20_000;
+  const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const space = loadSpace(values.space === undefined ? resolve(PROJECT_ROOT, 'search-spaces/vllm.yaml') : resolve(io.cwd, values.space));
   const store = openStore(values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db));
   try {
@@ -75,8 +77,8 @@ function runSync(argv: readonly string[], io: CliIo): number {
         workload,
         workloadRef: relative(io.cwd, resolve(io.cwd, workloadArg)) || workloadArg,
         slo,
-        candidates: numberFlag(values.candidates, 'candidates', { int: true, min: 100, max: 1_000_000 }) ?? 20_000,
-        seed: numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0,
+        candidates,
+        seed,
         keepPrecision: values['keep-precision'] === true,
       },
     });

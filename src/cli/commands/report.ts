@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import { defaultDbPath, openStore } from '../../store/index.js';
 import { parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
-import { writeStudyReport } from '../report-files.js';
+import { assertOutputDir, writeStudyReport } from '../report-files.js';
 
 const usage = `Usage:
   lm-bench report --study NAME --out DIR [--db PATH] [--baseline STUDY] [--static] [--json]
@@ -30,9 +30,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values: v } = parseFlags(argv, flags);
   const name = requireFlag(v.study, 'study');
   const outDir = resolve(io.cwd, requireFlag(v.out, 'out'));
+  assertOutputDir(outDir, 'out');
   const store = openStore(v.db ?? defaultDbPath(io));
   try {
-    if (io.stderr.isTTY === true && v.json !== true) io.stderr.write('lm-bench report: fitting the surrogate and rendering plots…\n');
+    if (io.stderr.isTTY === true && v.json !== true) io.stderr.write('lm-bench report: rendering plots…\n');
     const { files, report } = await writeStudyReport(store, name, outDir, {
       ...(v.baseline === undefined ? {} : { baseline: v.baseline }),
       interactive: v.static !== true,

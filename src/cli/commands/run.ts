@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import type { BenchmarkResult, RequestRecord } from '../../domain/index.js';
@@ -9,7 +9,7 @@ import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/in
 import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
 import { sweepReportHtml } from '../../report/sweep.js';
-import { loadYamlFile, parseYaml } from '../../util/yaml.js';
+import { loadYamlFile, parseYaml, readUserFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
 
@@ -156,12 +156,7 @@ function loadRaw(file: string | undefined, workload: string | undefined, cwd: st
     return { raw: { dataset: { kind: 'synthetic', input_len: 512, output_len: 128 }, traffic: { request_rate: 'inf' } }, baseDir: cwd };
   }
   const path = resolve(cwd, file);
-  let text: string;
-  try {
-    text = readFileSync(path, 'utf8');
-  } catch (err) {
-    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${file}: cannot read config`, { cause: err, details: { file } });
-  }
+  const text = readUserFile(path, 'run config');
   parseYaml(text, BenchConfig, { file }); // the file on its own: errors carry file:line:field
   return { raw: parseYamlText(text) as Record<string, unknown>, baseDir: dirname(path) };
 }

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, parseKnobAssignments, type BenchmarkResult, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, maxRequestTokens, parseKnobAssignments, type BenchmarkResult, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
 import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
@@ -172,6 +172,13 @@ function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, startEpochMs: Date.now() });
   if (!out.ok) throw startupFailedError(out.failure);
+  if (out.result.completed === 0) {
+    // vLLM's server answered every request with HTTP 400: the workload does not fit this max_model_len.
+    const longest = maxRequestTokens(workload);
+    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `every request was refused: the workload's requests (up to ${longest} tokens of prompt + output) exceed max_model_len (${out.resolved.max_model_len})`, {
+      details: { field: 'max_model_len', max_model_len: out.resolved.max_model_len, longest },
+    });
+  }
   if (values.json === true) writeJson(io, out.result);
   else io.stdout.write(formatResultText(out.result));
   return Promise.resolve(0);
@@ -227,9 +234,9 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
     server = await startSimServer({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, host, port, speed, seed, catalog, servedModelName: values['served-model-name'], tls, apiKey });
   } catch (err) {
     if (err instanceof LmBenchError && err.code === 'LMB_ERR_STARTUP_FAILED') {
-      // Like a crashing `vllm serve`: the reason on stderr, non-zero exit.
+      // Like a crashing `vllm serve`: vLLM's own lines on stderr (what a vllm target reads), then
+      // lm-bench's error line with the code (main prints it) and exit 3.
       io.stderr.write(`ERROR [core.py] EngineCore failed to start.\n${err.message}\n`);
-      return err.exitCode;
     }
     throw err;
   }

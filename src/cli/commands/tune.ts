@@ -4,6 +4,7 @@ import { parseKnobAssignments, parseSloString, StudySpec, Workload, type Slo } f
 import { LmBenchError } from '../../errors.js';
 import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
 import { parseEndpoint } from '../../loadgen/index.js';
+import { assertAllowedTarget } from '../../loadgen/endpoint.js';
 import { loadSpace } from '../../space/index.js';
 import { defaultDbPath, openStore } from '../../store/sqlite-store.js';
 import { TargetSpec } from '../../targets/spec.js';
@@ -12,7 +13,7 @@ import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
-import { writeStudyReport } from '../report-files.js';
+import { assertOutputDir, writeStudyReport } from '../report-files.js';
 import { studyProgress } from '../study-progress.js';
 
 const usage = `Usage:
@@ -72,7 +73,8 @@ const flags = {
 
 type Values = ReturnType<typeof parseFlags<typeof flags>>['values'];
 
-function targetSpec(v: Values, dbPath: string, cwd: string): TargetSpec {
+function targetSpec(v: Values, dbPath: string, io: CliIo): TargetSpec {
+  const cwd = io.cwd;
   const kind = v.target ?? 'sim';
   const raw = (() => {
     switch (kind) {
@@ -86,7 +88,10 @@ function targetSpec(v: Values, dbPath: string, cwd: string): TargetSpec {
           state_dir: join(dbPath, '..', 'servers'),
         };
       case 'endpoint': {
-        const url = parseEndpoint(requireFlag(v.endpoint, 'endpoint')).url;
+        const ep = parseEndpoint(requireFlag(v.endpoint, 'endpoint'));
+        // Refused here, before a study exists, rather than trial by trial.
+        assertAllowedTarget(ep, io.env);
+        const url = ep.url;
         return {
           kind,
           url,
@@ -131,7 +136,7 @@ function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: s
   const model = catalog.model(requireFlag(v.model, 'model')).id;
   const workload = loadYamlFile(resolve(cwd, requireFlag(v.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   const budgetHours = numberFlag(v['budget-hours'], 'budget-hours', { min: 0.001 });
-  return StudySpec.parse({
+  const res = StudySpec.safeParse({
     name,
     space: spacePath,
     hardware: { gpu, count: numberFlag(requireFlag(v.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 64 }) },
@@ -147,27 +152,67 @@ function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: s
     measure: objectiveMode(v.objective),
     ...(v['keep-precision'] === true ? { keep_precision: true } : {}),
   });
+  if (res.success) return res.data;
+  const issue = res.error.issues[0];
+  const field = issue?.path.join('.') ?? '';
+  throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `study settings: ${field}: ${issue?.message ?? 'invalid'}`, { details: { field } });
+}
+
+const STUDY_NAME = /^[\w.-]{1,200}$/;
+
+/** The flags a study's stored settings come from; on a resume, one given with another value is refused. */
+function resumeConflicts(v: Values, spec: StudySpec, target: TargetSpec | null): string[] {
+  const out: string[] = [];
+  const differs = (flag: string, given: unknown, stored: unknown): void => {
+    if (given !== undefined && JSON.stringify(given) !== JSON.stringify(stored)) out.push(`--${flag} ${JSON.stringify(given)} (the study has ${JSON.stringify(stored)})`);
+  };
+  differs('gpus', numberFlag(v.gpus, 'gpus', { int: true, min: 1, max: 64 }), spec.hardware.count);
+  differs('budget-trials', numberFlag(v['budget-trials'], 'budget-trials', { int: true, min: 1, max: 10_000 }), spec.budget_trials);
+  differs('budget-hours', numberFlag(v['budget-hours'], 'budget-hours', { min: 0.001 }), spec.budget_hours);
+  differs('parallel', numberFlag(v.parallel, 'parallel', { int: true, min: 1, max: 32 }), spec.parallel);
+  differs('seed', numberFlag(v.seed, 'seed', { int: true, min: 0 }), spec.seed);
+  differs('slo', v.slo === undefined ? undefined : parseSlo(v.slo, undefined), spec.slo);
+  differs('objective', v.objective === undefined ? undefined : objectiveMode(v.objective), spec.measure ?? 'fixed');
+  differs('keep-precision', v['keep-precision'], spec.keep_precision ?? false);
+  if (target !== null) differs('target', target, JSON.parse(spec.target));
+  return out;
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values: v } = parseFlags(argv, flags);
   const name = requireFlag(v.study, 'study');
+  if (!STUDY_NAME.test(name)) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--study "${name.slice(0, 60)}${name.length > 60 ? '…' : ''}" must be 1–200 letters, digits, '_', '.' or '-' (it names reports/<study>/)`, { details: { field: 'study' } });
+  }
+  // Every flag is checked before the store is touched: a bad value never starts (or resumes) a study.
   const dbPath = v.db ?? defaultDbPath(io);
+  const target = v.target === undefined && v.endpoint === undefined && v.command === undefined ? null : targetSpec(v, dbPath, io);
+  const sampler = v.sampler === undefined || v.sampler === 'surrogate' ? 'surrogate' : v.sampler === 'random' ? 'random' : null;
+  if (sampler === null) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--sampler must be surrogate or random, got "${v.sampler ?? ''}"`, { details: { field: 'sampler' } });
+  if (v['no-report'] !== true) assertOutputDir(resolve(io.cwd, v['report-dir'] ?? join('reports', name)), v['report-dir'] === undefined ? 'study' : 'report-dir');
+  const enqueue = (v.enqueue ?? []).map((text) => parseKnobAssignments(text.split(',').map((p) => p.trim()).filter((p) => p !== ''), {}, 'enqueue'));
+  const deploymentGiven = v.gpu !== undefined || v.model !== undefined || v.workload !== undefined;
+  const fromFlags = deploymentGiven
+    ? specFromFlags(v, name, target ?? targetSpec(v, dbPath, io), v.space === undefined ? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml') : resolve(io.cwd, v.space), io.cwd)
+    : null;
   const store = openStore(dbPath);
   try {
     const existing = store.findStudy(name);
-    const resumeOnly = existing !== null && v.gpu === undefined && v.model === undefined && v.workload === undefined;
-    let spec: StudySpec;
-    let target: TargetSpec;
-    if (resumeOnly) {
-      spec = existing.spec;
-      target = TargetSpec.parse(JSON.parse(spec.target));
-    } else {
-      target = targetSpec(v, dbPath, io.cwd);
-      spec = specFromFlags(v, name, target, v.space === undefined ? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml') : resolve(io.cwd, v.space), io.cwd);
+    if (existing === null && fromFlags === null) {
+      throw new LmBenchError('LMB_ERR_STUDY_NOT_FOUND', `no study "${name}" in ${dbPath}; a new study needs --gpu, --gpus, --model, --workload and --budget-trials`, { details: { field: 'study' } });
     }
+    let spec: StudySpec;
+    if (fromFlags === null && existing !== null) {
+      const conflicts = resumeConflicts(v, existing.spec, target);
+      if (conflicts.length > 0) {
+        throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `study "${name}" resumes with its stored settings; these flags differ: ${conflicts.join('; ')} (start another --study to change them)`, { details: { field: 'study' } });
+      }
+      spec = existing.spec;
+    } else {
+      spec = fromFlags as StudySpec;
+    }
+    const resolvedTarget = TargetSpec.parse(JSON.parse(spec.target));
     const space = loadSpace(spec.space);
-    const enqueue = (v.enqueue ?? []).map((text) => parseKnobAssignments(text.split(',').map((p) => p.trim()).filter((p) => p !== ''), {}, 'enqueue'));
     const json = v.json === true;
     const ac = new AbortController();
     let interrupts = 0;
@@ -180,8 +225,6 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     };
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
-    const sampler = v.sampler === undefined || v.sampler === 'surrogate' ? 'surrogate' : v.sampler === 'random' ? 'random' : null;
-    if (sampler === null) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--sampler must be surrogate or random, got "${v.sampler ?? ''}"`);
     const progress = studyProgress({ io, store, spec, model: defaultCatalog().model(spec.model), json });
     try {
       const { study, summary } = await runStudy({
@@ -189,7 +232,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         catalog: defaultCatalog(),
         space,
         spec,
-        target,
+        target: resolvedTarget,
         now: Date.now,
         sampler,
         enqueue,
