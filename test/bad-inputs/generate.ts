@@ -2,20 +2,9 @@
 import { closeSync, mkdirSync, openSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** Deterministic bytes (xorshift32), NULs included. */
-export function garbage(n: number, seed = 12345): Uint8Array {
-  const out = new Uint8Array(n);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < n; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
+import { garbage } from '../ingest/helpers.js';
+
+export { garbage };
 
 /** Writes `bytes` bytes to `file` in 1 MiB chunks of `chunk` (repeated), prefixed by `head`. */
 export function writeLarge(file: string, bytes: number, chunk: Uint8Array, head = ''): void {
