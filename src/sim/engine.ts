@@ -5,6 +5,7 @@ import { TimeHeap } from './deque.js';
 import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
 import type { StepModel } from '../physics/step-time.js';
+import type { WeightedSample } from './weighted.js';
 
 /**
  * The discrete-event simulation in virtual time: a client (open loop with an optional concurrency
@@ -13,6 +14,12 @@ import type { StepModel } from '../physics/step-time.js';
  * order; a replica's step end is handled before an arrival at the same instant.
  */
 export interface DesInput {
+  /** Keep every token's time on each request (records for the load-runner metrics); false keeps first and last, with pooled gaps in `itl`. */
+  readonly recordTokens?: boolean;
+  /** Where a summary run pools its inter-token gaps. */
+  readonly itl?: WeightedSample;
+  /** Take runs of decode steps at once (`Replica.decodeRun`; default true). The results are the same either way. */
+  readonly fastForward?: boolean;
   readonly resolved: ResolvedServerConfig;
   readonly numBlocks: number;
   readonly stepModel: StepModel;
@@ -51,7 +58,17 @@ export function runDes(input: DesInput): DesOutput {
   const { resolved, specs, arrivals } = input;
   const replicas: Replica[] = [];
   for (let i = 0; i < resolved.data_parallel_size; i++) {
-    replicas.push(new Replica({ cfg: resolved, numBlocks: input.numBlocks, model: input.stepModel, noise: input.noise, rng: input.rng.fork(`replica-${i}`) }));
+    replicas.push(
+      new Replica({
+        cfg: resolved,
+        numBlocks: input.numBlocks,
+        model: input.stepModel,
+        noise: input.noise,
+        rng: input.rng.fork(`replica-${i}`),
+        recordTokens: input.recordTokens ?? true,
+        itl: input.itl ?? null,
+      }),
+    );
   }
   const requests: DesRequest[] = specs.map((spec) => ({ spec, schedS: 0, sendS: 0, rejected: false, sim: null }));
   const front = new TimeHeap<SimRequest>();
@@ -66,19 +83,27 @@ export function runDes(input: DesInput): DesOutput {
   const n = specs.length;
   const maxLen = resolved.max_model_len;
 
+  const sendTime = (): number => (next < n && inFlight < input.cap ? Math.max(nowS, arrivals === null ? nowS : (arrivals[next] as number)) : Number.POSITIVE_INFINITY);
   const startStep = (rep: Replica): void => {
     running -= rep.running.length;
     waiting -= rep.waiting.size;
-    const d = rep.step(nowS);
+    // The earliest event that could change this replica's batch bounds a decode fast-forward.
+    let untilS = Math.min(front.peekTime(), sendTime());
+    for (const r of replicas) if (r !== rep && r.busyUntilS < untilS) untilS = r.busyUntilS;
+    let end = input.fastForward === false ? Number.NaN : rep.decodeRun(nowS, untilS);
+    if (Number.isNaN(end)) {
+      const d = rep.step(nowS);
+      end = d > 0 ? nowS + d : Number.POSITIVE_INFINITY;
+    }
     running += rep.running.length;
     waiting += rep.waiting.size;
     if (running > runningPeak) runningPeak = running;
     if (waiting > waitingPeak) waitingPeak = waiting;
-    rep.busyUntilS = d > 0 ? nowS + d : Number.POSITIVE_INFINITY;
+    rep.busyUntilS = end;
   };
 
   for (;;) {
-    const tSend = next < n && inFlight < input.cap ? Math.max(nowS, arrivals === null ? nowS : (arrivals[next] as number)) : Number.POSITIVE_INFINITY;
+    const tSend = sendTime();
     const tFront = front.peekTime();
     let rep: Replica | null = null;
     for (const r of replicas) if (rep === null || r.busyUntilS < rep.busyUntilS) rep = r;

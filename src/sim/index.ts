@@ -9,3 +9,5 @@ export * from './realtime.js';
 export * from './server-metrics.js';
 export * from './server.js';
 export * from './deque.js';
+export * from './summary.js';
+export * from './weighted.js';

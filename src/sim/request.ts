@@ -8,8 +8,11 @@ export interface SimRequest extends KvRequest {
   readonly maxTokens: number;
   numComputed: number;
   numOutput: number;
-  /** Emission time of every output token, seconds. */
+  /** Emission time of every output token, seconds (kept only when the replica records tokens). */
   readonly chunkTimes: number[];
+  /** Emission times of the first and the latest output token, seconds (NaN before the first). */
+  firstTokenS: number;
+  lastTokenS: number;
   /** Prefix-cache hit at the first admission, tokens. */
   cachedTokens: number;
   admitted: boolean;
@@ -29,6 +32,8 @@ export function newSimRequest(idx: number, promptTokens: number, maxTokens: numb
     numComputed: 0,
     numOutput: 0,
     chunkTimes: [],
+    firstTokenS: Number.NaN,
+    lastTokenS: Number.NaN,
     cachedTokens: 0,
     admitted: false,
     finished: false,

@@ -4,6 +4,7 @@ import { Deque } from './deque.js';
 import { KvCache } from './kv-cache.js';
 import type { SimRequest } from './request.js';
 import type { StepBatch, StepModel } from '../physics/step-time.js';
+import type { WeightedSample } from './weighted.js';
 
 /** Seeded noise on step times (reference §13.3). */
 export interface NoiseModel {
@@ -44,13 +45,22 @@ export class Replica {
   private readonly model: StepModel;
   private readonly noise: NoiseModel;
   private readonly rng: Rng;
+  private readonly recordTokens: boolean;
+  private readonly itl: WeightedSample | null;
+  private readonly runDurations: number[] = [];
 
-  constructor(opts: { cfg: ResolvedServerConfig; numBlocks: number; model: StepModel; noise: NoiseModel; rng: Rng }) {
+  /**
+   * `recordTokens: false` keeps only each request's first and latest token time (a summary run or the
+   * real-time server), and pools inter-token gaps into `itl` as (gap, count) pairs.
+   */
+  constructor(opts: { cfg: ResolvedServerConfig; numBlocks: number; model: StepModel; noise: NoiseModel; rng: Rng; recordTokens?: boolean; itl?: WeightedSample | null }) {
     const { cfg, numBlocks } = opts;
     this.cfg = cfg;
     this.model = opts.model;
     this.noise = opts.noise;
     this.rng = opts.rng;
+    this.recordTokens = opts.recordTokens ?? true;
+    this.itl = opts.itl ?? null;
     this.kv = new KvCache(numBlocks, cfg.block_size, cfg.enable_prefix_caching);
     this.logSigmaShift = (opts.noise.sigma * opts.noise.sigma) / 2;
   }
@@ -154,13 +164,19 @@ export class Replica {
     const durationS = this.priceS(b);
     const endS = nowS + durationS;
     let anyFinished = false;
+    // Requests that also emitted at the end of the previous step have a gap of exactly this step.
+    let sameGap = 0;
     for (let i = 0; i < count; i++) {
       const req = reqs[i] as SimRequest;
       req.numComputed += toks[i] as number;
       kv.commit(req, req.numComputed);
       if (req.numComputed === req.promptTokens + req.numOutput) {
         req.numOutput++;
-        req.chunkTimes.push(endS);
+        if (this.itl !== null && req.numOutput > 1) {
+          if (req.lastTokenS === nowS) sameGap++;
+          else this.itl.add(endS - req.lastTokenS);
+        }
+        this.emit(req, endS);
         this.emitted.push(req);
         if (req.numOutput >= req.maxTokens) {
           req.finished = true;
@@ -169,17 +185,124 @@ export class Replica {
         }
       }
     }
-    if (anyFinished) {
-      let w = 0;
-      for (let i = 0; i < running.length; i++) {
-        const req = running[i] as SimRequest;
-        if (req.finished) kv.free(req);
-        else running[w++] = req;
-      }
-      running.length = w;
-    }
+    this.itl?.add(durationS, sameGap);
+    if (anyFinished) this.dropFinished();
     this.steps++;
     return durationS;
+  }
+
+  private emit(req: SimRequest, atS: number): void {
+    if (this.recordTokens) req.chunkTimes.push(atS);
+    if (req.numOutput === 1) req.firstTokenS = atS;
+    req.lastTokenS = atS;
+  }
+
+  private dropFinished(): void {
+    const running = this.running;
+    let w = 0;
+    for (let i = 0; i < running.length; i++) {
+      const req = running[i] as SimRequest;
+      if (req.finished) this.kv.free(req);
+      else running[w++] = req;
+    }
+    running.length = w;
+  }
+
+  /**
+   * Decode fast-forward: while every running request decodes one token a step, nobody waits to be
+   * admitted and the KV blocks suffice, consecutive steps differ only in context length, so they are
+   * priced back to back and applied at once: the same noise draws, block allocations and token times
+   * as that many calls of `step`, without rebuilding the batch each step. Steps run while they start
+   * no later than `untilS` (the next event that could change the batch: an arrival, a send, another
+   * replica's step end) and stop at the first step that finishes a request. Returns the time the run
+   * ends (seconds), or NaN when the conditions do not hold (then the caller takes one `step`).
+   */
+  decodeRun(nowS: number, untilS: number): number {
+    const cfg = this.cfg;
+    const running = this.running;
+    const kv = this.kv;
+    const n = running.length;
+    if (n < 2 || n > cfg.max_num_batched_tokens) return Number.NaN;
+    if (this.waiting.size > 0 && n < cfg.max_num_seqs) return Number.NaN;
+    let maxSteps = Number.POSITIVE_INFINITY;
+    let kvRead = 0;
+    for (let i = 0; i < n; i++) {
+      const r = running[i] as SimRequest;
+      if (r.numOutput === 0 || r.promptTokens + r.numOutput - r.numComputed !== 1) return Number.NaN;
+      const left = r.maxTokens - r.numOutput;
+      if (left < maxSteps) maxSteps = left;
+      kvRead += r.numComputed;
+    }
+    // The most steps whose block growth fits what is free (no preemption inside the run).
+    const bs = kv.blockSize;
+    const blocksFor = (k: number): number => {
+      let need = 0;
+      for (let i = 0; i < n; i++) {
+        const r = running[i] as SimRequest;
+        need += Math.max(0, Math.ceil((r.numComputed + k) / bs) - r.cachedKeys.length - r.privateBlocks);
+      }
+      return need;
+    };
+    let k = maxSteps;
+    if (blocksFor(k) > kv.freeBlocks) {
+      let lo = 0;
+      let hi = k;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (blocksFor(mid) <= kv.freeBlocks) lo = mid;
+        else hi = mid - 1;
+      }
+      k = lo;
+    }
+    if (k < 2) return Number.NaN;
+    const b = this.batch;
+    b.tokens = n;
+    b.requests = n;
+    b.sampled = n;
+    b.decodeOnly = true;
+    const d = this.runDurations;
+    d.length = 0;
+    let t = nowS;
+    while (d.length < k && (d.length === 0 || t <= untilS)) {
+      b.kvReadTokens = kvRead + d.length * n;
+      b.attnPairs = b.kvReadTokens + n;
+      const dur = this.priceS(b);
+      d.push(dur);
+      t += dur;
+    }
+    const steps = d.length;
+    this.emitted.length = 0;
+    this.finished.length = 0;
+    let sameGap = 0;
+    for (let i = 0; i < n; i++) {
+      const r = running[i] as SimRequest;
+      kv.grow(r, r.numComputed + steps);
+      r.numComputed += steps;
+      kv.commit(r, r.numComputed);
+      if (this.itl !== null) {
+        if (r.lastTokenS === nowS) sameGap++;
+        else this.itl.add(nowS + (d[0] as number) - r.lastTokenS);
+      }
+      if (this.recordTokens) {
+        // The same running sum as the pricing loop, so every time equals the step-by-step one.
+        let at = nowS;
+        for (let j = 0; j < steps; j++) r.chunkTimes.push((at += d[j] as number));
+      }
+      r.numOutput += steps;
+      r.lastTokenS = t;
+      this.emitted.push(r);
+      if (r.numOutput >= r.maxTokens) {
+        r.finished = true;
+        this.finished.push(r);
+      }
+    }
+    if (this.itl !== null) {
+      this.itl.add(d[0] as number, sameGap);
+      for (let j = 1; j < steps; j++) this.itl.add(d[j] as number, n);
+    }
+    if (this.finished.length > 0) this.dropFinished();
+    this.steps += steps;
+    return t;
   }
 
   /** Drops a request (client gone): out of the queues, its blocks back to the pool. */

@@ -1,8 +1,10 @@
-import type { BenchmarkResult, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerConfig, Slo, Workload } from '../domain/index.js';
+import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerConfig, Slo, Workload } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
 import { arrivalTimes, concurrencyCap, sampleRequests } from '../workload/sample.js';
-import { runDes } from './engine.js';
+import { runDes, type DesOutput } from './engine.js';
+import { summarizeDes, type SimSummary } from './summary.js';
+import { WeightedSample } from './weighted.js';
 import type { StartupFailure } from '../physics/failure.js';
 import type { MemoryBreakdown } from '../physics/memory.js';
 import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
@@ -40,6 +42,46 @@ export type SimulateOutput =
  * (the catalog is read once unless one is passed in).
  */
 export function simulate(input: SimulateInput): SimulateOutput {
+  const run = runSimulation(input, true);
+  if (!run.ok) return run;
+  const { des, resolved, memory, model, hw, startupTimeS } = run;
+  const records = buildRecords(des);
+  const slo = input.slo ?? input.workload.slo;
+  const result = buildResult(records, des, {
+    resolved,
+    hardware: { gpu: hw.id, count: input.hardware.count },
+    model,
+    workload: input.workload,
+    slo,
+    memory,
+    startupTimeS,
+    startEpochMs: input.startEpochMs ?? 0,
+  });
+  return { ok: true, result, records, resolved, memory };
+}
+
+export type SimulateSummaryOutput =
+  | { readonly ok: true; readonly summary: SimSummary; readonly resolved: ResolvedServerConfig; readonly memory: MemoryBreakdown }
+  | { readonly ok: false; readonly failure: StartupFailure; readonly resolved: ResolvedServerConfig; readonly startupTimeS: number };
+
+/**
+ * The same run as `simulate`, summarised: every request's TTFT, TPOT and E2EL and the pooled
+ * inter-token gaps, without keeping one timestamp per token. The figures equal `simulate`'s (the DES
+ * is the same, with the same seed); what is lost is the per-request records. For calibration and
+ * `sim predict`, where a point of 640 requests × 8,000 tokens would otherwise hold 5M timestamps.
+ */
+export function simulateSummary(input: SimulateInput): SimulateSummaryOutput {
+  const itl = new WeightedSample();
+  const run = runSimulation(input, false, itl);
+  if (!run.ok) return run;
+  return { ok: true, summary: summarizeDes(run.des, itl), resolved: run.resolved, memory: run.memory };
+}
+
+type Prepared =
+  | { readonly ok: true; readonly des: DesOutput; readonly resolved: ResolvedServerConfig; readonly memory: MemoryBreakdown; readonly model: ModelSpec; readonly hw: Hardware; readonly startupTimeS: number }
+  | { readonly ok: false; readonly failure: StartupFailure; readonly resolved: ResolvedServerConfig; readonly startupTimeS: number };
+
+function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: WeightedSample): Prepared {
   const catalog = input.catalog ?? defaultCatalog();
   const hw = catalog.gpu(input.hardware.gpu);
   const model = typeof input.model === 'string' ? catalog.model(input.model) : input.model;
@@ -58,18 +100,8 @@ export function simulate(input: SimulateInput): SimulateOutput {
     cap: concurrencyCap(input.workload.arrival) ?? Number.POSITIVE_INFINITY,
     noise: input.noise ?? DEFAULT_NOISE,
     rng: rng.fork('engine'),
+    recordTokens,
+    ...(itl === undefined ? {} : { itl }),
   });
-  const records = buildRecords(des);
-  const slo = input.slo ?? input.workload.slo;
-  const result = buildResult(records, des, {
-    resolved,
-    hardware: { gpu: hw.id, count: input.hardware.count },
-    model,
-    workload: input.workload,
-    slo,
-    memory,
-    startupTimeS: start.startupTimeS,
-    startEpochMs: input.startEpochMs ?? 0,
-  });
-  return { ok: true, result, records, resolved, memory };
+  return { ok: true, des, resolved, memory, model, hw, startupTimeS: start.startupTimeS };
 }
