@@ -30,6 +30,7 @@ for (const c of CASES) {
   let initialFailed = 0;
   let after = 0;
   let afterFailed = 0;
+  let crashed = 0;
   for (let seed = 1; seed <= SEEDS; seed++) {
     const workload = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', `${c.workload}.yaml`), Workload);
     const spec = StudySpec.parse({ name: `f-${seed}`, space: spacePath, hardware: { gpu: c.gpu, count: c.gpus }, model: c.model, workload, slo: workload.slo ?? {}, objectives: [...DEFAULT_OBJECTIVES], target: '{"kind":"sim"}', seed, budget_trials: BUDGET, budget_hours: null, parallel: 2 });
@@ -37,6 +38,7 @@ for (const c of CASES) {
     for (const t of study.trials()) {
       const design = t.origin === 'default' || t.origin === 'space_filling' || t.origin === 'history';
       const failedStart = t.state === 'failed' && t.started === false;
+      if (t.state === 'failed' && t.started === true) crashed++;
       if (design) {
         initial++;
         if (failedStart) initialFailed++;
@@ -46,7 +48,7 @@ for (const c of CASES) {
       }
     }
   }
-  const row = `| ${c.model}, ${c.gpus}× ${c.gpu}, ${c.workload} | ${initialFailed}/${initial} | ${afterFailed}/${after} (${after === 0 ? '–' : ((afterFailed / after) * 100).toFixed(1)}%) |`;
+  const row = `| ${c.model}, ${c.gpus}× ${c.gpu}, ${c.workload} | ${initialFailed}/${initial} | ${afterFailed}/${after} (${after === 0 ? '–' : ((afterFailed / after) * 100).toFixed(1)}%) | ${crashed}/${initial + after} |`;
   rows.push(row);
   console.log(row);
 }
@@ -55,10 +57,10 @@ writeFileSync(
   [
     '# Failed starts after the initial design',
     '',
-    `\`node --import tsx bench/tune-failures.ts --seeds ${SEEDS} --budget ${BUDGET}\`: ${SEEDS} studies of ${BUDGET} trials (2 in parallel) per case on the simulator with search-spaces/vllm.yaml. Initial design = vLLM defaults + space-filling points (before the surrogate has 5 results).`,
+    `\`node --import tsx bench/tune-failures.ts --seeds ${SEEDS} --budget ${BUDGET}\`: ${SEEDS} studies of ${BUDGET} trials (2 in parallel) per case on the simulator with search-spaces/vllm.yaml. Initial design = vLLM defaults + space-filling points (before the surrogate has 5 results). A crash is a trial that started and then died of the simulator's run-time OOM (src/physics/runtime-oom.ts).`,
     '',
-    '| case | failed to start: initial design | failed to start: model-proposed trials |',
-    '| --- | --- | --- |',
+    '| case | failed to start: initial design | failed to start: model-proposed trials | crashed under load (run-time OOM), all trials |',
+    '| --- | --- | --- | --- |',
     ...rows,
     '',
   ].join('\n'),

@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['domain'],
   ['catalog', 'metrics', 'workload', 'physics'],
   ['sim', 'loadgen', 'space', 'store'],
-  ['model', 'ingest'],
+  ['model', 'ingest', 'calibration'],
   ['optimize'],
   ['targets', 'workers'],
   ['tune', 'advise'],

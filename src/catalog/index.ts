@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { Hardware, ModelSpec } from '../domain/index.js';
+import { Hardware, ModelSpec, SimProfileFile, withOverrides, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { loadYamlFile } from '../util/yaml.js';
 
@@ -15,8 +15,12 @@ const ModelsFile = z.strictObject({ models: z.array(ModelSpec).min(1) });
 export interface Catalog {
   readonly gpus: readonly Hardware[];
   readonly models: readonly ModelSpec[];
+  /** The simulator's default efficiencies (data/sim-profile.yaml). */
+  readonly profile: SimProfile;
   gpu(name: string): Hardware;
   model(name: string): ModelSpec;
+  /** The efficiencies the simulator prices this GPU with: the default, with the GPU's platform overrides. */
+  profileFor(hw: Hardware): SimProfile;
 }
 
 const norm = (s: string): string => s.trim().toLowerCase().replaceAll('_', '-');
@@ -36,12 +40,14 @@ function lookup<T extends { id: string; aliases: string[] }>(
   });
 }
 
-export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpec[]): Catalog {
+export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpec[], profile: SimProfile): Catalog {
   return {
     gpus,
     models,
+    profile,
     gpu: (name) => lookup(gpus, name, 'LMB_ERR_UNKNOWN_GPU'),
     model: (name) => lookup(models, name, 'LMB_ERR_UNKNOWN_MODEL', (m) => [m.hf_name]),
+    profileFor: (hw) => withOverrides(profile, hw.sim),
   };
 }
 
@@ -56,5 +62,6 @@ export function defaultCatalog(): Catalog {
 export function loadCatalog(dataDir: string): Catalog {
   const hw = loadYamlFile(join(dataDir, 'hardware.yaml'), HardwareFile);
   const models = loadYamlFile(join(dataDir, 'models.yaml'), ModelsFile);
-  return makeCatalog(hw.gpus, models.models);
+  const profile = loadYamlFile(join(dataDir, 'sim-profile.yaml'), SimProfileFile);
+  return makeCatalog(hw.gpus, models.models, profile.profile);
 }

@@ -67,6 +67,8 @@ export const LmbBlock = z.strictObject({
   max_loop_lag_ms: z.number().nullable(),
   rejected: z.int().nonnegative(),
   startup_time_s: z.number().nullable(),
+  /** A simulated run: which efficiencies priced it (data/sim-profile.yaml or a calibrated profile). */
+  sim_profile: z.string().optional(),
 });
 export type LmbBlock = z.infer<typeof LmbBlock>;
 

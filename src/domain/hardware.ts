@@ -1,37 +1,11 @@
 import { z } from 'zod';
+import { SimProfile } from './sim-profile.js';
 
 /**
- * A GPU from `data/hardware.yaml`: datasheet facts (reference §11) plus the simulator's efficiency
- * factors (reference §13.2), each file row carrying its source.
+ * A GPU from `data/hardware.yaml`: datasheet facts (reference §11), each file row carrying its
+ * source. The simulator prices every GPU with one set of efficiencies (`SimProfile`); `sim` may
+ * override some of them for a platform whose kernels differ (ROCm), never to fit one GPU's data.
  */
-export const SimFactors = z.strictObject({
-  /** Fraction of peak HBM bandwidth reached when streaming weights (decode). */
-  eta_w: z.number().gt(0).lte(1),
-  /** Fraction of peak HBM bandwidth reached when reading the KV cache. */
-  eta_kv: z.number().gt(0).lte(1),
-  /** Best model-FLOPs utilisation of large bf16 GEMMs. */
-  mfu_bf16: z.number().gt(0).lte(1),
-  /** Best utilisation of the fp8 peak (null where fp8 compute is missing). */
-  mfu_fp8: z.number().gt(0).lte(1).nullable(),
-  /** Tokens per step at which GEMM efficiency reaches half its best (MFU ramp). */
-  n_half_tokens: z.number().positive(),
-  /** Fixed cost of one engine step with CUDA graphs. */
-  step_fixed_ms: z.number().nonnegative(),
-  /** Per-layer cost of kernels not captured in graphs. */
-  per_layer_us: z.number().nonnegative(),
-  /** Extra per-layer launch cost in eager mode. */
-  eager_per_layer_us: z.number().nonnegative(),
-  /** Latency of one small all-reduce. */
-  allreduce_latency_us: z.number().nonnegative(),
-  /** Effective per-direction link bandwidth for all-reduce. */
-  link_gbs: z.number().positive(),
-  /** CPU time per engine step (scheduler, input prep). */
-  cpu_step_ms: z.number().nonnegative(),
-  /** CPU time per scheduled request per step. */
-  cpu_per_request_us: z.number().nonnegative(),
-});
-export type SimFactors = z.infer<typeof SimFactors>;
-
 export const Hardware = z.strictObject({
   id: z.string().min(1),
   name: z.string(),
@@ -53,7 +27,7 @@ export const Hardware = z.strictObject({
     bandwidth_gbs: z.number().positive(),
   }),
   tdp_w: z.number().positive(),
-  sim: SimFactors,
+  sim: SimProfile.partial().optional(),
   source: z.string().min(1),
 });
 export type Hardware = z.infer<typeof Hardware>;

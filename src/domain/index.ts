@@ -7,3 +7,4 @@ export * from './request-record.js';
 export * from './benchmark-result.js';
 export * from './trial.js';
 export * from './knob-assignments.js';
+export * from './sim-profile.js';

@@ -7,7 +7,7 @@ import { spaceSource } from '../optimize/space-source.js';
 import { createOptimizationStudy } from '../optimize/study.js';
 import type { SearchSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
-import type { TargetSpec } from '../targets/spec.js';
+import { TargetSpec } from '../targets/spec.js';
 import { buildStudy, featureContext, runStudy } from '../tune/study-runner.js';
 import { summarizeStudy, type StudySummary } from '../tune/summary.js';
 import { createRng } from '../util/rng.js';
@@ -89,8 +89,18 @@ export class StudyManager {
   }
 
   /** Creates the study (409 when the name exists with other settings) and starts it. */
+  /**
+   * The target a study runs against: the config's profile as it is now, except that a sim target
+   * keeps the simulator profile bound into the study's spec when it was created.
+   */
+  targetOf(spec: StudySpec, info: ServiceStudyInfo): TargetSpec {
+    const current = this.profile(info.profile);
+    const parsed = TargetSpec.safeParse(JSON.parse(spec.target));
+    return current.kind === 'sim' && parsed.success && parsed.data.kind === 'sim' ? parsed.data : current;
+  }
+
   create(spec: StudySpec, info: ServiceStudyInfo, enqueue: readonly ServerConfig[] = []): number {
-    const target = this.profile(info.profile);
+    const target = this.targetOf(spec, info);
     this.checkConfigs(spec, enqueue);
     const existing = this.#o.store.findStudy(spec.name);
     if (existing !== null) throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `a study named "${spec.name}" already exists (id ${existing.id})`, { details: { field: 'name' } });
@@ -117,7 +127,7 @@ export class StudyManager {
         details: { field: 'id' },
       });
     }
-    this.#start(study.id, study.spec, this.profile(info.profile), info.sampler);
+    this.#start(study.id, study.spec, this.targetOf(study.spec, info), info.sampler);
     return study.id;
   }
 

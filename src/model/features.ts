@@ -1,4 +1,5 @@
-import type { Hardware, ModelSpec, ServerConfig, Workload } from '../domain/index.js';
+import { defaultCatalog } from '../catalog/index.js';
+import type { Hardware, ModelSpec, ServerConfig, SimProfile, Workload } from '../domain/index.js';
 import { kvBytesPerToken } from '../domain/model-spec.js';
 import { GIB, makeStepModel, memoryModel, resolveConfig, type StepModel } from '../physics/index.js';
 import { createRng } from '../util/rng.js';
@@ -22,6 +23,8 @@ export interface FeatureContext {
   readonly gpuCount: number;
   readonly model: ModelSpec;
   readonly workload: Workload;
+  /** The simulator efficiencies the physics features use (default: the catalog's for this GPU). */
+  readonly profile?: SimProfile | undefined;
 }
 
 export const CONTEXT_FEATURES = [
@@ -141,7 +144,7 @@ export function contextFeatures(config: ServerConfig, ctx: FeatureContext): Feat
   const kvCap = Math.max(1, mem.kvTokenCapacity);
   const perReplicaCap = Math.max(1, Math.ceil(w.concurrencyCap / dp));
   const hardCap = Math.max(1, Math.min(r.max_num_seqs, kvCap / Math.max(1, contextTokens), perReplicaCap));
-  const step = makeStepModel(r, hw, model);
+  const step = makeStepModel(r, hw, model, ctx.profile ?? defaultCatalog().profileFor(hw));
   // With prefix caching on, the shared system prompt is computed once per group, not per request.
   const prefillTokens = r.enable_prefix_caching ? w.inputMean * (1 - w.sharedPrefixFraction) : w.inputMean;
   const prefillMs = pricePrefillMs(step, r.max_num_batched_tokens, Math.max(1, Math.round(prefillTokens)));

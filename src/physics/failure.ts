@@ -15,3 +15,17 @@ export const StartupFailure = z.strictObject({
   phase: z.enum(['validation', 'memory']),
 });
 export type StartupFailure = z.infer<typeof StartupFailure>;
+
+/** A server that started and then died under load (R1: run-time CUDA OOM, `runtime-oom.ts`). */
+export const RuntimeFailure = z.strictObject({
+  rule: z.literal('R1'),
+  message: z.string(),
+  phase: z.literal('runtime'),
+  /** Virtual seconds into the load run. */
+  atS: z.number(),
+  /** Requests admitted before the crash. */
+  atRequest: z.int(),
+});
+export type RuntimeFailure = z.infer<typeof RuntimeFailure>;
+
+export type ServerFailure = StartupFailure | RuntimeFailure;

@@ -4,3 +4,4 @@ export * from './validate.js';
 export * from './memory.js';
 export * from './startup.js';
 export * from './step-time.js';
+export * from './runtime-oom.js';

@@ -35,8 +35,26 @@ function weightLoadS(r: ResolvedServerConfig, model: ModelSpec): number {
   return bytes / r.tensor_parallel_size / (WEIGHT_LOAD_GBS * 1e9);
 }
 
-/** Simulated wall time of `vllm serve` start-up (§13.1 step 3); eager mode skips compile and capture. */
+export interface StartupPhase {
+  /** What vLLM logs for it. */
+  readonly phase: 'init' | 'load_weights' | 'profile' | 'torch_compile' | 'cudagraph_capture';
+  readonly seconds: number;
+}
+
+/** The phases of `vllm serve` start-up (§13.1 step 3) in order; eager mode skips compile and capture. */
+export function startupPhases(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec): StartupPhase[] {
+  const phases: StartupPhase[] = [
+    { phase: 'init', seconds: INIT_S },
+    { phase: 'load_weights', seconds: weightLoadS(r, model) },
+    { phase: 'profile', seconds: PROFILE_S },
+  ];
+  if (!r.enforce_eager) {
+    phases.push({ phase: 'torch_compile', seconds: COMPILE_S }, { phase: 'cudagraph_capture', seconds: CAPTURE_S_PER_SIZE * memoryModel(r, hw, model).captureSizes });
+  }
+  return phases;
+}
+
+/** Simulated wall time of `vllm serve` start-up: the sum of its phases. */
 export function startupTimeS(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec): number {
-  const graphs = r.enforce_eager ? 0 : COMPILE_S + CAPTURE_S_PER_SIZE * memoryModel(r, hw, model).captureSizes;
-  return INIT_S + weightLoadS(r, model) + PROFILE_S + graphs;
+  return startupPhases(r, hw, model).reduce((a, p) => a + p.seconds, 0);
 }

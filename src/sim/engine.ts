@@ -1,4 +1,4 @@
-import type { ResolvedServerConfig } from '../domain/index.js';
+import type { ResolvedServerConfig, SimProfile } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 import type { RequestSpec } from '../workload/sample.js';
 import { TimeHeap } from './deque.js';
@@ -21,6 +21,8 @@ export interface DesInput {
   /** Take runs of decode steps at once (`Replica.decodeRun`; default true). The results are the same either way. */
   readonly fastForward?: boolean;
   readonly resolved: ResolvedServerConfig;
+  /** The API server's per-request delay (the profile's frontend parameters). */
+  readonly frontend: Pick<SimProfile, 'frontend_ms' | 'frontend_us_per_token'>;
   readonly numBlocks: number;
   readonly stepModel: StepModel;
   readonly specs: readonly RequestSpec[];
@@ -29,6 +31,8 @@ export interface DesInput {
   readonly cap: number;
   readonly noise: NoiseModel;
   readonly rng: Rng;
+  /** The engine dies (run-time OOM, physics/runtime-oom.ts) when this many requests have reached it. */
+  readonly crashAtRequest?: number | null;
 }
 
 export interface DesRequest {
@@ -44,14 +48,13 @@ export interface DesOutput {
   readonly replicas: Replica[];
   readonly runningPeak: number;
   readonly waitingPeak: number;
+  /** Virtual time of the crash, or null when the run finished. */
+  readonly crashedAtS: number | null;
 }
 
 /** API-server time before a request reaches the engine (BLIS's α0 + α1·prompt; does not block the engine). */
-export const FRONTEND_BASE_S = 0.0015;
-export const FRONTEND_PER_PROMPT_TOKEN_S = 0.5e-6;
-
-export function frontendDelayS(promptTokens: number): number {
-  return FRONTEND_BASE_S + FRONTEND_PER_PROMPT_TOKEN_S * promptTokens;
+export function frontendDelayS(f: DesInput['frontend'], promptTokens: number): number {
+  return (f.frontend_ms + (f.frontend_us_per_token * promptTokens) / 1000) / 1000;
 }
 
 export function runDes(input: DesInput): DesOutput {
@@ -82,6 +85,9 @@ export function runDes(input: DesInput): DesOutput {
   let waitingPeak = 0;
   const n = specs.length;
   const maxLen = resolved.max_model_len;
+  const crashAt = input.crashAtRequest ?? null;
+  let admitted = 0;
+  let crashedAtS: number | null = null;
 
   const sendTime = (): number => (next < n && inFlight < input.cap ? Math.max(nowS, arrivals === null ? nowS : (arrivals[next] as number)) : Number.POSITIVE_INFINITY);
   const startStep = (rep: Replica): void => {
@@ -115,6 +121,10 @@ export function runDes(input: DesInput): DesOutput {
       startStep(rep);
     } else if (tFront <= tSend) {
       nowS = tFront;
+      if (crashAt !== null && admitted++ === crashAt) {
+        crashedAtS = nowS;
+        break;
+      }
       const sim = front.pop() as SimRequest;
       const target = pickReplica(replicas);
       target.waiting.pushBack(sim);
@@ -136,8 +146,8 @@ export function runDes(input: DesInput): DesOutput {
       const sim = newSimRequest(spec.index, prompt, spec.outputTokens, spec.prefixGroup, spec.prefixTokens);
       req.sim = sim;
       inFlight++;
-      front.push(nowS + frontendDelayS(prompt), sim);
+      front.push(nowS + frontendDelayS(input.frontend, prompt), sim);
     }
   }
-  return { requests, replicas, runningPeak, waitingPeak };
+  return { requests, replicas, runningPeak, waitingPeak, crashedAtS };
 }

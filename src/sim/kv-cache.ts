@@ -27,6 +27,55 @@ export interface KvRequest {
 
 const INDEX_SPACE = 1 << 17; // blocks per request key space (131072 × 16-token blocks ≫ any max_model_len)
 
+/**
+ * Hashed blocks with ref count 0, oldest first. A queue with lazy deletion (a block taken back by a hit
+ * leaves a stale entry that eviction skips) instead of a Map iterated from its head: V8 leaves deleted
+ * Map entries in place until it rehashes, so "the oldest key" of a Map evicted from the front costs a
+ * scan over every hole, which made long prompts on a cached pool quadratic.
+ */
+class LruQueue {
+  private readonly seqOf = new Map<number, number>();
+  private keys: number[] = [];
+  private seqs: number[] = [];
+  private head = 0;
+  private nextSeq = 0;
+
+  get size(): number {
+    return this.seqOf.size;
+  }
+
+  push(key: number): void {
+    const seq = this.nextSeq++;
+    this.seqOf.set(key, seq);
+    this.keys.push(key);
+    this.seqs.push(seq);
+  }
+
+  delete(key: number): void {
+    this.seqOf.delete(key);
+  }
+
+  /** Removes and returns the oldest live key (the queue is never empty when called). */
+  popOldest(): number {
+    for (;;) {
+      const key = this.keys[this.head] as number;
+      const seq = this.seqs[this.head] as number;
+      this.head++;
+      if (this.seqOf.get(key) === seq) {
+        this.seqOf.delete(key);
+        if (this.head > 1024 && this.head * 2 > this.keys.length) this.compact();
+        return key;
+      }
+    }
+  }
+
+  private compact(): void {
+    this.keys = this.keys.slice(this.head);
+    this.seqs = this.seqs.slice(this.head);
+    this.head = 0;
+  }
+}
+
 export class KvCache {
   readonly numBlocks: number;
   readonly blockSize: number;
@@ -34,8 +83,8 @@ export class KvCache {
   private freeUncached: number;
   /** Every hashed block → its ref count. */
   private readonly refs = new Map<number, number>();
-  /** Hashed blocks with ref count 0, oldest first (Map keeps insertion order). */
-  private readonly lru = new Map<number, true>();
+  /** Hashed blocks with ref count 0, oldest first. */
+  private readonly lru = new LruQueue();
   queriedTokens = 0;
   hitTokens = 0;
   peakUsedBlocks = 0;
@@ -137,7 +186,7 @@ export class KvCache {
       const k = keys[i] as number;
       const ref = (this.refs.get(k) as number) - 1;
       this.refs.set(k, ref);
-      if (ref === 0) this.lru.set(k, true);
+      if (ref === 0) this.lru.push(k);
     }
     keys.length = 0;
     this.freeUncached += req.privateBlocks;
@@ -148,11 +197,7 @@ export class KvCache {
   private take(n: number): void {
     const fromFree = Math.min(n, this.freeUncached);
     this.freeUncached -= fromFree;
-    for (let i = fromFree; i < n; i++) {
-      const oldest = this.lru.keys().next().value as number;
-      this.lru.delete(oldest);
-      this.refs.delete(oldest);
-    }
+    for (let i = fromFree; i < n; i++) this.refs.delete(this.lru.popOldest());
     const used = this.usedBlocks;
     if (used > this.peakUsedBlocks) this.peakUsedBlocks = used;
   }

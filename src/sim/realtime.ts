@@ -1,4 +1,4 @@
-import type { Hardware, ModelSpec, ResolvedServerConfig } from '../domain/index.js';
+import type { Hardware, ModelSpec, ResolvedServerConfig, SimProfile } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 import type { MemoryBreakdown } from '../physics/memory.js';
 import { newSimRequest, type SimRequest } from './request.js';
@@ -35,6 +35,7 @@ export interface RealtimeOptions {
   readonly memory: MemoryBreakdown;
   readonly hw: Hardware;
   readonly model: ModelSpec;
+  readonly profile: SimProfile;
   readonly speed: number;
   readonly noise: NoiseModel;
   readonly rng: Rng;
@@ -59,15 +60,16 @@ export class RealtimeEngine {
     this.resolved = resolved;
     this.memory = memory;
     this.opts = opts;
-    const stepModel = makeStepModel(resolved, hw, model);
+    const stepModel = makeStepModel(resolved, hw, model, opts.profile);
     for (let i = 0; i < resolved.data_parallel_size; i++) {
-      this.replicas.push(new Replica({ cfg: resolved, numBlocks: memory.numBlocks, model: stepModel, noise: opts.noise, rng: opts.rng.fork(`replica-${i}`) }));
+      // A server keeps no per-token history: the client times its own tokens.
+      this.replicas.push(new Replica({ cfg: resolved, numBlocks: memory.numBlocks, model: stepModel, noise: opts.noise, rng: opts.rng.fork(`replica-${i}`), recordTokens: false }));
     }
     this.t0Ms = opts.clock.nowMs();
   }
 
   /** Virtual seconds since start. */
-  private nowS(): number {
+  nowS(): number {
     return ((this.opts.clock.nowMs() - this.t0Ms) / 1000) * this.opts.speed;
   }
 

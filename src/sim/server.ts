@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { HardwareRef, ModelSpec, ServerConfig } from '../domain/index.js';
+import type { HardwareRef, ModelSpec, ServerConfig, SimProfile } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { LmBenchError } from '../errors.js';
 import { listenError } from '../util/listen.js';
@@ -9,7 +9,9 @@ import { createRng } from '../util/rng.js';
 import { RealtimeEngine } from './realtime.js';
 import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
 import { metricsText } from './server-metrics.js';
-import { startupCheck } from '../physics/startup.js';
+import type { RuntimeFailure } from '../physics/failure.js';
+import { runtimeOomFailure, runtimeOomPerRequest } from '../physics/runtime-oom.js';
+import { startupCheck, startupPhases } from '../physics/startup.js';
 import { countTokens, tokenText } from './tokenizer.js';
 
 /**
@@ -17,8 +19,14 @@ import { countTokens, tokenText } from './tokenizer.js';
  * that streams exactly like vLLM (reference loadrunner §6.1): SSE `data:` events, the role chunk
  * first for chat, `finish_reason` on the last token, a final `choices: []` usage chunk when
  * `stream_options.include_usage`, then `data: [DONE]`. HTTP 400 when prompt + max_tokens exceeds
- * max_model_len. Prompt tokens come from the tokenizer stand-in (`tokenizer.ts`). Start-up time is
- * not waited out: the server answers as soon as it listens.
+ * max_model_len. Prompt tokens come from the tokenizer stand-in (`tokenizer.ts`).
+ *
+ * Like `vllm serve`, it binds its port at once but answers nothing, /health included, until its
+ * simulated start-up (physics/startup.ts: init, weight load, profile run, torch.compile, CUDA-graph
+ * capture) has passed: `startupScale` × that time ÷ `speed` of real time (0, the default here, for
+ * tests; the CLI waits it out in full). Under load it can die of a run-time CUDA OOM
+ * (physics/runtime-oom.ts, one seeded draw per request): it logs torch's message, drops every open
+ * stream and calls `onCrash`, as vLLM's engine core dying takes the API server with it.
  */
 export interface SimServerOptions {
   readonly config: ServerConfig;
@@ -36,16 +44,37 @@ export interface SimServerOptions {
   readonly tls?: { readonly cert: string; readonly key: string } | undefined;
   /** Require `Authorization: Bearer <key>` on /v1 routes, as vLLM's --api-key does. */
   readonly apiKey?: string | undefined;
+  /** The efficiencies to price steps with (default: the catalog's for this GPU). */
+  readonly profile?: SimProfile | undefined;
+  /** Share of the simulated start-up time to wait out (default 0: ready at once). */
+  readonly startupScale?: number | undefined;
+  /** Draw run-time OOM crashes (default true). */
+  readonly runtimeFailures?: boolean | undefined;
+  /** vLLM-style log lines (start-up phases, the crash); default: dropped. */
+  readonly log?: ((line: string) => void) | undefined;
+  /** Called once when the simulated engine dies under load; the server has stopped answering. */
+  readonly onCrash?: ((failure: RuntimeFailure) => void) | undefined;
 }
 
 export interface SimServer {
   readonly url: string;
   readonly port: number;
   readonly engine: RealtimeEngine;
+  /** Resolves when the simulated start-up is over and the server answers. */
+  readonly ready: Promise<void>;
+  /** Simulated start-up time (virtual seconds). */
+  readonly startupTimeS: number;
   close(): Promise<void>;
 }
 
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
+const PHASE_LOG: Record<ReturnType<typeof startupPhases>[number]['phase'], string> = {
+  init: 'Process, NCCL and worker initialisation',
+  load_weights: 'Loading weights',
+  profile: 'Memory profiling',
+  torch_compile: 'torch.compile',
+  cudagraph_capture: 'Graph capturing',
+};
 /** Output length when a request stops at "EOS" (ignore_eos false): a seeded draw per request. */
 const NATURAL_MEAN = 200;
 
@@ -116,18 +145,35 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   const names = new Set([served, model.id, model.hf_name, ...model.aliases].map((s) => s.toLowerCase()));
   const rng = createRng(opts.seed ?? 0);
   const lengthRng = rng.fork('natural-length');
+  const speed = opts.speed ?? 1;
   const engine = new RealtimeEngine({
     resolved,
     memory,
     hw,
     model,
-    speed: opts.speed ?? 1,
+    profile: opts.profile ?? catalog.profileFor(hw),
+    speed,
     noise: opts.noise ?? DEFAULT_NOISE,
     rng: rng.fork('engine'),
     clock: { nowMs: () => performance.now(), setTimeout: (fn, ms) => setTimeout(fn, ms), clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout) },
   });
   const createdS = Math.floor(Date.now() / 1000);
   let counter = 0;
+  const log = opts.log ?? ((): void => {});
+  const oomRng = rng.fork('runtime-oom');
+  const oomPerRequest = opts.runtimeFailures === false ? 0 : runtimeOomPerRequest(memory);
+  let accepted = 0;
+  let crashed = false;
+  const openStreams = new Set<ServerResponse>();
+  const crash = (): void => {
+    crashed = true;
+    const failure = runtimeOomFailure(resolved, hw, memory, engine.nowS(), accepted);
+    log(`ERROR [core.py] EngineCore encountered a fatal error.\n${failure.message}`);
+    log('ERROR [async_llm.py] vllm.v1.engine.exceptions.EngineDeadError: EngineCore encountered an issue. See stack trace (above) for the root cause.');
+    for (const r of openStreams) r.destroy();
+    engine.close();
+    opts.onCrash?.(failure);
+  };
 
   const generate = (req: IncomingMessage, res: ServerResponse, body: Json, chat: boolean): void => {
     const requested = body['model'];
@@ -155,6 +201,12 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       );
       return;
     }
+    if (oomPerRequest > 0 && oomRng.next() < oomPerRequest) {
+      crash();
+      res.destroy();
+      return;
+    }
+    accepted++;
     let outTokens = maxTokens;
     let reason: 'length' | 'stop' = 'length';
     if (body['ignore_eos'] !== true) {
@@ -215,12 +267,19 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
         }
       },
     });
+    openStreams.add(res);
     res.on('close', () => {
-      if (!done) engine.abort(handle);
+      openStreams.delete(res);
+      if (!done && !crashed) engine.abort(handle);
     });
   };
 
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    await ready;
+    if (crashed) {
+      res.destroy();
+      return;
+    }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const method = req.method ?? 'GET';
     if (method === 'GET' && (path === '/health' || path === '/ping')) {
@@ -287,12 +346,40 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     });
   });
   const port = (server.address() as AddressInfo).port;
+  const phases = startupPhases(resolved, hw, model);
+  const startupTimeS = phases.reduce((a, p) => a + p.seconds, 0);
+  const scale = opts.startupScale ?? 0;
+  let startupTimer: NodeJS.Timeout | undefined;
+  const ready = new Promise<void>((done) => {
+    if (scale <= 0) {
+      done();
+      return;
+    }
+    // The phases in order, each logged as vLLM logs it, in scaled real time.
+    let i = 0;
+    const nextPhase = (): void => {
+      const p = phases[i++];
+      if (p === undefined) {
+        log('INFO: Application startup complete.');
+        done();
+        return;
+      }
+      startupTimer = setTimeout(() => {
+        log(`INFO [startup] ${PHASE_LOG[p.phase]} took ${p.seconds.toFixed(2)} s (simulated)`);
+        nextPhase();
+      }, (p.seconds * scale * 1000) / speed);
+    };
+    nextPhase();
+  });
   return {
     url: `${opts.tls === undefined ? 'http' : 'https'}://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     engine,
+    ready,
+    startupTimeS,
     close: () =>
       new Promise<void>((ok) => {
+        clearTimeout(startupTimer);
         engine.close();
         server.closeAllConnections();
         server.close(() => ok());

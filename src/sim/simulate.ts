@@ -1,11 +1,12 @@
-import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerConfig, Slo, Workload } from '../domain/index.js';
+import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerConfig, SimProfile, Slo, Workload } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
 import { arrivalTimes, concurrencyCap, sampleRequests } from '../workload/sample.js';
 import { runDes, type DesOutput } from './engine.js';
-import { summarizeDes, type SimSummary } from './summary.js';
+import { summarizeDes, type SimSummary, type WindowSpec } from './summary.js';
 import { WeightedSample } from './weighted.js';
-import type { StartupFailure } from '../physics/failure.js';
+import type { ServerFailure } from '../physics/failure.js';
+import { runtimeOomAt, runtimeOomFailure } from '../physics/runtime-oom.js';
 import type { MemoryBreakdown } from '../physics/memory.js';
 import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
 import { startupCheck } from '../physics/startup.js';
@@ -24,6 +25,15 @@ export interface SimulateInput {
   readonly noise?: NoiseModel | undefined;
   /** Wall-clock origin written into the result (`date`, `lmb.start_epoch_ms`); 0 keeps the run pure. */
   readonly startEpochMs?: number | undefined;
+  /** The efficiencies to price steps with (default: the catalog's for this GPU; `sim calibrate` stores others). */
+  readonly profile?: SimProfile | undefined;
+  /** A summary run's steady-state window (`simulateSummary` only). */
+  readonly window?: WindowSpec | undefined;
+  /**
+   * Draw run-time OOM crashes (physics/runtime-oom.ts; default true). Calibration turns them off:
+   * the measured points it reproduces did not crash.
+   */
+  readonly runtimeFailures?: boolean | undefined;
 }
 
 export type SimulateOutput =
@@ -34,7 +44,15 @@ export type SimulateOutput =
       readonly resolved: ResolvedServerConfig;
       readonly memory: MemoryBreakdown;
     }
-  | { readonly ok: false; readonly failure: StartupFailure; readonly resolved: ResolvedServerConfig; readonly startupTimeS: number };
+  | SimulateFailed;
+
+/** A configuration that did not start, or a server that crashed under load (`failure.phase` says which). */
+export interface SimulateFailed {
+  readonly ok: false;
+  readonly failure: ServerFailure;
+  readonly resolved: ResolvedServerConfig;
+  readonly startupTimeS: number;
+}
 
 /**
  * One simulated `vllm serve` + `vllm bench serve` run in virtual time: start-up checks, then the
@@ -62,7 +80,7 @@ export function simulate(input: SimulateInput): SimulateOutput {
 
 export type SimulateSummaryOutput =
   | { readonly ok: true; readonly summary: SimSummary; readonly resolved: ResolvedServerConfig; readonly memory: MemoryBreakdown }
-  | { readonly ok: false; readonly failure: StartupFailure; readonly resolved: ResolvedServerConfig; readonly startupTimeS: number };
+  | SimulateFailed;
 
 /**
  * The same run as `simulate`, summarised: every request's TTFT, TPOT and E2EL and the pooled
@@ -74,12 +92,12 @@ export function simulateSummary(input: SimulateInput): SimulateSummaryOutput {
   const itl = new WeightedSample();
   const run = runSimulation(input, false, itl);
   if (!run.ok) return run;
-  return { ok: true, summary: summarizeDes(run.des, itl), resolved: run.resolved, memory: run.memory };
+  return { ok: true, summary: summarizeDes(run.des, itl, input.window), resolved: run.resolved, memory: run.memory };
 }
 
 type Prepared =
   | { readonly ok: true; readonly des: DesOutput; readonly resolved: ResolvedServerConfig; readonly memory: MemoryBreakdown; readonly model: ModelSpec; readonly hw: Hardware; readonly startupTimeS: number }
-  | { readonly ok: false; readonly failure: StartupFailure; readonly resolved: ResolvedServerConfig; readonly startupTimeS: number };
+  | SimulateFailed;
 
 function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: WeightedSample): Prepared {
   const catalog = input.catalog ?? defaultCatalog();
@@ -91,17 +109,25 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   const rng = createRng(input.seed);
   const specs = sampleRequests(input.workload, rng.fork('requests'));
   const arrivals = arrivalTimes(input.workload.arrival, specs.length, rng.fork('arrivals'));
+  const profile = input.profile ?? catalog.profileFor(hw);
+  const oomRng = rng.fork('runtime-oom');
+  const crashAtRequest = input.runtimeFailures === false ? null : runtimeOomAt(memory, specs.length, () => oomRng.next());
   const des = runDes({
     resolved,
     numBlocks: memory.numBlocks,
-    stepModel: makeStepModel(resolved, hw, model),
+    stepModel: makeStepModel(resolved, hw, model, profile),
+    frontend: profile,
     specs,
     arrivals,
     cap: concurrencyCap(input.workload.arrival) ?? Number.POSITIVE_INFINITY,
     noise: input.noise ?? DEFAULT_NOISE,
     rng: rng.fork('engine'),
     recordTokens,
+    crashAtRequest,
     ...(itl === undefined ? {} : { itl }),
   });
+  if (des.crashedAtS !== null) {
+    return { ok: false, failure: runtimeOomFailure(resolved, hw, memory, des.crashedAtS, crashAtRequest ?? 0), resolved, startupTimeS: start.startupTimeS };
+  }
   return { ok: true, des, resolved, memory, model, hw, startupTimeS: start.startupTimeS };
 }

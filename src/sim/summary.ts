@@ -28,6 +28,18 @@ export interface SimSummary {
   readonly e2elMs: LatencyStats;
   readonly preemptions: number;
   readonly steps: number;
+  /**
+   * ML.ENERGY's steady-state window, when asked for: from the instant `startAfterFirstTokens` requests
+   * have their first token to the instant `endAfterFinished` have finished; tokens emitted inside it
+   * (each request's tokens taken as evenly spread between its first and last) per second, and the mean
+   * number of requests between their first and last token.
+   */
+  readonly window: { readonly durationS: number; readonly outputThroughput: number; readonly meanRunning: number } | null;
+}
+
+export interface WindowSpec {
+  readonly startAfterFirstTokens: number;
+  readonly endAfterFinished: number;
 }
 
 function stats(xsMs: number[]): LatencyStats {
@@ -35,7 +47,27 @@ function stats(xsMs: number[]): LatencyStats {
   return { mean: mean(sorted), median: percentileSorted(sorted, 50), p90: percentileSorted(sorted, 90), p99: percentileSorted(sorted, 99) };
 }
 
-export function summarizeDes(des: DesOutput, itl: WeightedSample): SimSummary {
+function steadyWindow(des: DesOutput, spec: WindowSpec): SimSummary['window'] {
+  const live = des.requests.map((r) => r.sim).filter((s): s is NonNullable<typeof s> => s !== null && s.numOutput > 0);
+  const firsts = live.map((s) => s.firstTokenS).sort((a, b) => a - b);
+  const lasts = live.map((s) => s.lastTokenS).sort((a, b) => a - b);
+  const t0 = firsts[Math.min(firsts.length, spec.startAfterFirstTokens) - 1];
+  const t1 = lasts[Math.min(lasts.length, spec.endAfterFinished) - 1];
+  if (t0 === undefined || t1 === undefined || !(t1 > t0)) return null;
+  let tokens = 0;
+  let busy = 0;
+  for (const s of live) {
+    const lo = Math.max(t0, s.firstTokenS);
+    const hi = Math.min(t1, s.lastTokenS);
+    if (hi < lo) continue;
+    busy += hi - lo;
+    const span = s.lastTokenS - s.firstTokenS;
+    tokens += span > 0 ? ((hi - lo) / span) * (s.numOutput - 1) : 0;
+  }
+  return { durationS: t1 - t0, outputThroughput: tokens / (t1 - t0), meanRunning: busy / (t1 - t0) };
+}
+
+export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: WindowSpec): SimSummary {
   const ttft: number[] = [];
   const tpot: number[] = [];
   const e2el: number[] = [];
@@ -77,5 +109,6 @@ export function summarizeDes(des: DesOutput, itl: WeightedSample): SimSummary {
     e2elMs: stats(e2el),
     preemptions: des.replicas.reduce((s, rep) => s + rep.preemptions, 0),
     steps: des.replicas.reduce((s, rep) => s + rep.steps, 0),
+    window: window === undefined ? null : steadyWindow(des, window),
   };
 }

@@ -7,7 +7,7 @@ import { LmBenchError, assertNever } from '../errors.js';
 import { runBenchmark, type Transport } from '../loadgen/index.js';
 import { createCommandTarget } from './command-target.js';
 import { normalizeHarnessResult } from './harness-result.js';
-import { createSimTarget } from './sim-target.js';
+import { createSimTarget, simSpecProfile } from './sim-target.js';
 import type { TargetSpec } from './spec.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
 import { createVllmTarget } from './vllm-target.js';
@@ -70,7 +70,7 @@ export function createTarget(spec: TargetSpec, slot: number, deps: TargetDeps = 
   const catalog = deps.catalog ?? defaultCatalog();
   switch (spec.kind) {
     case 'sim':
-      return createSimTarget({ catalog, now });
+      return createSimTarget({ catalog, now, profile: simSpecProfile(spec) });
     case 'vllm': {
       return {
         kind: 'vllm',

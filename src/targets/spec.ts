@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SimProfile } from '../domain/index.js';
 
 /**
  * A target as plain data, so it can be named in a study, in the service's config and cross into a
@@ -6,7 +7,16 @@ import { z } from 'zod';
  * from a request body.
  */
 export const TargetSpec = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('sim') }),
+  z.strictObject({
+    kind: z.literal('sim'),
+    /**
+     * Which efficiencies price the simulated GPU: a choice (`auto`, the absent default: the profile
+     * `sim calibrate` stored for the GPU, else the catalog's; `default`; `stored`), bound to the
+     * profile itself when a study is created, so that a resumed study keeps pricing as it began.
+     */
+    profile: z.union([z.enum(['auto', 'default', 'stored']), SimProfile]).optional(),
+    profile_source: z.string().optional(),
+  }),
   z.strictObject({
     kind: z.literal('vllm'),
     executable: z.string().min(1).default('vllm'),

@@ -55,10 +55,26 @@ export function createVllmTarget(opts: VllmTargetOptions): Target {
               return { status: 'failed', started: false, code: 'LMB_ERR_INTERRUPTED', reason: 'trial interrupted during start-up', durationMs };
           }
         }
+        // A server that dies under load (a run-time CUDA OOM) leaves failed requests behind, not a
+        // result: the trial is a crash, with the server's last lines as the reason.
+        let exitedDuringLoad: number | null = null;
+        void p.exited.then((code) => (exitedDuringLoad = code));
+        const crashed = (): TrialOutcome => ({
+          status: 'failed',
+          started: true,
+          code: 'LMB_ERR_SERVER_CRASHED',
+          reason: `vllm serve exited ${exitedDuringLoad ?? '?'} during the load run${p.stderr.text() ? `: ${p.stderr.text()}` : ''}`,
+          durationMs: now() - t0,
+        });
         try {
           const result = await opts.runLoad(baseUrl, input, signal);
+          // Failed requests may be a dying server whose exit is not seen yet: give it a moment.
+          if (result.failed > 0) await Promise.race([p.exited, new Promise((r) => setTimeout(r, 1000))]);
+          if (exitedDuringLoad !== null) return crashed();
           return { status: 'ok', result, durationMs: now() - t0 };
         } catch (err) {
+          await Promise.race([p.exited, new Promise((r) => setTimeout(r, 1000))]);
+          if (exitedDuringLoad !== null) return crashed();
           const why = err instanceof Error ? err.message : String(err);
           const tail = p.stderr.text();
           return { status: 'failed', started: true, code: 'LMB_ERR_TARGET_LAUNCH_FAILED', reason: `load run failed: ${why}${tail ? `\nserver output: ${tail}` : ''}`, durationMs: now() - t0 };

@@ -35,7 +35,7 @@ export const CLI_CASES: readonly CliCase[] = [
   /* ------------------------------------------------------------ commands */
   { id: 'cli-unknown-command', argv: ['frobnicate'], code: 'LMB_ERR_UNKNOWN_COMMAND', names: /"frobnicate"/ },
   { id: 'cli-unknown-command-json', argv: ['frobnicate'], json: true, code: 'LMB_ERR_UNKNOWN_COMMAND', names: /"frobnicate"/ },
-  { id: 'cli-sim-no-subcommand', argv: ['sim'], code: INVALID, names: /sim: expected `run` or `serve`/ },
+  { id: 'cli-sim-no-subcommand', argv: ['sim'], code: INVALID, names: /sim: expected `run`, `serve`, `predict` or `calibrate`, got nothing/ },
   { id: 'cli-sim-unknown-subcommand', argv: ['sim', 'walk'], code: INVALID, names: /"walk"/ },
   { id: 'cli-model-no-subcommand', argv: ['model'], code: INVALID, names: /train.*eval|subcommand/ },
   { id: 'cli-model-unknown-subcommand', argv: ['model', 'fit'], code: INVALID, names: /model fit/ },
@@ -123,7 +123,7 @@ export const CLI_CASES: readonly CliCase[] = [
   { id: 'cli-recommend-seed-word', argv: rec('--seed', 'x'), code: INVALID, names: /--seed/ },
   { id: 'cli-recommend-slo-unknown-key', argv: rec('--slo', 'nonsense_key=1'), code: INVALID, names: /--slo.*nonsense_key/ },
   { id: 'cli-recommend-slo-negative', argv: rec('--slo', 'ttft_p99_ms=-5'), code: INVALID, names: /--slo[\s\S]*ttft_p99_ms[\s\S]*(-5|>\s*0|positive)/ },
-  { id: 'cli-recommend-gpu-unknown', argv: rec('--gpu', 'B200'), code: 'LMB_ERR_UNKNOWN_GPU', names: /"B200"/ },
+  { id: 'cli-recommend-gpu-unknown', argv: rec('--gpu', 'GB300'), code: 'LMB_ERR_UNKNOWN_GPU', names: /"GB300"/ },
   { id: 'cli-recommend-model-unknown', argv: rec('--model', 'gpt-9'), code: 'LMB_ERR_UNKNOWN_MODEL', names: /"gpt-9"/ },
   { id: 'cli-recommend-workload-missing-flag', argv: rec('--workload'), code: INVALID, names: /--workload/ },
   { id: 'cli-recommend-workload-unknown-key', argv: rec('--workload', '$F/wl-unknown-key.yaml'), code: WORKLOAD, names: /wl-unknown-key\.yaml:\d+.*"colour"/ },

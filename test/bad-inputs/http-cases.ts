@@ -91,7 +91,7 @@ export const HTTP_CASES: readonly HttpCase[] = [
   { id: 'http-recommendations-gpus-huge', method: 'POST', url: '/v1/recommendations', body: rec({ gpus: 1e9 }), status: 400, code: INVALID, names: /body\.gpus/ },
   { id: 'http-recommendations-gpus-negative', method: 'POST', url: '/v1/recommendations', body: rec({ gpus: -1 }), status: 400, code: INVALID, names: /body\.gpus/ },
   { id: 'http-recommendations-gpu-number', method: 'POST', url: '/v1/recommendations', body: rec({ gpu: 123 }), status: 400, code: INVALID, names: /body\.gpu\b/ },
-  { id: 'http-recommendations-gpu-unknown', method: 'POST', url: '/v1/recommendations', body: rec({ gpu: 'B200' }), status: 400, code: 'LMB_ERR_UNKNOWN_GPU', names: /"B200"/ },
+  { id: 'http-recommendations-gpu-unknown', method: 'POST', url: '/v1/recommendations', body: rec({ gpu: 'GB300' }), status: 400, code: 'LMB_ERR_UNKNOWN_GPU', names: /"GB300"/ },
   { id: 'http-recommendations-model-unknown', method: 'POST', url: '/v1/recommendations', body: rec({ model: 'gpt-9' }), status: 400, code: 'LMB_ERR_UNKNOWN_MODEL', names: /"gpt-9"/ },
   { id: 'http-recommendations-workload-unknown', method: 'POST', url: '/v1/recommendations', body: rec({ workload: 'poetry' }), status: 400, code: 'LMB_ERR_WORKLOAD_INVALID', names: /"poetry"/ },
   { id: 'http-recommendations-workload-traversal', method: 'POST', url: '/v1/recommendations', body: rec({ workload: '../../etc/passwd' }), status: 400, code: [INVALID, 'LMB_ERR_WORKLOAD_INVALID'], names: /workload/ },

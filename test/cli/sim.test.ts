@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,4 +53,23 @@ test('sim serve with a config that cannot start exits 3 with the reason on stder
   const res = spawnSync(process.execPath, ['bin/lm-bench.js', 'sim', 'serve', '--gpu', 'L4', '--gpus', '1', '--model', 'llama-3.1-8b', '--port', '0', '--max-num-seqs', '64'], { encoding: 'utf8', timeout: 20000 });
   assert.equal(res.status, 3);
   assert.match(res.stderr, /estimated maximum model length/);
+});
+
+test('sim serve says how long its simulated start-up takes and answers only after it, then exits 0 on SIGTERM', async () => {
+  // 8B on H100 ≈ 45 s simulated, ÷ speed 10 × scale 0.01 ≈ 45 ms of real time.
+  const child = spawn(process.execPath, ['bin/lm-bench.js', 'sim', 'serve', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--port', '0', '--speed', '10', '--startup-scale', '0.01', '--profile', 'default'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline && !/listening on (http:\/\/\S+)/.test(stderr)) await new Promise((r) => setTimeout(r, 20));
+  const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
+  assert.ok(url !== undefined, stderr);
+  assert.match(stderr, /bound to http:\/\/127\.0\.0\.1:\d+; starting up \(\d+\.\d s simulated × 0\.01 ÷ 10\)/);
+  assert.match(stderr, /profile: default/);
+  assert.ok(stderr.indexOf('Application startup complete.') < stderr.indexOf('listening on'), 'listening is announced after start-up');
+  const res = await fetch(`${url}/health`);
+  assert.equal(res.status, 200);
+  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+  child.kill('SIGTERM');
+  assert.equal(await exit, 0);
 });

@@ -23,12 +23,13 @@ test('single-stream decode: 8B on H100 TPOT ≈ 6.5 ms (K2) and 8B on A100-40GB 
   assert.ok(Math.abs(a - 75) / 75 < 0.15, `A100-40GB ${a} tok/s`);
 });
 
-test('saturated H100/A100-80GB output throughput ratio is 2.0–2.2 (K5/K6)', () => {
+test('saturated H100/A100-80GB output throughput ratio is 2.0–2.2 (K5/K6), within 3%', () => {
   const w = sharegpt(400);
   const h = run('H100-SXM', 1, 'llama-3.1-8b', {}, w).result.output_throughput;
   const a = run('A100-80GB', 1, 'llama-3.1-8b', {}, w).result.output_throughput;
   const ratio = h / a;
-  assert.ok(ratio >= 2.0 && ratio <= 2.2, `ratio ${ratio}`);
+  // The measured band (K5: 2.0, K6: 2.2) is two runs of other stacks; 3% either side allows for that.
+  assert.ok(ratio >= 2.0 * 0.97 && ratio <= 2.2 * 1.03, `ratio ${ratio}`);
 });
 
 test('70B-FP8 TP scaling 2→4→8 H100s is sublinear with diminishing returns (K7)', () => {

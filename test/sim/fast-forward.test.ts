@@ -22,7 +22,8 @@ function des(config: ServerConfig, gpus: number, model: string, w: Workload, fas
   return runDes({
     resolved: start.resolved,
     numBlocks: start.memory.numBlocks,
-    stepModel: makeStepModel(start.resolved, hw, spec),
+    stepModel: makeStepModel(start.resolved, hw, spec, catalog.profileFor(hw)),
+    frontend: catalog.profile,
     specs,
     arrivals: arrivalTimes(w.arrival, specs.length, rng.fork('arrivals')),
     cap: concurrencyCap(w.arrival) ?? Number.POSITIVE_INFINITY,

@@ -84,6 +84,17 @@ test('a server that dies at start-up fails the trial within seconds, with its la
   assert.ok(out.durationMs < 5000, `${out.durationMs} ms`);
 });
 
+test('a server that dies of a run-time OOM under load fails the trial as a crash, with torch\'s message', async () => {
+  const port = await freePort();
+  const many = { ...input, config: { gpu_memory_utilization: 0.98 }, workload: { ...input.workload, output_len: { dist: 'fixed' as const, value: 2 }, arrival: { kind: 'closed' as const, concurrency: 16 }, num_prompts: 1500 } };
+  const out = await createTarget(spec(port, 'sim', { env: { LMB_FAKE_VLLM_MODE: 'sim', LMB_FAKE_SPEED: '200' } }), 0).runTrial(many);
+  assert.equal(out.status, 'failed');
+  if (out.status !== 'failed') return;
+  assert.equal(out.code, 'LMB_ERR_SERVER_CRASHED');
+  assert.equal(out.started, true);
+  assert.match(out.reason, /exited 1 during the load run: .*CUDA out of memory/s);
+});
+
 test('a configuration the engine refuses exits like vLLM, and the reason names the rule', async () => {
   const port = await freePort();
   const out = await createTarget(spec(port, 'sim'), 0).runTrial({ ...input, config: { max_num_seqs: 512, max_num_batched_tokens: 256 } });

@@ -7,22 +7,34 @@ import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, maxRequestTokens, parseKn
 import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
-import type { StartupFailure } from '../../physics/index.js';
+import type { ServerFailure } from '../../physics/index.js';
 import { simulate } from '../../sim/index.js';
+import { CALIBRATE_USAGE, calibrateCmd } from './sim-calibrate.js';
+import { PREDICT_USAGE, predictCmd } from './sim-predict.js';
+import { profileFromFlags } from '../sim-profile-flag.js';
 
 const USAGE = `Usage:
   lm-bench sim run --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
                    (--input-len N --output-len N | --workload FILE)
-                   [--concurrency N | --request-rate R [--burstiness B]] [--num-prompts N] [--seed S] [--json]
+                   [--concurrency N | --request-rate R [--burstiness B]] [--num-prompts N] [--seed S]
+                   [--profile auto|default|stored] [--db PATH] [--json]
   lm-bench sim serve --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
-                   [--port 8000] [--host 127.0.0.1] [--speed K]
+                   [--port 8000] [--host 127.0.0.1] [--speed K] [--startup-scale F]
                    [--api-key KEY] [--ssl-certfile FILE --ssl-keyfile FILE]
+                   [--profile auto|default|stored] [--db PATH]
+${PREDICT_USAGE}
+${CALIBRATE_USAGE}
 
 Runs the simulated vLLM V1 engine: \`run\` benchmarks it in virtual time (like \`vllm bench serve\`
 against \`vllm serve\`), \`serve\` puts it behind an OpenAI-compatible HTTP server in real time
 (K× faster with --speed K). Knobs come from --set or from vLLM's own flags
 (--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …);
 --api-key and --ssl-certfile/--ssl-keyfile behave as vllm serve's (bearer token on /v1, https).
+\`serve\` binds its port at once and answers from when its simulated start-up (weights, torch.compile,
+CUDA graphs: tens of seconds) has passed, ÷ K, × F (--startup-scale 0 to answer at once); it can die
+of a run-time CUDA OOM when gpu_memory_utilization leaves little headroom (exit 1, torch's message).
+Steps are priced with the GPU's calibrated profile when \`sim calibrate\` stored one in --db
+(default .lm-bench/lm-bench.db), else data/sim-profile.yaml (--profile default forces that).
 A configuration that vLLM would refuse exits with status 3 and vLLM's reason.`;
 
 const ALL_KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
@@ -48,6 +60,8 @@ const COMMON = {
   set: { type: 'string', multiple: true },
   json: { type: 'boolean' },
   'served-model-name': { type: 'string' },
+  profile: { type: 'string' },
+  db: { type: 'string' },
 } as const;
 
 /** vLLM-style flags and --set pairs → one validated ServerConfig (--set wins). */
@@ -108,7 +122,10 @@ function workloadFromFlags(values: Record<string, unknown>, cwd: string): Worklo
   return parsed.data;
 }
 
-export function startupFailedError(f: StartupFailure): LmBenchError {
+export function startupFailedError(f: ServerFailure): LmBenchError {
+  if (f.phase === 'runtime') {
+    return new LmBenchError('LMB_ERR_SERVER_CRASHED', `${f.rule} (${f.phase}, ${f.atS.toFixed(1)} s into the run, after ${f.atRequest} requests): ${f.message}`, { details: { rule: f.rule, phase: f.phase } });
+  }
   return new LmBenchError('LMB_ERR_STARTUP_FAILED', `${f.rule} (${f.phase}): ${f.message}`, { details: { rule: f.rule, phase: f.phase } });
 }
 
@@ -170,7 +187,8 @@ function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const config = configFromFlags(v);
   const workload = workloadFromFlags(v, io.cwd);
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
-  const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, startEpochMs: Date.now() });
+  const { profile, source } = profileFromFlags(values, io, catalog, gpu);
+  const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, profile, startEpochMs: Date.now() });
   if (!out.ok) throw startupFailedError(out.failure);
   if (out.result.completed === 0) {
     // vLLM's server answered every request with HTTP 400: the workload does not fit this max_model_len.
@@ -179,8 +197,8 @@ function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
       details: { field: 'max_model_len', max_model_len: out.resolved.max_model_len, longest },
     });
   }
-  if (values.json === true) writeJson(io, out.result);
-  else io.stdout.write(formatResultText(out.result));
+  if (values.json === true) writeJson(io, { ...out.result, lmb: { ...out.result.lmb, sim_profile: source } });
+  else io.stdout.write(`${formatResultText(out.result)}Simulator profile: ${source}\n`);
   return Promise.resolve(0);
 }
 
@@ -213,6 +231,7 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
       'api-key': { type: 'string' },
       'ssl-certfile': { type: 'string' },
       'ssl-keyfile': { type: 'string' },
+      'startup-scale': { type: 'string' },
     },
     true,
   );
@@ -228,10 +247,29 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const host = values.host ?? '127.0.0.1';
   const tls = tlsFiles(values['ssl-certfile'], values['ssl-keyfile'], io.cwd);
   const apiKey = values['api-key'] ?? io.env['VLLM_API_KEY'];
+  const startupScale = numberFlag(values['startup-scale'], 'startup-scale', { min: 0, max: 100 }) ?? 1;
+  const { profile, source } = profileFromFlags(values, io, catalog, gpu);
   const { startSimServer } = await import('../../sim/server.js');
   let server;
+  let onCrash: () => void = () => {};
   try {
-    server = await startSimServer({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, host, port, speed, seed, catalog, servedModelName: values['served-model-name'], tls, apiKey });
+    server = await startSimServer({
+      config,
+      hardware: { gpu: gpu.id, count: gpuCount(values.gpus) },
+      model,
+      host,
+      port,
+      speed,
+      seed,
+      catalog,
+      servedModelName: values['served-model-name'],
+      tls,
+      apiKey,
+      profile,
+      startupScale,
+      log: (line) => io.stderr.write(`${line}\n`),
+      onCrash: () => onCrash(),
+    });
   } catch (err) {
     if (err instanceof LmBenchError && err.code === 'LMB_ERR_STARTUP_FAILED') {
       // Like a crashing `vllm serve`: vLLM's own lines on stderr (what a vllm target reads), then
@@ -240,15 +278,21 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
     }
     throw err;
   }
-  io.stderr.write(`INFO: simulated vLLM (${model.id} on ${gpu.id}, speed ×${speed}) listening on ${server.url}\n`);
-  await new Promise<void>((done) => {
+  const srv = server;
+  io.stderr.write(
+    `INFO: simulated vLLM (${model.id} on ${gpu.id}, speed ×${speed}, profile: ${source}) bound to ${srv.url}; ` +
+      `starting up (${srv.startupTimeS.toFixed(1)} s simulated${startupScale === 1 ? '' : ` × ${startupScale}`}${speed === 1 ? '' : ` ÷ ${speed}`})\n`,
+  );
+  void srv.ready.then(() => io.stderr.write(`INFO: listening on ${srv.url}\n`));
+  return new Promise<number>((done) => {
     const stop = (): void => {
-      void server.close().then(done);
+      void srv.close().then(() => done(0));
     };
+    // The engine died under load: vLLM's API server exits with it (status 1).
+    onCrash = () => void srv.close().then(() => done(1));
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  return 0;
 }
 
 export const command: Command = {
@@ -262,9 +306,13 @@ export const command: Command = {
         return runCmd(rest, io);
       case 'serve':
         return serveCmd(rest, io);
+      case 'predict':
+        return predictCmd(rest, io);
+      case 'calibrate':
+        return calibrateCmd(rest, io);
       case undefined:
       default:
-        throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `sim: expected \`run\` or \`serve\`, got ${sub === undefined ? 'nothing' : `"${sub}"`}\n${USAGE}`);
+        throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `sim: expected \`run\`, \`serve\`, \`predict\` or \`calibrate\`, got ${sub === undefined ? 'nothing' : `"${sub}"`}\n${USAGE}`);
     }
   },
 };

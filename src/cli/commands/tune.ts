@@ -7,6 +7,10 @@ import { parseEndpoint } from '../../loadgen/index.js';
 import { assertAllowedTarget } from '../../loadgen/endpoint.js';
 import { loadSpace } from '../../space/index.js';
 import { defaultDbPath, openStore } from '../../store/sqlite-store.js';
+import { parseProfileChoice } from '../../calibration/profiles.js';
+import type { Hardware } from '../../domain/index.js';
+import type { Store } from '../../store/store.js';
+import { bindSimProfile } from '../../targets/sim-target.js';
 import { TargetSpec } from '../../targets/spec.js';
 import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
@@ -19,7 +23,7 @@ import { studyProgress } from '../study-progress.js';
 const usage = `Usage:
   lm-bench tune --study NAME [--space search-spaces/vllm.yaml] --gpu GPU --gpus N --model MODEL
                 --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
-                [--target sim|vllm|endpoint|command] [--command "…"]
+                [--target sim|vllm|endpoint|command] [--profile auto|default|stored] [--command "…"]
                 [--endpoint URL [--api-key-env OPENAI_API_KEY] [--ca-cert FILE] [--insecure]]
                 [--vllm-bin vllm] [--vllm-port 18000]
                 --budget-trials N [--budget-hours H] [--parallel K] [--seed S]
@@ -39,6 +43,9 @@ the HTML report to reports/<study>/report.html (or --report-dir).
 tuner proposes (once per study, however often the command is repeated); --keep-precision holds
 quantization and kv_cache_dtype at the checkpoint's own numerics. The study's surrogate is saved as
 it refits and, cross-validated, when the study ends: \`lm-bench recommend\` answers from it.
+--profile (sim target) picks the simulator's efficiencies: the GPU's calibrated profile when
+\`lm-bench sim calibrate\` stored one (auto), the catalog's (default), or the stored one or an error;
+the study keeps the profile it started with.
 `;
 
 const flags = {
@@ -50,6 +57,7 @@ const flags = {
   workload: { type: 'string' },
   slo: { type: 'string' },
   target: { type: 'string' },
+  profile: { type: 'string' },
   command: { type: 'string' },
   endpoint: { type: 'string' },
   'api-key-env': { type: 'string' },
@@ -79,7 +87,7 @@ function targetSpec(v: Values, dbPath: string, io: CliIo): TargetSpec {
   const raw = (() => {
     switch (kind) {
       case 'sim':
-        return { kind };
+        return { kind, ...(v.profile === undefined ? {} : { profile: parseProfileChoice(v.profile) }) };
       case 'vllm':
         return {
           kind,
@@ -174,8 +182,29 @@ function resumeConflicts(v: Values, spec: StudySpec, target: TargetSpec | null):
   differs('slo', v.slo === undefined ? undefined : parseSlo(v.slo, undefined), spec.slo);
   differs('objective', v.objective === undefined ? undefined : objectiveMode(v.objective), spec.measure ?? 'fixed');
   differs('keep-precision', v['keep-precision'], spec.keep_precision ?? false);
-  if (target !== null) differs('target', target, JSON.parse(spec.target));
+  if (target !== null) {
+    const stored = TargetSpec.parse(JSON.parse(spec.target));
+    if (target.kind === 'sim' && stored.kind === 'sim') {
+      // The stored spec carries the profile bound at creation; only an explicit other choice differs.
+      const storedChoice = stored.profile_source?.startsWith('default') === true ? 'default' : 'stored';
+      if (typeof target.profile === 'string' && target.profile !== 'auto' && target.profile !== storedChoice) {
+        out.push(`--profile ${target.profile} (the study prices with ${stored.profile_source ?? 'the default profile'})`);
+      }
+    } else differs('target', target, JSON.parse(spec.target));
+  }
   return out;
+}
+
+/**
+ * The target a study runs against, with a sim target's profile bound from the store: a study that
+ * exists keeps the profile it was created with unless the command asks for another.
+ */
+function boundTarget(given: TargetSpec, existing: StudySpec | null, store: Store, hw: Hardware): TargetSpec {
+  if (existing !== null && given.kind === 'sim' && (given.profile === undefined || given.profile === 'auto')) {
+    const stored = TargetSpec.parse(JSON.parse(existing.target));
+    if (stored.kind === 'sim') return stored;
+  }
+  return bindSimProfile(given, store, defaultCatalog(), hw);
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -209,7 +238,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }
       spec = existing.spec;
     } else {
-      spec = fromFlags as StudySpec;
+      const given = fromFlags as StudySpec;
+      spec = { ...given, target: JSON.stringify(boundTarget(TargetSpec.parse(JSON.parse(given.target)), existing?.spec ?? null, store, defaultCatalog().gpu(given.hardware.gpu))) };
     }
     const resolvedTarget = TargetSpec.parse(JSON.parse(spec.target));
     const space = loadSpace(spec.space);

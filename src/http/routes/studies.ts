@@ -2,6 +2,7 @@ import type { FastifyPluginCallback } from 'fastify';
 import { StudySpec } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
+import { bindSimProfile } from '../../targets/sim-target.js';
 import { countsAgainstBudget } from '../../tune/loop.js';
 import { workloadOf, type ServiceContext } from '../context.js';
 import { StudyAccepted, StudyDetail, StudyIdParams, StudyListItem, StudyRequest } from '../schemas.js';
@@ -27,7 +28,8 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
 
   app.post('/v1/studies', { preHandler: ctx.auth }, (req, reply) => {
     const body = parseInput(StudyRequest, req.body, 'body');
-    const target = ctx.studies.profile(body.target);
+    const hardware = { gpu: ctx.catalog.gpu(body.gpu).id, count: body.gpus };
+    const target = bindSimProfile(ctx.studies.profile(body.target), ctx.store, ctx.catalog, ctx.catalog.gpu(hardware.gpu));
     const limits = ctx.config.limits;
     if (body.budget_trials > limits.budget_trials) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `body.budget_trials: at most ${limits.budget_trials}`, { details: { field: 'budget_trials' } });
     if (body.parallel > limits.parallel) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `body.parallel: at most ${limits.parallel}`, { details: { field: 'parallel' } });
@@ -35,7 +37,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
     const spec = StudySpec.parse({
       name: body.name,
       space: ctx.space.files.length === 1 ? ctx.space.files[0] : ctx.space.files.join(','),
-      hardware: { gpu: ctx.catalog.gpu(body.gpu).id, count: body.gpus },
+      hardware,
       model: ctx.catalog.model(body.model).id,
       workload,
       slo: body.slo ?? workload.slo ?? {},

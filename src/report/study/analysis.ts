@@ -12,6 +12,8 @@ import { createRng } from '../../util/rng.js';
 import { latencySeries } from './latency.js';
 import { analyzeModel } from './model-analysis.js';
 import type { StudyAnalysis } from './types.js';
+import { simSpecProfile } from '../../targets/sim-target.js';
+import { TargetSpec } from '../../targets/spec.js';
 
 /**
  * Gathers a study's report material from the store: trials and the measured summary, effective
@@ -88,13 +90,17 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
   const summary = summarizeStudy({ study, trials, front, model, stopReason: lastStopReason(store, study.id), ...(space === null ? {} : { numericsChanges: (c: Trial['config']) => (space).numericsChanges(c) }) });
   const effectiveConfigs: Record<number, Trial['config']> = {};
   for (const t of trials) effectiveConfigs[t.number] = space === null ? t.config : space.complete(t.config, ctx);
-  const targetKind = ((): string => {
+  const target = ((): TargetSpec | null => {
     try {
-      return (JSON.parse(spec.target) as { kind?: string }).kind ?? 'unknown';
+      const parsed = TargetSpec.safeParse(JSON.parse(spec.target));
+      return parsed.success ? parsed.data : null;
     } catch {
-      return 'unknown';
+      return null;
     }
   })();
+  const targetKind = target?.kind ?? 'unknown';
+  // A sim study's trials are re-simulated with the profile the study priced them with.
+  const simProfile = target?.kind === 'sim' ? simSpecProfile(target) : undefined;
   const complete = trials.filter((t) => t.state === 'complete' && t.result !== null);
   const recTrial = summary.recommendation === null ? undefined : trials.find((t) => t.number === summary.recommendation?.trial);
   const modelAnalysis =
@@ -127,7 +133,7 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
     baseline: findBaseline(store, study, trials, opts.baseline),
     model: modelAnalysis,
     prune: space === null || opts.withPrune === false ? null : space.prune(ctx),
-    latency: opts.withLatency === false ? [] : latencySeries({ spec, targetKind, candidates: top, catalog: opts.catalog }),
+    latency: opts.withLatency === false ? [] : latencySeries({ spec, targetKind, candidates: top, catalog: opts.catalog, profile: simProfile }),
     targetKind,
   };
 }

@@ -1,5 +1,5 @@
 import type { Catalog } from '../../catalog/index.js';
-import type { BenchmarkResult, StudySpec, Trial } from '../../domain/index.js';
+import type { BenchmarkResult, SimProfile, StudySpec, Trial } from '../../domain/index.js';
 import { latencies } from '../../metrics/index.js';
 import { simulate } from '../../sim/index.js';
 import { trialInputOf } from '../../tune/study-runner.js';
@@ -40,6 +40,8 @@ export function latencySeries(opts: {
   readonly targetKind: string;
   readonly candidates: readonly { readonly label: string; readonly trial: Trial }[];
   readonly catalog: Catalog;
+  /** The sim study's bound profile (absent: the catalog's). */
+  readonly profile?: SimProfile | undefined;
 }): LatencySeries[] {
   const out: LatencySeries[] = [];
   for (const { label, trial } of opts.candidates) {
@@ -56,6 +58,7 @@ export function latencySeries(opts: {
         seed: input.seed,
         slo: input.slo,
         catalog: opts.catalog,
+        profile: opts.profile,
       });
       if (sim.ok) {
         const lat = latencies(sim.records);

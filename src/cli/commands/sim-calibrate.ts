@@ -1,0 +1,77 @@
+import { resolve } from 'node:path';
+import { calibrate, CALIBRATE_PARAMS, historyPoints } from '../../calibration/history.js';
+import { saveProfile } from '../../calibration/profiles.js';
+import { defaultCatalog } from '../../catalog/index.js';
+import { defaultDbPath, openStore } from '../../store/index.js';
+import { createSimPool } from '../../workers/sim-pool.js';
+import { numberFlag, parseFlags, requireFlag } from '../args.js';
+import { writeJson, type CliIo } from '../io.js';
+
+/**
+ * `lm-bench sim calibrate --gpu G --model M`: the simulator's efficiencies fitted to the runs the
+ * history holds for that GPU and model (src/calibration/history.ts), stored for the GPU: `sim run`,
+ * `sim serve`, `sim predict` and `tune --target sim` price that GPU with them from then on
+ * (`--profile default` to compare). Refuses when fewer than 6 runs are usable.
+ */
+export const CALIBRATE_USAGE = `  lm-bench sim calibrate --gpu GPU [--model MODEL] [--db PATH] [--threads N] [--json]`;
+
+export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(argv, { gpu: { type: 'string' }, model: { type: 'string' }, db: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' } });
+  const catalog = defaultCatalog();
+  const hw = catalog.gpu(requireFlag(values.gpu, 'gpu'));
+  const model = values.model === undefined ? undefined : catalog.model(values.model).id;
+  const threads = numberFlag(values.threads, 'threads', { int: true, min: 1, max: 64 });
+  const store = openStore(values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db));
+  try {
+    const { points, skipped } = historyPoints(store, catalog, { gpu: hw.id, model });
+    const pool = createSimPool(threads);
+    const tty = io.stderr.isTTY === true && values.json !== true;
+    let report;
+    try {
+      report = await calibrate({
+        points,
+        start: catalog.profileFor(hw),
+        evaluate: async (ps, profiles) => (await pool.summaries(ps.map((p) => p.input), profiles)).map((row) => row.map((s) => (s === null || s.completed === 0 ? null : { ttftMs: s.ttftMs.mean, tpotMs: s.tpotMs.mean }))),
+        onProgress: (p) => {
+          if (tty) io.stderr.write(`\rcalibrating ${hw.id}: ${p.phase}, ${p.evaluations} evaluations, loss ${p.loss.toFixed(3)}   `);
+        },
+      });
+    } finally {
+      await pool.close();
+    }
+    if (tty) io.stderr.write('\n');
+    const stored = saveProfile(store, {
+      gpu: hw.id,
+      model: model ?? null,
+      runs: report.runs,
+      profile: report.profile,
+      metrics: {
+        'fit.ttft_mape': report.fit.ttftMape,
+        'fit.tpot_mape': report.fit.tpotMape,
+        'loo.ttft_mape': report.leaveOneOut.ttftMape,
+        'loo.tpot_mape': report.leaveOneOut.tpotMape,
+        'before.ttft_mape': report.before.ttftMape,
+        'before.tpot_mape': report.before.tpotMape,
+      },
+    });
+    const start = catalog.profileFor(hw);
+    if (values.json === true) {
+      writeJson(io, { gpu: hw.id, model: model ?? null, model_id: stored.modelId, runs: report.runs, skipped, profile: report.profile, fit: report.fit, leave_one_out: report.leaveOneOut, before: report.before, evaluations: report.evaluations });
+    } else {
+      const p = (x: number | null): string => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
+      io.stdout.write(
+        [
+          `Calibrated the simulator for ${hw.id}${model === undefined ? '' : ` on ${model}`} from ${report.runs} runs (${skipped} skipped: no workload or no mean TTFT/TPOT).`,
+          `  mean TTFT MAPE: ${p(report.before.ttftMape)} with the default profile → ${p(report.fit.ttftMape)} fitted, ${p(report.leaveOneOut.ttftMape)} leave-one-out`,
+          `  mean TPOT MAPE: ${p(report.before.tpotMape)} with the default profile → ${p(report.fit.tpotMape)} fitted, ${p(report.leaveOneOut.tpotMape)} leave-one-out`,
+          '  parameters (default → fitted):',
+          ...CALIBRATE_PARAMS.map((k) => `    ${k.padEnd(22)} ${String(Number(start[k].toPrecision(4))).padStart(8)} → ${Number(report.profile[k].toPrecision(4))}`),
+          `Stored as model ${stored.modelId}; the simulator uses it for ${hw.id} from now on (--profile default for the default).`,
+        ].join('\n') + '\n',
+      );
+    }
+    return 0;
+  } finally {
+    store.close();
+  }
+}

@@ -1,0 +1,24 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parseProfileChoice, resolveProfile } from '../calibration/profiles.js';
+import type { Catalog } from '../catalog/index.js';
+import type { Hardware, SimProfile } from '../domain/index.js';
+import { defaultDbPath, openStore } from '../store/index.js';
+import type { CliIo } from './io.js';
+
+/**
+ * `--profile auto|default|stored` and `--db` for the commands that simulate: the profile `lm-bench sim
+ * calibrate` stored for the GPU when there is one (auto), the catalog's (default), or the stored one
+ * or an error (stored). A store that does not exist yet is never created just to look.
+ */
+export function profileFromFlags(values: { profile?: string | undefined; db?: string | undefined }, io: CliIo, catalog: Catalog, hw: Hardware): { profile: SimProfile; source: string } {
+  const choice = parseProfileChoice(values.profile);
+  const path = values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db);
+  if (choice === 'default' || !existsSync(path)) return resolveProfile(null, catalog, hw, choice);
+  const store = openStore(path, { readonly: true });
+  try {
+    return resolveProfile(store, catalog, hw, choice);
+  } finally {
+    store.close();
+  }
+}

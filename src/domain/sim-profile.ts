@@ -1,0 +1,98 @@
+import { z } from 'zod';
+
+/**
+ * The simulator's efficiencies: how close vLLM's kernels come to a GPU's datasheet limits, and the
+ * fixed costs that do not shrink with the model. One set for every NVIDIA GPU — a GPU differs by its
+ * specs (bandwidth, FLOPs, interconnect) in `data/hardware.yaml`, never by a factor of its own — so a
+ * GPU nobody measured follows from its datasheet. The default set is fitted on real vLLM H100 runs
+ * (`data/sim-profile.yaml`, docs/calibration.md); `lm-bench sim calibrate` fits the same parameters to a
+ * user's own runs and stores them per GPU.
+ */
+const frac = z.number().gt(0).lte(1);
+const nonneg = z.number().nonnegative();
+
+export const SimProfile = z.strictObject({
+  /** Fraction of peak HBM bandwidth a GEMM reaches while it streams its weights (memory-bound decode). */
+  eta_weights: frac,
+  /** Fraction of peak HBM bandwidth attention reaches while it reads the KV cache. */
+  eta_kv: frac,
+  /** Fraction of the dense bf16 peak that large bf16 GEMMs reach. */
+  mfu_bf16: frac,
+  /** Fraction of the dense fp8 peak that large fp8 (W8A8) GEMMs reach. */
+  mfu_fp8: frac,
+  /** Attention's FLOPs efficiency relative to the GEMMs' (prefill attention is compute-bound). */
+  attn_compute_share: frac,
+  /** Shortest time of one GEMM or attention kernel, µs: tiny shapes are latency-bound. */
+  kernel_floor_us: nonneg,
+  /** Time per layer of the small kernels (norms, rotary, activation, residual) under CUDA graphs, µs. */
+  layer_fixed_us: nonneg,
+  /** Latency of one all-reduce, µs, by interconnect. */
+  allreduce_nvlink_us: nonneg,
+  allreduce_pcie_us: nonneg,
+  /** Fraction of the per-direction link bandwidth an all-reduce reaches. */
+  link_efficiency: frac,
+  /** GPU time of one engine step besides the layers (graph launch, sampling), ms. */
+  step_fixed_ms: nonneg,
+  /** Extra per layer when a step runs attention outside the CUDA graph (mixed prefill/decode), µs. */
+  piecewise_per_layer_us: nonneg,
+  /** Extra per layer without CUDA graphs (--enforce-eager), µs. */
+  eager_per_layer_us: nonneg,
+  /** CPU time per engine step (scheduler, input preparation), ms; hidden under GPU time with async scheduling. */
+  cpu_step_ms: nonneg,
+  /** CPU time per scheduled request per step (sampling bookkeeping, output processing), µs. */
+  cpu_per_request_us: nonneg,
+  /** API-server time before a request reaches the engine, ms, and per prompt token, µs (tokenising). */
+  frontend_ms: nonneg,
+  frontend_us_per_token: nonneg,
+});
+export type SimProfile = z.infer<typeof SimProfile>;
+
+/** The profile names the parameters a fit may move; the rest keep their default values. */
+export type ProfileParam = keyof SimProfile;
+export const PROFILE_PARAMS = Object.keys(SimProfile.shape) as ProfileParam[];
+
+/**
+ * Where a fit may move each parameter: the physically plausible range, so that a fit cannot buy a
+ * better loss with an impossible GPU. Upper bounds on efficiencies from what microbenchmarks reach on
+ * Hopper (streaming copies ≈ 90% of peak HBM bandwidth; the BLIS fit's marginal prefill token ≈ 88% of
+ * the bf16 peak, reference §13.2 K18; fp8 GEMMs reach a lower share of their doubled peak, §13.2);
+ * lower bounds on fixed costs from what a CUDA kernel launch or an engine step cannot go under
+ * (≈ 1 µs a kernel inside a graph, some CPU per step and per request, some API-server time per request).
+ */
+export const PROFILE_BOUNDS: Readonly<Record<ProfileParam, readonly [number, number]>> = {
+  eta_weights: [0.3, 0.92],
+  eta_kv: [0.2, 0.92],
+  mfu_bf16: [0.2, 0.88],
+  mfu_fp8: [0.15, 0.8],
+  attn_compute_share: [0.2, 1],
+  kernel_floor_us: [1, 20],
+  layer_fixed_us: [1, 200],
+  allreduce_nvlink_us: [2, 100],
+  allreduce_pcie_us: [5, 400],
+  link_efficiency: [0.2, 0.95],
+  step_fixed_ms: [0.02, 10],
+  piecewise_per_layer_us: [1, 400],
+  eager_per_layer_us: [5, 1000],
+  cpu_step_ms: [0.05, 10],
+  cpu_per_request_us: [0.5, 100],
+  frontend_ms: [0.2, 30],
+  frontend_us_per_token: [0.01, 20],
+};
+
+/** A stored profile: the parameters and where they came from. */
+export const SimProfileFile = z.strictObject({
+  version: z.literal(1),
+  name: z.string().min(1),
+  description: z.string(),
+  fitted_on: z.string(),
+  command: z.string(),
+  profile: SimProfile,
+});
+export type SimProfileFile = z.infer<typeof SimProfileFile>;
+
+/** A profile with some parameters replaced (absent or undefined ones keep their value). */
+export function withOverrides(profile: SimProfile, overrides: Partial<Record<ProfileParam, number | undefined>> | undefined): SimProfile {
+  const out = { ...profile };
+  for (const [k, v] of Object.entries(overrides ?? {}) as [ProfileParam, number | undefined][]) if (v !== undefined) out[k] = v;
+  return out;
+}

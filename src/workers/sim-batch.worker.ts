@@ -1,0 +1,29 @@
+import type { SimProfile } from '../domain/index.js';
+import { isLmBenchError } from '../errors.js';
+import { simulateSummary, type SimSummary, type SimulateInput } from '../sim/index.js';
+
+/**
+ * piscina handler: simulates a batch of points under several profiles (summary runs), for fitting the
+ * simulator's efficiencies on every core. Inputs are plain data (no catalog object: the worker uses the
+ * default one); a point that fails to start comes back as null.
+ */
+export interface SimBatchTask {
+  readonly points: readonly Omit<SimulateInput, 'catalog'>[];
+  readonly profiles: readonly SimProfile[];
+}
+
+export type SimBatchResult = (SimSummary | null)[][];
+
+export default function run(task: SimBatchTask): SimBatchResult {
+  return task.profiles.map((profile) =>
+    task.points.map((p) => {
+      try {
+        const out = simulateSummary({ ...p, profile });
+        return out.ok ? out.summary : null;
+      } catch (err) {
+        if (isLmBenchError(err)) return null;
+        throw err;
+      }
+    }),
+  );
+}

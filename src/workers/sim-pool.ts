@@ -1,0 +1,40 @@
+import { availableParallelism } from 'node:os';
+import { Piscina } from 'piscina';
+import type { SimProfile } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import type { SimSummary, SimulateInput } from '../sim/index.js';
+import type { SimBatchResult, SimBatchTask } from './sim-batch.worker.js';
+
+/**
+ * A pool of simulator threads for calibration: `summaries(points, profiles)` simulates every point
+ * under every profile, the points split evenly over the threads, and returns summaries[profile][point]
+ * (null where a point does not start). Deterministic: the points carry their seeds.
+ */
+export interface SimPool {
+  summaries(points: readonly Omit<SimulateInput, 'catalog'>[], profiles: readonly SimProfile[]): Promise<(SimSummary | null)[][]>;
+  readonly threads: number;
+  close(): Promise<void>;
+}
+
+export function createSimPool(threads = Math.max(1, availableParallelism())): SimPool {
+  const pool = new Piscina({ filename: new URL('./sim-batch-worker.mjs', import.meta.url).href, minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
+  return {
+    threads,
+    async summaries(points, profiles) {
+      // Interleaved split: neighbouring rows (similar cost) land on different threads.
+      const parts = Array.from({ length: Math.min(threads, Math.max(1, points.length)) }, (_, k) => points.map((_, i) => i).filter((i) => i % threads === k));
+      let outs: SimBatchResult[];
+      try {
+        outs = await Promise.all(parts.map((idx) => pool.run({ points: idx.map((i) => points[i] as Omit<SimulateInput, 'catalog'>), profiles } satisfies SimBatchTask) as Promise<SimBatchResult>));
+      } catch (err) {
+        throw new LmBenchError('LMB_ERR_WORKER_FAILED', `simulator worker failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+      return profiles.map((_, pi) => {
+        const row: (SimSummary | null)[] = new Array<SimSummary | null>(points.length).fill(null);
+        parts.forEach((idx, k) => idx.forEach((i, j) => (row[i] = outs[k]?.[pi]?.[j] ?? null)));
+        return row;
+      });
+    },
+    close: () => pool.destroy(),
+  };
+}
