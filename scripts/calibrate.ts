@@ -6,11 +6,15 @@
  * max_num_seqs sweeps on H100 and B200, older public tables), and writes docs/calibration.md.
  *
  *   node --import tsx scripts/calibrate.ts            # fit, write data/sim-profile.yaml and the doc
+ *   node --import tsx scripts/calibrate.ts --moe-only # keep the dense parameters of the file, fit the MoE ones
  *   node --import tsx scripts/calibrate.ts --report   # only evaluate the current profile and write the doc
+ *
+ * The dense parameters are fitted on the dense rows; the MoE parameters then on the gpt-oss-120b rows
+ * with the dense ones fixed (its attention and lm_head are the dense kernels already fitted).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse as parseYaml, stringify } from 'yaml';
 import { parseCsv } from '../src/calibration/csv.js';
 import { fitProfile, type MeasuredPoint, type PredictedPoint } from '../src/calibration/fit.js';
 import { PROMPT_MEAN_TOKENS, PROMPT_STD_TOKENS, mlenergyPoints, mlenergyPrediction, parseMlenergy, type MlenergyRow } from '../src/calibration/mlenergy.js';
@@ -23,6 +27,7 @@ import { historicalPoints } from './calibrate-historical.js';
 const DATA = join(PROJECT_ROOT, 'data', 'calibration');
 const PROFILE_FILE = join(PROJECT_ROOT, 'data', 'sim-profile.yaml');
 const reportOnly = process.argv.includes('--report');
+const moeOnly = process.argv.includes('--moe-only');
 const catalog = defaultCatalog();
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -43,6 +48,9 @@ const FIT_PARAMS: readonly ProfileParam[] = [
   'cpu_per_request_us',
   'frontend_ms',
 ];
+
+/** The MoE parameters, fitted after the dense ones on the MoE rows. */
+const MOE_PARAMS: readonly ProfileParam[] = ['moe_efficiency', 'moe_weight_efficiency'];
 
 /** Rows measured under a protocol we cannot reproduce: left out of the fit and of the error tables. */
 function excluded(r: SiliconRow): string | null {
@@ -74,8 +82,12 @@ for (const r of rows) {
     skipped.push({ row: r, why: err instanceof Error ? err.message.split(';')[0] ?? err.message : String(err) });
   }
 }
-const models = [...new Set(points.map((p) => p.model))];
-log(`fit set: ${points.length} rows (${models.map((m) => `${m} ${points.filter((p) => p.model === m).length}`).join(', ')}); ${skipped.length} rows left out`);
+const isMoe = (p: Point): boolean => catalog.model(p.model).moe !== null;
+const moePoints = points.filter(isMoe);
+const densePoints = points.filter((p) => !isMoe(p));
+const models = [...new Set(densePoints.map((p) => p.model))];
+const moeTps = [...new Set(moePoints.map((p) => p.row.tp))].sort((a, b) => a - b);
+log(`fit set: ${points.length} rows (${[...new Set(points.map((p) => p.model))].map((m) => `${m} ${points.filter((p) => p.model === m).length}`).join(', ')}); ${skipped.length} rows left out`);
 
 const pool = createSimPool();
 const inputs = (ps: readonly Point[]) => ps.map((p) => {
@@ -88,11 +100,11 @@ const evaluator = (ps: readonly Point[]) => async (profiles: readonly SimProfile
 const measured = (ps: readonly Point[]): MeasuredPoint[] =>
   ps.map((p) => ({ ttftMs: p.row.measuredTtftMs, tpotMs: p.row.measuredTpotMs, weight: 1 / ps.filter((q) => q.model === p.model).length }));
 
-async function fit(ps: readonly Point[], start: SimProfile, label: string): Promise<SimProfile> {
+async function fit(ps: readonly Point[], start: SimProfile, label: string, params: readonly ProfileParam[] = FIT_PARAMS): Promise<SimProfile> {
   const t0 = Date.now();
   const out = await fitProfile({
     start,
-    params: FIT_PARAMS,
+    params,
     measured: measured(ps),
     evaluate: evaluator(ps),
     maxEvaluations: 700,
@@ -121,17 +133,29 @@ const START: SimProfile = {
   eager_per_layer_us: 100,
   cpu_step_ms: 0.4,
   cpu_per_request_us: 4,
+  moe_efficiency: 0.7,
+  moe_weight_efficiency: 1,
+  moe_dispatch_us: 30,
   frontend_ms: 1.5,
   frontend_us_per_token: 0.5,
 };
+const fromFile = (): SimProfile => SimProfileFile.parse(parseYaml(readFileSync(PROFILE_FILE, 'utf8'))).profile;
 let fitted: SimProfile;
 const lomo: Record<string, SimProfile> = {};
+const lotpo: Record<number, SimProfile> = {};
 if (reportOnly) {
-  fitted = SimProfileFile.parse((await import('yaml')).parse(readFileSync(PROFILE_FILE, 'utf8'))).profile;
+  fitted = fromFile();
 } else {
-  fitted = await fit(points, START, 'all dense rows');
-  // Each held-out fit starts where the joint fit did (the reference estimates), never from what it learnt.
-  for (const m of models) lomo[m] = await fit(points.filter((p) => p.model !== m), START, `without ${m}`);
+  if (moeOnly) fitted = fromFile();
+  else {
+    fitted = await fit(densePoints, START, 'all dense rows');
+    // Each held-out fit starts where the joint fit did (the reference estimates), never from what it learnt.
+    for (const m of models) lomo[m] = await fit(densePoints.filter((p) => p.model !== m), START, `without ${m}`);
+  }
+  // MoE: the dense parameters fixed, the MoE ones from the reference start; then leave one TP out.
+  const moeStart = { ...fitted, ...Object.fromEntries(MOE_PARAMS.map((k) => [k, START[k]])) };
+  fitted = await fit(moePoints, moeStart, 'MoE rows', MOE_PARAMS);
+  for (const tp of moeTps) lotpo[tp] = await fit(moePoints.filter((p) => p.row.tp !== tp), moeStart, `MoE without TP${tp}`, MOE_PARAMS);
 }
 
 /* ------------------------------------------------------------------------------ evaluation */
@@ -153,10 +177,14 @@ const mapeOf = (xs: (number | null)[]): string => {
   return v.length === 0 ? '–' : `${((v.reduce((a, b) => a + b, 0) / v.length) * 100).toFixed(1)}%`;
 };
 
-const fitScores = await score(points, fitted);
-const refScores = await score(points, START);
+const fitScores = await score(densePoints, fitted);
+const refScores = await score(densePoints, START);
 const lomoScores: Scored[] = [];
-if (!reportOnly) for (const m of models) lomoScores.push(...(await score(points.filter((p) => p.model === m), lomo[m] as SimProfile)));
+if (!reportOnly && !moeOnly) for (const m of models) lomoScores.push(...(await score(densePoints.filter((p) => p.model === m), lomo[m] as SimProfile)));
+const moeScores = await score(moePoints, fitted);
+const moeRefScores = await score(moePoints, { ...fitted, ...Object.fromEntries(MOE_PARAMS.map((k) => [k, START[k]])) });
+const lotpoScores: Scored[] = [];
+if (!reportOnly) for (const tp of moeTps) lotpoScores.push(...(await score(moePoints.filter((p) => p.row.tp === tp), lotpo[tp] as SimProfile)));
 
 // Held out: ML.ENERGY max_num_seqs sweeps (dense Qwen3 on H100 and B200).
 const mle = parseMlenergy(readFileSync(join(DATA, 'mlenergy', 'qwen3_lm_arena_chat.csv'), 'utf8'), 'qwen3_lm_arena_chat.csv');
@@ -166,7 +194,7 @@ const mleResults = mlePoints.map((m, i) => ({ m, pred: mleSummaries[i] === null 
 // How much the unpublished prompt lengths matter: the same rows with shorter and longer prompts.
 const sensitivity: string[] = [];
 for (const prompt of [{ mean: 150, std: 200 }, { mean: 1000, std: 1500 }]) {
-  const pts = mlenergyPoints(mle, catalog, prompt);
+  const pts = mlenergyPoints(mle, catalog, prompt).filter((m) => catalog.model(m.model).moe === null);
   const sums = (await pool.summaries(pts.map((m) => m.input), [fitted]))[0] ?? [];
   const tput = pts.map((m, i) => {
     const s = sums[i];
@@ -187,8 +215,8 @@ if (!reportOnly) {
   const doc = {
     version: 1,
     name: 'default',
-    description: 'fitted on the dense rows of aiconfigurator’s vLLM H100 silicon sample (Qwen3-32B bf16, Llama-3.1-70B fp8), one set for every GPU',
-    fitted_on: `data/calibration/aiconfigurator-h100/vllm_h100.csv: ${points.length} rows (${models.join(', ')})`,
+    description: 'fitted on aiconfigurator’s vLLM H100 silicon sample: dense parameters on Qwen3-32B bf16 and Llama-3.1-70B fp8, MoE parameters on gpt-oss-120b; one set for every GPU',
+    fitted_on: `data/calibration/aiconfigurator-h100/vllm_h100.csv: ${densePoints.length} dense rows (${models.join(', ')}), ${moePoints.length} MoE rows (gpt-oss-120b)`,
     command: 'node --import tsx scripts/calibrate.ts',
     profile: Object.fromEntries(Object.entries(fitted).map(([k, v]) => [k, Number(v.toPrecision(4))])) as SimProfile,
   };
@@ -199,6 +227,21 @@ if (!reportOnly) {
 }
 
 /* ------------------------------------------------------------------------------ the document */
+
+/**
+ * `--moe-only` does not refit the dense parameters, so their leave-one-model-out table is the one the
+ * last full fit wrote (the dense parameters, and so its numbers, are unchanged).
+ */
+function keptLomoSection(): string {
+  let old = '';
+  try {
+    old = readFileSync(join(PROJECT_ROOT, 'docs', 'calibration.md'), 'utf8');
+  } catch {
+    return '';
+  }
+  const m = /### Leave one model out\n[\s\S]*?(?=\n## )/.exec(old);
+  return m === null ? '' : `${m[0].trim()}\n`;
+}
 
 const groupTable = (scores: Scored[], by: (s: Scored) => string): string => {
   const keys = [...new Set(scores.map(by))];
@@ -212,6 +255,7 @@ const groupTable = (scores: Scored[], by: (s: Scored) => string): string => {
 const byModel = (s: Scored): string => s.p.model;
 const byModelTp = (s: Scored): string => `${s.p.model} TP${s.p.row.tp}`;
 const fmt = (x: number | null, d = 0): string => (x === null ? '–' : x.toFixed(d));
+const denseMle = mleResults.map((r, i) => (catalog.model(r.m.model).moe === null ? i : -1)).filter((i) => i >= 0);
 const mleApe = (f: (r: MlenergyRow) => number, g: (p: NonNullable<(typeof mleResults)[number]['pred']>) => number) =>
   mleResults.map(({ m, pred }) => (pred === null ? null : Math.abs(g(pred) / f(m.row) - 1)));
 
@@ -230,7 +274,7 @@ ${readFileSync(join(PROJECT_ROOT, 'docs', 'calibration-protocol.md'), 'utf8').tr
 
 One set of efficiencies for every GPU (\`src/domain/sim-profile.ts\`), fitted by Levenberg–Marquardt on
 the parameters' logarithms, reweighted to minimise an absolute loss (\`src/calibration/fit.ts\`), on the
-${points.length} dense H100 rows, each model weighing the same; the loss is |ln(sim/measured)| / 0.25 for TTFT
+${densePoints.length} dense H100 rows, each model weighing the same; the loss is |ln(sim/measured)| / 0.25 for TTFT
 plus / 0.12 for TPOT, averaged. Every parameter is held inside a physically plausible range
 (\`PROFILE_BOUNDS\`: no efficiency above what microbenchmarks reach, no fixed cost below a kernel launch). Left out: ${skipped.length} rows
 (${[...new Set(skipped.map((s) => s.why))].join('; ')}).
@@ -254,7 +298,7 @@ By tensor-parallel size (fit):
 | --- | --- | --- | --- |
 ${groupTable(fitScores, byModelTp)}
 
-${reportOnly ? '' : `### Leave one model out
+${reportOnly || moeOnly ? keptLomoSection() : `### Leave one model out
 
 Each model predicted by the profile fitted on the other model's rows alone:
 
@@ -263,6 +307,35 @@ Each model predicted by the profile fitted on the other model's rows alone:
 ${groupTable(lomoScores, byModel)}
 | **all** | ${lomoScores.length} | ${mapeOf(lomoScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(lomoScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
 `}
+## Mixture of experts: gpt-oss-120b
+
+The MoE layer's cost (\`src/physics/step-time.ts\` \`moeLayerCost\`): the top-k experts' FLOPs over
+the DP × TP ranks, and the bytes of the distinct experts a step's tokens touch, E·(1 − (1 − k/E)^T) under
+uniform routing (a decode of 8 requests reads ≈ 29 of gpt-oss-120b's 128 experts per layer, a 1,024-token
+chunk all of them), MXFP4 experts computing at the bf16 peak (Hopper has no fp4 tensor cores; vLLM runs
+them through Marlin, \`VLLM_MXFP4_USE_MARLIN=1\` in InferenceX's scripts). Two parameters, fitted on the
+${moePoints.length} gpt-oss-120b rows (InferenceX protocol, TP 2/4/8) with every dense parameter fixed at the values above:
+
+| parameter | before | fitted | allowed range |
+| --- | --- | --- | --- |
+${MOE_PARAMS.map((k) => `| ${k} | ${START[k]} | ${Number(fitted[k].toPrecision(4))} | ${PROFILE_BOUNDS[k][0]} – ${PROFILE_BOUNDS[k][1]} |`).join('\n')}
+
+| gpt-oss-120b | rows | TTFT MAPE | TPOT MAPE |
+| --- | --- | --- | --- |
+${groupTable(moeScores, byModelTp)}
+| **fit, all TP** | ${moeScores.length} | ${mapeOf(moeScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(moeScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
+| before the fit | ${moeRefScores.length} | ${mapeOf(moeRefScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(moeRefScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
+${reportOnly ? '' : `| leave one TP out (each TP predicted by the fit on the other two) | ${lotpoScores.length} | ${mapeOf(lotpoScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(lotpoScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
+${groupTable(lotpoScores, (s) => `held out: TP${s.p.row.tp}`)}`}
+
+Not identifiable from these rows: expert parallelism and data-parallel attention (every row is TP only,
+\`moe_ep_size\` = \`attention_dp_size\` = 1), so \`moe_dispatch_us\` (${fitted.moe_dispatch_us} µs per all-gather or
+reduce-scatter) is an estimate of the same order as the fitted all-reduce latency, and the EP load imbalance
+follows uniform routing. The Qwen3-30B-A3B rows of ML.ENERGY below (TP 2 with expert parallelism) are the
+only EP check, held out.
+
+${readFileSync(join(PROJECT_ROOT, 'docs', 'calibration-gpt-oss.md'), 'utf8').trim()}
+
 ## Held out: ML.ENERGY max_num_seqs sweeps (H100 and B200, never fitted)
 
 ML.ENERGY Benchmark v3 (\`data/calibration/mlenergy/\`), \`lm-arena-chat\` on vLLM 0.11.1: TP = the GPUs,
@@ -273,8 +346,8 @@ prompts × the sweep's repeats all sent at t = 0, the server's max_num_seqs the 
 N − max_num_seqs − 1 finishes), median ITL over the whole run, as \`mlenergy_data/records/runs.py\`
 computes them. Output lengths: lognormal with the row's mean. **Prompt lengths are not published**
 (they are in the gated HF dataset): lognormal with mean ${PROMPT_MEAN_TOKENS} and std ${PROMPT_STD_TOKENS} tokens is
-our assumption; the sensitivity line below says how much it moves the result. The MoE rows (Qwen3-30B-A3B)
-wait for the MoE models.
+our assumption; the sensitivity line below says how much it moves the result. Qwen3-30B-A3B-Instruct-2507
+is the MoE model (its 2-GPU rows: TP 2 with \`--enable-expert-parallel\`); the "all" line is the dense ones.
 
 | model | GPU | rows | output throughput MAPE | median ITL MAPE |
 | --- | --- | --- | --- | --- |
@@ -287,7 +360,7 @@ ${[...new Set(mleResults.map(({ m }) => `${m.model}|${m.row.gpu}`))]
     return `| ${model} | ${gpu} | ${idx.length} | ${mapeOf(idx.map((i) => t[i] ?? null))} | ${mapeOf(idx.map((i) => l[i] ?? null))} |`;
   })
   .join('\n')}
-| **all** | | ${mleResults.length} | ${mapeOf(mleApe((r) => r.output_throughput_tok_s, (p) => p.outputThroughput))} | ${mapeOf(mleApe((r) => r.median_itl_ms, (p) => p.medianItlMs))} |
+| **all dense** | | ${denseMle.length} | ${mapeOf(denseMle.map((i) => mleApe((r) => r.output_throughput_tok_s, (p) => p.outputThroughput)[i] ?? null))} | ${mapeOf(denseMle.map((i) => mleApe((r) => r.median_itl_ms, (p) => p.medianItlMs)[i] ?? null))} |
 
 Sensitivity to the assumed prompt lengths: ${sensitivity.join('; ')}.
 
@@ -299,13 +372,13 @@ ${historical.summary}
 
 | model | TP | ISL | OSL | users | TTFT measured | TTFT sim | TPOT measured | TPOT sim |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
-${fitScores.map((s) => `| ${s.p.model} | ${s.p.row.tp} | ${s.p.row.isl} | ${s.p.row.osl} | ${s.p.row.batchSize} | ${fmt(s.p.row.measuredTtftMs)} | ${fmt(s.ttft)} | ${fmt(s.p.row.measuredTpotMs, 1)} | ${fmt(s.tpot, 1)} |`).join('\n')}
+${[...fitScores, ...moeScores].map((s) => `| ${s.p.model} | ${s.p.row.tp} | ${s.p.row.isl} | ${s.p.row.osl} | ${s.p.row.batchSize} | ${fmt(s.p.row.measuredTtftMs)} | ${fmt(s.ttft)} | ${fmt(s.p.row.measuredTpotMs, 1)} | ${fmt(s.tpot, 1)} |`).join('\n')}
 
 ## Every ML.ENERGY row
 
 | model | GPU | TP | max_num_seqs | throughput measured | sim | median ITL measured | sim |
 | --- | --- | --- | --- | --- | --- | --- | --- |
-${mleResults.map(({ m, pred }) => `| ${m.model} | ${m.row.gpu} | ${m.row.tp} | ${m.row.max_num_seqs} | ${fmt(m.row.output_throughput_tok_s)} | ${fmt(pred?.outputThroughput ?? null)} | ${fmt(m.row.median_itl_ms, 1)} | ${fmt(pred?.medianItlMs ?? null, 1)} |`).join('\n')}
+${mleResults.map(({ m, pred }) => `| ${m.model} | ${m.row.gpu} | ${m.input.config.tensor_parallel_size ?? m.row.tp}${m.input.config.enable_expert_parallel === true && (m.input.config.tensor_parallel_size ?? 1) > 1 ? " + EP" : ""} | ${m.row.max_num_seqs} | ${fmt(m.row.output_throughput_tok_s)} | ${fmt(pred?.outputThroughput ?? null)} | ${fmt(m.row.median_itl_ms, 1)} | ${fmt(pred?.medianItlMs ?? null, 1)} |`).join('\n')}
 
 ${historical.table}
 `;

@@ -72,7 +72,10 @@ export interface MlenergyPoint {
 export const PROMPT_MEAN_TOKENS = 400;
 export const PROMPT_STD_TOKENS = 600;
 
-/** The dense rows the catalog knows, as simulations (MoE rows wait for the MoE models). */
+/**
+ * The rows the catalog knows, as simulations. The MoE model's 2-GPU rows ran `--tensor-parallel-size 2
+ * --enable-expert-parallel` (ML.ENERGY's toolkit labels them tp=1, ep=2), so TP is the GPU count for it.
+ */
 export function mlenergyPoints(rows: readonly MlenergyRow[], catalog: Catalog, prompt = { mean: PROMPT_MEAN_TOKENS, std: PROMPT_STD_TOKENS }): MlenergyPoint[] {
   const out: MlenergyPoint[] = [];
   for (const row of rows) {
@@ -84,7 +87,6 @@ export function mlenergyPoints(rows: readonly MlenergyRow[], catalog: Catalog, p
     } catch {
       continue;
     }
-    if (model.moe !== null) continue;
     const n = mlenergyRequests(row);
     const workload: Workload = {
       name: `mlenergy-${row.line}`,
@@ -100,7 +102,8 @@ export function mlenergyPoints(rows: readonly MlenergyRow[], catalog: Catalog, p
       model: model.id,
       input: {
         config: {
-          tensor_parallel_size: row.tp,
+          tensor_parallel_size: model.moe === null ? row.tp : row.num_gpus,
+          ...(model.moe === null ? {} : { enable_expert_parallel: true }),
           max_num_seqs: row.max_num_seqs,
           max_num_batched_tokens: 8192,
           max_model_len: 20480,

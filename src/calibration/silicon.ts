@@ -137,8 +137,14 @@ export function planRow(row: SiliconRow, catalog: Catalog): RowPlan {
     case 'fp8':
       quantization = 'fp8';
       break;
+    case 'fp4':
+    case 'mxfp4':
+      // The checkpoint's own MXFP4 experts (gpt-oss): no --quantization flag; dense fp4 is not simulated.
+      if (model.native_quantization !== 'mxfp4') throw rowError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `precision "${row.precision}" of ${row.modelPath}: only MXFP4 checkpoints (gpt-oss) are simulated in fp4`);
+      quantization = 'none';
+      break;
     default:
-      throw rowError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `precision "${row.precision}" of ${row.modelPath} is not simulated (bf16 and fp8 are)`);
+      throw rowError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `precision "${row.precision}" of ${row.modelPath} is not simulated (bf16, fp8 and MXFP4 checkpoints are)`);
   }
   const protocol: Protocol = row.attentionDp === null ? 'aic-sweep' : 'inferencex';
   const v = version(row.backendVersion);
@@ -160,6 +166,8 @@ export function planRow(row: SiliconRow, catalog: Catalog): RowPlan {
           async_scheduling: true,
           quantization,
           kv_cache_dtype: quantization === 'fp8' ? 'fp8' : 'auto',
+          // InferenceX's gpt-oss scripts capture graphs up to 2048 (the Llama/Qwen ones keep vLLM's default).
+          ...(model.native_quantization === 'mxfp4' ? { max_cudagraph_capture_size: 2048 } : {}),
         }
       : {
           tensor_parallel_size: row.tp,

@@ -23,7 +23,7 @@ export const KNOB_NAMES = [
 export type KnobName = (typeof KNOB_NAMES)[number];
 
 /** Conditional knobs, accepted in a config and by the simulator but not in the core 12. */
-export const CONDITIONAL_KNOB_NAMES = ['max_cudagraph_capture_size', 'async_scheduling', 'long_prefill_token_threshold'] as const;
+export const CONDITIONAL_KNOB_NAMES = ['max_cudagraph_capture_size', 'async_scheduling', 'long_prefill_token_threshold', 'enable_expert_parallel'] as const;
 export type ConditionalKnobName = (typeof CONDITIONAL_KNOB_NAMES)[number];
 
 export const KvCacheDtype = z.enum(['auto', 'fp8', 'fp8_e4m3', 'fp8_e5m2']);
@@ -49,6 +49,8 @@ export const ServerConfig = z.strictObject({
   max_cudagraph_capture_size: posInt.optional(),
   async_scheduling: z.boolean().optional(),
   long_prefill_token_threshold: z.int().nonnegative().optional(),
+  /** MoE only: whole experts per GPU across DP × TP instead of every expert sliced over them. */
+  enable_expert_parallel: z.boolean().optional(),
 });
 export type ServerConfig = z.infer<typeof ServerConfig>;
 
@@ -69,6 +71,7 @@ export const ResolvedServerConfig = z.strictObject({
   max_cudagraph_capture_size: posInt,
   async_scheduling: z.boolean(),
   long_prefill_token_threshold: z.int().nonnegative(),
+  enable_expert_parallel: z.boolean(),
 });
 export type ResolvedServerConfig = z.infer<typeof ResolvedServerConfig>;
 
@@ -89,7 +92,7 @@ export function vllmServeArgs(model: string, config: ServerConfig): string[] {
     if (value === undefined) continue;
     if (name === 'quantization' && value === 'none') continue;
     if (typeof value === 'boolean') {
-      if (name === 'enforce_eager' || name === 'async_scheduling') {
+      if (name === 'enforce_eager' || name === 'async_scheduling' || name === 'enable_expert_parallel') {
         if (value) args.push(knobFlag(name));
       } else {
         args.push(value ? knobFlag(name) : `--no-${name.replaceAll('_', '-')}`);

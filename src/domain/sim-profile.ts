@@ -41,6 +41,16 @@ export const SimProfile = z.strictObject({
   cpu_step_ms: nonneg,
   /** CPU time per scheduled request per step (sampling bookkeeping, output processing), µs. */
   cpu_per_request_us: nonneg,
+  /**
+   * Mixture-of-experts layers: the share of the dense GEMMs' compute efficiency (`moe_efficiency`) and
+   * weight-streaming efficiency (`moe_weight_efficiency`) the grouped expert GEMMs reach. Separate
+   * because they fail differently: many small matrices and MXFP4 dequantisation in the inner loop cost
+   * FLOPs in prefill, while decode streams 4.25-bit weights close to the dense rate.
+   */
+  moe_efficiency: frac,
+  moe_weight_efficiency: frac,
+  /** Latency of one expert-parallel dispatch or combine (all-gather / reduce-scatter across DP × TP), µs. */
+  moe_dispatch_us: nonneg,
   /** API-server time before a request reaches the engine, ms, and per prompt token, µs (tokenising). */
   frontend_ms: nonneg,
   frontend_us_per_token: nonneg,
@@ -75,6 +85,9 @@ export const PROFILE_BOUNDS: Readonly<Record<ProfileParam, readonly [number, num
   eager_per_layer_us: [5, 1000],
   cpu_step_ms: [0.05, 10],
   cpu_per_request_us: [0.5, 100],
+  moe_efficiency: [0.1, 1],
+  moe_weight_efficiency: [0.3, 1],
+  moe_dispatch_us: [2, 500],
   frontend_ms: [0.2, 30],
   frontend_us_per_token: [0.01, 20],
 };

@@ -1,7 +1,6 @@
 import { defaultCatalog } from '../catalog/index.js';
 import type { Hardware, ModelSpec, ServerConfig, SimProfile, Workload } from '../domain/index.js';
-import { kvBytesPerToken } from '../domain/model-spec.js';
-import { GIB, makeStepModel, memoryModel, resolveConfig, type StepModel } from '../physics/index.js';
+import { fullAttentionLayers, GIB, makeStepModel, memoryModel, moeLayout, priceDecodeMs, pricePrefillMs, resolveConfig } from '../physics/index.js';
 import { createRng } from '../util/rng.js';
 import { lengthSampler } from '../workload/sample.js';
 import type { TargetName } from './targets.js';
@@ -42,6 +41,10 @@ export const CONTEXT_FEATURES = [
   'model_log_params_b',
   'model_layers',
   'model_kv_bytes_per_token',
+  'model_log_active_params_b',
+  'model_moe_experts',
+  'model_moe_active_expert_share',
+  'phys_moe_expert_parallel',
   'phys_log_kv_token_capacity',
   'phys_weight_gib_per_gpu',
   'phys_log_ideal_decode_step_ms',
@@ -109,25 +112,6 @@ export interface FeatureRow {
 }
 
 const lg = (x: number): number => Math.log(Math.max(x, 1e-6));
-
-/**
- * The simulator's `idealDecodeStepMs` and `prefillStepMs` over one step model: both helpers build the
- * step model on each call, and a candidate needs up to eight step prices (the fixed point below), so
- * building it once per candidate is most of the physics stage's cost. Same batches as the helpers.
- */
-function priceDecodeMs(m: StepModel, batch: number, contextTokens: number): number {
-  return m.stepMs({ tokens: batch, requests: batch, sampled: batch, attnPairs: batch * (contextTokens + 1), kvReadTokens: batch * contextTokens, decodeOnly: true });
-}
-
-function pricePrefillMs(m: StepModel, chunkTokens: number, promptTokens: number): number {
-  const chunk = Math.max(1, chunkTokens);
-  let total = 0;
-  for (let c = 0; c < promptTokens; c += chunk) {
-    const q = Math.min(chunk, promptTokens - c);
-    total += m.stepMs({ tokens: q, requests: 1, sampled: c + q >= promptTokens ? 1 : 0, attnPairs: q * (c + (q + 1) / 2), kvReadTokens: c, decodeOnly: false });
-  }
-  return total;
-}
 
 /**
  * The context part (everything but the knob encoding) of one feature row, plus the baselines.
@@ -217,7 +201,12 @@ export function contextFeatures(config: ServerConfig, ctx: FeatureContext): Feat
     ctx.gpuCount,
     lg(model.params_b),
     model.layers,
-    kvBytesPerToken(model, 2),
+    // KV that grows with the context: the full-attention layers' (sliding-window layers hold a window).
+    2 * fullAttentionLayers(model) * model.num_kv_heads * model.head_dim * 2,
+    lg(model.active_params_b),
+    model.moe?.experts ?? 0,
+    model.moe === null ? 1 : model.moe.top_k / model.moe.experts,
+    moeLayout(r, model)?.expertParallel === true ? 1 : 0,
     lg(kvCap),
     mem.weightsGibPerGpu,
     lg(stepMs),

@@ -37,7 +37,9 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
     name: 'surrogate',
     async propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
       const out: Proposal[] = [];
-      if (ctx.trials.length === 0) out.push({ config: {}, origin: 'default' });
+      // vLLM's defaults first, when they can start at all (the study runner skips them the same way; a
+      // 120B model's defaults on one GPU of eight, say, have no room for a KV cache).
+      if (ctx.trials.length === 0 && o.source.startable?.([{}])[0] !== false) out.push({ config: {}, origin: 'default' });
       const finished = ctx.trials.filter((t) => t.state === 'complete' || t.state === 'failed');
       const surrogate = finished.length + out.length >= o.startupTrials ? await o.model(ctx.trials) : null;
       if (surrogate === null) {

@@ -5,3 +5,4 @@ export * from './memory.js';
 export * from './startup.js';
 export * from './step-time.js';
 export * from './runtime-oom.js';
+export * from './weights.js';

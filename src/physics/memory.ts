@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { hasFp8Compute, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
 import type { StartupFailure } from './failure.js';
 import { cudagraphCaptureSizes, kvDtypeBytes } from './resolve.js';
+import { linearFormat, weightBytesPerGpu } from './weights.js';
 import type { StartupContext } from './validate.js';
 
 /**
@@ -45,27 +46,49 @@ export const MemoryBreakdown = z.strictObject({
   /** Free headroom left on the GPU after the requested pool and the CUDA graphs. */
   headroomGib: z.number(),
   captureSizes: z.int(),
+  /** Sliding-window block groups (hybrid KV cache), or null. */
+  slidingGroups: z.strictObject({ groups: z.int().positive(), maxBlocks: z.int().positive() }).nullable(),
 });
 export type MemoryBreakdown = z.infer<typeof MemoryBreakdown>;
 
-/** Weight bytes of the whole model: fp8 quantizes the linear layers; embeddings and lm_head stay bf16. */
-export function weightBytesTotal(model: ModelSpec, quantization: ResolvedServerConfig['quantization']): number {
-  const total = model.params_b * 1e9;
-  if (quantization === 'none') return total * 2;
-  const embed = model.vocab_size * model.hidden_size * (model.tied_embeddings ? 1 : 2);
-  return (total - embed) * 1 + embed * 2;
+/** KV bytes one token costs in one layer on one GPU (KV heads replicated when TP exceeds them). */
+export function kvBytesPerTokenLayerPerGpu(r: ResolvedServerConfig, model: ModelSpec): number {
+  const kvHeadsPerGpu = Math.max(1, model.num_kv_heads / r.tensor_parallel_size);
+  return 2 * kvHeadsPerGpu * model.head_dim * kvDtypeBytes(r);
 }
 
+/** Layers that attend to the whole context (all but the sliding-window ones). */
+export function fullAttentionLayers(model: ModelSpec): number {
+  return model.layers - (model.sliding_window?.layers ?? 0);
+}
+
+/**
+ * KV bytes per token of context on one GPU, in the layers whose KV grows with the context: all of
+ * them for a full-attention model, the full-attention ones when some layers slide (their window's
+ * blocks are a fixed cost per request, `slidingGroups`).
+ */
 export function kvBytesPerTokenPerGpu(r: ResolvedServerConfig, model: ModelSpec): number {
-  const kvHeadsPerGpu = Math.max(1, model.num_kv_heads / r.tensor_parallel_size);
-  return 2 * model.layers * kvHeadsPerGpu * model.head_dim * kvDtypeBytes(r);
+  return fullAttentionLayers(model) * kvBytesPerTokenLayerPerGpu(r, model);
+}
+
+/**
+ * vLLM's hybrid KV cache manager for models with sliding-window layers: one block group of the full
+ * layers and ⌈sliding / full⌉ groups of sliding layers, all drawing pages of the same size from one
+ * pool; a request holds at most ⌈window / block⌉ + 1 blocks in each sliding group.
+ */
+export function slidingGroups(r: ResolvedServerConfig, model: ModelSpec): { groups: number; maxBlocks: number } | null {
+  const sw = model.sliding_window;
+  if (sw === null) return null;
+  return { groups: Math.ceil(sw.layers / Math.max(1, fullAttentionLayers(model))), maxBlocks: Math.ceil(sw.tokens / r.block_size) + 1 };
 }
 
 /** Peak of the profiling forward (max_num_batched_tokens) and the sampler warm-up (min(seqs, tokens) rows). */
 export function activationGib(r: ResolvedServerConfig, model: ModelSpec): number {
   const tokens = r.max_num_batched_tokens;
   const seqs = Math.min(r.max_num_seqs, r.max_num_batched_tokens);
-  const mlpWidth = (model.intermediate_size * (model.moe?.top_k ?? 1)) / r.tensor_parallel_size;
+  // The MLP's per-token width on one GPU: the dense MLP / TP, or the top-k experts' slices.
+  const moe = model.moe;
+  const mlpWidth = moe === null ? model.intermediate_size / r.tensor_parallel_size : (moe.expert_intermediate_size * (moe.top_k + moe.shared_experts)) / r.tensor_parallel_size;
   const perToken = (ACT_HIDDEN_COPIES * model.hidden_size + ACT_INTERMEDIATE_COPIES * mlpWidth) * 2;
   const logits = seqs * model.vocab_size * 4 * ACT_LOGITS_COPIES;
   const base = ACT_BASE_GIB + (model.moe === null ? 0 : ACT_MOE_EXTRA_GIB);
@@ -75,7 +98,7 @@ export function activationGib(r: ResolvedServerConfig, model: ModelSpec): number
 export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec): MemoryBreakdown {
   const visibleGib = hw.memory_visible_gib;
   const requestedGib = Math.ceil(visibleGib * r.gpu_memory_utilization * GIB) / GIB;
-  const weightsGibPerGpu = weightBytesTotal(model, r.quantization) / r.tensor_parallel_size / GIB;
+  const weightsGibPerGpu = weightBytesPerGpu(r, model) / GIB;
   const act = activationGib(r, model);
   const nonTorchGib = r.tensor_parallel_size > 1 ? NON_TORCH_TPN_GIB : NON_TORCH_TP1_GIB;
   const sizes = cudagraphCaptureSizes(r).length;
@@ -99,6 +122,7 @@ export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelS
     maxConcurrency: numBlocks / Math.ceil(r.max_model_len / r.block_size),
     headroomGib: visibleGib - CONTEXT_RESERVED_GIB - requestedGib - cudagraphGib,
     captureSizes: sizes,
+    slidingGroups: slidingGroups(r, model),
   };
 }
 
@@ -132,7 +156,9 @@ export function checkMemory(r: ResolvedServerConfig, ctx: StartupContext): Start
       `ValueError: No available memory for the cache blocks (${fmt(mem.kvGibPerGpu)} GiB after ${fmt(mem.weightsGibPerGpu)} GiB weights, ${fmt(mem.activationGib)} GiB activation peak and ${fmt(mem.nonTorchGib)} GiB non-torch memory out of ${fmt(mem.requestedGib)} GiB requested). Try increasing \`gpu_memory_utilization\` when initializing the engine.`,
     );
   }
-  const needBlocks = Math.ceil(r.max_model_len / r.block_size);
+  const sg = mem.slidingGroups;
+  const fullBlocks = Math.ceil(r.max_model_len / r.block_size);
+  const needBlocks = fullBlocks + (sg === null ? 0 : sg.groups * Math.min(fullBlocks, sg.maxBlocks));
   if (needBlocks > mem.numBlocks) {
     const needGib = (needBlocks * mem.blockBytesPerGpu) / GIB;
     return memFail(
@@ -150,6 +176,6 @@ export function checkMemory(r: ResolvedServerConfig, ctx: StartupContext): Start
 }
 
 /** Whether fp8 weights run on fp8 tensor cores (W8A8) or only save memory (weight-only Marlin). */
-export function fp8Compute(r: ResolvedServerConfig, hw: Hardware): boolean {
-  return r.quantization === 'fp8' && hasFp8Compute(hw) && (hw.compute_capability === null || hw.compute_capability >= 8.9);
+export function fp8Compute(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec): boolean {
+  return linearFormat(r, model) === 'fp8' && hasFp8Compute(hw) && (hw.compute_capability === null || hw.compute_capability >= 8.9);
 }

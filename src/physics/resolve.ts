@@ -47,6 +47,7 @@ export function resolveConfig(config: ServerConfig, hw: Hardware, model: ModelSp
     max_cudagraph_capture_size: Math.max(1, cgMax),
     async_scheduling: config.async_scheduling ?? true,
     long_prefill_token_threshold: config.long_prefill_token_threshold ?? 0,
+    enable_expert_parallel: config.enable_expert_parallel ?? false,
   };
 }
 

@@ -2,6 +2,7 @@ import type { Hardware, ModelSpec, ResolvedServerConfig, ServerConfig } from '..
 import type { StartupFailure } from './failure.js';
 import { checkMemory, memoryModel, type MemoryBreakdown } from './memory.js';
 import { resolveConfig } from './resolve.js';
+import { weightBytesPerGpu } from './weights.js';
 import { validateConfig, type StartupContext } from './validate.js';
 
 export type StartupOutcome =
@@ -30,9 +31,9 @@ const PROFILE_S = 2;
 const COMPILE_S = 25;
 const CAPTURE_S_PER_SIZE = 0.05;
 
+/** Each GPU reads its own share (an MoE model's experts spread over DP × TP ranks). */
 function weightLoadS(r: ResolvedServerConfig, model: ModelSpec): number {
-  const bytes = model.params_b * 1e9 * (r.quantization === 'fp8' ? 1 : 2);
-  return bytes / r.tensor_parallel_size / (WEIGHT_LOAD_GBS * 1e9);
+  return weightBytesPerGpu(r, model) / (WEIGHT_LOAD_GBS * 1e9);
 }
 
 export interface StartupPhase {

@@ -1,7 +1,8 @@
 import type { Hardware, ModelSpec, ResolvedServerConfig } from '../domain/index.js';
-import { fp8Compute, kvBytesPerTokenPerGpu } from './memory.js';
+import { fp8Compute, kvBytesPerTokenLayerPerGpu, fullAttentionLayers } from './memory.js';
 import type { SimProfile } from '../domain/index.js';
 import { cudagraphCaptureSizes } from './resolve.js';
+import { BYTES_PER_WEIGHT, expertFormat, expertSliceBytesPerLayer, expertsTouched, linearFormat, moeLayout } from './weights.js';
 
 /**
  * Step-time model: one engine step of vLLM V1 priced kernel by kernel on one GPU of a replica, from the
@@ -27,6 +28,9 @@ export interface StepBatch {
   attnPairs: number;
   /** Σ c_i: cached tokens whose KV is read. */
   kvReadTokens: number;
+  /** The same two sums with every context capped at the sliding window (= the full ones without a window). */
+  windowPairs: number;
+  windowKvReadTokens: number;
   /** Every request decodes one token (a uniform decode batch: full CUDA graphs apply). */
   decodeOnly: boolean;
 }
@@ -37,6 +41,8 @@ export interface StepModel {
   /** GPU part only (for features and tests). */
   gpuMs(b: StepBatch): number;
   readonly captureSizes: readonly number[];
+  /** Sliding-window length in tokens (+∞ when every layer attends to the whole context). */
+  readonly windowTokens: number;
 }
 
 /** Fraction of the smaller of memory and compute time hidden under the larger within one kernel. */
@@ -71,35 +77,32 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   const heads = model.num_attention_heads / tp;
   // vLLM replicates KV heads when TP exceeds their count: every rank keeps at least one.
   const kvHeads = Math.max(1, model.num_kv_heads / tp);
-  const fp8 = fp8Compute(r, hw);
+  const fp8 = fp8Compute(r, hw, model);
   const peak = (fp8 ? (hw.fp8_tflops ?? hw.bf16_tflops) : hw.bf16_tflops) * 1e12 * (fp8 ? p.mfu_fp8 : p.mfu_bf16);
   const attnPeak = hw.bf16_tflops * 1e12 * p.mfu_bf16 * p.attn_compute_share;
   const bw = hw.hbm_bandwidth_gbs * 1e9;
-  const wBytes = r.quantization === 'fp8' ? 1 : 2;
-  const moe = model.moe;
-  const inter = model.intermediate_size;
-  const mlpWidth = inter * (moe === null ? 1 : moe.top_k);
-  const dense = (params: number): ((tokens: number) => number) => {
-    const b = params * wBytes;
-    return () => b;
-  };
-  // MoE: all experts are resident, but a step reads only those its tokens route to: E·(1 − (1 − k/E)^T)
-  // under uniform routing (a few dozen tokens touch nearly all of them).
-  const experts = (perExpert: number): ((tokens: number) => number) => {
-    if (moe === null) return dense(perExpert);
-    const { experts: e, top_k: k } = moe;
-    return (tokens) => e * (1 - (1 - k / e) ** tokens) * perExpert * wBytes;
-  };
+  const wBytes = BYTES_PER_WEIGHT[linearFormat(r, model)];
+  const constant = (bytes: number): ((tokens: number) => number) => () => bytes;
   const qkv = (d * (model.num_attention_heads + 2 * model.num_kv_heads) * hd) / tp;
   const o = (model.num_attention_heads * hd * d) / tp;
   const gemms: Gemm[] = [
-    { params: qkv, bytes: dense(qkv), width: d + (heads + 2 * kvHeads) * hd },
-    { params: o, bytes: dense(o), width: heads * hd + d },
-    { params: (2 * d * mlpWidth) / tp, bytes: experts((2 * d * inter) / tp), width: d + (2 * mlpWidth) / tp },
-    { params: (mlpWidth * d) / tp, bytes: experts((inter * d) / tp), width: mlpWidth / tp + d },
+    { params: qkv, bytes: constant(qkv * wBytes), width: d + (heads + 2 * kvHeads) * hd },
+    { params: o, bytes: constant(o * wBytes), width: heads * hd + d },
   ];
+  const moe = model.moe;
+  // A dense model's MLP, or an MoE model's shared experts: sharded over TP, every token through it.
+  const denseInter = moe === null ? model.intermediate_size : moe.shared_experts * moe.expert_intermediate_size;
+  if (denseInter > 0) {
+    const up = (2 * d * denseInter) / tp;
+    const down = (denseInter * d) / tp;
+    gemms.push({ params: up, bytes: constant(up * wBytes), width: d + (2 * denseInter) / tp }, { params: down, bytes: constant(down * wBytes), width: denseInter / tp + d });
+  }
+  const moeS = moe === null ? null : moeLayerCost(r, hw, model, p);
   const headParams = (d * model.vocab_size) / tp;
-  const kvTok = kvBytesPerTokenPerGpu(r, model) / L;
+  const kvTok = kvBytesPerTokenLayerPerGpu(r, model);
+  const fullLayers = fullAttentionLayers(model);
+  const windowLayers = L - fullLayers;
+  const windowTokens = model.sliding_window?.tokens ?? Number.POSITIVE_INFINITY;
   const etaKv = p.eta_kv * (r.kv_cache_dtype === 'auto' ? 1 : FP8_KV_EFFICIENCY);
   const attnFlopsPerPair = 4 * heads * hd;
   const floorS = p.kernel_floor_us / 1e6;
@@ -126,55 +129,112 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
     const t = fullGraph ? (padTo[b.tokens] as number) : b.tokens;
     let layerS = layerFixedS;
     for (const g of gemms) layerS += kernelS((g.bytes(t) + t * g.width * ACT_BYTES) / (bw * p.eta_weights), (2 * g.params * t) / peak);
-    // Attention: the cached KV read once per step (and the new tokens' KV written), vs its FLOPs.
-    layerS += kernelS((kvTok * (b.kvReadTokens + b.tokens)) / (bw * etaKv), (attnFlopsPerPair * b.attnPairs) / attnPeak);
+    if (moeS !== null) layerS += moeS(t);
     if (tp > 1) layerS += 2 * (arLatencyS + (arBytesPerToken * t) / linkBw);
+    // Attention: the cached KV read once per step (and the new tokens' KV written), vs its FLOPs; a
+    // sliding-window layer reads and attends to the last `window` tokens only.
+    const attnS = (reads: number, pairs: number): number => kernelS((kvTok * (reads + b.tokens)) / (bw * etaKv), (attnFlopsPerPair * pairs) / attnPeak);
+    const attn = fullLayers * attnS(b.kvReadTokens, b.attnPairs) + (windowLayers === 0 ? 0 : windowLayers * attnS(b.windowKvReadTokens, b.windowPairs));
     const headS = kernelS((headParams * 2 + b.sampled * (d + model.vocab_size / tp) * ACT_BYTES) / (bw * p.eta_weights), (2 * headParams * b.sampled) / peak);
     // Launch overheads: full graphs replay in one go; mixed batches run attention outside the graph
     // (PIECEWISE); eager mode and batches past the largest capture size launch every kernel.
     const launchMs = r.enforce_eager || b.tokens > cgMax ? eagerMs : fullGraph ? 0 : piecewiseMs;
-    return (L * layerS + headS) * 1000 + p.step_fixed_ms + launchMs;
+    return (L * layerS + attn + headS) * 1000 + p.step_fixed_ms + launchMs;
   };
   const stepMs = (b: StepBatch): number => {
     const g = gpuMs(b);
     const cpu = (p.cpu_step_ms + (p.cpu_per_request_us * b.requests) / 1000) * cpuFactor;
     return r.async_scheduling ? Math.max(g, cpu) : g + cpu;
   };
-  return { stepMs, gpuMs, captureSizes };
+  return { stepMs, gpuMs, captureSizes, windowTokens };
 }
 
-/** Roofline feature: ms of one decode step of `batch` requests at `contextTokens` each (noise-free). */
-// eslint-disable-next-line max-params -- the deployment (config, GPU, model, profile) and the batch shape
-export function idealDecodeStepMs(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile, batch: number, contextTokens: number): number {
-  const m = makeStepModel(r, hw, model, p);
+/**
+ * Seconds one MoE layer takes on the busiest GPU for a step of `tokens` tokens on this rank.
+ *
+ * The data-parallel ranks of an MoE deployment step in lockstep (vLLM runs dummy batches on idle
+ * ranks) and its coordinator balances requests across them, so the experts see DP times this rank's
+ * tokens. Compute: the top-k experts' FLOPs spread over the DP × TP ranks, times the busiest rank's
+ * excess under expert parallelism (uniform routing: the largest of R multinomial loads, ≈ mean +
+ * √(2 ln R · mean)). Memory: the distinct experts the step touches, E·(1 − (1 − k/E)^T) under uniform
+ * routing: a decode of a few requests reads a few experts, a big prefill chunk reads them all. The
+ * grouped GEMMs reach `moe_efficiency` of the dense compute rate and `moe_weight_efficiency` of its
+ * weight-streaming rate. MXFP4 experts are dequantised to bf16 on
+ * Hopper-class GPUs (no fp4 tensor cores), so they compute at the bf16 peak. With DP > 1 the tokens
+ * are gathered to every rank and the outputs reduce-scattered back (vLLM's default all-to-all):
+ * two collectives of `moe_dispatch_us` plus their bytes over the link.
+ */
+function moeLayerCost(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile): (tokens: number) => number {
+  const moe = model.moe;
+  const layout = moeLayout(r, model);
+  if (moe === null || layout === null) return () => 0;
+  const { experts: e, top_k: k, expert_intermediate_size: inter } = moe;
+  const d = model.hidden_size;
+  const dp = r.data_parallel_size;
+  const ranks = layout.ranks;
+  const format = expertFormat(r, model);
+  const fp8 = format === 'fp8' && fp8Compute(r, hw, model);
+  const peak = (fp8 ? (hw.fp8_tflops ?? hw.bf16_tflops) * p.mfu_fp8 : hw.bf16_tflops * p.mfu_bf16) * 1e12 * p.moe_efficiency;
+  const bw = hw.hbm_bandwidth_gbs * 1e9 * p.eta_weights * p.moe_weight_efficiency;
+  const sliceBytes = expertSliceBytesPerLayer(r, model);
+  const floorS = p.kernel_floor_us / 1e6;
+  const linkBw = linkBytesPerS(hw) * p.link_efficiency;
+  const dispatchS = p.moe_dispatch_us / 1e6;
+  return (tokens) => {
+    const all = tokens * dp;
+    const assignments = all * k;
+    const imbalance = layout.expertParallel ? 1 + Math.sqrt((2 * Math.log(ranks) * ranks) / Math.max(1, assignments)) : 1;
+    const flops = ((2 * 3 * d * inter * assignments) / ranks) * imbalance;
+    const touched = expertsTouched(e, k, all);
+    // The touched share of this rank's experts (whole ones with EP, slices of all of them without).
+    const memS = ((touched / e) * layout.expertsPerRank * sliceBytes + (all * k * (d + 2 * inter) * ACT_BYTES) / ranks) / bw;
+    const compS = flops / peak;
+    // The router's top-k and the permute/unpermute around the grouped GEMMs: three small kernels.
+    let s = 3 * floorS + Math.max(memS, compS) + (1 - OVERLAP) * Math.min(memS, compS);
+    if (dp > 1) s += 2 * (dispatchS + (all * d * ACT_BYTES * (dp - 1)) / dp / linkBw);
+    return s;
+  };
+}
+
+/** ms of one uniform decode step of `batch` requests at `contextTokens` each, on a built step model. */
+export function priceDecodeMs(m: StepModel, batch: number, contextTokens: number): number {
+  const windowCtx = Math.min(contextTokens, m.windowTokens);
   return m.stepMs({
     tokens: batch,
     requests: batch,
     sampled: batch,
     attnPairs: batch * (contextTokens + 1),
     kvReadTokens: batch * contextTokens,
+    windowPairs: batch * (windowCtx + 1),
+    windowKvReadTokens: batch * windowCtx,
     decodeOnly: true,
   });
 }
 
-/**
- * Roofline feature: ms to prefill `promptTokens` of one request in chunks of the token budget
- * (max_num_batched_tokens; whole when the prompt fits), noise-free.
- */
-export function prefillStepMs(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile, promptTokens: number): number {
-  const m = makeStepModel(r, hw, model, p);
-  const chunk = Math.max(1, r.max_num_batched_tokens);
+/** ms to prefill `promptTokens` of one request alone, in chunks of `chunkTokens`, on a built step model. */
+export function pricePrefillMs(m: StepModel, chunkTokens: number, promptTokens: number): number {
+  const chunk = Math.max(1, chunkTokens);
   let total = 0;
   for (let c = 0; c < promptTokens; c += chunk) {
     const q = Math.min(chunk, promptTokens - c);
-    total += m.stepMs({
-      tokens: q,
-      requests: 1,
-      sampled: c + q >= promptTokens ? 1 : 0,
-      attnPairs: q * (c + (q + 1) / 2),
-      kvReadTokens: c,
-      decodeOnly: false,
-    });
+    total += m.stepMs({ tokens: q, requests: 1, sampled: c + q >= promptTokens ? 1 : 0, attnPairs: q * (c + (q + 1) / 2), kvReadTokens: c, ...windowSums(q, c, m.windowTokens), decodeOnly: false });
   }
   return total;
+}
+
+/** Roofline feature: ms of one decode step of `batch` requests at `contextTokens` each (noise-free). */
+// eslint-disable-next-line max-params -- the deployment (config, GPU, model, profile) and the batch shape
+export function idealDecodeStepMs(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile, batch: number, contextTokens: number): number {
+  return priceDecodeMs(makeStepModel(r, hw, model, p), batch, contextTokens);
+}
+
+/** Roofline feature: ms to prefill `promptTokens` of one request in chunks of the token budget, noise-free. */
+export function prefillStepMs(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile, promptTokens: number): number {
+  return pricePrefillMs(makeStepModel(r, hw, model, p), r.max_num_batched_tokens, promptTokens);
+}
+
+/** Windowed attention sums of one request's `q` new tokens after `c` cached ones (each query sees at most `window` keys). */
+export function windowSums(q: number, c: number, window: number): { windowPairs: number; windowKvReadTokens: number } {
+  if (!Number.isFinite(window)) return { windowPairs: q * (c + (q + 1) / 2), windowKvReadTokens: c };
+  return { windowPairs: q * Math.min(window, c + (q + 1) / 2), windowKvReadTokens: Math.min(c, window) };
 }

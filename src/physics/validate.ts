@@ -15,6 +15,7 @@ const fail = (rule: StartupRule, message: string): StartupFailure => ({ rule, me
  * Returns the first violation in vLLM's order of checks, or null. C5 (pipeline parallelism on a
  * model without SupportsPP) cannot fire: PP is not a knob here. C11's fp8 W8A8 on SM < 8.9 is a
  * silent downgrade to weight-only fp8 in vLLM, not an error, so only fp8_e5m2 KV on ROCm fails.
+ * C17–C19 are the rules a quantized checkpoint and an MoE layout add.
  */
 export function validateConfig(r: ResolvedServerConfig, ctx: StartupContext): StartupFailure | null {
   const { model: m, hardware: hw } = ctx;
@@ -38,9 +39,14 @@ export function validateConfig(r: ResolvedServerConfig, ctx: StartupContext): St
   if (m.num_kv_heads % tp !== 0 && tp % m.num_kv_heads !== 0) {
     return fail('C3', `AssertionError: ${m.num_kv_heads} is not divisible by ${tp} (total number of KV heads must be divisible by tensor parallel size, or tensor parallel size by it)`);
   }
-  if (m.intermediate_size % tp !== 0) {
+  const quant = checkCheckpoint(r, m);
+  if (quant !== null) return quant;
+  // An MoE model's MLPs are its experts (C17); a dense MLP is sharded over TP.
+  if (m.moe === null && m.intermediate_size % tp !== 0) {
     return fail('C4', `AssertionError: ${m.intermediate_size} is not divisible by ${tp} (intermediate_size of the MLP must be divisible by tensor parallel size)`);
   }
+  const experts = checkExperts(r, m);
+  if (experts !== null) return experts;
   if (r.max_num_batched_tokens < r.max_num_seqs) {
     return fail(
       'C6',
@@ -61,6 +67,43 @@ export function validateConfig(r: ResolvedServerConfig, ctx: StartupContext): St
   }
   if (r.kv_cache_dtype === 'fp8_e5m2' && hw.platform === 'rocm') {
     return fail('C11', `fp8_e5m2 kv-cache is not supported with fp8 checkpoints on ROCm (${hw.name}); use --kv-cache-dtype fp8 (fp8_e4m3).`);
+  }
+  return null;
+}
+
+/** FP8 checkpoints (Qwen's) scale weights in 128 × 128 blocks: a shard must hold whole blocks. */
+export const FP8_BLOCK = 128;
+
+/** C19: `--quantization` that contradicts the checkpoint's own format (vLLM ModelConfig._verify_quantization). */
+function checkCheckpoint(r: ResolvedServerConfig, m: ModelSpec): StartupFailure | null {
+  if (m.native_quantization === 'none' || r.quantization === 'none' || r.quantization === m.native_quantization) return null;
+  return fail(
+    'C19',
+    `ValueError: Quantization method specified in the model config (${m.native_quantization}) does not match the quantization method specified in the \`quantization\` argument (${r.quantization}).`,
+  );
+}
+
+/**
+ * C17: without expert parallelism every GPU holds a 1/(DP·TP) slice of each expert, which must divide
+ * its width (vLLM FusedMoE `divide`). C18: an FP8 block-quantized checkpoint's slice must also be whole
+ * 128-wide blocks (vLLM Fp8LinearMethod/Fp8MoEMethod `validate_block_quant_shapes`). With expert
+ * parallelism each GPU holds whole experts and neither applies; a dense FP8 checkpoint's MLP is
+ * sliced over TP alone.
+ */
+function checkExperts(r: ResolvedServerConfig, m: ModelSpec): StartupFailure | null {
+  const tp = r.tensor_parallel_size;
+  const ranks = tp * r.data_parallel_size;
+  const ep = m.moe !== null && r.enable_expert_parallel && ranks > 1;
+  const width = m.moe === null ? m.intermediate_size : m.moe.expert_intermediate_size;
+  const shards = m.moe === null ? tp : ranks;
+  if (m.moe !== null && !ep && width % shards !== 0) {
+    return fail('C17', `AssertionError: ${width} is not divisible by ${shards} (moe_intermediate_size must be divisible by tensor_parallel_size × data_parallel_size without --enable-expert-parallel)`);
+  }
+  if (m.native_quantization === 'fp8' && !ep && (width / shards) % FP8_BLOCK !== 0) {
+    return fail(
+      'C18',
+      `ValueError: The output_size of gate's and up's weight = ${width / shards} is not divisible by weight quantization block_n = ${FP8_BLOCK}.`,
+    );
   }
   return null;
 }

@@ -6,6 +6,7 @@ import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
 import type { StepModel } from '../physics/step-time.js';
 import type { WeightedSample } from './weighted.js';
+import type { SlidingGroups } from './kv-cache.js';
 
 /**
  * The discrete-event simulation in virtual time: a client (open loop with an optional concurrency
@@ -24,6 +25,8 @@ export interface DesInput {
   /** The API server's per-request delay (the profile's frontend parameters). */
   readonly frontend: Pick<SimProfile, 'frontend_ms' | 'frontend_us_per_token'>;
   readonly numBlocks: number;
+  /** Sliding-window block groups of the KV cache (MemoryBreakdown.slidingGroups). */
+  readonly slidingGroups?: SlidingGroups | null;
   readonly stepModel: StepModel;
   readonly specs: readonly RequestSpec[];
   /** Intended send times (open loop), or null for a closed loop at `cap`. */
@@ -65,6 +68,7 @@ export function runDes(input: DesInput): DesOutput {
       new Replica({
         cfg: resolved,
         numBlocks: input.numBlocks,
+        sliding: input.slidingGroups ?? null,
         model: input.stepModel,
         noise: input.noise,
         rng: input.rng.fork(`replica-${i}`),

@@ -23,6 +23,18 @@ export interface KvRequest {
   privateBlocks: number;
   /** Blocks [0, hashedBlocks) have been looked at for caching. */
   hashedBlocks: number;
+  /** Blocks held in the sliding-window groups (never cached here). */
+  slidingBlocks: number;
+}
+
+/**
+ * Sliding-window layers (gpt-oss) under vLLM's hybrid KV cache manager: they form `groups` block
+ * groups beside the full-attention one, drawing from the same pool; a request holds at most
+ * `maxBlocks` blocks in each (its window plus the block being filled).
+ */
+export interface SlidingGroups {
+  readonly groups: number;
+  readonly maxBlocks: number;
 }
 
 const INDEX_SPACE = 1 << 17; // blocks per request key space (131072 × 16-token blocks ≫ any max_model_len)
@@ -89,11 +101,21 @@ export class KvCache {
   hitTokens = 0;
   peakUsedBlocks = 0;
 
-  constructor(numBlocks: number, blockSize: number, caching: boolean) {
+  private readonly sliding: SlidingGroups | null;
+
+  constructor(numBlocks: number, blockSize: number, caching: boolean, sliding: SlidingGroups | null = null) {
     this.numBlocks = numBlocks;
     this.blockSize = blockSize;
     this.caching = caching;
     this.freeUncached = numBlocks;
+    this.sliding = sliding;
+  }
+
+  /** More sliding-window blocks a request needs to hold `totalTokens`. */
+  private slidingNeed(req: KvRequest, totalTokens: number): number {
+    const s = this.sliding;
+    if (s === null) return 0;
+    return s.groups * Math.min(Math.ceil(totalTokens / this.blockSize), s.maxBlocks) - req.slidingBlocks;
   }
 
   get freeBlocks(): number {
@@ -136,7 +158,8 @@ export class KvCache {
     const n = newTokensMax(hit);
     if (n < 0) return -1;
     const need = Math.ceil((hit + n) / this.blockSize) - hitBlocks;
-    if (need > this.freeBlocks - hitFree) return -1;
+    const slide = Math.max(0, this.slidingNeed(req, hit + n));
+    if (need + slide > this.freeBlocks - hitFree) return -1;
     for (let b = 0; b < hitBlocks; b++) {
       const k = this.key(req, b);
       const ref = this.refs.get(k) as number;
@@ -145,8 +168,9 @@ export class KvCache {
       req.cachedKeys.push(k);
     }
     req.hashedBlocks = hitBlocks;
-    this.take(need);
+    this.take(need + slide);
     req.privateBlocks += need;
+    req.slidingBlocks += slide;
     if (this.caching) {
       this.queriedTokens += numTokens;
       this.hitTokens += hit;
@@ -154,13 +178,20 @@ export class KvCache {
     return hit;
   }
 
+  /** Blocks `grow(req, totalTokens)` would take. */
+  growthNeed(req: KvRequest, totalTokens: number): number {
+    return Math.max(0, Math.ceil(totalTokens / this.blockSize) - req.cachedKeys.length - req.privateBlocks) + Math.max(0, this.slidingNeed(req, totalTokens));
+  }
+
   /** Grow a running request to hold `totalTokens`; false (nothing changed) when blocks run out. */
   grow(req: KvRequest, totalTokens: number): boolean {
-    const need = Math.ceil(totalTokens / this.blockSize) - req.cachedKeys.length - req.privateBlocks;
-    if (need <= 0) return true;
-    if (need > this.freeBlocks) return false;
-    this.take(need);
+    const need = Math.max(0, Math.ceil(totalTokens / this.blockSize) - req.cachedKeys.length - req.privateBlocks);
+    const slide = Math.max(0, this.slidingNeed(req, totalTokens));
+    if (need + slide === 0) return true;
+    if (need + slide > this.freeBlocks) return false;
+    this.take(need + slide);
     req.privateBlocks += need;
+    req.slidingBlocks += slide;
     return true;
   }
 
@@ -189,8 +220,9 @@ export class KvCache {
       if (ref === 0) this.lru.push(k);
     }
     keys.length = 0;
-    this.freeUncached += req.privateBlocks;
+    this.freeUncached += req.privateBlocks + req.slidingBlocks;
     req.privateBlocks = 0;
+    req.slidingBlocks = 0;
     req.hashedBlocks = 0;
   }
 

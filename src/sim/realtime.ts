@@ -63,7 +63,7 @@ export class RealtimeEngine {
     const stepModel = makeStepModel(resolved, hw, model, opts.profile);
     for (let i = 0; i < resolved.data_parallel_size; i++) {
       // A server keeps no per-token history: the client times its own tokens.
-      this.replicas.push(new Replica({ cfg: resolved, numBlocks: memory.numBlocks, model: stepModel, noise: opts.noise, rng: opts.rng.fork(`replica-${i}`), recordTokens: false }));
+      this.replicas.push(new Replica({ cfg: resolved, numBlocks: memory.numBlocks, sliding: memory.slidingGroups, model: stepModel, noise: opts.noise, rng: opts.rng.fork(`replica-${i}`), recordTokens: false }));
     }
     this.t0Ms = opts.clock.nowMs();
   }

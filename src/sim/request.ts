@@ -27,6 +27,7 @@ export function newSimRequest(idx: number, promptTokens: number, maxTokens: numb
     cachedKeys: [],
     privateBlocks: 0,
     hashedBlocks: 0,
+    slidingBlocks: 0,
     promptTokens,
     maxTokens,
     numComputed: 0,

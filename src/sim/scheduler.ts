@@ -1,7 +1,7 @@
 import type { ResolvedServerConfig } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 import { Deque } from './deque.js';
-import { KvCache } from './kv-cache.js';
+import { KvCache, type SlidingGroups } from './kv-cache.js';
 import type { SimRequest } from './request.js';
 import type { StepBatch, StepModel } from '../physics/step-time.js';
 import type { WeightedSample } from './weighted.js';
@@ -39,7 +39,7 @@ export class Replica {
   busyUntilS = Number.POSITIVE_INFINITY;
   private readonly schedReqs: SimRequest[] = [];
   private readonly schedTokens: number[] = [];
-  private readonly batch: StepBatch = { tokens: 0, requests: 0, sampled: 0, attnPairs: 0, kvReadTokens: 0, decodeOnly: true };
+  private readonly batch: StepBatch = { tokens: 0, requests: 0, sampled: 0, attnPairs: 0, kvReadTokens: 0, windowPairs: 0, windowKvReadTokens: 0, decodeOnly: true };
   private readonly logSigmaShift: number;
   private readonly cfg: ResolvedServerConfig;
   private readonly model: StepModel;
@@ -53,7 +53,7 @@ export class Replica {
    * `recordTokens: false` keeps only each request's first and latest token time (a summary run or the
    * real-time server), and pools inter-token gaps into `itl` as (gap, count) pairs.
    */
-  constructor(opts: { cfg: ResolvedServerConfig; numBlocks: number; model: StepModel; noise: NoiseModel; rng: Rng; recordTokens?: boolean; itl?: WeightedSample | null }) {
+  constructor(opts: { cfg: ResolvedServerConfig; numBlocks: number; sliding?: SlidingGroups | null; model: StepModel; noise: NoiseModel; rng: Rng; recordTokens?: boolean; itl?: WeightedSample | null }) {
     const { cfg, numBlocks } = opts;
     this.cfg = cfg;
     this.model = opts.model;
@@ -61,7 +61,7 @@ export class Replica {
     this.rng = opts.rng;
     this.recordTokens = opts.recordTokens ?? true;
     this.itl = opts.itl ?? null;
-    this.kv = new KvCache(numBlocks, cfg.block_size, cfg.enable_prefix_caching);
+    this.kv = new KvCache(numBlocks, cfg.block_size, cfg.enable_prefix_caching, opts.sliding ?? null);
     this.logSigmaShift = (opts.noise.sigma * opts.noise.sigma) / 2;
   }
 
@@ -150,7 +150,10 @@ export class Replica {
     b.sampled = 0;
     b.attnPairs = 0;
     b.kvReadTokens = 0;
+    b.windowPairs = 0;
+    b.windowKvReadTokens = 0;
     b.decodeOnly = true;
+    const w = this.model.windowTokens;
     for (let i = 0; i < count; i++) {
       const req = reqs[i] as SimRequest;
       const n = toks[i] as number;
@@ -158,6 +161,8 @@ export class Replica {
       b.tokens += n;
       b.attnPairs += n * (c + (n + 1) / 2);
       b.kvReadTokens += c;
+      b.windowPairs += n * Math.min(w, c + (n + 1) / 2);
+      b.windowKvReadTokens += Math.min(c, w);
       if (c + n === req.promptTokens + req.numOutput) b.sampled++;
       if (n !== 1 || req.numOutput === 0) b.decodeOnly = false;
     }
@@ -234,12 +239,11 @@ export class Replica {
       kvRead += r.numComputed;
     }
     // The most steps whose block growth fits what is free (no preemption inside the run).
-    const bs = kv.blockSize;
     const blocksFor = (k: number): number => {
       let need = 0;
       for (let i = 0; i < n; i++) {
         const r = running[i] as SimRequest;
-        need += Math.max(0, Math.ceil((r.numComputed + k) / bs) - r.cachedKeys.length - r.privateBlocks);
+        need += kv.growthNeed(r, r.numComputed + k);
       }
       return need;
     };
@@ -263,9 +267,12 @@ export class Replica {
     const d = this.runDurations;
     d.length = 0;
     let t = nowS;
+    const w = this.model.windowTokens;
     while (d.length < k && (d.length === 0 || t <= untilS)) {
       b.kvReadTokens = kvRead + d.length * n;
       b.attnPairs = b.kvReadTokens + n;
+      b.windowKvReadTokens = Number.isFinite(w) ? windowedReads(running, d.length, w) : b.kvReadTokens;
+      b.windowPairs = b.windowKvReadTokens + n;
       const dur = this.priceS(b);
       d.push(dur);
       t += dur;
@@ -343,4 +350,11 @@ export function pickReplica(replicas: readonly Replica[]): Replica {
     if (r.score < best.score) best = r;
   }
   return best;
+}
+
+/** Σ min(c_i + ahead, window) over the running requests: their sliding-window reads `ahead` steps on. */
+function windowedReads(running: readonly SimRequest[], ahead: number, window: number): number {
+  let sum = 0;
+  for (const r of running) sum += Math.min(r.numComputed + ahead, window);
+  return sum;
 }

@@ -115,6 +115,7 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   const des = runDes({
     resolved,
     numBlocks: memory.numBlocks,
+    slidingGroups: memory.slidingGroups,
     stepModel: makeStepModel(resolved, hw, model, profile),
     frontend: profile,
     specs,

@@ -8,7 +8,8 @@ import { MEMORY_FUNCTIONS, type MemoryFacts, type MemoryFunctionName } from './m
 /**
  * The safe expression engine for rules, defaults, activation conditions and symbols: CEL
  * (@marcbachmann/cel-js 8), side-effect free and non-Turing-complete. Variables are maps:
- * `config` (the knobs), `model` (data/models.yaml), `hardware` (data/hardware.yaml plus `gpus`, the
+ * `config` (the knobs), `model` (data/models.yaml, plus `is_moe`, `experts`, `experts_per_token` and
+ * `expert_intermediate_size`, 0 for a dense model), `hardware` (data/hardware.yaml plus `gpus`, the
  * GPU count) and `workload` (`max_request_tokens`, `max_input_tokens`, `max_output_tokens`,
  * `shared_prefix_tokens`). CEL's `int` is a BigInt here: integer fields are passed as BigInt, or `%`
  * and `==` against an int literal fail; `min`/`max` are added for ints and doubles.
@@ -70,6 +71,12 @@ export function contextVars(ctx: SpaceContext): Omit<CelVars, 'config'> {
     const v = (ctx.model as unknown as Record<string, unknown>)[f];
     if (typeof v === 'number') model[f] = BigInt(v);
   }
+  // MoE shape as flat fields (0 / false for a dense model), so rules need no null checks.
+  const moe = ctx.model.moe;
+  model['is_moe'] = moe !== null;
+  model['experts'] = BigInt(moe?.experts ?? 0);
+  model['experts_per_token'] = BigInt(moe?.top_k ?? 0);
+  model['expert_intermediate_size'] = BigInt(moe?.expert_intermediate_size ?? 0);
   const hardware = plainToCel(ctx.hardware) as CelMap;
   hardware['gpus'] = BigInt(ctx.gpuCount);
   const w = ctx.workload;

@@ -30,12 +30,12 @@ interface MemoryFunction {
   readonly description: string;
 }
 
-const KV = ['tensor_parallel_size', 'quantization', 'max_num_batched_tokens', 'max_num_seqs', 'gpu_memory_utilization', 'kv_cache_dtype', 'block_size'];
+const KV = ['tensor_parallel_size', 'data_parallel_size', 'enable_expert_parallel', 'quantization', 'max_num_batched_tokens', 'max_num_seqs', 'gpu_memory_utilization', 'kv_cache_dtype', 'block_size'];
 
 export const MEMORY_FUNCTIONS = {
   requested_memory_gib: { type: 'double', field: 'requested_gib', reads: ['gpu_memory_utilization'], description: 'ceil(visible × gpu_memory_utilization), per GPU' },
   free_memory_gib: { type: 'double', field: 'free_gib', reads: [], description: 'memory free on each GPU when vLLM starts' },
-  weights_gib: { type: 'double', field: 'weights_gib', reads: ['tensor_parallel_size', 'quantization'], description: 'weights per GPU' },
+  weights_gib: { type: 'double', field: 'weights_gib', reads: ['tensor_parallel_size', 'data_parallel_size', 'enable_expert_parallel', 'quantization'], description: 'weights per GPU' },
   activation_gib: {
     type: 'double',
     field: 'activation_gib',
@@ -45,7 +45,7 @@ export const MEMORY_FUNCTIONS = {
   non_kv_memory_gib: {
     type: 'double',
     field: 'non_kv_gib',
-    reads: ['tensor_parallel_size', 'quantization', 'max_num_batched_tokens', 'max_num_seqs'],
+    reads: ['tensor_parallel_size', 'data_parallel_size', 'enable_expert_parallel', 'quantization', 'max_num_batched_tokens', 'max_num_seqs'],
     description: 'weights + activation peak + non-torch memory per GPU',
   },
   kv_cache_gib: { type: 'double', field: 'kv_cache_gib', reads: KV, description: 'KV-cache memory per GPU (≤ 0: no room)' },

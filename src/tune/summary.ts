@@ -153,6 +153,8 @@ export function formatSummary(s: StudySummary): string {
         ? `  vs vLLM defaults (trial ${v.default_trial}): ${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}% output throughput`
         : `  vs vLLM defaults (trial ${v.default_trial}): the defaults ${v.default_meets_slo === false ? 'miss the SLOs' : 'did not run'}`,
     );
+  } else {
+    lines.push("  vs vLLM defaults: not measured (the search space's rules say they cannot start on this deployment)");
   }
   if (r.numerics_changes.length > 0) {
     lines.push(`  changes the model's numerics: ${r.numerics_changes.join(', ')} (run with --keep-precision to rule that out)`);

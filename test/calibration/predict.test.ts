@@ -23,21 +23,25 @@ async function predict(file: string, extra: string[] = []): Promise<{ code: numb
 test('sim predict: one answer per row in input order, within the stated tolerances of what real vLLM measured', async () => {
   const { code, out } = await predict(SAMPLE);
   assert.equal(code, 0);
-  assert.deepEqual(out.rows.map((r) => r.line), [2, 3, 4, 5, 6, 7, 8, 9]);
+  assert.deepEqual(out.rows.map((r) => r.line), [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
   const measured = out.rows.filter((r) => r.error === null && r.measured.ttft_ms !== null);
-  assert.equal(measured.length, 5);
+  assert.equal(measured.length, 7, 'MoE rows (gpt-oss-120b) are simulated too');
   // The tolerances the calibration goals state for the fit set (docs/calibration.md): TTFT 25%, TPOT 12%,
   // with headroom for these rows: 35% and 15%.
   for (const r of measured) {
     const ttft = Math.abs((r.ttft_ms as number) / (r.measured.ttft_ms as number) - 1);
     const tpot = Math.abs((r.tpot_ms as number) / (r.measured.tpot_ms as number) - 1);
     assert.ok(ttft <= 0.35, `line ${r.line}: TTFT ${r.ttft_ms} vs measured ${r.measured.ttft_ms}`);
-    assert.ok(tpot <= 0.15, `line ${r.line}: TPOT ${r.tpot_ms} vs measured ${r.measured.tpot_ms}`);
+    // The MoE goals are looser (issue 17: TTFT 35%, TPOT 20% on gpt-oss-120b).
+    const tpotTolerance = r.model.includes('gpt-oss') ? 0.2 : 0.15;
+    assert.ok(tpot <= tpotTolerance, `line ${r.line}: TPOT ${r.tpot_ms} vs measured ${r.measured.tpot_ms}`);
   }
   // Rows it cannot simulate get an error with a catalog code, not a guess.
   assert.equal(out.rows[5]?.error?.code, 'LMB_ERR_UNKNOWN_MODEL');
   assert.match(out.rows[5]?.error?.message ?? '', /acme\/Imaginary-7B/);
   assert.equal(out.rows[6]?.error?.code, 'LMB_ERR_UNKNOWN_GPU');
+  assert.equal(out.rows[10]?.error?.code, 'LMB_ERR_KNOB_OUT_OF_DOMAIN');
+  assert.match(out.rows[10]?.error?.message ?? '', /fp4.*only MXFP4 checkpoints/);
   assert.match(out.rows[6]?.error?.message ?? '', /tpu_v5e/);
   // A row without measured columns is predicted all the same.
   const blank = out.rows[7];
@@ -47,6 +51,7 @@ test('sim predict: one answer per row in input order, within the stated toleranc
     [
       ['Qwen/Qwen3-32B', 'h100_sxm', 3],
       ['meta-llama/Llama-3.1-70B', 'h100_sxm', 2],
+      ['openai/gpt-oss-120b', 'h100_sxm', 2],
     ],
   );
 });

@@ -73,3 +73,16 @@ test('sim serve says how long its simulated start-up takes and answers only afte
   child.kill('SIGTERM');
   assert.equal(await exit, 0);
 });
+
+test('sim run takes the MoE layout flags: gpt-oss-120b on 8 GPUs as DP 4 × TP 2 with expert parallelism', async () => {
+  const t = io();
+  const args = ['sim', 'run', '--gpu', 'H100-SXM', '--gpus', '8', '--model', 'gpt-oss-120b', '--tensor-parallel-size', '2', '--data-parallel-size', '4', '--enable-expert-parallel', '--input-len', '256', '--output-len', '32', '--concurrency', '32', '--num-prompts', '64', '--json'];
+  assert.equal(await main(args, t), 0, t.err());
+  const r = JSON.parse(t.out()) as { completed: number; server_config: Record<string, unknown> };
+  assert.equal(r.completed, 64);
+  assert.deepEqual([r.server_config['tensor_parallel_size'], r.server_config['data_parallel_size'], r.server_config['enable_expert_parallel']], [2, 4, true]);
+  // The MXFP4 checkpoint refuses --quantization fp8 as vLLM does: exit 3 with its reason.
+  const bad = io();
+  assert.equal(await main([...args, '--quantization', 'fp8'], bad), 3);
+  assert.match(bad.err() + bad.out(), /C19.*does not match the quantization method/);
+});

@@ -247,3 +247,18 @@ test('a study runs in the background to its budget; stop and resume by name', as
   assert.match(report.body, /study bg/);
   assert.equal((await app.inject({ method: 'GET', url: '/v1/studies/nope/report' })).statusCode, 404);
 });
+
+test('an MoE study over HTTP: gpt-oss-120b on 8 GPUs runs to its budget and its trials carry the layout knobs', async (t) => {
+  const app = await testApp(t, tempDb(t));
+  const payload = { name: 'moe', target: 'sim', gpu: 'H100-SXM', gpus: 8, model: 'gpt-oss-120b', workload: SMALL_WORKLOAD, budget_trials: 4, sampler: 'random', seed: 5, enqueue: [{ tensor_parallel_size: 2, data_parallel_size: 4, enable_expert_parallel: true }] };
+  const created = await app.inject({ method: 'POST', url: '/v1/studies', payload, headers: AUTH });
+  assert.equal(created.statusCode, 202, created.body);
+  const detail = await waitFor(app, '/v1/studies/moe', (d) => d.study.state === 'done' && d.active === false);
+  assert.equal(detail.progress.counted, 4);
+  // vLLM's defaults put the 120B model on one H100, which has no room for its KV cache: the space's
+  // memory rule (C12) forbids them, so the study does not spend a trial on them.
+  assert.ok(detail.trials.every((tr: { origin: string }) => tr.origin !== 'default'), JSON.stringify(detail.trials.map((tr: { origin: string }) => tr.origin)));
+  const ep = detail.trials.find((tr: { origin: string }) => tr.origin === 'enqueued');
+  assert.equal(ep?.state, 'complete', JSON.stringify(ep));
+  assert.equal(ep?.config.enable_expert_parallel, true);
+});

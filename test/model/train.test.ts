@@ -20,17 +20,19 @@ import { loadSpace } from '../../src/space/index.js';
 import { openStore } from '../../src/store/index.js';
 import { createRng } from '../../src/util/rng.js';
 import { context } from './fixtures.js';
+import type { FeatureContext } from '../../src/model/features.js';
+import { startupCheck } from '../../src/physics/index.js';
 
 const catalog = defaultCatalog();
 const space = loadSpace(join(PROJECT_ROOT, 'search-spaces/vllm.yaml'));
 const workload = { ...context.workload, num_prompts: 80 };
 const ctx = { ...context, workload };
 
-function seededDb(dir: string, runs: number): string {
+function seededDb(dir: string, runs: number, deployment: FeatureContext = ctx): string {
   const path = join(dir, 'h.db');
   const store = openStore(path, { now: () => 1 });
-  const configs = [{}, ...spaceSource(space, ctx).sample(runs - 1, createRng(11))];
-  const obs = simulateHistory([{ hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, configs }], catalog, createRng(12));
+  const configs = [{}, ...spaceSource(space, deployment).sample(runs - 1, createRng(11))];
+  const obs = simulateHistory([{ hardware: { gpu: deployment.hardware.id, count: deployment.gpuCount }, model: deployment.model.id, workload, configs }], catalog, createRng(12));
   for (const o of obs) {
     if (o.result === null) continue;
     store.insertRun({ result: o.result, serverConfig: o.config, hardware: o.hardware, model: o.model, workload: o.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(o.config)).digest('hex') });
@@ -99,4 +101,29 @@ test('CLI: model train --json, recommend --json; errors for an untrained store a
   assert.deepEqual(body.slo, { ttft_p99_ms: 3000, itl_p99_ms: 80 });
   await assert.rejects(recommendCommand.run([...args, '--slo', 'ttft_p99_ms=abc'], rec.io), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
   await assert.rejects(modelCommand.run(['eval', '--db', path, '--folds', '1'], rec.io), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
+});
+
+test('an MoE model end to end: runs of gpt-oss-120b on 8×H100 train a model whose recommendation starts and names its layout', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-moe-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const moeCtx: FeatureContext = { ...ctx, gpuCount: 8, model: catalog.model('gpt-oss-120b') };
+  const store = openStore(seededDb(dir, 16, moeCtx));
+  t.after(() => store.close());
+  const encoder = spaceEncoder(space);
+  const out = await trainFromStore(store, catalog, encoder, { spec: { ...SMALL, targets: [...SMALL.targets] }, folds: 0 });
+  assert.ok(out.dataset.featureNames.includes('knob_enable_expert_parallel'));
+  assert.ok(out.dataset.featureNames.includes('model_moe_experts'));
+  const { surrogate } = loadSurrogateFor(store, { gpu: 'H100-SXM', model: 'gpt-oss-120b' });
+  const rec = recommend({ surrogate, context: moeCtx, encoder, source: spaceSource(space, moeCtx), slo: { ttft_p99_ms: 2000, itl_p99_ms: 60 }, historyRuns: 16, rng: createRng(1), candidates: 600, keep: 300 });
+  assert.ok(rec.best !== null);
+  const best = rec.best.config;
+  const started = startupCheck(best, { hardware: moeCtx.hardware, gpuCount: 8, model: moeCtx.model });
+  assert.ok(started.ok, JSON.stringify(best));
+  assert.notEqual(best.quantization, 'fp8', 'C19: the MXFP4 checkpoint takes no --quantization fp8');
+  assert.equal(rec.vllmArgs?.[1], 'openai/gpt-oss-120b');
+  // The layout is in the command: a DP × TP split of the 8 GPUs, and the EP flag exactly when chosen.
+  const tp = best.tensor_parallel_size ?? 1;
+  const dp = best.data_parallel_size ?? 1;
+  assert.ok(tp * dp <= 8);
+  assert.equal(rec.vllmArgs?.includes('--enable-expert-parallel'), best.enable_expert_parallel === true);
 });

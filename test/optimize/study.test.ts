@@ -101,3 +101,15 @@ test('random and grid samplers skip what the study already holds; space filling 
   assert.ok(Math.max(...seqs) / Math.min(...seqs) >= 8, `space filling should span the range: ${seqs.join(',')}`);
   store.close();
 });
+
+test('the surrogate sampler does not propose vLLM’s defaults when the space says they cannot start', async () => {
+  const refusesDefaults = { ...source, startable: (configs: readonly ServerConfig[]) => configs.map((c) => Object.keys(c).length > 0) };
+  const sampler = surrogateSampler({ source: refusesDefaults, context: { ...context, workload }, encoder, model: () => Promise.resolve(null), startupTrials: 3 });
+  const study = createOptimizationStudy(newStore(), { ...spec, name: 'no-defaults' }, sampler, createRng(4));
+  const first = await study.ask(2);
+  assert.equal(first.length, 2);
+  assert.ok(first.every((t) => t.origin === 'space_filling'), JSON.stringify(first.map((t) => t.origin)));
+  // The same source that lets the defaults start gets them first.
+  const withDefaults = createOptimizationStudy(newStore(), { ...spec, name: 'defaults' }, surrogateSampler({ source, context: { ...context, workload }, encoder, model: () => Promise.resolve(null), startupTrials: 3 }), createRng(4));
+  assert.equal((await withDefaults.ask(1))[0]?.origin, 'default');
+});

@@ -79,3 +79,17 @@ test('a configuration that cannot start rejects with LMB_ERR_STARTUP_FAILED', as
     (err: unknown) => err instanceof LmBenchError && err.code === 'LMB_ERR_STARTUP_FAILED' && /C13/.test(err.message),
   );
 });
+
+test('an MoE model behind the OpenAI API: gpt-oss-120b on 2 GPUs streams its tokens', async () => {
+  const moe = await startSimServer({ config: { tensor_parallel_size: 2, max_model_len: 8192 }, hardware: { gpu: 'H100-SXM', count: 2 }, model: 'gpt-oss-120b', port: 0, speed: 20, seed: 1, catalog });
+  try {
+    const c = new OpenAI({ baseURL: `${moe.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const models = await c.models.list();
+    assert.equal(models.data[0]?.id, 'openai/gpt-oss-120b');
+    const r = await c.completions.create({ model: 'openai/gpt-oss-120b', prompt: words(300), max_tokens: 8, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming);
+    assert.equal(r.usage?.completion_tokens, 8);
+    assert.equal(r.usage?.prompt_tokens, 300);
+  } finally {
+    await moe.close();
+  }
+});

@@ -16,8 +16,8 @@ test('lm-bench space --json prints one report: before, per-rule removals (first-
   assert.equal(r.attribution, 'first-match');
   assert.equal(r.pointsBefore, 62_208_000);
   assert.equal(r.pointsBefore, r.pointsAfter + r.rules.reduce((a, x) => a + x.removed, 0));
-  assert.equal(r.rules.length, 15);
-  assert.equal(r.knobs.length, 13);
+  assert.equal(r.rules.length, 18);
+  assert.equal(r.knobs.length, 14);
 });
 
 test('lm-bench space prints a table on a terminal', async () => {

@@ -13,7 +13,8 @@ test('feature names: log2 for log-scaled knobs, one-hot for categoricals, one co
   assert.ok(names.includes('gpu_memory_utilization'));
   assert.ok(names.includes('kv_cache_dtype=fp8_e5m2'));
   assert.ok(names.includes('enforce_eager'));
-  assert.equal(names.length, 16);
+  assert.equal(names.length, 17);
+  assert.ok(names.includes('enable_expert_parallel'));
   const v = space.encode(space.defaultsFor(ctx));
   assert.equal(v.length, names.length);
   assert.equal(v[names.indexOf('log2(max_num_seqs)')], 10);

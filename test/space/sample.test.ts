@@ -18,7 +18,10 @@ test('enumeration yields exactly size() distinct points, in a fixed order, condi
   assert.equal(new Set(all.map((x) => JSON.stringify(x))).size, all.length);
   assert.deepEqual(all[0], { tensor_parallel_size: 1, max_num_seqs: 16, max_num_batched_tokens: 64, enforce_eager: false, max_cudagraph_capture_size: 128, kv_cache_dtype: 'auto', gpu_memory_utilization: 0.8 });
   assert.ok(all.every((x) => (x.enforce_eager === true) === (x.max_cudagraph_capture_size === undefined)));
-  assert.equal(space.size(), 4 * 4 * 10 * 9 * 4 * 15 * 2 * 2 * 3 * 2 * 5 * 5, 'without a context `native` is left out');
+  // Without a context `native` is left out and expert parallelism (two values) applies on the 15 of
+  // 16 (TP, DP) pairs with more than one rank.
+  const perLayout = 10 * 9 * 4 * 15 * 2 * 2 * 3 * 2 * 5 * 5;
+  assert.equal(space.size(), perLayout * (1 + 15 * 2));
   const first = space.enumerate(ctx).next().value as ServerConfig;
   assert.equal(first.tensor_parallel_size, 1);
 });

@@ -7,12 +7,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ctxOf, fixture, VLLM_SPACE } from './helpers.js';
 
-test('the shipped space loads: 13 knobs with flags, 15 rules C1–C14 and C16, each with message and source', () => {
+test('the shipped space loads: 14 knobs with flags, 18 rules C1–C14 and C16–C19, each with message and source', () => {
   const s = loadSpace(VLLM_SPACE);
-  assert.equal(s.knobs.length, 13);
+  assert.equal(s.knobs.length, 14);
   assert.deepEqual(
     s.rules.map((r) => r.id),
-    ['C1', 'C2', 'C3', 'C4', 'C5', 'C6', 'C7', 'C8', 'C9', 'C10', 'C11', 'C12', 'C13', 'C14', 'C16'],
+    ['C1', 'C2', 'C3', 'C4', 'C17', 'C18', 'C19', 'C5', 'C6', 'C7', 'C8', 'C9', 'C10', 'C11', 'C12', 'C13', 'C14', 'C16'],
   );
   for (const r of s.rules) {
     assert.ok(r.message.length > 0 && r.source.length > 0, r.id);

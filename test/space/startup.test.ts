@@ -24,12 +24,18 @@ const longPrompts = { name: 'long', input_len: { dist: 'uniform', min: 1000, max
 const base = ctxOf('H100-SXM', 8, 'llama-3.1-8b');
 // A made-up model: 12 KV heads break C3 at TP 8, a 1002-wide MLP breaks C4 at TP 4 (no catalog model does).
 const odd: SpaceContext = { ...base, model: { ...base.model, id: 'odd-8b', num_attention_heads: 24, num_kv_heads: 12, intermediate_size: 1002 } };
+// A made-up MoE model: 772-wide experts break C17 at 8 ranks without expert parallelism.
+const moeBase = ctxOf('H100-SXM', 8, 'qwen3-30b-a3b');
+const oddMoe: SpaceContext = { ...moeBase, model: { ...moeBase.model, id: 'odd-moe', moe: { experts: 128, top_k: 8, shared_experts: 0, expert_intermediate_size: 772 } } };
 const contexts: [string, SpaceContext][] = [
   ['8B on 8×H100, chat', base],
   ['70B on 4×A100-40GB, long prompts', ctxOf('A100-40GB', 4, 'llama-3.1-70b', longPrompts)],
   ['Qwen2.5-7B on 2×L40S, chat', ctxOf('L40S', 2, 'qwen2.5-7b')],
   ['Qwen2.5-7B on 8×MI300X, long prompts', ctxOf('MI300X', 8, 'qwen2.5-7b', longPrompts)],
   ['odd heads on 8×H100', odd],
+  ['gpt-oss-120b on 8×H100, chat', ctxOf('H100-SXM', 8, 'gpt-oss-120b')],
+  ['Qwen3-30B-A3B-FP8 on 8×H100, chat', ctxOf('H100-SXM', 8, 'qwen3-30b-a3b-fp8')],
+  ['odd experts on 8×H100', oddMoe],
 ];
 const seenRules = new Set<string>();
 
@@ -79,6 +85,6 @@ for (const [name, ctx] of contexts) {
 }
 
 test('the samples above covered every rule that can fire with these models', () => {
-  for (const id of ['C1', 'C2', 'C3', 'C4', 'C6', 'C7', 'C11', 'C12', 'C13', 'C14', 'C16']) assert.ok(seenRules.has(id), `no removed sample for ${id}`);
+  for (const id of ['C1', 'C2', 'C3', 'C4', 'C6', 'C7', 'C11', 'C12', 'C13', 'C14', 'C16', 'C17', 'C18', 'C19']) assert.ok(seenRules.has(id), `no removed sample for ${id}`);
 });
 

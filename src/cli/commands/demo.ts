@@ -12,12 +12,15 @@ import { writeJson, type Command } from '../io.js';
 import { writeStudyReport } from '../report-files.js';
 import { studyProgress } from '../study-progress.js';
 
-const usage = `Usage: lm-bench demo [--trials N] [--parallel K] [--seed S] [--db PATH] [--out DIR] [--json]
+const usage = `Usage: lm-bench demo [--model M] [--gpu G] [--gpus N] [--workload FILE] [--trials N] [--parallel K] [--seed S]
+                     [--db PATH] [--out DIR] [--json]
 
 What \`npm start\` runs: a short tuning study on the embedded simulator — Llama-3.1-8B on 1×H100-SXM,
 the chat workload (data/workloads/chat.yaml) and its SLOs (TTFT p99 ≤ 350 ms, ITL p99 ≤ 50 ms), 24
 trials, 2 at a time — then prints the recommended vLLM flags beside vLLM's defaults and writes the
-HTML report (reports/demo/report.html, or --out DIR). Each run is a new study in .lm-bench/demo.db, so later runs also learn from earlier ones.
+HTML report (reports/demo/report.html, or --out DIR). --model, --gpu, --gpus and --workload try another
+deployment the same way (e.g. --model gpt-oss-120b --gpus 8). Each run is a new study in
+.lm-bench/demo.db, so later runs also learn from earlier ones.
 `;
 
 export const command: Command = {
@@ -26,6 +29,10 @@ export const command: Command = {
   usage,
   async run(argv, io) {
     const { values: v } = parseFlags(argv, {
+      model: { type: 'string' },
+      gpu: { type: 'string' },
+      gpus: { type: 'string' },
+      workload: { type: 'string' },
       trials: { type: 'string' },
       parallel: { type: 'string' },
       seed: { type: 'string' },
@@ -34,14 +41,18 @@ export const command: Command = {
       json: { type: 'boolean' },
     });
     const catalog = defaultCatalog();
-    const workload = loadYamlFile(join(DATA_DIR, 'workloads', 'chat.yaml'), Workload);
+    const workload = loadYamlFile(v.workload === undefined ? join(DATA_DIR, 'workloads', 'chat.yaml') : resolve(io.cwd, v.workload), Workload);
+    // Unknown names fail here, with the catalog's list, before anything is stored.
+    const model = catalog.model(v.model ?? 'llama-3.1-8b');
+    const gpu = catalog.gpu(v.gpu ?? 'H100-SXM');
+    const gpus = numberFlag(v.gpus, 'gpus', { int: true, min: 1, max: 64 }) ?? 1;
     const spacePath = join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml');
     const now = Date.now();
     const spec = StudySpec.parse({
       name: `demo-${new Date(now).toISOString().replace(/[:.]/g, '-')}`,
       space: spacePath,
-      hardware: { gpu: 'H100-SXM', count: 1 },
-      model: 'llama-3.1-8b',
+      hardware: { gpu: gpu.id, count: gpus },
+      model: model.id,
       workload,
       slo: workload.slo ?? {},
       objectives: [...DEFAULT_OBJECTIVES],
@@ -56,7 +67,7 @@ export const command: Command = {
     const store = openStore(dbPath);
     try {
       const json = v.json === true;
-      if (!json) io.stderr.write(`lm-bench demo: tuning ${spec.model} on 1× ${spec.hardware.gpu} for the "${workload.name}" workload on the simulator (${spec.budget_trials} trials)\n`);
+      if (!json) io.stderr.write(`lm-bench demo: tuning ${spec.model} on ${gpus}× ${spec.hardware.gpu} for the "${workload.name}" workload on the simulator (${spec.budget_trials} trials)\n`);
       const progress = studyProgress({ io, store, spec, model: catalog.model(spec.model), json });
       const space = loadSpace(spacePath);
       const { study, summary } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent });

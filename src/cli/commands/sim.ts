@@ -38,7 +38,7 @@ Steps are priced with the GPU's calibrated profile when \`sim calibrate\` stored
 A configuration that vLLM would refuse exits with status 3 and vLLM's reason.`;
 
 const ALL_KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
-const BOOLEAN_KNOBS = new Set(['enable_chunked_prefill', 'enable_prefix_caching', 'enforce_eager', 'async_scheduling']);
+const BOOLEAN_KNOBS = new Set(['enable_chunked_prefill', 'enable_prefix_caching', 'enforce_eager', 'async_scheduling', 'enable_expert_parallel']);
 
 /** parseArgs options for vLLM's own flags: `--max-num-seqs 256`, `--enforce-eager`, `--no-enable-prefix-caching`. */
 function vllmFlagOptions(): Record<string, { type: 'string' | 'boolean' }> {

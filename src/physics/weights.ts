@@ -1,0 +1,116 @@
+import type { ModelSpec, ResolvedServerConfig } from '../domain/index.js';
+
+/**
+ * What the weights are made of and where they live. A model's parameters split into routed experts
+ * (MoE only), the embedding and lm_head, and the rest (attention, dense MLPs, norms, router). Each part
+ * has a storage format: bf16, fp8 (`--quantization fp8` or an FP8 checkpoint; embeddings and lm_head
+ * stay bf16), or MXFP4 (gpt-oss's experts: 4-bit values with one 8-bit scale per 32, 4.25 bits each).
+ *
+ * Placement (vLLM `FusedMoEParallelConfig.make`): attention, the dense parts and the vocabulary are
+ * sharded over tensor parallelism and replicated across data-parallel ranks; the experts of an MoE
+ * model are spread over all DP × TP ranks. Without `--enable-expert-parallel` every rank holds a 1/(DP·TP)
+ * slice of every expert's intermediate dimension; with it (and more than one rank) every rank holds
+ * whole experts, ⌈E / (DP·TP)⌉ on the fullest. A dense model's DP ranks are independent replicas.
+ */
+export type WeightFormat = 'bf16' | 'fp8' | 'mxfp4';
+
+export const BYTES_PER_WEIGHT: Readonly<Record<WeightFormat, number>> = { bf16: 2, fp8: 1, mxfp4: 4.25 / 8 };
+
+export function linearFormat(r: ResolvedServerConfig, model: ModelSpec): WeightFormat {
+  return r.quantization === 'fp8' || model.native_quantization === 'fp8' ? 'fp8' : 'bf16';
+}
+
+export function expertFormat(r: ResolvedServerConfig, model: ModelSpec): WeightFormat {
+  return model.native_quantization === 'mxfp4' ? 'mxfp4' : linearFormat(r, model);
+}
+
+/** Parameters of the routed experts, all layers (0 for a dense model). */
+export function expertParams(model: ModelSpec): number {
+  const moe = model.moe;
+  if (moe === null) return 0;
+  return model.layers * moe.experts * 3 * model.hidden_size * moe.expert_intermediate_size;
+}
+
+/** Embedding plus lm_head parameters (one matrix when tied). */
+export function embeddingParams(model: ModelSpec): number {
+  return model.vocab_size * model.hidden_size * (model.tied_embeddings ? 1 : 2);
+}
+
+/**
+ * MXFP4 experts as vLLM's Marlin kernels hold them on Hopper (InferenceX's gpt-oss runs, and vLLM's
+ * default there before the Triton backend): the intermediate dimension split over ranks in whole
+ * 32-wide blocks, each rank's slice padded to a multiple of 128 and the hidden size to 256
+ * (`mxfp4.py`). gpt-oss-120b on one H100 then loads 65.9 GiB, as vLLM logs it ("Model loading took
+ * 65.9651 GiB", vLLM issue #23278), where its unpadded weights are 60.8 GiB.
+ */
+const MXFP4_BLOCK = 32;
+const MXFP4_PAD_INTERMEDIATE = 128;
+const MXFP4_PAD_HIDDEN = 256;
+
+const roundUp = (x: number, m: number): number => Math.ceil(x / m) * m;
+
+export interface MoeLayout {
+  /** Ranks the experts are spread over: DP × TP. */
+  readonly ranks: number;
+  /** Whole experts per rank (expert parallelism in effect: the flag and more than one rank). */
+  readonly expertParallel: boolean;
+  /** Experts on the fullest rank: ⌈E / ranks⌉ with EP, E (each sliced) without. */
+  readonly expertsPerRank: number;
+  /** The share of one expert's intermediate dimension each rank computes: the full width with EP. */
+  readonly sliceWidth: number;
+}
+
+export function moeLayout(r: ResolvedServerConfig, model: ModelSpec): MoeLayout | null {
+  const moe = model.moe;
+  if (moe === null) return null;
+  const ranks = r.tensor_parallel_size * r.data_parallel_size;
+  const ep = r.enable_expert_parallel && ranks > 1;
+  return {
+    ranks,
+    expertParallel: ep,
+    expertsPerRank: ep ? Math.ceil(moe.experts / ranks) : moe.experts,
+    sliceWidth: ep ? moe.expert_intermediate_size : Math.ceil(moe.expert_intermediate_size / ranks),
+  };
+}
+
+/**
+ * Distinct experts `tokens` tokens route to, in expectation, under uniform top-k routing:
+ * E·(1 − (1 − k/E)^T). One token touches k; a few hundred touch nearly all E.
+ */
+export function expertsTouched(experts: number, topK: number, tokens: number): number {
+  return experts * (1 - (1 - topK / experts) ** tokens);
+}
+
+/**
+ * Bytes of one expert's share on one GPU, in one layer: its whole gated MLP under expert parallelism,
+ * else a 1/(DP·TP) slice of its intermediate dimension (MXFP4 as padded for Marlin).
+ */
+export function expertSliceBytesPerLayer(r: ResolvedServerConfig, model: ModelSpec): number {
+  const layout = moeLayout(r, model);
+  if (layout === null || model.moe === null) return 0;
+  const format = expertFormat(r, model);
+  if (format !== 'mxfp4') return 3 * model.hidden_size * layout.sliceWidth * BYTES_PER_WEIGHT[format];
+  const inter = model.moe.expert_intermediate_size;
+  const blocks = layout.expertParallel ? inter : Math.ceil(inter / MXFP4_BLOCK / layout.ranks) * MXFP4_BLOCK;
+  return 3 * roundUp(model.hidden_size, MXFP4_PAD_HIDDEN) * roundUp(blocks, MXFP4_PAD_INTERMEDIATE) * BYTES_PER_WEIGHT.mxfp4;
+}
+
+/** Weight bytes on the fullest GPU of the deployment. */
+export function weightBytesPerGpu(r: ResolvedServerConfig, model: ModelSpec): number {
+  const tp = r.tensor_parallel_size;
+  const total = model.params_b * 1e9;
+  const embed = embeddingParams(model);
+  const rest = Math.max(0, total - expertParams(model) - embed);
+  const bytes = (rest * BYTES_PER_WEIGHT[linearFormat(r, model)] + embed * BYTES_PER_WEIGHT.bf16) / tp;
+  const layout = moeLayout(r, model);
+  return layout === null ? bytes : bytes + model.layers * layout.expertsPerRank * expertSliceBytesPerLayer(r, model);
+}
+
+/** Weight bytes of the whole checkpoint as it loads (what start-up reads from disk). */
+export function weightBytesTotal(r: ResolvedServerConfig, model: ModelSpec): number {
+  const total = model.params_b * 1e9;
+  const experts = expertParams(model);
+  const embed = embeddingParams(model);
+  const rest = Math.max(0, total - experts - embed);
+  return rest * BYTES_PER_WEIGHT[linearFormat(r, model)] + embed * BYTES_PER_WEIGHT.bf16 + experts * BYTES_PER_WEIGHT[expertFormat(r, model)];
+}
