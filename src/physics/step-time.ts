@@ -58,8 +58,8 @@ const ACT_BYTES = 2;
 interface Gemm {
   /** Weights each token multiplies by (FLOPs = 2 × params × tokens). */
   readonly params: number;
-  /** Weight bytes a step of `tokens` tokens reads (an MoE layer reads only the experts it touches). */
-  readonly bytes: (tokens: number) => number;
+  /** Weight bytes a step reads (the MoE layer's experts are priced apart, `moeLayerCost`). */
+  readonly bytes: number;
   /** in + out width (activation traffic per token). */
   readonly width: number;
 }
@@ -82,12 +82,11 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   const attnPeak = hw.bf16_tflops * 1e12 * p.mfu_bf16 * p.attn_compute_share;
   const bw = hw.hbm_bandwidth_gbs * 1e9;
   const wBytes = BYTES_PER_WEIGHT[linearFormat(r, model)];
-  const constant = (bytes: number): ((tokens: number) => number) => () => bytes;
   const qkv = (d * (model.num_attention_heads + 2 * model.num_kv_heads) * hd) / tp;
   const o = (model.num_attention_heads * hd * d) / tp;
   const gemms: Gemm[] = [
-    { params: qkv, bytes: constant(qkv * wBytes), width: d + (heads + 2 * kvHeads) * hd },
-    { params: o, bytes: constant(o * wBytes), width: heads * hd + d },
+    { params: qkv, bytes: qkv * wBytes, width: d + (heads + 2 * kvHeads) * hd },
+    { params: o, bytes: o * wBytes, width: heads * hd + d },
   ];
   const moe = model.moe;
   // A dense model's MLP, or an MoE model's shared experts: sharded over TP, every token through it.
@@ -95,7 +94,7 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   if (denseInter > 0) {
     const up = (2 * d * denseInter) / tp;
     const down = (denseInter * d) / tp;
-    gemms.push({ params: up, bytes: constant(up * wBytes), width: d + (2 * denseInter) / tp }, { params: down, bytes: constant(down * wBytes), width: denseInter / tp + d });
+    gemms.push({ params: up, bytes: up * wBytes, width: d + (2 * denseInter) / tp }, { params: down, bytes: down * wBytes, width: denseInter / tp + d });
   }
   const moeS = moe === null ? null : moeLayerCost(r, hw, model, p);
   const headParams = (d * model.vocab_size) / tp;
@@ -123,18 +122,18 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   const cpuFactor = r.enable_prefix_caching ? PREFIX_CACHE_CPU_FACTOR : 1;
 
   const kernelS = (memS: number, compS: number): number => Math.max(floorS, Math.max(memS, compS) + (1 - OVERLAP) * Math.min(memS, compS));
+  // Attention of one layer: the cached KV read once per step (and the new tokens' KV written), vs its FLOPs.
+  const attnS = (reads: number, pairs: number, newTokens: number): number => kernelS((kvTok * (reads + newTokens)) / (bw * etaKv), (attnFlopsPerPair * pairs) / attnPeak);
 
   const gpuMs = (b: StepBatch): number => {
     const fullGraph = b.decodeOnly && b.tokens <= cgMax;
     const t = fullGraph ? (padTo[b.tokens] as number) : b.tokens;
     let layerS = layerFixedS;
-    for (const g of gemms) layerS += kernelS((g.bytes(t) + t * g.width * ACT_BYTES) / (bw * p.eta_weights), (2 * g.params * t) / peak);
+    for (const g of gemms) layerS += kernelS((g.bytes + t * g.width * ACT_BYTES) / (bw * p.eta_weights), (2 * g.params * t) / peak);
     if (moeS !== null) layerS += moeS(t);
     if (tp > 1) layerS += 2 * (arLatencyS + (arBytesPerToken * t) / linkBw);
-    // Attention: the cached KV read once per step (and the new tokens' KV written), vs its FLOPs; a
-    // sliding-window layer reads and attends to the last `window` tokens only.
-    const attnS = (reads: number, pairs: number): number => kernelS((kvTok * (reads + b.tokens)) / (bw * etaKv), (attnFlopsPerPair * pairs) / attnPeak);
-    const attn = fullLayers * attnS(b.kvReadTokens, b.attnPairs) + (windowLayers === 0 ? 0 : windowLayers * attnS(b.windowKvReadTokens, b.windowPairs));
+    // A sliding-window layer reads and attends to the last `window` tokens only.
+    const attn = fullLayers * attnS(b.kvReadTokens, b.attnPairs, b.tokens) + (windowLayers === 0 ? 0 : windowLayers * attnS(b.windowKvReadTokens, b.windowPairs, b.tokens));
     const headS = kernelS((headParams * 2 + b.sampled * (d + model.vocab_size / tp) * ACT_BYTES) / (bw * p.eta_weights), (2 * headParams * b.sampled) / peak);
     // Launch overheads: full graphs replay in one go; mixed batches run attention outside the graph
     // (PIECEWISE); eager mode and batches past the largest capture size launch every kernel.
@@ -220,17 +219,6 @@ export function pricePrefillMs(m: StepModel, chunkTokens: number, promptTokens: 
     total += m.stepMs({ tokens: q, requests: 1, sampled: c + q >= promptTokens ? 1 : 0, attnPairs: q * (c + (q + 1) / 2), kvReadTokens: c, ...windowSums(q, c, m.windowTokens), decodeOnly: false });
   }
   return total;
-}
-
-/** Roofline feature: ms of one decode step of `batch` requests at `contextTokens` each (noise-free). */
-// eslint-disable-next-line max-params -- the deployment (config, GPU, model, profile) and the batch shape
-export function idealDecodeStepMs(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile, batch: number, contextTokens: number): number {
-  return priceDecodeMs(makeStepModel(r, hw, model, p), batch, contextTokens);
-}
-
-/** Roofline feature: ms to prefill `promptTokens` of one request in chunks of the token budget, noise-free. */
-export function prefillStepMs(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile, promptTokens: number): number {
-  return pricePrefillMs(makeStepModel(r, hw, model, p), r.max_num_batched_tokens, promptTokens);
 }
 
 /** Windowed attention sums of one request's `q` new tokens after `c` cached ones (each query sees at most `window` keys). */

@@ -95,22 +95,21 @@ export function expertSliceBytesPerLayer(r: ResolvedServerConfig, model: ModelSp
   return 3 * roundUp(model.hidden_size, MXFP4_PAD_HIDDEN) * roundUp(blocks, MXFP4_PAD_INTERMEDIATE) * BYTES_PER_WEIGHT.mxfp4;
 }
 
+/** Bytes of everything but the routed experts, unsharded: linear layers in their format, embeddings in bf16. */
+function nonExpertBytes(r: ResolvedServerConfig, model: ModelSpec): number {
+  const embed = embeddingParams(model);
+  const rest = Math.max(0, model.params_b * 1e9 - expertParams(model) - embed);
+  return rest * BYTES_PER_WEIGHT[linearFormat(r, model)] + embed * BYTES_PER_WEIGHT.bf16;
+}
+
 /** Weight bytes on the fullest GPU of the deployment. */
 export function weightBytesPerGpu(r: ResolvedServerConfig, model: ModelSpec): number {
-  const tp = r.tensor_parallel_size;
-  const total = model.params_b * 1e9;
-  const embed = embeddingParams(model);
-  const rest = Math.max(0, total - expertParams(model) - embed);
-  const bytes = (rest * BYTES_PER_WEIGHT[linearFormat(r, model)] + embed * BYTES_PER_WEIGHT.bf16) / tp;
+  const bytes = nonExpertBytes(r, model) / r.tensor_parallel_size;
   const layout = moeLayout(r, model);
   return layout === null ? bytes : bytes + model.layers * layout.expertsPerRank * expertSliceBytesPerLayer(r, model);
 }
 
-/** Weight bytes of the whole checkpoint as it loads (what start-up reads from disk). */
+/** Weight bytes of the whole checkpoint, unpadded (what its files hold; the catalog test checks it against the model card). */
 export function weightBytesTotal(r: ResolvedServerConfig, model: ModelSpec): number {
-  const total = model.params_b * 1e9;
-  const experts = expertParams(model);
-  const embed = embeddingParams(model);
-  const rest = Math.max(0, total - experts - embed);
-  return rest * BYTES_PER_WEIGHT[linearFormat(r, model)] + embed * BYTES_PER_WEIGHT.bf16 + experts * BYTES_PER_WEIGHT[expertFormat(r, model)];
+  return nonExpertBytes(r, model) + expertParams(model) * BYTES_PER_WEIGHT[expertFormat(r, model)];
 }
