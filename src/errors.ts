@@ -80,6 +80,7 @@ export const ERROR_CATALOG = {
   LMB_ERR_ENDPOINT_BAD_RESPONSE: operational('The endpoint answered with something that is not an OpenAI-compatible reply', 502),
   LMB_ERR_TARGET_LAUNCH_FAILED: operational('The target server exited or never became healthy', 502),
   LMB_ERR_SERVER_CRASHED: operational('The server started, then died under load (e.g. a CUDA out-of-memory error)', 502),
+  LMB_ERR_REQUESTS_REFUSED: operational("The server started but refused the workload's requests (e.g. prompts longer than max_model_len)", 502),
   LMB_ERR_TRIAL_TIMEOUT: operational('A trial outlived its time limit and was stopped', 504),
   LMB_ERR_COMMAND_FAILED: operational('A user harness command exited non-zero or wrote no result', 502),
   LMB_ERR_STORE_SCHEMA_NEWER: operational('The database was written by a newer lm-bench', 500),

@@ -28,16 +28,20 @@ export interface Question {
   readonly keepPrecision: boolean;
 }
 
-/** Which saved model answered, and what it was trained on. */
+/** Which saved model answered, and what it was trained on; or that the simulator did (no history). */
 export interface AnswerSource {
-  readonly model_id: number;
+  readonly kind: 'model' | 'simulator';
+  readonly model_id: number | null;
   readonly study: string | null;
   readonly validated: boolean;
-  readonly trained_at_ms: number;
+  readonly trained_at_ms: number | null;
+  /** For a simulated answer: the profile, how many configurations were simulated, the error assumed per target. */
+  readonly simulator: { readonly profile: string; readonly simulated: number; readonly log_sd: Record<string, number> } | null;
 }
 
 export interface Answer extends Recommendation {
-  readonly model_id: number;
+  /** The saved model that answered; null when the simulator did. */
+  readonly model_id: number | null;
   readonly source: AnswerSource;
   readonly slo: Slo;
   readonly keep_precision: boolean;
@@ -93,7 +97,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
   return {
     ...rec,
     model_id: info.id,
-    source: { model_id: info.id, study: typeof study === 'string' ? study : null, validated: info.metadata['validated'] === true, trained_at_ms: info.created_at_ms },
+    source: { kind: 'model', model_id: info.id, study: typeof study === 'string' ? study : null, validated: info.metadata['validated'] === true, trained_at_ms: info.created_at_ms, simulator: null },
     slo: q.slo,
     keep_precision: q.keepPrecision,
     history_runs: historyRuns,

@@ -22,11 +22,16 @@ function block(title: string, c: RecommendedConfig, command: string | null): str
 
 export function formatAnswer(a: Answer): string {
   const lines: string[] = [];
-  const from = a.source.study === null ? `model ${a.model_id} (lm-bench model train)` : `model ${a.model_id}, saved by study "${a.source.study}"`;
-  lines.push(`Rule: ${a.rule}.`, `Answered by ${from}${a.source.validated ? '' : ', not cross-validated'}.`, '');
+  const from =
+    a.source.kind === 'simulator'
+      ? `the simulator, from ${a.source.simulator?.simulated ?? 0} simulated runs (${a.source.simulator?.profile ?? 'default profile'}); no measured runs of this GPU and model yet — SIMULATED, not measured`
+      : a.source.study === null
+        ? `model ${String(a.model_id)} (lm-bench model train)`
+        : `model ${String(a.model_id)}, saved by study "${a.source.study}"`;
+  lines.push(`Rule: ${a.rule}.`, `Answered by ${from}${a.source.validated || a.source.kind === 'simulator' ? '' : ', not cross-validated'}.`, '');
   if (a.best === null) lines.push('No configuration is predicted to start and meet the SLOs.');
   else {
-    lines.push(...block('Recommended configuration', a.best, a.vllm_command));
+    lines.push(...block(a.source.kind === 'simulator' ? 'Recommended configuration (simulated)' : 'Recommended configuration', a.best, a.vllm_command));
     lines.push('', '  # vllm serve --config config.yaml', ...(a.vllmConfigYaml ?? '').trimEnd().split('\n').map((l) => `  ${l}`));
     if (a.precisionKeeping !== null) {
       lines.push('', ...block('Best that keeps the checkpoint’s precision (no fp8 weights or KV cache)', a.precisionKeeping, a.precision_keeping_command));
@@ -46,13 +51,17 @@ export function formatAnswer(a: Answer): string {
   if (a.trust.level === 'thin') {
     lines.push('', 'Do not trust this yet:', ...a.trust.reasons.map((r) => `  - ${r}`));
     if (a.measure_next.length > 0) {
-      lines.push('Measure these next (most expected improvement under the SLOs): start each server, then load it:');
+      lines.push(
+        a.source.kind === 'simulator'
+          ? 'Measure these next (the runs that would most change this answer: the pick, its strongest rival, the best one the error leaves unsure): start each server, then load it:'
+          : 'Measure these next (most expected improvement under the SLOs): start each server, then load it:',
+      );
       a.measure_next.forEach((m, i) => lines.push(`  ${i + 1}. ${m.vllm_serve}`, `     ${m.lm_bench_run}`));
       if (a.enqueue_command !== null) {
         lines.push('Or queue them all in a study, where they run first (add --target vllm, endpoint or command to measure on your GPUs):', `  ${a.enqueue_command}`);
       }
     }
   }
-  lines.push('', `(${a.candidatesScored} candidates scored)`);
+  lines.push('', `(${a.candidatesScored} candidates scored${a.source.kind === 'simulator' ? `, ${a.source.simulator?.simulated ?? 0} simulated` : ''})`);
   return lines.join('\n');
 }

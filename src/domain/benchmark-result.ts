@@ -56,11 +56,21 @@ export type SteadyState = z.infer<typeof SteadyState>;
 /** Infinity survives JSON as the string "inf" (vLLM writes `request_rate` this way). */
 export const NumberOrInf = z.union([z.number(), z.literal('inf')]);
 
+/** One group of a run's request errors (metrics/error-samples.ts): what the failure classifier reads. */
+export const ErrorSample = z.strictObject({
+  status: z.int().nullable(),
+  message: z.string(),
+  count: z.int().positive(),
+});
+export type ErrorSample = z.infer<typeof ErrorSample>;
+
 export const LmbBlock = z.strictObject({
   version: z.string(),
   source: z.enum(['sim', 'loadgen', 'ingest']),
   start_epoch_ms: z.number(),
   errors_by_kind: z.record(z.string(), z.int().nonnegative()),
+  /** The distinct error messages of the failed requests (absent in results from before it existed). */
+  error_samples: z.array(ErrorSample).optional(),
   token_source_counts: z.record(z.string(), z.int().nonnegative()),
   mean_client_queue_ms: z.number(),
   p99_client_queue_ms: z.number(),

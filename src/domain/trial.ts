@@ -17,7 +17,7 @@ export function isFinished(s: TrialState): boolean {
 }
 
 /** How a trial's configuration was chosen. */
-export const TrialOrigin = z.enum(['default', 'space_filling', 'history', 'surrogate', 'random', 'grid', 'enqueued', 'ingested']);
+export const TrialOrigin = z.enum(['default', 'space_filling', 'simulated', 'history', 'surrogate', 'random', 'grid', 'enqueued', 'ingested']);
 export type TrialOrigin = z.infer<typeof TrialOrigin>;
 
 export const ObjectiveName = z.enum([

@@ -1,8 +1,10 @@
 import { answerQuestion, type Answer, type AnsweringModel, type Question } from '../advise/answer.js';
 import { defaultCatalog } from '../catalog/index.js';
 import { deserializeSurrogate } from '../model/surrogate.js';
+import { simulatedAnswer } from '../advise/simulated-answer.js';
+import { priorSimulator } from '../optimize/prior-simulator.js';
 import { loadSpace, type SearchSpace } from '../space/index.js';
-import type { ModelRecord } from '../store/store.js';
+import type { ModelRecord, Store } from '../store/store.js';
 
 /**
  * One recommendation in the service, the same core as `lm-bench recommend` (src/advise). Runs in the
@@ -30,4 +32,11 @@ export function answeringModel(record: ModelRecord): AnsweringModel {
 
 export function answer(model: AnsweringModel, spacePath: string, question: Question): Answer {
   return answerQuestion({ model, question, space: spaceAt(spacePath), catalog: defaultCatalog() });
+}
+
+/** The simulator's answer to a question no saved model covers (`store` for a calibrated profile, or null). */
+export function simulatedFor(store: Store | null, spacePath: string, q: Question): Answer {
+  const catalog = defaultCatalog();
+  const simulator = priorSimulator(store, catalog, { hardware: { gpu: q.gpu, count: q.gpus }, model: q.model, workload: q.workload, slo: q.slo });
+  return simulatedAnswer({ question: q, space: spaceAt(spacePath), catalog, simulator });
 }

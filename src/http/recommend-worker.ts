@@ -1,6 +1,6 @@
 import { isLmBenchError, type ErrorCode } from '../errors.js';
 import { openStore } from '../store/sqlite-store.js';
-import { answer, answeringModel, type Answer, type Question } from './recommend-core.js';
+import { answer, answeringModel, simulatedFor, type Answer, type Question } from './recommend-core.js';
 import type { AnsweringModel } from '../advise/answer.js';
 
 /**
@@ -16,7 +16,9 @@ export type RecommendTask =
       readonly modelId: number;
       readonly spacePath: string;
       readonly question: Question;
-    };
+    }
+  /** No model covers the question: the simulator answers (the store is read for a calibrated profile). */
+  | { readonly kind: 'simulate'; readonly dbPath: string | null; readonly spacePath: string; readonly question: Question };
 
 export type RecommendResult =
   | { readonly ok: true; readonly answer: Answer | null }
@@ -39,6 +41,15 @@ function modelFor(dbPath: string, modelId: number): AnsweringModel {
 export default function handle(task: RecommendTask): RecommendResult {
   if (task.kind === 'ping') return { ok: true, answer: null };
   try {
+    if (task.kind === 'simulate') {
+      if (task.dbPath === null) return { ok: true, answer: simulatedFor(null, task.spacePath, task.question) };
+      const store = openStore(task.dbPath, { readonly: true });
+      try {
+        return { ok: true, answer: simulatedFor(store, task.spacePath, task.question) };
+      } finally {
+        store.close();
+      }
+    }
     return { ok: true, answer: answer(modelFor(task.dbPath, task.modelId), task.spacePath, task.question) };
   } catch (err) {
     if (!isLmBenchError(err)) throw err;

@@ -5,7 +5,7 @@ import { featureNames } from '../model/features.js';
 import { SURROGATE_KIND, selectSurrogate } from '../model/registry.js';
 import { spaceEncoder } from '../optimize/space-source.js';
 import type { ModelInfo, Store } from '../store/store.js';
-import { answer, answeringModel, spaceAt, type Answer, type Question } from './recommend-core.js';
+import { answer, answeringModel, simulatedFor, spaceAt, type Answer, type Question } from './recommend-core.js';
 import type { RecommendResult, RecommendTask } from './recommend-worker.js';
 
 /**
@@ -72,12 +72,20 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     return info === undefined ? null : { id: info.id, createdAtMs: info.created_at_ms };
   };
 
-  async function compute(modelId: number, question: Question): Promise<Answer> {
+  async function compute(modelId: number | null, question: Question): Promise<Answer> {
+    if (modelId === null) {
+      if (pool === null) return simulatedFor(opts.store, opts.spacePath, question);
+      return runTask({ kind: 'simulate', dbPath: opts.dbPath, spacePath: opts.spacePath, question });
+    }
     if (pool === null) {
       if (local?.id !== modelId) local = { id: modelId, ...answeringModel(opts.store.getModel(modelId)) };
       return answer(local, opts.spacePath, question);
     }
-    const task: RecommendTask = { kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question };
+    return runTask({ kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question });
+  }
+
+  async function runTask(task: RecommendTask): Promise<Answer> {
+    if (pool === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'no recommendation worker pool');
     let res: RecommendResult;
     try {
       res = (await pool.run(task)) as RecommendResult;
@@ -96,15 +104,9 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       checkedAt = Number.NEGATIVE_INFINITY;
     },
     ask(question) {
+      // No model covers the question: the simulator answers (labelled so), until a study or a training run saves one.
       const model = selectSurrogate(models(), { gpu: question.gpu, model: question.model, schema });
-      if (model === null) {
-        return Promise.reject(
-          new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', `no trained surrogate covers ${question.model} on ${question.gpu}; run a study or POST /v1/models/train first`, {
-            details: { gpu: question.gpu, model: question.model },
-          }),
-        );
-      }
-      const key = JSON.stringify([model.id, question]);
+      const key = JSON.stringify([model?.id ?? 'simulator', question]);
       const hit = answers.get(key);
       if (hit !== undefined) {
         // Refresh its place in the LRU order.
@@ -112,7 +114,7 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
         answers.set(key, hit);
         return hit;
       }
-      const p = compute(model.id, question).then((a) => ({ answer: a, json: JSON.stringify(a) }));
+      const p = compute(model?.id ?? null, question).then((a) => ({ answer: a, json: JSON.stringify(a) }));
       answers.set(key, p);
       // Failures are not memoized: the next identical question tries again.
       p.catch(() => answers.delete(key));

@@ -41,8 +41,16 @@ const RecommendedConfig = z.object({
 });
 const MeasureCommands = z.object({ config: ServerConfig, vllm_serve: z.string(), lm_bench_run: z.string() });
 export const RecommendationResponse = z.object({
-  model_id: z.int(),
-  source: z.object({ model_id: z.int(), study: z.string().nullable(), validated: z.boolean(), trained_at_ms: z.number() }),
+  /** The saved model that answered; null when the simulator answered (no runs of this GPU and model). */
+  model_id: z.int().nullable(),
+  source: z.object({
+    kind: z.enum(['model', 'simulator']),
+    model_id: z.int().nullable(),
+    study: z.string().nullable(),
+    validated: z.boolean(),
+    trained_at_ms: z.number().nullable(),
+    simulator: z.object({ profile: z.string(), simulated: z.int(), log_sd: z.record(z.string(), z.number()) }).nullable(),
+  }),
   rule: z.string(),
   slo: Slo,
   keep_precision: z.boolean(),

@@ -10,6 +10,7 @@ import type { Store } from '../store/store.js';
 import { TargetSpec } from '../targets/spec.js';
 import { buildStudy, featureContext, runStudy } from '../tune/study-runner.js';
 import { summarizeStudy, type StudySummary } from '../tune/summary.js';
+import { studyRules } from '../tune/failure-book.js';
 import { createRng } from '../util/rng.js';
 import type { StudyWorkerData, StudyWorkerMessage } from './study-worker.js';
 
@@ -158,7 +159,7 @@ export class StudyManager {
     const opt = createOptimizationStudy(this.#o.store, study.spec, randomSampler(spaceSource(this.#o.space, ctx)), createRng(study.spec.seed));
     const stopped = this.#o.store.listEvents({ studyId: study.id, kind: 'study_stopped' }).at(-1);
     const reason = (stopped?.payload as { reason?: StudySummary['stop_reason'] } | undefined)?.reason ?? null;
-    return summarizeStudy({ study, trials: opt.trials(), front: opt.bestTrials(), model: ctx.model, stopReason: study.state === 'running' ? null : reason, numericsChanges: (c) => this.#o.space.numericsChanges(c) });
+    return summarizeStudy({ study, trials: opt.trials(), front: opt.bestTrials(), model: ctx.model, stopReason: study.state === 'running' ? null : reason, numericsChanges: (c) => this.#o.space.numericsChanges(c), rules: studyRules(this.#o.store, this.#o.catalog, study.id) });
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { Arrival, BenchmarkResult, RequestRecord, ServerMetrics, Slo, Workload } from '../domain/index.js';
 import { requestThresholds } from '../domain/index.js';
-import { computeMetrics } from '../metrics/index.js';
+import { computeMetrics, errorSamples } from '../metrics/index.js';
 import { mean, percentileSorted } from '../metrics/stats.js';
 import { steadyState } from '../metrics/steady-state.js';
 import { concurrencyCap, requestRateField } from '../workload/sample.js';
@@ -83,6 +83,7 @@ export function buildResult(records: readonly RequestRecord[], ctx: ResultContex
       source: 'loadgen',
       start_epoch_ms: ctx.startEpochMs,
       errors_by_kind: countBy(measured, (r) => r.error_kind),
+      ...(measured.some((r) => r.error_kind !== null) ? { error_samples: errorSamples(measured) } : {}),
       token_source_counts: countBy(measured, (r) => r.token_source),
       mean_client_queue_ms: mean(queueMs),
       p99_client_queue_ms: percentileSorted(queueMs, 99),

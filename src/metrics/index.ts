@@ -1,2 +1,3 @@
 export * from './stats.js';
 export * from './benchmark.js';
+export * from './error-samples.js';

@@ -46,6 +46,18 @@ export interface Surrogate {
    * values (bootstrap members agree more than the truth varies); set from k-fold validation, else 1.
    */
   readonly intervalScale?: Partial<Record<TargetName, number>>;
+  /**
+   * Targets priced by the simulator prior alone (prior.ts): member m predicts baseline × exp(offset[m]).
+   * Used where a target has no trained ensemble (too few measured runs); never persisted.
+   */
+  readonly offsets?: Partial<Record<TargetName, readonly number[]>>;
+  /** Set on a prior surrogate: the posterior of each target's offset (what its answers are labelled with). */
+  readonly prior?: Partial<Record<TargetName, { readonly mean: number; readonly sd: number; readonly rows: number }>>;
+}
+
+/** Whether the surrogate predicts `t` at all (a trained ensemble or the simulator prior). */
+export function modelsTarget(s: Surrogate, t: TargetName): boolean {
+  return s.targets[t] !== undefined || s.offsets?.[t] !== undefined;
 }
 
 export async function fitSurrogate(
@@ -118,9 +130,17 @@ export function predictSurrogate(
     throw new LmBenchError('LMB_ERR_INTERNAL', `surrogate expects ${s.featureNames.length} features, got ${x.cols}`);
   }
   const out: Partial<Record<TargetName, Float64Array>> = {};
-  for (const t of only ?? (Object.keys(s.targets) as TargetName[])) {
+  for (const t of only ?? ([...new Set([...Object.keys(s.targets), ...Object.keys(s.offsets ?? {})])] as TargetName[])) {
     const e = s.targets[t];
     const base = baselines[t];
+    const off = s.offsets?.[t];
+    if (e === undefined && off !== undefined && base !== undefined) {
+      const k = s.members;
+      const d = new Float64Array(x.rows * k);
+      for (let i = 0; i < x.rows; i++) for (let m = 0; m < k; m++) d[i * k + m] = (base[i] ?? 1) * Math.exp(off[m] ?? 0);
+      out[t] = d;
+      continue;
+    }
     if (e === undefined || base === undefined) continue;
     const d = predictDraws(e, x);
     const k = e.members.length;

@@ -1,9 +1,10 @@
 import type { Catalog } from '../catalog/index.js';
-import { LmBenchError } from '../errors.js';
+import { isLmBenchError, LmBenchError } from '../errors.js';
 import type { ModelRecord, Store } from '../store/store.js';
 import { createRng } from '../util/rng.js';
 import { datasetFromStore, type Dataset, type DatasetFilter } from './dataset.js';
 import type { KnobEncoder } from './features.js';
+import { priorSurrogate } from './prior.js';
 import { saveSurrogate } from './registry.js';
 import { DEFAULT_SURROGATE_SPEC, fitSurrogate, type Surrogate, type SurrogateSpec } from './surrogate.js';
 import { crossValidate, type FitFn, type ValidationReport } from './validate.js';
@@ -49,7 +50,17 @@ export async function trainFromStore(store: Store, catalog: Catalog, encoder: Kn
   }
   const rng = createRng(seed);
   const folds = opts.folds ?? 3;
-  const validation = folds >= 2 && measured >= folds * 4 ? await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: rng.fork('cv'), fit }) : null;
+  // A fold whose training part is below minRows is scored by the simulator prior, as a study with that
+  // few runs would be, rather than dropping the validation of a history just past the threshold.
+  const foldFit: FitFn = async (rows, names, sp, r) => {
+    try {
+      return await fit(rows, names, sp, r);
+    } catch (err) {
+      if (isLmBenchError(err, 'LMB_ERR_HISTORY_TOO_THIN')) return priorSurrogate(rows, names);
+      throw err;
+    }
+  };
+  const validation = folds >= 2 && measured >= folds * 4 ? await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: rng.fork('cv'), fit: foldFit }) : null;
   const fitted = await fit(dataset.rows, dataset.featureNames, spec, rng.fork('final'));
   const surrogate: Surrogate = validation === null ? fitted : { ...fitted, intervalScale: validation.intervalScale };
   const model = saveSurrogate(store, {

@@ -3,7 +3,7 @@ import type { ModelSpec, Objective, ServerConfig, Slo } from '../domain/index.js
 import { vllmServeArgs } from '../domain/server-config.js';
 import { featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
 import { LmBenchError } from '../errors.js';
-import type { Surrogate } from '../model/surrogate.js';
+import { modelsTarget, type Surrogate } from '../model/surrogate.js';
 import type { TargetName } from '../model/targets.js';
 import type { Rng } from '../util/rng.js';
 import { probabilityMeetsSlo, selectBatch } from './acquisition.js';
@@ -185,7 +185,7 @@ export function recommend(input: RecommendInput): Recommendation {
   const objectives = input.objectives ?? DEFAULT_OBJECTIVES;
   const constraints = sloConstraints(input.slo);
   const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])].filter(
-    (t) => input.surrogate.targets[t] !== undefined,
+    (t) => modelsTarget(input.surrogate, t),
   );
   const minP = input.minPMeetsSlo ?? DEFAULT_MIN_P_MEETS_SLO;
   const changes = input.numericsChanges ?? (() => []);

@@ -122,3 +122,39 @@ export function spaceFilling(source: CandidateSource, existing: readonly ServerC
   }
   return out;
 }
+
+/**
+ * A source that never offers a configuration `excluded` names (learned failure rules): samples are
+ * over-drawn and filtered, a mutation that lands in an excluded region is retried from the start
+ * point, and `startable` says false for it. The predicate is read on every call, so rules learned
+ * mid-study apply from the next proposal on.
+ */
+export function restrictSource(source: CandidateSource, excluded: (config: ServerConfig) => boolean): CandidateSource {
+  const keep = (cs: readonly ServerConfig[]): ServerConfig[] => cs.filter((c) => !excluded(c));
+  return {
+    sample(n, rng) {
+      const out = keep(source.sample(n, rng));
+      for (let round = 0; out.length < n && round < 3; round++) out.push(...keep(source.sample(n, rng.fork(`restricted-${round}`))));
+      return out.slice(0, n);
+    },
+    mutate(config, rng) {
+      for (let attempt = 0; attempt < 8; attempt++) {
+        const next = source.mutate(config, rng);
+        if (!excluded(next)) return next;
+      }
+      return config;
+    },
+    ...(source.enumerate === undefined
+      ? {}
+      : {
+          enumerate: function* () {
+            for (const c of source.enumerate?.() ?? []) if (!excluded(c)) yield c;
+          },
+        }),
+    encode: (config) => source.encode(config),
+    startable: (configs) => {
+      const base = source.startable?.(configs) ?? configs.map(() => true);
+      return configs.map((c, i) => base[i] === true && !excluded(c));
+    },
+  };
+}

@@ -11,9 +11,11 @@ import { configKey, type Proposal, type Sampler, type SamplerContext } from './s
 import { spaceFilling, type CandidateSource } from './samplers.js';
 
 /**
- * The model-based sampler: vLLM's defaults first (the baseline every tuner reports against), then a
- * space-filling start, then batches chosen by constrained EHVI over ≥ 100k candidates from the pruned
- * space plus local mutations around the current front.
+ * The model-based sampler: vLLM's defaults first (the baseline every tuner reports against), then the
+ * simulator's best configurations for the deployment (the initial design, at most a quarter of the
+ * budget), then batches chosen by constrained EHVI over ≥ 100k candidates from the pruned space plus
+ * local mutations around the current front, scored by the surrogate: the simulator prior corrected by
+ * every measured run until there are enough runs for trees.
  */
 export interface SurrogateSamplerOptions {
   readonly source: CandidateSource;
@@ -21,15 +23,28 @@ export interface SurrogateSamplerOptions {
   readonly encoder: KnobEncoder;
   /** A surrogate for the current history (fitted or loaded by the caller), or null when there is none yet. */
   readonly model: (trials: readonly Trial[]) => Promise<Surrogate | null>;
-  readonly startupTrials?: number;
   readonly candidates?: number;
   /** Candidates kept by the physics stage for the ensemble. */
   readonly keep?: number;
   /** Local mutations around the front in all (space.mutate costs ~0.4 ms each, so they are budgeted). */
   readonly mutations?: number;
+  /**
+   * The simulator's best configurations for the study (sim-search.ts `diversePicks`): `k` of them, none
+   * in `taken`. Without it the initial design is space filling.
+   */
+  readonly initialDesign?: (k: number, taken: ReadonlySet<string>) => Promise<ServerConfig[]>;
 }
 
-export const SURROGATE_SAMPLER_DEFAULTS = Object.freeze({ startupTrials: 5, candidates: 100_000, keep: 4000, mutations: 400 });
+export const SURROGATE_SAMPLER_DEFAULTS = Object.freeze({ candidates: 100_000, keep: 4000, mutations: 400 });
+
+/**
+ * Trials of the initial design (vLLM's defaults included) for a budget: a quarter of it, at least
+ * one. The rest is model-guided, from the simulator prior on (model/prior.ts), so an 8-trial study
+ * spends 2 trials before the model picks and a 4-trial study 1.
+ */
+export function initialDesignSize(budgetTrials: number): number {
+  return Math.max(1, Math.floor(budgetTrials / 4));
+}
 
 export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
   const o = { ...SURROGATE_SAMPLER_DEFAULTS, ...opts };
@@ -40,8 +55,13 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       // vLLM's defaults first, when they can start at all (the study runner skips them the same way; a
       // 120B model's defaults on one GPU of eight, say, have no room for a KV cache).
       if (ctx.trials.length === 0 && o.source.startable?.([{}])[0] !== false) out.push({ config: {}, origin: 'default' });
-      const finished = ctx.trials.filter((t) => t.state === 'complete' || t.state === 'failed');
-      const surrogate = finished.length + out.length >= o.startupTrials ? await o.model(ctx.trials) : null;
+      const designLeft = Math.min(n - out.length, initialDesignSize(ctx.study.spec.budget_trials) - ctx.trials.length - out.length);
+      if (designLeft > 0 && o.initialDesign !== undefined) {
+        const taken = new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
+        for (const config of await o.initialDesign(designLeft, taken)) out.push({ config, origin: 'simulated' });
+        if (out.length >= n) return out.slice(0, n);
+      }
+      const surrogate = await o.model(ctx.trials);
       if (surrogate === null) {
         const existing = ctx.trials.map((t) => t.config);
         for (const config of spaceFilling(o.source, existing, n - out.length, ctx.rng.fork('fill'))) out.push({ config, origin: 'space_filling' });

@@ -1,6 +1,6 @@
 import type { BenchmarkResult, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerMetrics, Slo, Workload } from '../domain/index.js';
 import { requestThresholds } from '../domain/index.js';
-import { computeMetrics, percentileSorted } from '../metrics/index.js';
+import { computeMetrics, errorSamples, percentileSorted } from '../metrics/index.js';
 import { concurrencyCap, requestRateField } from '../workload/sample.js';
 import type { DesOutput } from './engine.js';
 import { GIB, type MemoryBreakdown } from '../physics/memory.js';
@@ -125,6 +125,7 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
       source: 'sim',
       start_epoch_ms: ctx.startEpochMs,
       errors_by_kind: rejected > 0 ? { http_status: rejected } : {},
+      ...(rejected > 0 ? { error_samples: errorSamples(records) } : {}),
       token_source_counts: { sim: records.length - rejected },
       mean_client_queue_ms: queue.length === 0 ? 0 : queue.reduce((s, x) => s + x, 0) / queue.length,
       p99_client_queue_ms: percentileSorted(queue, 99),

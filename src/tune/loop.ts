@@ -4,6 +4,8 @@ import type { OptimizationStudy } from '../optimize/study.js';
 import type { Store } from '../store/store.js';
 import type { Executor } from '../targets/executor.js';
 import type { TrialInput, TrialOutcome } from '../targets/types.js';
+import type { FailureRule } from '../optimize/failure-rules.js';
+import type { FailureBook } from './failure-book.js';
 import { backfillTrialRuns, recordTrialRun } from './history.js';
 
 /**
@@ -19,6 +21,8 @@ export type TuneEvent =
   | { readonly kind: 'trial_started'; readonly trial: Trial }
   | { readonly kind: 'trial_finished'; readonly trial: Trial; readonly outcome: TrialOutcome }
   | { readonly kind: 'round'; readonly round: number; readonly maxRelEhvi: number | null }
+  /** A rule learned from failures (`carried`: from an earlier study of this deployment, announced at the start). */
+  | { readonly kind: 'rule_learned'; readonly rule: FailureRule; readonly carried: boolean }
   | { readonly kind: 'stopped'; readonly reason: StopReason };
 
 export interface TuneLoopOptions {
@@ -38,6 +42,8 @@ export interface TuneLoopOptions {
   readonly patience?: number;
   readonly signal?: AbortSignal;
   readonly onEvent?: (e: TuneEvent) => void;
+  /** Classifies failures and learns rules from them; without it failures teach only the feasibility classifier. */
+  readonly failures?: FailureBook;
 }
 
 export interface TuneSummary {
@@ -65,6 +71,13 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
   const kept = store.listTrials(study.id, { states: ['complete'] }).length;
   if (requeue.requeued.length > 0 || kept > 0) emit({ kind: 'resumed', requeued: requeue.requeued.length, kept });
   store.setStudyState(study.id, 'running');
+  const announce = (carried: boolean): void => {
+    for (const rule of opts.failures?.takeNew() ?? []) {
+      store.appendEvent({ studyId: study.id, kind: 'failure_rule', payload: { ...rule, carried } });
+      emit({ kind: 'rule_learned', rule, carried });
+    }
+  };
+  announce(true);
 
   let rounds = 0;
   let flat = 0;
@@ -114,9 +127,23 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
     } finally {
       clearInterval(beat);
     }
+    const failure = opts.failures?.classify(outcome) ?? null;
+    if (failure !== null && outcome.status === 'ok') {
+      // The server ran but refused requests the configuration cannot take (prompts past max_model_len):
+      // the measurement is not the workload's, so the trial failed, for a reason the rules can use.
+      const refused = failure.facts['requests'] ?? outcome.result.failed;
+      outcome = {
+        status: 'failed',
+        started: true,
+        code: 'LMB_ERR_REQUESTS_REFUSED',
+        reason: `${String(refused)} of ${outcome.result.completed + outcome.result.failed} requests refused: ${failure.evidence}`,
+        durationMs: outcome.durationMs,
+      };
+    }
     let told: Trial;
     try {
       if (outcome.status === 'ok' && outcome.attrs !== undefined) store.setTrialAttrs(trial.id, outcome.attrs);
+      if (failure !== null) store.setTrialAttrs(trial.id, { failure });
       told =
         outcome.status === 'ok'
           ? study.tell(trial.id, { state: 'complete', result: outcome.result })
@@ -127,7 +154,11 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
       throw err;
     }
     recordTrialRun(store, study.study, told);
-    store.appendEvent({ studyId: study.id, kind: 'trial_finished', payload: { trial_id: told.id, state: told.state, duration_ms: outcome.durationMs } });
+    store.appendEvent({ studyId: study.id, kind: 'trial_finished', payload: { trial_id: told.id, state: told.state, duration_ms: outcome.durationMs, ...(failure === null ? {} : { failure_class: failure.class }) } });
     emit({ kind: 'trial_finished', trial: told, outcome });
+    if (failure !== null) {
+      opts.failures?.refresh();
+      announce(false);
+    }
   }
 }

@@ -79,6 +79,9 @@ export function createProgress(opts: ProgressOptions): { onEvent: (e: TuneEvent)
         case 'round':
           if (e.maxRelEhvi !== null) log(`round ${e.round}: best relative EHVI of the batch ${e.maxRelEhvi.toExponential(2)}`);
           break;
+        case 'rule_learned':
+          log(`${e.carried ? 'rule carried over from an earlier study' : 'learned from failure'}: ${e.rule.text}`);
+          break;
         case 'stopped':
           log(`study stopped: ${e.reason}`);
           break;

@@ -4,7 +4,7 @@ import type { FeatureContext } from '../model/features.js';
 import { configKey } from '../optimize/sampler.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { createOptimizationStudy, type OptimizationStudy } from '../optimize/study.js';
-import { randomSampler } from '../optimize/samplers.js';
+import { randomSampler, restrictSource } from '../optimize/samplers.js';
 import { surrogateSampler } from '../optimize/surrogate-sampler.js';
 import type { Sampler } from '../optimize/sampler.js';
 import type { SearchSpace } from '../space/index.js';
@@ -14,7 +14,10 @@ import type { TargetSpec } from '../targets/spec.js';
 import type { TrialInput } from '../targets/types.js';
 import { LmBenchError } from '../errors.js';
 import { createRng } from '../util/rng.js';
+import { createFailureBook, type FailureBook } from './failure-book.js';
 import { historySeeds } from './history.js';
+import { priorSimulator } from '../optimize/prior-simulator.js';
+import { simulatorDesign } from './sim-prior.js';
 import { runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
 import { maxRateMeasure } from './max-rate.js';
 import { finalStudySurrogate, studySurrogate } from './surrogate-model.js';
@@ -65,10 +68,13 @@ export function trialInputOf(spec: StudySpec, trial: Trial): TrialInput {
   };
 }
 
-export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
+export function buildStudy(opts: StudyRunOptions, failures: FailureBook = createFailureBook(opts.store, opts.catalog, opts.spec)): OptimizationStudy {
   const ctx = featureContext(opts.spec, opts.catalog);
   const rng = createRng(opts.spec.seed);
-  const source = spaceSource(opts.space, ctx, opts.spec.keep_precision === true ? { pins: opts.space.precisionPins() } : {});
+  const bound = spaceSource(opts.space, ctx, opts.spec.keep_precision === true ? { pins: opts.space.precisionPins() } : {});
+  // The model-based sampler never proposes what a learned failure rule predicts will fail; random
+  // search stays the plain baseline it is meant to be.
+  const source = opts.sampler === 'random' ? bound : restrictSource(bound, (c) => failures.ruleFor(c) !== null);
   const encoder = spaceEncoder(opts.space);
   let sampler: Sampler;
   if (opts.sampler === 'random') {
@@ -88,6 +94,15 @@ export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
         study: opts.keepSurrogate === false ? undefined : opts.spec.name,
         spaceName: opts.space.name,
       }),
+      initialDesign: simulatorDesign({
+        source,
+        context: ctx,
+        encoder,
+        slo: opts.spec.slo,
+        objectives: opts.spec.objectives,
+        simulate: priorSimulator(opts.store, opts.catalog, opts.spec).simulate,
+        rng: rng.fork('initial-design'),
+      }),
       ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
     });
   }
@@ -106,7 +121,9 @@ export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
     // A new study: vLLM's defaults first (the baseline every answer is compared with), unless the
     // space's own rules forbid them (a user's policy file): then there is no baseline trial.
     const verdict = opts.space.isFeasible({}, ctx);
-    if (verdict.ok) opts.store.createTrial(study.id, { config: {}, origin: 'default', state: 'waiting' });
+    const learned = verdict.ok ? failures.ruleFor({}) : null;
+    if (verdict.ok && learned === null) opts.store.createTrial(study.id, { config: {}, origin: 'default', state: 'waiting' });
+    else if (learned !== null) opts.store.appendEvent({ studyId: study.id, kind: 'defaults_skipped', payload: { rule: `learned:${learned.class}`, message: learned.text } });
     else opts.store.appendEvent({ studyId: study.id, kind: 'defaults_skipped', payload: { rule: verdict.rule ?? null, message: verdict.message ?? null } });
     seen.add(configKey({}));
   }
@@ -119,7 +136,7 @@ export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
   if (isNew) {
     // Then the best configurations the history already has for this deployment.
     for (const config of historySeeds(opts.store, study.study, opts.historySeeds ?? 2)) {
-      if (seen.has(configKey(config)) || !opts.space.isFeasible(config, ctx).ok) continue;
+      if (seen.has(configKey(config)) || !opts.space.isFeasible(config, ctx).ok || failures.ruleFor(config) !== null) continue;
       seen.add(configKey(config));
       opts.store.createTrial(study.id, { config, origin: 'history', state: 'waiting' });
     }
@@ -128,7 +145,8 @@ export function buildStudy(opts: StudyRunOptions): OptimizationStudy {
 }
 
 export async function runStudy(opts: StudyRunOptions): Promise<{ study: OptimizationStudy; summary: TuneSummary }> {
-  const study = buildStudy(opts);
+  const failures = createFailureBook(opts.store, opts.catalog, opts.spec);
+  const study = buildStudy(opts, failures);
   const executor = createExecutor(opts.target, opts.spec.parallel);
   try {
     const deadlineMs = opts.spec.budget_hours === null ? null : opts.now() + opts.spec.budget_hours * 3_600_000;
@@ -140,6 +158,7 @@ export async function runStudy(opts: StudyRunOptions): Promise<{ study: Optimiza
       deadlineMs,
       now: opts.now,
       trialInput: (t) => trialInputOf(opts.spec, t),
+      failures,
       ...(opts.measure !== undefined ? { measure: opts.measure } : opts.spec.measure === 'max_rate' ? { measure: maxRateMeasure() } : {}),
       ...(opts.signal === undefined ? {} : { signal: opts.signal }),
       ...(opts.onEvent === undefined ? {} : { onEvent: opts.onEvent }),

@@ -1,7 +1,10 @@
 import type { BenchmarkResult, ModelSpec, ServerConfig, Study, Trial } from '../domain/index.js';
 import { checkSlo, vllmServeArgs } from '../domain/index.js';
+import { FAILURE_CLASS_TEXT, type FailureClass } from '../optimize/failure-classes.js';
+import type { FailureRule } from '../optimize/failure-rules.js';
 import { vllmConfigYaml } from '../optimize/recommend.js';
 import { shellQuote } from '../util/shell.js';
+import { trialFailure } from './failure-book.js';
 import type { StopReason } from './loop.js';
 
 /**
@@ -25,6 +28,8 @@ export interface TrialSummary {
     readonly gpu_memory_reserved_gib: number | null;
   } | null;
   readonly failure_reason: string | null;
+  /** The failure's class (failure-classes.ts), from what the target said; null when it did not fail. */
+  readonly failure_class: FailureClass | null;
 }
 
 export interface StudyRecommendation {
@@ -50,6 +55,8 @@ export interface StudySummary {
   readonly front: number[];
   readonly recommendation: StudyRecommendation | null;
   readonly counts: { readonly complete: number; readonly failed: number; readonly failed_to_start: number; readonly feasible: number };
+  /** What failed and what was learned from it: failures per class and the rules they became. */
+  readonly failures: { readonly by_class: Partial<Record<FailureClass, number[]>>; readonly rules: FailureRule[] };
 }
 
 function metricsOf(r: BenchmarkResult, gpus: number): NonNullable<TrialSummary['metrics']> {
@@ -72,6 +79,8 @@ export function summarizeStudy(opts: {
   readonly stopReason: StopReason | null;
   /** The space's `numericsChanges`; without it, no configuration is taken to change numerics. */
   readonly numericsChanges?: (config: ServerConfig) => string[];
+  /** Rules learned from this study's failures (failure-book.ts `studyRules`). */
+  readonly rules?: readonly FailureRule[];
 }): StudySummary {
   const changes = opts.numericsChanges ?? (() => []);
   const { study, model } = opts;
@@ -84,7 +93,10 @@ export function summarizeStudy(opts: {
     meets_slo: t.result === null ? null : checkSlo(study.spec.slo, t.result).every((c) => c.ok),
     metrics: t.result === null ? null : metricsOf(t.result, gpus),
     failure_reason: t.failure_reason,
+    failure_class: trialFailure(t)?.class ?? null,
   }));
+  const byClass: Partial<Record<FailureClass, number[]>> = {};
+  for (const t of trials) if (t.failure_class !== null) (byClass[t.failure_class] ??= []).push(t.number);
   const feasible = trials.filter((t) => t.state === 'complete' && t.meets_slo === true && t.metrics !== null);
   feasible.sort((a, b) => (b.metrics?.output_throughput ?? 0) - (a.metrics?.output_throughput ?? 0));
   const best = feasible[0];
@@ -130,7 +142,19 @@ export function summarizeStudy(opts: {
       failed_to_start: opts.trials.filter((t) => t.state === 'failed' && t.started === false).length,
       feasible: feasible.length,
     },
+    failures: { by_class: byClass, rules: [...(opts.rules ?? [])] },
   };
+}
+
+/** "What failed and what we learned from it", in lines (empty when nothing failed). */
+export function formatFailures(f: StudySummary['failures']): string[] {
+  const classes = Object.entries(f.by_class) as [FailureClass, number[]][];
+  if (classes.length === 0) return [];
+  const lines = ['', 'What failed and what we learned from it:'];
+  for (const [cls, nums] of classes) lines.push(`  ${FAILURE_CLASS_TEXT[cls]}: ${nums.length === 1 ? 'trial' : 'trials'} ${nums.join(', ')}`);
+  if (f.rules.length === 0) lines.push('  no rule on the knobs (these classes name no knob; the feasibility model learns from them)');
+  for (const r of f.rules) lines.push(`  rule: ${r.text}`);
+  return lines;
 }
 
 export function formatSummary(s: StudySummary): string {
@@ -141,6 +165,7 @@ export function formatSummary(s: StudySummary): string {
   const r = s.recommendation;
   if (r === null) {
     lines.push('No measured configuration met the SLOs: loosen them, add GPUs, or give the study more trials.');
+    lines.push(...formatFailures(s.failures));
     return lines.join('\n');
   }
   const m = r.measured;
@@ -154,7 +179,7 @@ export function formatSummary(s: StudySummary): string {
         : `  vs vLLM defaults (trial ${v.default_trial}): the defaults ${v.default_meets_slo === false ? 'miss the SLOs' : 'did not run'}`,
     );
   } else {
-    lines.push("  vs vLLM defaults: not measured (the search space's rules say they cannot start on this deployment)");
+    lines.push("  vs vLLM defaults: not measured (the search space's rules, or failures of earlier studies, say they cannot start on this deployment)");
   }
   if (r.numerics_changes.length > 0) {
     lines.push(`  changes the model's numerics: ${r.numerics_changes.join(', ')} (run with --keep-precision to rule that out)`);
@@ -167,5 +192,6 @@ export function formatSummary(s: StudySummary): string {
   }
   lines.push('', '  vllm serve --config:', ...r.vllm_config_yaml.trimEnd().split('\n').map((l) => `    ${l}`));
   lines.push('', `Pareto front (trial numbers): ${s.front.join(', ') || '–'}`);
+  lines.push(...formatFailures(s.failures));
   return lines.join('\n');
 }

@@ -5,6 +5,7 @@ import { datasetFromStore } from '../model/dataset.js';
 import type { KnobEncoder } from '../model/features.js';
 import { saveSurrogate } from '../model/registry.js';
 import { DEFAULT_SURROGATE_SPEC, fitSurrogate, type Surrogate, type SurrogateSpec } from '../model/surrogate.js';
+import { priorSurrogate } from '../model/prior.js';
 import { trainFromStore } from '../model/train.js';
 import type { Store } from '../store/store.js';
 import type { Rng } from '../util/rng.js';
@@ -27,6 +28,8 @@ export interface StudySurrogateOptions {
   /** Save every refit into this study's slot; undefined keeps them in memory only. */
   readonly study?: string | undefined;
   readonly spaceName?: string | undefined;
+  /** Answer from the simulator prior while the history is too thin to train (default true). */
+  readonly prior?: boolean;
 }
 
 export function studySurrogate(opts: StudySurrogateOptions): (trials: readonly Trial[]) => Promise<Surrogate | null> {
@@ -44,7 +47,8 @@ export function studySurrogate(opts: StudySurrogateOptions): (trials: readonly T
       }
       return surrogate;
     } catch (err) {
-      if (isLmBenchError(err, 'LMB_ERR_HISTORY_TOO_THIN')) return null;
+      // Too few runs for trees: the simulator prior, corrected by what has been measured.
+      if (isLmBenchError(err, 'LMB_ERR_HISTORY_TOO_THIN')) return opts.prior === false ? null : priorSurrogate(ds.rows, ds.featureNames);
       throw err;
     }
   };

@@ -128,7 +128,6 @@ export const CLI_CASES: readonly CliCase[] = [
   { id: 'cli-recommend-workload-missing-flag', argv: rec('--workload'), code: INVALID, names: /--workload/ },
   { id: 'cli-recommend-workload-unknown-key', argv: rec('--workload', '$F/wl-unknown-key.yaml'), code: WORKLOAD, names: /wl-unknown-key\.yaml:\d+.*"colour"/ },
   { id: 'cli-recommend-space-bad-rule', argv: rec('--space', '$F/space-bad-rule.yaml'), code: 'LMB_ERR_RULE_INVALID', names: /space-bad-rule\.yaml:6.*broken-rule/ },
-  { id: 'cli-recommend-no-trained-model', argv: REC, code: 'LMB_ERR_MODEL_NOT_TRAINED', names: /llama-3\.1-8b.*H100-SXM/ },
   { id: 'cli-recommend-db-not-sqlite', argv: rec('--db', '$T/not-a-db.db'), code: ['LMB_ERR_STORE_FAILED', INVALID, CONFIG], names: /not-a-db\.db/ },
   { id: 'cli-recommend-db-directory', argv: rec('--db', '$T/a-directory'), code: ['LMB_ERR_STORE_FAILED', INVALID, NOT_FOUND], names: /a-directory/ },
 

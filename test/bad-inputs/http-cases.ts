@@ -105,7 +105,6 @@ export const HTTP_CASES: readonly HttpCase[] = [
   { id: 'http-recommendations-candidates-above-limit', method: 'POST', url: '/v1/recommendations', body: rec({ candidates: 1e9 }), status: 400, code: INVALID, names: /body\.candidates/ },
   { id: 'http-recommendations-seed-negative', method: 'POST', url: '/v1/recommendations', body: rec({ seed: -1 }), status: 400, code: INVALID, names: /body\.seed/ },
   { id: 'http-recommendations-keep-precision-string', method: 'POST', url: '/v1/recommendations', body: rec({ keep_precision: 'yes' }), status: 400, code: INVALID, names: /body\.keep_precision/ },
-  { id: 'http-recommendations-no-trained-model', method: 'POST', url: '/v1/recommendations', body: REC_OK, auth: 'none', status: 404, code: 'LMB_ERR_MODEL_NOT_TRAINED', names: /llama-3\.1-8b.*H100-SXM|trained/ },
 
   /* ------------------------------------------------------------ POST /v1/runs */
   { id: 'http-runs-files-missing', method: 'POST', url: '/v1/runs', body: { gpu: 'H100-SXM' }, status: 400, code: INVALID, names: /body\.files/ },

@@ -131,8 +131,21 @@ test('body size limit and rate limit answer with catalog codes', async (t) => {
 test('recommendations come from the trained model; unknown names are 400 with the field', async (t) => {
   const db = tempDb(t);
   const empty = await testApp(t, db);
+  // An empty database: the simulator answers, labelled as simulated, with the runs that would change it.
   const none = await empty.inject({ method: 'POST', url: '/v1/recommendations', payload: { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: 'chat' } });
-  assert.deepEqual([none.statusCode, none.json().error.code], [404, 'LMB_ERR_MODEL_NOT_TRAINED']);
+  assert.equal(none.statusCode, 200, none.body);
+  const sim = none.json();
+  assert.equal(sim.model_id, null);
+  assert.equal(sim.source.kind, 'simulator');
+  assert.ok(sim.source.simulator.simulated >= 8);
+  assert.match(sim.rule, /^simulated, not measured/);
+  assert.equal(sim.trust.level, 'thin');
+  assert.ok(sim.best !== null && sim.best.pMeetsSlo >= 0.75, JSON.stringify(sim.best));
+  assert.ok(sim.best.predicted.output_throughput_per_gpu.low < sim.best.predicted.output_throughput_per_gpu.mean);
+  assert.ok(sim.measure_next.length >= 2 && sim.measure_next.length <= 3, JSON.stringify(sim.measure_next));
+  for (const m of sim.measure_next) assert.match(m.vllm_serve, /^vllm serve meta-llama\/Llama-3\.1-8B-Instruct /);
+  assert.deepEqual(sim.measure_next[0].config, sim.best.config, 'the pick is the first run to make');
+  assert.equal((await empty.inject({ method: 'GET', url: '/v1/models' })).json().models.length, 0, 'answering saved nothing');
   await empty.close();
 
   await seedTrainedDb(db);

@@ -82,11 +82,11 @@ test('train from a SQLite store, load it back, recommend under the SLOs', async 
 test('CLI: model train --json, recommend --json; errors for an untrained store and bad flags', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-cli-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // An untrained store: the simulator answers, labelled as such (test/advise has the details).
   const empty = cliIo(dir);
-  await assert.rejects(
-    recommendCommand.run(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data/workloads/chat.yaml'), '--db', join(dir, 'none.db')], empty.io),
-    (e: unknown) => isLmBenchError(e, 'LMB_ERR_MODEL_NOT_TRAINED'),
-  );
+  assert.equal(await recommendCommand.run(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data/workloads/chat.yaml'), '--db', join(dir, 'none.db'), '--json'], empty.io), 0);
+  const cold = JSON.parse(empty.out()) as { model_id: number | null; source: { kind: string } };
+  assert.deepEqual([cold.model_id, cold.source.kind], [null, 'simulator']);
   const path = seededDb(dir, 12);
   const train = cliIo(dir);
   assert.equal(await modelCommand.run(['train', '--db', path, '--folds', '0', '--members', '2', '--rounds', '15', '--threads', '0', '--json'], train.io), 0);

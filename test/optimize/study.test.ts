@@ -8,7 +8,8 @@ import { fitSurrogate } from '../../src/model/surrogate.js';
 import { configKey } from '../../src/optimize/sampler.js';
 import { gridSampler, randomSampler, spaceFilling } from '../../src/optimize/samplers.js';
 import { createOptimizationStudy } from '../../src/optimize/study.js';
-import { surrogateSampler } from '../../src/optimize/surrogate-sampler.js';
+import { initialDesignSize, surrogateSampler } from '../../src/optimize/surrogate-sampler.js';
+import { priorSurrogate } from '../../src/model/prior.js';
 import { simulate } from '../../src/sim/index.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { createRng } from '../../src/util/rng.js';
@@ -48,7 +49,7 @@ function newStore(): MemoryStore {
 test('ask/tell: defaults first, enqueued before sampled, finished trials immutable, failures recorded', async () => {
   const store = newStore();
   const s = await fitSurrogate(makeRows(60, 1).rows, names, { members: 2, xgb: { rounds: 20, maxDepth: 3 }, feasibilityMembers: 1, targets: ['output_throughput_per_gpu', 'ttft_p99_ms', 'itl_p99_ms'], minRows: 8 }, createRng(1));
-  const sampler = surrogateSampler({ source, context: { ...context, workload }, encoder, model: () => Promise.resolve(s), startupTrials: 3, candidates: 3000, keep: 500, mutations: 40 });
+  const sampler = surrogateSampler({ source, context: { ...context, workload }, encoder, model: () => Promise.resolve(s), candidates: 3000, keep: 500, mutations: 40 });
   const study = createOptimizationStudy(store, spec, sampler, createRng(2));
 
   const [first] = await study.ask(1);
@@ -63,14 +64,15 @@ test('ask/tell: defaults first, enqueued before sampled, finished trials immutab
   const queued = study.enqueue({ max_num_seqs: 64 });
   const [claimed, filled] = await study.ask(2);
   assert.equal(claimed?.id, queued.id);
-  assert.equal(filled?.origin, 'space_filling');
+  // No initial design given and a model at hand: the model picks from the second trial on.
+  assert.equal(filled?.origin, 'surrogate');
   study.tell(claimed?.id ?? 0, { state: 'complete', result: measure({ max_num_seqs: 64 }, 2) });
   const failed = study.tell(filled?.id ?? 0, { state: 'failed', reason: 'CUDA out of memory', started: false });
   assert.equal(failed.started, false);
   const obs = observationsFromTrials(study.trials(), spec);
   assert.deepEqual(obs.map((o) => o.result === null), [false, false, true]);
 
-  // Past the start-up trials the surrogate proposes q distinct, new configurations.
+  // The surrogate proposes q distinct, new configurations.
   const batch = await study.ask(4);
   assert.equal(batch.length, 4);
   assert.ok(batch.every((t) => t.origin === 'surrogate'));
@@ -104,12 +106,52 @@ test('random and grid samplers skip what the study already holds; space filling 
 
 test('the surrogate sampler does not propose vLLM’s defaults when the space says they cannot start', async () => {
   const refusesDefaults = { ...source, startable: (configs: readonly ServerConfig[]) => configs.map((c) => Object.keys(c).length > 0) };
-  const sampler = surrogateSampler({ source: refusesDefaults, context: { ...context, workload }, encoder, model: () => Promise.resolve(null), startupTrials: 3 });
+  const sampler = surrogateSampler({ source: refusesDefaults, context: { ...context, workload }, encoder, model: () => Promise.resolve(null) });
   const study = createOptimizationStudy(newStore(), { ...spec, name: 'no-defaults' }, sampler, createRng(4));
   const first = await study.ask(2);
   assert.equal(first.length, 2);
   assert.ok(first.every((t) => t.origin === 'space_filling'), JSON.stringify(first.map((t) => t.origin)));
   // The same source that lets the defaults start gets them first.
-  const withDefaults = createOptimizationStudy(newStore(), { ...spec, name: 'defaults' }, surrogateSampler({ source, context: { ...context, workload }, encoder, model: () => Promise.resolve(null), startupTrials: 3 }), createRng(4));
+  const withDefaults = createOptimizationStudy(newStore(), { ...spec, name: 'defaults' }, surrogateSampler({ source, context: { ...context, workload }, encoder, model: () => Promise.resolve(null) }), createRng(4));
   assert.equal((await withDefaults.ask(1))[0]?.origin, 'default');
+});
+
+test('the initial design takes at most a quarter of the budget; the model picks from then on', async () => {
+  assert.deepEqual([4, 8, 15, 30, 100].map(initialDesignSize), [1, 2, 3, 7, 25]);
+  const prior = priorSurrogate([], names);
+  for (const budget of [4, 8, 15]) {
+    const asked: number[] = [];
+    let n = 0;
+    const sampler = surrogateSampler({
+      source,
+      context: { ...context, workload },
+      encoder,
+      model: () => Promise.resolve(prior),
+      candidates: 2000,
+      keep: 300,
+      mutations: 20,
+      initialDesign: (k, taken) => {
+        asked.push(k);
+        // Distinct configurations the study does not hold yet, as the simulator's picks would be.
+        const out: ServerConfig[] = [];
+        while (out.length < k) {
+          const c = { max_num_seqs: 8 * ++n };
+          if (!taken.has(configKey(c))) out.push(c);
+        }
+        return Promise.resolve(out);
+      },
+    });
+    const study = createOptimizationStudy(newStore(), { ...spec, name: `split-${budget}`, budget_trials: budget, parallel: 1 }, sampler, createRng(7));
+    for (let i = 0; i < budget; i++) {
+      const [t] = await study.ask(1);
+      assert.ok(t !== undefined);
+      study.tell(t.id, { state: 'complete', result: measure(t.config, i + 1) });
+    }
+    const origins = study.trials().map((t) => t.origin);
+    const design = initialDesignSize(budget);
+    assert.deepEqual(origins.slice(0, design), ['default', ...Array<string>(design - 1).fill('simulated')], `budget ${budget}: ${origins.join(',')}`);
+    assert.ok(origins.slice(design).every((o) => o === 'surrogate'), `budget ${budget}: ${origins.join(',')}`);
+    assert.ok(design <= Math.max(1, budget / 4));
+    assert.equal(asked.reduce((a, b) => a + b, 0), design - 1, `budget ${budget}: the design is asked only for what the defaults leave`);
+  }
 });

@@ -31,13 +31,19 @@ test('tune saves its surrogate; recommend then answers from it, and the report r
   const db = join(dir, 'h.db');
   const deployment = ['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', 'small.yaml'];
 
-  // Before any study, nothing covers this deployment.
+  // Before any study, nothing covers this deployment: the simulator answers, and says so.
   const before = captureIo(dir);
-  assert.equal(await main(['recommend', ...deployment, '--db', db], before), 2);
-  assert.match(before.err(), /LMB_ERR_MODEL_NOT_TRAINED: no trained surrogate covers llama-3\.1-8b on H100-SXM/);
+  assert.equal(await main(['recommend', ...deployment, '--db', db, '--json'], before), 0, before.err());
+  const cold = JSON.parse(before.out()) as { model_id: number | null; source: { kind: string }; best: { config: Record<string, unknown> } | null; measure_next: unknown[] };
+  assert.deepEqual([cold.model_id, cold.source.kind], [null, 'simulator']);
+  assert.ok(cold.best !== null && cold.measure_next.length >= 2 && cold.measure_next.length <= 3);
+  const text = captureIo(dir);
+  assert.equal(await main(['recommend', ...deployment, '--db', db], text), 0);
+  assert.match(text.out(), /Answered by the simulator, from \d+ simulated runs .*SIMULATED, not measured/);
+  assert.match(text.out(), /Measure these next \(the runs that would most change this answer/);
 
   const tune = captureIo(dir);
-  assert.equal(await main(['tune', '--study', 's1', ...deployment, '--budget-trials', '12', '--seed', '3', '--no-report', '--db', db, '--json'], tune), 0, tune.err());
+  assert.equal(await main(['tune', '--study', 's1', ...deployment, '--budget-trials', '13', '--seed', '3', '--no-report', '--db', db, '--json'], tune), 0, tune.err());
 
   const store = openStore(db);
   t.after(() => store.close());

@@ -6,6 +6,7 @@ import { loadSpace } from '../../space/index.js';
 import { openStore } from '../../store/sqlite-store.js';
 import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
+import { studyRules } from '../../tune/failure-book.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type Command } from '../io.js';
@@ -72,7 +73,7 @@ export const command: Command = {
       const space = loadSpace(spacePath);
       const { study, summary } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent });
       progress.finish();
-      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c) });
+      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, catalog, study.id) });
       const outDir = resolve(io.cwd, v.out ?? join('reports', 'demo'));
       if (!json) io.stderr.write('lm-bench demo: writing the report…\n');
       const { files } = await writeStudyReport(store, spec.name, outDir);

@@ -3,7 +3,9 @@ import { answerQuestion } from '../../advise/answer.js';
 import { formatAnswer } from '../../advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
 import { Workload, parseSloString, type Slo } from '../../domain/index.js';
-import { LmBenchError, toLmBenchError } from '../../errors.js';
+import { isLmBenchError, LmBenchError, toLmBenchError } from '../../errors.js';
+import { simulatedAnswer } from '../../advise/simulated-answer.js';
+import { priorSimulator } from '../../optimize/prior-simulator.js';
 import { featureNames } from '../../model/features.js';
 import { loadSurrogateFor } from '../../model/registry.js';
 import { spaceEncoder } from '../../optimize/space-source.js';
@@ -23,6 +25,9 @@ configurations likely to start and meet the SLOs), with ±2σ intervals, the Par
 the best configuration that keeps the checkpoint's numerics (no fp8 weights or KV cache) beside it,
 the \`vllm serve\` command line and a \`vllm serve --config\` YAML. The surrogate is the newest one
 covering this GPU and model: saved by a study (\`lm-bench tune\`) or by \`lm-bench model train\`.
+With none (an empty database, or no runs of this GPU and model), the simulator answers in seconds:
+labelled as simulated, with intervals from its measured error, and the 2-3 runs that would most
+change the answer.
 Says when the history is too thin to trust and which runs to do next, as commands to paste.
 --keep-precision pins quantization and kv_cache_dtype to the checkpoint's own.`;
 
@@ -65,23 +70,28 @@ function runSync(argv: readonly string[], io: CliIo): number {
   const store = openStore(values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db));
   try {
     const encoder = spaceEncoder(space);
-    const { record, surrogate } = loadSurrogateFor(store, { gpu: hardware.id, model: model.id, schema: featureNames(encoder) });
-    const answer = answerQuestion({
-      model: { info: record, surrogate },
-      space,
-      catalog,
-      question: {
-        gpu: hardware.id,
-        gpus: gpuCount,
-        model: model.id,
-        workload,
-        workloadRef: relative(io.cwd, resolve(io.cwd, workloadArg)) || workloadArg,
-        slo,
-        candidates,
-        seed,
-        keepPrecision: values['keep-precision'] === true,
-      },
-    });
+    const question = {
+      gpu: hardware.id,
+      gpus: gpuCount,
+      model: model.id,
+      workload,
+      workloadRef: relative(io.cwd, resolve(io.cwd, workloadArg)) || workloadArg,
+      slo,
+      candidates,
+      seed,
+      keepPrecision: values['keep-precision'] === true,
+    };
+    let loaded: ReturnType<typeof loadSurrogateFor> | null = null;
+    try {
+      loaded = loadSurrogateFor(store, { gpu: hardware.id, model: model.id, schema: featureNames(encoder) });
+    } catch (err) {
+      // No model covers this deployment: the simulator answers, and says so.
+      if (!isLmBenchError(err, 'LMB_ERR_MODEL_NOT_TRAINED')) throw err;
+    }
+    const answer =
+      loaded === null
+        ? simulatedAnswer({ question, space, catalog, simulator: priorSimulator(store, catalog, { hardware: { gpu: hardware.id, count: gpuCount }, model: model.id, workload, slo }) })
+        : answerQuestion({ model: { info: loaded.record, surrogate: loaded.surrogate }, space, catalog, question });
     if (values.json === true) writeJson(io, answer);
     else io.stdout.write(`${formatAnswer(answer)}\n`);
     return 0;
@@ -100,7 +110,7 @@ function run(argv: readonly string[], io: CliIo): Promise<number> {
 
 export const command: Command = {
   name: 'recommend',
-  summary: 'the best predicted vLLM configuration under the SLOs, from the trained model',
+  summary: 'the best predicted vLLM configuration under the SLOs, from the trained model or, with no history, the simulator',
   usage: USAGE,
   run,
 };

@@ -14,6 +14,7 @@ import { bindSimProfile } from '../../targets/sim-target.js';
 import { TargetSpec } from '../../targets/spec.js';
 import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
+import { studyRules } from '../../tune/failure-book.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
@@ -270,7 +271,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         onEvent: progress.onEvent,
       });
       progress.finish();
-      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c) });
+      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, defaultCatalog(), study.id) });
       let reportFile: string | null = null;
       if (v['no-report'] !== true && summary.reason !== 'interrupted') {
         if (!json) io.stderr.write('lm-bench tune: writing the report…\n');

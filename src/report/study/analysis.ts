@@ -7,6 +7,7 @@ import { loadSpace, type SearchSpace } from '../../space/index.js';
 import type { Store } from '../../store/store.js';
 import { featureContext } from '../../tune/study-runner.js';
 import { summarizeStudy } from '../../tune/summary.js';
+import { studyRules } from '../../tune/failure-book.js';
 import type { StopReason } from '../../tune/loop.js';
 import { createRng } from '../../util/rng.js';
 import { latencySeries } from './latency.js';
@@ -87,7 +88,7 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
       spaceError = err instanceof Error ? err.message : String(err);
     }
   }
-  const summary = summarizeStudy({ study, trials, front, model, stopReason: lastStopReason(store, study.id), ...(space === null ? {} : { numericsChanges: (c: Trial['config']) => (space).numericsChanges(c) }) });
+  const summary = summarizeStudy({ study, trials, front, model, stopReason: lastStopReason(store, study.id), rules: studyRules(store, opts.catalog, study.id), ...(space === null ? {} : { numericsChanges: (c: Trial['config']) => (space).numericsChanges(c) }) });
   const effectiveConfigs: Record<number, Trial['config']> = {};
   for (const t of trials) effectiveConfigs[t.number] = space === null ? t.config : space.complete(t.config, ctx);
   const target = ((): TargetSpec | null => {

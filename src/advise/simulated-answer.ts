@@ -1,0 +1,172 @@
+import type { Catalog } from '../catalog/index.js';
+import type { ServerConfig } from '../domain/index.js';
+import { normalCdf, SIMULATOR_LOG_SD } from '../model/prior.js';
+import type { TargetName } from '../model/targets.js';
+import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints } from '../optimize/objectives.js';
+import type { PriorSimulator } from '../optimize/prior-simulator.js';
+import { vllmConfigYaml, type Interval, type ParetoMember, type RecommendedConfig } from '../optimize/recommend.js';
+import { simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search.js';
+import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
+import { vllmServeArgs } from '../domain/server-config.js';
+import type { SearchSpace } from '../space/index.js';
+import { createRng } from '../util/rng.js';
+import type { Answer, Question } from './answer.js';
+import { enqueueCommand, measureCommands, vllmServeCommand } from './commands.js';
+
+/**
+ * A recommendation with no history: the simulator answers. A simulated search of the pruned space
+ * (optimize/sim-search.ts: the physics stage screens the candidates, the best diverse few are run
+ * through the discrete-event simulator) gives simulated metrics; each is widened by the simulator's
+ * measured error against real vLLM (model/prior.ts `SIMULATOR_LOG_SD`, from docs/calibration.md) into
+ * an interval and a probability of meeting the SLOs. The answer says it is simulated, and names the
+ * measurements that would most change it: the pick itself (everything rests on it), the best
+ * configuration from another region of the Pareto set that could beat it within the simulator's error,
+ * and the best one the error leaves unsure about the SLOs.
+ */
+export const SIMULATED_MIN_P_MEETS_SLO = 0.75;
+/** Candidates the discrete-event simulator runs for one answer (about 0.1 s each). */
+export const SIMULATED_TOP = 32;
+
+export function simulatedRule(minP: number): string {
+  return `simulated, not measured: the highest simulated output throughput per GPU among configurations whose simulated run meets the SLOs with P(meets the SLOs) ≥ ${minP} under the simulator's measured error; throughputs within ${TIE * 100}% tie, and the tie goes to the one most likely to meet the SLOs (no runs of this GPU and model to train a model on)`;
+}
+
+const Z2 = 2;
+const TIE = 0.01;
+
+function intervalOf(value: number, t: TargetName): Interval {
+  const sd = SIMULATOR_LOG_SD[t];
+  return { mean: value, low: value * Math.exp(-Z2 * sd), high: value * Math.exp(Z2 * sd) };
+}
+
+/** P(every SLO holds) when each simulated metric is off by the simulator's log-normal error (independent). */
+function pMeets(c: SimulatedCandidate, constraints: ReturnType<typeof sloConstraints>): number {
+  let p = 1;
+  for (const k of constraints) {
+    const v = c.values[k.target];
+    if (v === undefined) return 0;
+    p *= normalCdf((Math.log(k.limitMs) - Math.log(v)) / SIMULATOR_LOG_SD[k.target]);
+  }
+  return p;
+}
+
+export interface SimulatedAnswerOptions {
+  readonly question: Question;
+  readonly space: SearchSpace;
+  readonly catalog: Catalog;
+  readonly simulator: PriorSimulator;
+  /** Candidates the discrete-event simulator runs (default SIMULATED_TOP). */
+  readonly simulateTop?: number;
+}
+
+export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
+  const { question: q, space, catalog } = opts;
+  const model = catalog.model(q.model);
+  const context = { hardware: catalog.gpu(q.gpu), gpuCount: q.gpus, model, workload: q.workload };
+  const objectives = q.objectives ?? DEFAULT_OBJECTIVES;
+  const constraints = sloConstraints(q.slo);
+  const search1 = (pins: boolean, top: number): ReturnType<typeof simulatedSearch> =>
+    simulatedSearch({
+      source: spaceSource(space, context, pins ? { pins: space.precisionPins() } : {}),
+      context,
+      encoder: spaceEncoder(space),
+      slo: q.slo,
+      objectives,
+      simulate: opts.simulator.simulate,
+      rng: createRng(q.seed),
+      candidates: q.candidates,
+      simulateTop: top,
+    });
+  const search = search1(q.keepPrecision, opts.simulateTop ?? SIMULATED_TOP);
+  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])];
+  const describe = (c: SimulatedCandidate): RecommendedConfig => {
+    const predicted: Partial<Record<TargetName, Interval>> = {};
+    for (const t of targets) {
+      const v = c.values[t];
+      if (v !== undefined) predicted[t] = intervalOf(v, t);
+    }
+    return { config: c.config, predicted, pStart: c.result === null ? 0 : 1, pMeetsSlo: pMeets(c, constraints), numericsChanges: space.numericsChanges(c.config) };
+  };
+  const pick = (cands: readonly SimulatedCandidate[]): SimulatedCandidate | null => {
+    const eligible = cands.filter((c) => c.result !== null && c.meetsSlo && pMeets(c, constraints) >= SIMULATED_MIN_P_MEETS_SLO).sort((a, b) => b.goodputPerGpu - a.goodputPerGpu);
+    const top = eligible[0];
+    if (top === undefined) return null;
+    // Goodputs within 1% tie (a closed loop caps many configurations at the same throughput); the tie
+    // goes to the one most likely to meet the SLOs.
+    const tied = eligible.filter((c) => c.goodputPerGpu >= top.goodputPerGpu * (1 - TIE));
+    return tied.sort((a, b) => pMeets(b, constraints) - pMeets(a, constraints))[0] ?? top;
+  };
+  const ran = search.simulated.filter((c) => c.result !== null && c.meetsSlo);
+  const best = pick(search.simulated);
+  // The precision-keeping alternative gets a search of its own: fp8 candidates crowd the first one.
+  const keeper = best === null || space.numericsChanges(best.config).length === 0 ? null : pick(search1(true, Math.ceil((opts.simulateTop ?? SIMULATED_TOP) / 2)).simulated);
+  const pareto: ParetoMember[] = search.front
+    .map((i) => search.simulated[i] as SimulatedCandidate)
+    .sort((a, b) => b.goodputPerGpu - a.goodputPerGpu)
+    .map((c) => {
+      const d = describe(c);
+      const beats = best !== null && c !== best && c.goodputPerGpu > best.goodputPerGpu;
+      return { ...d, recommended: c === best, note: beats ? `less certain: P(meets the SLOs) ${(d.pMeetsSlo * 100).toFixed(0)}% under the simulator's error, below ${SIMULATED_MIN_P_MEETS_SLO * 100}%` : null };
+    });
+  if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
+  const next = measurementsThatMatter(best, ran, constraints);
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
+  const bestRec = best === null ? null : describe(best);
+  const sd = SIMULATOR_LOG_SD;
+  return {
+    rule: simulatedRule(SIMULATED_MIN_P_MEETS_SLO),
+    best: bestRec,
+    precisionKeeping: keeper === null ? null : describe(keeper),
+    pareto,
+    vllmArgs: best === null ? null : vllmServeArgs(model.hf_name, best.config),
+    vllmConfigYaml: best === null ? null : vllmConfigYaml(model, best.config),
+    trust: {
+      level: 'thin',
+      reasons: [
+        `no measured runs of ${q.model} on ${q.gpu}: this answer is simulated (${opts.simulator.profileSource}), not learned from measurements`,
+        `the simulator's measured error against real vLLM is about ±${(sd.output_throughput_per_gpu * 100).toFixed(0)}% on throughput, ±${(sd.ttft_p99_ms * 100).toFixed(0)}% on p99 TTFT and ±${(sd.itl_p99_ms * 100).toFixed(0)}% on p99 ITL (one σ, log scale; docs/calibration.md); the intervals are ±2σ of that`,
+      ],
+      runNext: next,
+    },
+    candidatesScored: search.screened,
+    model_id: null,
+    source: {
+      kind: 'simulator',
+      model_id: null,
+      study: null,
+      validated: false,
+      trained_at_ms: null,
+      simulator: { profile: opts.simulator.profileSource, simulated: search.simulated.length, log_sd: { ...sd } },
+    },
+    slo: q.slo,
+    keep_precision: q.keepPrecision,
+    history_runs: 0,
+    vllm_command: best === null ? null : vllmServeCommand(model, best.config),
+    precision_keeping_command: keeper === null ? null : vllmServeCommand(model, keeper.config),
+    measure_next: measureCommands(deployment, next),
+    enqueue_command: enqueueCommand(deployment, next),
+  };
+}
+
+const dist = (a: readonly number[], b: readonly number[]): number => Math.sqrt(a.reduce((s, x, i) => s + (x - (b[i] ?? 0)) ** 2, 0));
+
+/**
+ * The 2–3 runs that would most change a simulated answer: the pick (a miss or a shortfall overturns
+ * it), the strongest rival from elsewhere in the space whose throughput could exceed the pick's within
+ * the simulator's error, and the highest-goodput configuration whose SLO verdict the error leaves open
+ * (a pass would make it the answer).
+ */
+function measurementsThatMatter(best: SimulatedCandidate | null, ran: readonly SimulatedCandidate[], constraints: ReturnType<typeof sloConstraints>): ServerConfig[] {
+  if (best === null) return [...ran].sort((a, b) => b.goodputPerGpu - a.goodputPerGpu).slice(0, 3).map((c) => c.config);
+  const out: SimulatedCandidate[] = [best];
+  const width = Math.exp(2 * Z2 * SIMULATOR_LOG_SD.output_throughput_per_gpu);
+  const rivals = ran.filter((c) => c !== best && c.goodputPerGpu * width >= best.goodputPerGpu).sort((a, b) => dist(b.encoded, best.encoded) * b.goodputPerGpu - dist(a.encoded, best.encoded) * a.goodputPerGpu);
+  if (rivals[0] !== undefined) out.push(rivals[0]);
+  const unsure = ran
+    .filter((c) => !out.includes(c) && c.goodputPerGpu > 0)
+    .map((c) => ({ c, p: pMeets(c, constraints) }))
+    .filter((x) => x.p > 0.2 && x.p < SIMULATED_MIN_P_MEETS_SLO)
+    .sort((a, b) => b.c.goodputPerGpu - a.c.goodputPerGpu);
+  if (unsure[0] !== undefined) out.push(unsure[0].c);
+  return out.slice(0, 3).map((c) => c.config);
+}

@@ -1,0 +1,112 @@
+import type { Surrogate, TrainingRow } from './surrogate.js';
+import { TARGET_NAMES, type TargetName } from './targets.js';
+
+/**
+ * The simulator as the surrogate's prior, for the rows before a tree ensemble can be trained (fewer
+ * than `minRows` measured runs, down to none). Every candidate is priced by the physics baseline
+ * (features.ts: the simulator's memory and roofline model), and the residual log(measured ÷ baseline)
+ * is modelled as one offset per target shared by the whole deployment: a Gaussian with the
+ * simulator's measured error as its prior spread, updated by each measured run (conjugate normal, the
+ * the simulator's error split between that shared bias and one configuration's scatter about it). The members of the ensemble are
+ * evenly spaced quantiles of the predictive distribution, so a prediction's ±2σ is the prior's
+ * honest width: wide before any measurement, narrower as runs agree with the simulator.
+ */
+
+/**
+ * Log-scale spread of simulated over measured real vLLM, per target, from docs/calibration.md:
+ * held-out output-throughput MAPE 22.7% and median-ITL MAPE 18.6% (ML.ENERGY dense, not fitted), TTFT
+ * 36.8% and TPOT 8.7% leave-one-model-out on aiconfigurator's H100 rows. σ ≈ MAPE / 0.8 (for a normal
+ * on log scale E|x| = σ·√(2/π)); tails (p99) and end-to-end get the wider of their parts plus the
+ * scheduling noise the simulator does not model; memory is the memory model's checked error.
+ */
+export const SIMULATOR_LOG_SD: Readonly<Record<TargetName, number>> = Object.freeze({
+  output_throughput: 0.28,
+  output_throughput_per_gpu: 0.28,
+  ttft_p50_ms: 0.46,
+  ttft_p99_ms: 0.55,
+  tpot_p50_ms: 0.23,
+  tpot_p99_ms: 0.35,
+  itl_p50_ms: 0.23,
+  itl_p99_ms: 0.35,
+  e2el_p99_ms: 0.35,
+  kv_cache_peak_gib: 0.15,
+  gpu_memory_reserved_gib: 0.1,
+});
+
+export const PRIOR_MEMBERS = 8;
+
+/** Inverse standard normal CDF (Acklam's rational approximation; |error| < 1.2e-9 on (0, 1)). */
+export function normalQuantile(p: number): number {
+  const a = [-39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239];
+  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
+  const c = [-0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968, 2.938163982698783];
+  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
+  const [a0, a1, a2, a3, a4, a5] = a as [number, number, number, number, number, number];
+  const [b0, b1, b2, b3, b4] = b as [number, number, number, number, number];
+  const [c0, c1, c2, c3, c4, c5] = c as [number, number, number, number, number, number];
+  const [d0, d1, d2, d3] = d as [number, number, number, number];
+  const lo = 0.02425;
+  if (p < lo) {
+    const q = Math.sqrt(-2 * Math.log(p));
+    return (((((c0 * q + c1) * q + c2) * q + c3) * q + c4) * q + c5) / ((((d0 * q + d1) * q + d2) * q + d3) * q + 1);
+  }
+  if (p > 1 - lo) return -normalQuantile(1 - p);
+  const q = p - 0.5;
+  const r = q * q;
+  return ((((((a0 * r + a1) * r + a2) * r + a3) * r + a4) * r + a5) * q) / (((((b0 * r + b1) * r + b2) * r + b3) * r + b4) * r + 1);
+}
+
+/** Unit-variance quantile spacing: z_m = Φ⁻¹((m + ½)/M), rescaled so their sample SD is 1. */
+function unitQuantiles(members: number): number[] {
+  const z = Array.from({ length: members }, (_, m) => normalQuantile((m + 0.5) / members));
+  const sd = Math.sqrt(z.reduce((s, x) => s + x * x, 0) / Math.max(1, members - 1));
+  return z.map((x) => x / sd);
+}
+
+export interface PriorPosterior {
+  /** Posterior mean of the shared log offset. */
+  readonly mean: number;
+  /** Predictive SD of a new configuration's log residual. */
+  readonly sd: number;
+  readonly rows: number;
+}
+
+export function priorPosterior(residuals: readonly number[], priorSd: number): PriorPosterior {
+  const n = residuals.length;
+  // The simulator's error split evenly between a bias shared by the deployment (what measurements
+  // learn) and one configuration's scatter about it (what they cannot): zero rows give the full error.
+  const half = (priorSd * priorSd) / 2;
+  const precision = 1 / half + n / half;
+  const mean = residuals.reduce((s, r) => s + r, 0) / half / precision;
+  return { mean, sd: Math.sqrt(1 / precision + half), rows: n };
+}
+
+/**
+ * The prior surrogate for `rows` (measured runs and launch failures; only runs that started carry
+ * targets). Its feasibility is "starts": the space's rules, the memory model and the learned failure
+ * rules are what keep failing configurations out until the classifier has data.
+ */
+export function priorSurrogate(rows: readonly TrainingRow[], featureNames: readonly string[], logSd: Readonly<Record<TargetName, number>> = SIMULATOR_LOG_SD): Surrogate {
+  const z = unitQuantiles(PRIOR_MEMBERS);
+  const offsets: Partial<Record<TargetName, number[]>> = {};
+  const posterior: Partial<Record<TargetName, PriorPosterior>> = {};
+  for (const t of TARGET_NAMES) {
+    const res: number[] = [];
+    for (const r of rows) {
+      const v = r.targets[t];
+      if (r.started && v !== undefined && v > 0) res.push(Math.log(v) - Math.log(r.baselines[t]));
+    }
+    const post = priorPosterior(res, logSd[t]);
+    posterior[t] = post;
+    offsets[t] = z.map((q) => post.mean + post.sd * q);
+  }
+  return { featureNames, members: PRIOR_MEMBERS, targets: {}, offsets, feasibility: { kind: 'constant', pStart: 1 }, prior: posterior };
+}
+
+/** Standard normal CDF (Abramowitz–Stegun 7.1.26 on erf; |error| < 1.5e-7). */
+export function normalCdf(x: number): number {
+  const z = Math.abs(x) / Math.SQRT2;
+  const t = 1 / (1 + 0.3275911 * z);
+  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-z * z);
+  return x >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
+}

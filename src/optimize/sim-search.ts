@@ -1,0 +1,127 @@
+import type { BenchmarkResult, Objective, ServerConfig, Slo } from '../domain/index.js';
+import { featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
+import { priorSurrogate } from '../model/prior.js';
+import { targetsOf, type TargetName, type TargetValues } from '../model/targets.js';
+import type { Rng } from '../util/rng.js';
+import { probabilityMeetsSlo } from './acquisition.js';
+import { scoreCandidates } from './candidates.js';
+import { meetsConstraints, objectiveTarget, objectiveVector, sloConstraints } from './objectives.js';
+import { paretoFront } from './pareto.js';
+import type { CandidateSource } from './samplers.js';
+
+/**
+ * A search on the simulator alone: what the tuner's initial design and a recommendation with no
+ * history stand on. The physics model screens a large sample of the pruned space (expected goodput:
+ * ideal throughput × P(meets the SLOs) under the simulator's measured error), a diverse top of it is
+ * run through the discrete-event simulator (`simulate`, passed in: the caller picks the profile and
+ * the time it may take), and the simulated runs that meet the SLOs form a Pareto set.
+ */
+export interface SimSearchOptions {
+  readonly source: CandidateSource;
+  readonly context: FeatureContext;
+  readonly encoder: KnobEncoder;
+  readonly slo: Slo;
+  readonly objectives: readonly Objective[];
+  /** One simulated run of a configuration, or null when the simulator refuses to start it. */
+  readonly simulate: (config: ServerConfig) => BenchmarkResult | null;
+  readonly rng: Rng;
+  /** Candidates the physics stage screens (default 20,000). */
+  readonly candidates?: number;
+  /** Candidates run through the simulator (default 24). */
+  readonly simulateTop?: number;
+  /** configKeys not to simulate again (trials already run). */
+  readonly exclude?: ReadonlySet<string>;
+}
+
+export interface SimulatedCandidate {
+  readonly config: ServerConfig;
+  readonly result: BenchmarkResult | null;
+  readonly values: TargetValues;
+  readonly meetsSlo: boolean;
+  /** Output tokens/s per GPU when the simulated run meets the SLOs, else 0. */
+  readonly goodputPerGpu: number;
+  readonly encoded: readonly number[];
+}
+
+export interface SimSearch {
+  /** Every simulated candidate, in the physics stage's order. */
+  readonly simulated: SimulatedCandidate[];
+  /** Indices into `simulated` of the Pareto set among those meeting the SLOs. */
+  readonly front: number[];
+  readonly screened: number;
+}
+
+const distance = (a: readonly number[], b: readonly number[]): number => Math.sqrt(a.reduce((s, x, i) => s + (x - (b[i] ?? 0)) ** 2, 0));
+
+export function simulatedSearch(opts: SimSearchOptions): SimSearch {
+  const constraints = sloConstraints(opts.slo);
+  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', ...opts.objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])];
+  const pool = opts.source.sample(opts.candidates ?? 20_000, opts.rng.fork('sim-search'));
+  const prior = priorSurrogate([], featureNames(opts.encoder));
+  const scored = scoreCandidates(pool, [], { surrogate: prior, context: opts.context, encoder: opts.encoder, constraints, targets, keep: 2000, ...(opts.exclude === undefined ? {} : { exclude: opts.exclude }) });
+  const p = scored.predictions;
+  const pMeets = probabilityMeetsSlo(p, constraints);
+  const tp = p.targets.output_throughput_per_gpu;
+  const expected = scored.configs.map((_, i) => {
+    let mean = 0;
+    for (let s = 0; s < p.draws; s++) mean += (tp?.[i * p.draws + s] ?? 0) / p.draws;
+    return mean * (pMeets[i] ?? 0) * (p.pStart[i] ?? 0);
+  });
+  const order = [...scored.configs.keys()].sort((a, b) => (expected[b] ?? 0) - (expected[a] ?? 0));
+  const vec = (i: number): number[] => Array.from(scored.encoded.subarray(i * scored.dims, (i + 1) * scored.dims));
+  // A diverse top: the best expected goodput first, then no two closer than half a grid step's
+  // worth of encoded distance (the acquisition's own batch rule), so one region cannot take it all.
+  const want = opts.simulateTop ?? 24;
+  const picked: number[] = [];
+  for (const minDistance of [0.5, 0]) {
+    for (const i of order) {
+      if (picked.length >= want) break;
+      if ((expected[i] ?? 0) <= 0 && minDistance > 0) break;
+      if (picked.includes(i) || picked.some((j) => distance(vec(i), vec(j)) < minDistance)) continue;
+      picked.push(i);
+    }
+  }
+  const simulated: SimulatedCandidate[] = picked.map((i) => {
+    const config = scored.configs[i] as ServerConfig;
+    const result = opts.simulate(config);
+    const values = result === null || result.completed === 0 || result.failed > 0 ? {} : targetsOf(result, opts.context.gpuCount);
+    const meetsSlo = result !== null && Object.keys(values).length > 0 && meetsConstraints(values, constraints);
+    return { config, result, values, meetsSlo, goodputPerGpu: meetsSlo ? (values.output_throughput_per_gpu ?? 0) : 0, encoded: vec(i) };
+  });
+  const meeting = simulated.map((c, i) => ({ c, i })).filter((x) => x.c.meetsSlo);
+  const front = paretoFront(meeting.map((x) => objectiveVector(x.c.values, opts.objectives))).map((k) => meeting[k]?.i ?? 0);
+  return { simulated, front, screened: scored.screened };
+}
+
+/**
+ * `k` configurations spread over the simulated Pareto set: the best goodput first, then each the one
+ * farthest (in the encoder's space) from those already picked, so a study's first trials probe
+ * different regions the simulator rates well; when the front is smaller than `k`, the best of the
+ * rest by goodput fill it.
+ */
+export function diversePicks(search: SimSearch, k: number): SimulatedCandidate[] {
+  const byGoodput = (a: SimulatedCandidate, b: SimulatedCandidate): number => b.goodputPerGpu - a.goodputPerGpu;
+  const front = search.front.map((i) => search.simulated[i] as SimulatedCandidate).sort(byGoodput);
+  const out: SimulatedCandidate[] = [];
+  const first = front[0];
+  if (first !== undefined) out.push(first);
+  while (out.length < k && out.length < front.length) {
+    let best: SimulatedCandidate | null = null;
+    let bestD = -1;
+    for (const c of front) {
+      if (out.includes(c)) continue;
+      const d = Math.min(...out.map((o) => distance(o.encoded, c.encoded)));
+      if (d > bestD) {
+        bestD = d;
+        best = c;
+      }
+    }
+    if (best === null) break;
+    out.push(best);
+  }
+  for (const c of [...search.simulated].sort(byGoodput)) {
+    if (out.length >= k) break;
+    if (!out.includes(c) && c.result !== null) out.push(c);
+  }
+  return out;
+}
