@@ -1,12 +1,13 @@
 import type { BenchmarkResult, Objective, ServerConfig, Slo } from '../domain/index.js';
 import { featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
-import { priorSurrogate } from '../model/prior.js';
+import { normalCdf, priorPosterior, priorSurrogate, SIMULATOR_LOG_SD } from '../model/prior.js';
 import { targetsOf, type TargetName, type TargetValues } from '../model/targets.js';
 import type { Rng } from '../util/rng.js';
 import { probabilityMeetsSlo } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
 import { meetsConstraints, objectiveTarget, objectiveVector, sloConstraints } from './objectives.js';
 import { paretoFront } from './pareto.js';
+import { configKey } from './sampler.js';
 import type { CandidateSource } from './samplers.js';
 
 /**
@@ -124,4 +125,45 @@ export function diversePicks(search: SimSearch, k: number): SimulatedCandidate[]
     if (!out.includes(c) && c.result !== null) out.push(c);
   }
   return out;
+}
+
+/** What measured runs say about the simulator here: per target, the posterior of log(measured ÷ simulated). */
+export type ResidualPosterior = Partial<Record<TargetName, { readonly mean: number; readonly sd: number }>>;
+
+export function residualPosterior(pairs: readonly { readonly simulated: TargetValues; readonly measured: TargetValues }[]): ResidualPosterior {
+  const out: ResidualPosterior = {};
+  for (const t of Object.keys(SIMULATOR_LOG_SD) as TargetName[]) {
+    const res: number[] = [];
+    for (const p of pairs) {
+      const s = p.simulated[t];
+      const m = p.measured[t];
+      if (s !== undefined && m !== undefined && s > 0 && m > 0) res.push(Math.log(m) - Math.log(s));
+    }
+    out[t] = priorPosterior(res, SIMULATOR_LOG_SD[t]);
+  }
+  return out;
+}
+
+/**
+ * The simulated candidates re-read through what has been measured: each metric moved by the
+ * residual's posterior mean, P(meets the SLOs) from its predictive spread, ranked by expected
+ * goodput (corrected throughput per GPU × P(meets)); those in `taken` left out.
+ */
+export function rankCorrected(search: SimSearch, residual: ResidualPosterior, slo: Slo, taken: ReadonlySet<string>): { candidate: SimulatedCandidate; expected: number; pMeets: number }[] {
+  const constraints = sloConstraints(slo);
+  const ranked: { candidate: SimulatedCandidate; expected: number; pMeets: number }[] = [];
+  for (const c of search.simulated) {
+    if (c.result === null || taken.has(configKey(c.config))) continue;
+    const tput = c.values.output_throughput_per_gpu;
+    if (tput === undefined) continue;
+    let p = 1;
+    for (const k of constraints) {
+      const v = c.values[k.target];
+      const r = residual[k.target] ?? { mean: 0, sd: SIMULATOR_LOG_SD[k.target] };
+      p *= v === undefined ? 0 : normalCdf((Math.log(k.limitMs) - Math.log(v) - r.mean) / Math.max(1e-6, r.sd));
+    }
+    const rt = residual.output_throughput_per_gpu?.mean ?? 0;
+    ranked.push({ candidate: c, expected: tput * Math.exp(rt) * p, pMeets: p });
+  }
+  return ranked.sort((a, b) => b.expected - a.expected);
 }

@@ -33,6 +33,11 @@ export interface SurrogateSamplerOptions {
    * in `taken`. Without it the initial design is space filling.
    */
   readonly initialDesign?: (k: number, taken: ReadonlySet<string>) => Promise<ServerConfig[]>;
+  /**
+   * Proposals while the surrogate is still the simulator prior (too few runs for trees): the simulated
+   * candidates re-ranked through the measured residual (tune/sim-prior.ts). What it cannot fill, EHVI does.
+   */
+  readonly priorProposals?: (k: number, trials: readonly Trial[], taken: ReadonlySet<string>) => Promise<ServerConfig[]>;
 }
 
 export const SURROGATE_SAMPLER_DEFAULTS = Object.freeze({ candidates: 100_000, keep: 4000, mutations: 400 });
@@ -62,6 +67,15 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
         if (out.length >= n) return out.slice(0, n);
       }
       const surrogate = await o.model(ctx.trials);
+      if (surrogate?.prior !== undefined && o.priorProposals !== undefined) {
+        const taken = new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
+        // Over-asked: rules learned since the simulated search may rule some out (the source knows them).
+        const want = n - out.length;
+        const offered = await o.priorProposals(want + 8, ctx.trials, taken);
+        const ok = o.source.startable?.(offered) ?? offered.map(() => true);
+        for (const config of offered.filter((_, i) => ok[i] === true).slice(0, want)) out.push({ config, origin: 'surrogate', attrs: { guided_by: 'simulator_residual' } });
+        if (out.length >= n) return out.slice(0, n);
+      }
       if (surrogate === null) {
         const existing = ctx.trials.map((t) => t.config);
         for (const config of spaceFilling(o.source, existing, n - out.length, ctx.rng.fork('fill'))) out.push({ config, origin: 'space_filling' });

@@ -1,14 +1,49 @@
-import type { ServerConfig } from '../domain/index.js';
+import type { BenchmarkResult, ServerConfig, Trial } from '../domain/index.js';
+import { targetsOf, type TargetValues } from '../model/targets.js';
 import { configKey } from '../optimize/sampler.js';
-import { diversePicks, simulatedSearch, type SimSearch, type SimSearchOptions } from '../optimize/sim-search.js';
+import { diversePicks, rankCorrected, residualPosterior, simulatedSearch, type SimSearch, type SimSearchOptions } from '../optimize/sim-search.js';
 
-/** The initial design of a study: one simulated search, then diverse picks from it not yet tried. */
-export function simulatorDesign(opts: Omit<SimSearchOptions, 'exclude'>): (k: number, taken: ReadonlySet<string>) => Promise<ServerConfig[]> {
+/**
+ * The simulator as a study's guide until trees can be trained: one simulated search of the space for
+ * the study's deployment and workload, read two ways. The initial design takes diverse picks from its
+ * Pareto set; after that, until the surrogate has enough runs for trees, proposals are the simulated
+ * candidates re-ranked through the residual (measured ÷ simulated) of every trial measured so far, each
+ * measured configuration simulated once for the comparison. So an 8-trial study is model-guided from
+ * its second or third trial, and a wrong simulator is corrected by the first measurement.
+ */
+export interface SimulatorGuide {
+  design(k: number, taken: ReadonlySet<string>): Promise<ServerConfig[]>;
+  propose(k: number, trials: readonly Trial[], taken: ReadonlySet<string>): Promise<ServerConfig[]>;
+}
+
+export function simulatorGuide(opts: Omit<SimSearchOptions, 'exclude'>): SimulatorGuide {
   let search: SimSearch | null = null;
-  return (k, taken) => {
-    search ??= simulatedSearch(opts);
-    // Over-pick by what is taken, so the spread is the same one a fresh study would get.
-    const picks = diversePicks(search, k + taken.size).filter((c) => !taken.has(configKey(c.config)));
-    return Promise.resolve(picks.slice(0, k).map((c) => c.config));
+  const get = (): SimSearch => (search ??= simulatedSearch(opts));
+  const simulatedOf = new Map<string, TargetValues | null>();
+  const simulatedValues = (config: ServerConfig): TargetValues | null => {
+    const key = configKey(config);
+    if (!simulatedOf.has(key)) {
+      const hit = get().simulated.find((c) => configKey(c.config) === key);
+      const r: BenchmarkResult | null = hit !== undefined ? hit.result : opts.simulate(config);
+      simulatedOf.set(key, r === null || r.completed === 0 ? null : targetsOf(r, opts.context.gpuCount));
+    }
+    return simulatedOf.get(key) ?? null;
+  };
+  return {
+    design(k, taken) {
+      // Over-pick by what is taken, so the spread is the same one a fresh study would get.
+      const picks = diversePicks(get(), k + taken.size).filter((c) => !taken.has(configKey(c.config)));
+      return Promise.resolve(picks.slice(0, k).map((c) => c.config));
+    },
+    propose(k, trials, taken) {
+      const pairs: { simulated: TargetValues; measured: TargetValues }[] = [];
+      for (const t of trials) {
+        if (t.state !== 'complete' || t.result === null) continue;
+        const simulated = simulatedValues(t.config);
+        if (simulated !== null) pairs.push({ simulated, measured: targetsOf(t.result, opts.context.gpuCount) });
+      }
+      const ranked = rankCorrected(get(), residualPosterior(pairs), opts.slo, taken).filter((r) => r.expected > 0);
+      return Promise.resolve(ranked.slice(0, k).map((r) => r.candidate.config));
+    },
   };
 }

@@ -17,7 +17,7 @@ import { createRng } from '../util/rng.js';
 import { createFailureBook, type FailureBook } from './failure-book.js';
 import { historySeeds } from './history.js';
 import { priorSimulator } from '../optimize/prior-simulator.js';
-import { simulatorDesign } from './sim-prior.js';
+import { simulatorGuide } from './sim-prior.js';
 import { runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
 import { maxRateMeasure } from './max-rate.js';
 import { finalStudySurrogate, studySurrogate } from './surrogate-model.js';
@@ -80,6 +80,16 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
   if (opts.sampler === 'random') {
     sampler = randomSampler(source);
   } else {
+    const guide = simulatorGuide({
+      source,
+      context: ctx,
+      encoder,
+      slo: opts.spec.slo,
+      objectives: opts.spec.objectives,
+      simulate: priorSimulator(opts.store, opts.catalog, opts.spec).simulate,
+      rng: rng.fork('initial-design'),
+      simulateTop: 40,
+    });
     sampler = surrogateSampler({
       source,
       context: ctx,
@@ -94,15 +104,8 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
         study: opts.keepSurrogate === false ? undefined : opts.spec.name,
         spaceName: opts.space.name,
       }),
-      initialDesign: simulatorDesign({
-        source,
-        context: ctx,
-        encoder,
-        slo: opts.spec.slo,
-        objectives: opts.spec.objectives,
-        simulate: priorSimulator(opts.store, opts.catalog, opts.spec).simulate,
-        rng: rng.fork('initial-design'),
-      }),
+      initialDesign: (k, taken) => guide.design(k, taken),
+      priorProposals: (k, trials, taken) => guide.propose(k, trials, taken),
       ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
     });
   }
