@@ -141,6 +141,14 @@ const TrialSummary = z.object({
   meets_slo: z.boolean().nullable(),
   metrics: z.record(z.string(), z.number().nullable()).nullable(),
   failure_reason: z.string().nullable(),
+  failure_class: z.string().nullable(),
+});
+const LearnedRule = z.object({
+  class: z.string(),
+  avoid: z.array(z.object({ knob: z.string(), op: z.string(), value: z.union([z.number(), z.string(), z.boolean()]) })),
+  trials: z.array(z.object({ study: z.string(), number: z.int() })),
+  text: z.string(),
+  scope: z.string(),
 });
 export const StudyDetail = z.object({
   study: z.object({ id: z.int(), name: z.string(), state: Study.shape.state, spec: StudySpec }),
@@ -151,6 +159,8 @@ export const StudyDetail = z.object({
   front: z.array(z.int()),
   recommendation: z.record(z.string(), z.unknown()).nullable(),
   counts: z.record(z.string(), z.int()),
+  /** What failed and what was learned from it: trial numbers per failure class, and the rules on the knobs. */
+  failures: z.object({ by_class: z.record(z.string(), z.array(z.int())), rules: z.array(LearnedRule) }),
 });
 
 export const StudyAccepted = z.object({ id: z.int(), name: z.string(), state: Study.shape.state, active: z.boolean() });

@@ -234,6 +234,12 @@ test('a study runs in the background to its budget; stop and resume by name', as
   assert.equal(detail.trials[0].origin, 'default');
   assert.ok(detail.trials.some((tr: { origin: string; config: { max_num_seqs?: number } }) => tr.origin === 'enqueued' && tr.config.max_num_seqs === 64), 'the enqueued configuration ran');
   assert.ok(Array.isArray(detail.front));
+  // What failed and what was learned from it.
+  // What failed and what was learned from it (test/tune/failure-learning.test.ts drives a study into rules).
+  const failedNumbers = detail.trials.filter((tr: { state: string }) => tr.state === 'failed').map((tr: { number: number }) => tr.number);
+  assert.deepEqual(Object.values(detail.failures.by_class).flat().sort(), failedNumbers.sort());
+  assert.ok(Array.isArray(detail.failures.rules));
+  assert.ok(detail.trials.every((tr: { state: string; failure_class: string | null }) => (tr.state === 'failed') === (tr.failure_class !== null)));
 
   const list = (await app.inject({ method: 'GET', url: '/v1/studies' })).json().studies;
   assert.deepEqual(list.map((s: { name: string; complete: number; active: boolean }) => [s.name, s.active]), [['bg', false]]);
@@ -258,6 +264,7 @@ test('a study runs in the background to its budget; stop and resume by name', as
   assert.equal(report.statusCode, 200, report.body.slice(0, 300));
   assert.match(String(report.headers['content-type']), /text\/html/);
   assert.match(report.body, /study bg/);
+  assert.match(report.body, /What failed and what we learned from it/);
   assert.equal((await app.inject({ method: 'GET', url: '/v1/studies/nope/report' })).statusCode, 404);
 });
 

@@ -1,3 +1,4 @@
+import { FAILURE_CLASS_TEXT } from '../../optimize/failure-classes.js';
 import type { ServerConfig } from '../../domain/index.js';
 import type { Cell, Section } from '../html.js';
 import { escapeHtml } from '../html.js';
@@ -109,12 +110,24 @@ export function pruneSection(a: StudyAnalysis): Section {
 
 export function failuresSection(a: StudyAnalysis): Section {
   const failed = a.trials.filter((t) => t.state === 'failed' || t.state === 'pruned');
-  if (failed.length === 0) return { kind: 'text', title: 'Failed configurations', text: 'No trial failed.' };
+  const title = 'What failed and what we learned from it';
+  if (failed.length === 0) return { kind: 'text', title, text: 'No trial failed.' };
+  const classOf = new Map(a.summary.trials.map((t) => [t.number, t.failure_class]));
+  const rows = failed.map((t) => {
+    const cls = classOf.get(t.number) ?? null;
+    return [String(t.number), t.origin, t.started === null ? 'unknown' : t.started ? 'yes' : 'no (launch failure)', cls === null ? '–' : FAILURE_CLASS_TEXT[cls], t.failure_reason ?? '–', configText(t.config)];
+  });
+  const rules = a.summary.failures.rules;
+  const learned =
+    rules.length === 0
+      ? '<p>No rule on the knobs: these failures name no knob (time-outs, crashes, unknown messages), so only the feasibility model learns from them.</p>'
+      : `<p>Each failure whose message names its cause became a rule that pruned the space for the rest of the study and for later studies of this deployment:</p><ul>${rules.map((r) => `<li><code>${escapeHtml(r.text)}</code></li>`).join('')}</ul>`;
   return {
-    kind: 'table',
-    title: `Failed configurations (${failed.length})`,
-    columns: ['trial', 'state', 'origin', 'started', 'reason', 'configuration'],
-    rows: failed.map((t) => [t.number, t.state, t.origin, t.started === null ? 'unknown' : t.started ? 'yes' : 'no (launch failure)', t.failure_reason ?? '–', configText(t.config)]),
+    kind: 'html',
+    title: `${title} (${failed.length} failed)`,
+    html: `${learned}<table><thead><tr><th>trial</th><th>origin</th><th>started</th><th>class</th><th>what the target said</th><th>configuration</th></tr></thead><tbody>${rows
+      .map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`)
+      .join('')}</tbody></table>`,
   };
 }
 
