@@ -50,7 +50,8 @@ interface Deployment {
 }
 const DEPLOYMENTS: Deployment[] = [
   { name: 'Llama-3.1-8B, 1×H100-SXM, chat', gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', slo: { ttft_p99_ms: 350, itl_p99_ms: 50 } },
-  { name: 'Llama-3.1-8B, 2×A100-80GB, chat', gpu: 'A100-80GB', gpus: 2, model: 'llama-3.1-8b', slo: { ttft_p99_ms: 350, itl_p99_ms: 50 } },
+  // A100 has no fp8: in the world no configuration meets the chat SLO (350 ms / 50 ms); 6% of the space meets 700 ms / 80 ms.
+  { name: 'Llama-3.1-8B, 2×A100-80GB, chat (TTFT p99 ≤ 700 ms, ITL p99 ≤ 80 ms)', gpu: 'A100-80GB', gpus: 2, model: 'llama-3.1-8b', slo: { ttft_p99_ms: 700, itl_p99_ms: 80 } },
   // 64 users of 70B on 4 GPUs cannot meet the chat SLO (350 ms p99 TTFT); this asks for 1.5 s and 80 ms.
   { name: 'Llama-3.1-70B, 4×H200, chat (TTFT p99 ≤ 1500 ms, ITL p99 ≤ 80 ms)', gpu: 'H200', gpus: 4, model: 'llama-3.1-70b', slo: { ttft_p99_ms: 1500, itl_p99_ms: 80 } },
 ];
@@ -359,7 +360,8 @@ try {
 
   if (!quick && (only === null || only.has(0))) {
     // The mismatched workload: the study is given chat.yaml; the server sees prompts three times as long.
-    const d = DEPLOYMENTS[0] as Deployment;
+    // Prompts three times longer cannot meet 350 ms p99 TTFT in the world; 8% of the space meets 700 ms / 80 ms.
+    const d: Deployment = { ...(DEPLOYMENTS[0] as Deployment), slo: { ttft_p99_ms: 700, itl_p99_ms: 80 } };
     const longer: Workload = { ...chat, input_len: { dist: 'lognormal', mean: 768, std: 768, min: 12, max: 3072 } };
     const world: TargetSpec = { kind: 'sim', profile: worldProfile(d.gpu), profile_source: 'bench world' };
     const wex = createExecutor(world, 2);
@@ -382,7 +384,7 @@ try {
       }
       const refBest = Math.max(...(await Promise.all(refTop.map(truth))), ...fr);
       out();
-      out('## Mismatched workload: the study is given chat.yaml, the server sees prompts 3× longer (8B, 1×H100)');
+      out('## Mismatched workload: the study is given chat.yaml, the server sees prompts 3× longer (8B, 1×H100, TTFT p99 ≤ 700 ms, ITL p99 ≤ 80 ms)');
       out();
       out(`Reference optimum on the longer prompts ${refBest.toFixed(0)} tok/s/GPU. lm-bench in 15 trials: median ${pct(median(fr.map((x) => x / refBest)))} of it (min ${pct(Math.min(...fr.map((x) => x / refBest)))}); most trials lost to one failure class per seed: ${lost.join(', ')} (goal < 3). Failures per seed: ${rules.join('; ')}.`);
     } finally {

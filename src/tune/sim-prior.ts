@@ -1,7 +1,18 @@
-import type { BenchmarkResult, ServerConfig, Trial } from '../domain/index.js';
+import { Slo, type BenchmarkResult, type ServerConfig, type Trial } from '../domain/index.js';
+import { sloConstraints } from '../optimize/objectives.js';
 import { targetsOf, type TargetValues } from '../model/targets.js';
 import { configKey } from '../optimize/sampler.js';
-import { diversePicks, rankCorrected, residualPosterior, simulatedSearch, type SimSearch, type SimSearchOptions } from '../optimize/sim-search.js';
+import { diversePicks, rankCorrected, residualPosterior, simulatedSearch, type ResidualPosterior, type SimSearch, type SimSearchOptions } from '../optimize/sim-search.js';
+
+/** The SLO limits divided by the measured residual of their metric, rounded to 10% steps (so searches are reused). */
+export function simulatorSlo(slo: Slo, residual: ResidualPosterior): Slo {
+  const out: Record<string, unknown> = { ...slo };
+  for (const c of sloConstraints(slo)) {
+    const step = Math.round((residual[c.target]?.mean ?? 0) / Math.log(1.1));
+    out[c.key] = c.limitMs / 1.1 ** step;
+  }
+  return Slo.parse(out);
+}
 
 /**
  * The simulator as a study's guide until trees can be trained: one simulated search of the space for
@@ -17,8 +28,19 @@ export interface SimulatorGuide {
 }
 
 export function simulatorGuide(opts: Omit<SimSearchOptions, 'exclude'>): SimulatorGuide {
-  let search: SimSearch | null = null;
-  const get = (): SimSearch => (search ??= simulatedSearch(opts));
+  // One search per SLO as the simulator should see it: the study's, then moved by the measured residual
+  // (a server 40% slower than simulated on TTFT must be simulated at 1/1.4 of the limit), in 10% steps.
+  const searches = new Map<string, SimSearch>();
+  const searchFor = (slo: Slo): SimSearch => {
+    const key = JSON.stringify(Object.entries(slo).sort());
+    let s = searches.get(key);
+    if (s === undefined) {
+      s = simulatedSearch({ ...opts, slo, rng: opts.rng.fork(`search-${searches.size}`) });
+      searches.set(key, s);
+    }
+    return s;
+  };
+  const get = (): SimSearch => searchFor(opts.slo);
   const simulatedOf = new Map<string, TargetValues | null>();
   const simulatedValues = (config: ServerConfig): TargetValues | null => {
     const key = configKey(config);
@@ -42,7 +64,9 @@ export function simulatorGuide(opts: Omit<SimSearchOptions, 'exclude'>): Simulat
         const simulated = simulatedValues(t.config);
         if (simulated !== null) pairs.push({ simulated, measured: targetsOf(t.result, opts.context.gpuCount) });
       }
-      const ranked = rankCorrected(get(), residualPosterior(pairs), opts.slo, taken).filter((r) => r.expected > 0);
+      const residual = residualPosterior(pairs);
+      const search = pairs.length === 0 ? get() : searchFor(simulatorSlo(opts.slo, residual));
+      const ranked = rankCorrected(search, residual, opts.slo, taken).filter((r) => r.expected > 0);
       return Promise.resolve(ranked.slice(0, k).map((r) => r.candidate.config));
     },
   };

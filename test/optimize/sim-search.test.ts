@@ -1,0 +1,57 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
+import { Workload } from '../../src/domain/index.js';
+import { DEFAULT_OBJECTIVES } from '../../src/optimize/objectives.js';
+import { priorSimulator } from '../../src/optimize/prior-simulator.js';
+import { configKey } from '../../src/optimize/sampler.js';
+import { diversePicks, rankCorrected, residualPosterior, simulatedSearch } from '../../src/optimize/sim-search.js';
+import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
+import { loadSpace } from '../../src/space/index.js';
+import { createRng } from '../../src/util/rng.js';
+import { loadYamlFile } from '../../src/util/yaml.js';
+
+const catalog = defaultCatalog();
+const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
+const workload = { ...loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload), num_prompts: 200 };
+const slo = { ttft_p99_ms: 350, itl_p99_ms: 50 };
+const context = { hardware: catalog.gpu('H100-SXM'), gpuCount: 1, model: catalog.model('llama-3.1-8b'), workload };
+const sim = priorSimulator(null, catalog, { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo });
+const search = simulatedSearch({ source: spaceSource(space, context), context, encoder: spaceEncoder(space), slo, objectives: DEFAULT_OBJECTIVES, simulate: sim.simulate, rng: createRng(3), candidates: 3000, simulateTop: 16 });
+
+test('a simulated search runs a diverse top through the simulator and keeps the Pareto set of those meeting the SLOs', () => {
+  assert.equal(search.simulated.length, 16);
+  assert.equal(new Set(search.simulated.map((c) => configKey(c.config))).size, 16);
+  assert.ok(search.front.length >= 1);
+  for (const i of search.front) assert.equal(search.simulated[i]?.meetsSlo, true);
+  // Every simulated metric is the simulator's own: re-simulating a front member gives the same numbers.
+  const first = search.simulated[search.front[0] ?? 0];
+  assert.ok(first !== undefined);
+  assert.equal(sim.simulate(first.config)?.output_throughput, first.result?.output_throughput);
+});
+
+test('diverse picks start at the best simulated goodput and spread out', () => {
+  const picks = diversePicks(search, 3);
+  assert.equal(picks.length, 3);
+  const bestGoodput = Math.max(...search.simulated.map((c) => c.goodputPerGpu));
+  assert.equal(picks[0]?.goodputPerGpu, bestGoodput);
+  assert.equal(new Set(picks.map((p) => configKey(p.config))).size, 3);
+});
+
+test('the measured residual re-ranks the simulated candidates: a server slower than simulated rules out the tight ones', () => {
+  const taken = new Set<string>();
+  const asSimulated = rankCorrected(search, residualPosterior([]), slo, taken);
+  assert.ok(asSimulated.length > 0);
+  // Three runs measured with TTFT 2.5× the simulated: candidates close to the TTFT limit lose their chance.
+  const sample = search.simulated.filter((c) => c.result !== null).slice(0, 3);
+  const pairs = sample.map((c) => ({ simulated: c.values, measured: { ...c.values, ttft_p99_ms: (c.values.ttft_p99_ms ?? 1) * 2.5 } }));
+  const slow = rankCorrected(search, residualPosterior(pairs), slo, taken);
+  const pOf = (r: typeof slow, k: string): number => r.find((x) => configKey(x.candidate.config) === k)?.pMeets ?? -1;
+  for (const c of asSimulated) assert.ok(pOf(slow, configKey(c.candidate.config)) < c.pMeets, 'every P(meets) falls');
+  // Taken configurations are never offered.
+  const top = asSimulated[0];
+  assert.ok(top !== undefined);
+  const without = rankCorrected(search, residualPosterior([]), slo, new Set([configKey(top.candidate.config)]));
+  assert.ok(without.every((r) => configKey(r.candidate.config) !== configKey(top.candidate.config)));
+});
