@@ -60,7 +60,7 @@ export async function trainFromStore(store: Store, catalog: Catalog, encoder: Kn
       throw err;
     }
   };
-  const validation = folds >= 2 && measured >= folds * 4 ? await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: rng.fork('cv'), fit: foldFit }) : null;
+  const validation = folds >= 2 && measured >= folds * 3 ? await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: rng.fork('cv'), fit: foldFit }) : null;
   const fitted = await fit(dataset.rows, dataset.featureNames, spec, rng.fork('final'));
   const surrogate: Surrogate = validation === null ? fitted : { ...fitted, intervalScale: validation.intervalScale };
   const model = saveSurrogate(store, {
