@@ -52,6 +52,11 @@ export interface SimSearch {
   readonly screened: number;
 }
 
+/** The parallel layout of a configuration (TP × DP, expert parallel): the knob that moves everything else. */
+export function layoutOf(c: ServerConfig): string {
+  return `tp${c.tensor_parallel_size ?? 1}×dp${c.data_parallel_size ?? 1}${c.enable_expert_parallel === true ? '+ep' : ''}`;
+}
+
 const distance = (a: readonly number[], b: readonly number[]): number => Math.sqrt(a.reduce((s, x, i) => s + (x - (b[i] ?? 0)) ** 2, 0));
 
 export function simulatedSearch(opts: SimSearchOptions): SimSearch {
@@ -74,6 +79,24 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
   // worth of encoded distance (the acquisition's own batch rule), so one region cannot take it all.
   const want = opts.simulateTop ?? 24;
   const picked: number[] = [];
+  // Every parallel layout the physics model rates within half of the best gets a share first (a few
+  // candidates each): the physics model's ranking between layouts is its least certain part, and one
+  // layout would otherwise take the whole list (70B on 4 GPUs: all 40 at TP2×DP2).
+  const topExpected = expected[order[0] ?? 0] ?? 0;
+  const layouts = new Map<string, number[]>();
+  for (const i of order) {
+    if ((expected[i] ?? 0) < 0.5 * topExpected || topExpected <= 0) break;
+    const l = layoutOf(scored.configs[i] as ServerConfig);
+    layouts.set(l, [...(layouts.get(l) ?? []), i]);
+  }
+  const share = Math.max(2, Math.floor(want / 4 / Math.max(1, layouts.size)));
+  for (const members of layouts.values()) {
+    for (const i of members) {
+      if (picked.filter((j) => layoutOf(scored.configs[j] as ServerConfig) === layoutOf(scored.configs[i] as ServerConfig)).length >= share || picked.length >= want) break;
+      if (picked.some((j) => distance(vec(i), vec(j)) < 0.5)) continue;
+      picked.push(i);
+    }
+  }
   for (const minDistance of [0.5, 0]) {
     for (const i of order) {
       if (picked.length >= want) break;
@@ -106,6 +129,17 @@ export function diversePicks(search: SimSearch, k: number): SimulatedCandidate[]
   const out: SimulatedCandidate[] = [];
   const first = front[0];
   if (first !== undefined) out.push(first);
+  // Then the best of each other parallel layout the simulator rates within 30% of the best: the
+  // simulator's error is largest between layouts (communication, per-replica overheads), and no
+  // later proposal can learn a layout that was never measured.
+  const seenLayouts = new Set(out.map((c) => layoutOf(c.config)));
+  for (const c of [...search.simulated].sort(byGoodput)) {
+    if (out.length >= k || first === undefined) break;
+    if (c.goodputPerGpu < 0.7 * first.goodputPerGpu) break;
+    if (seenLayouts.has(layoutOf(c.config))) continue;
+    seenLayouts.add(layoutOf(c.config));
+    out.push(c);
+  }
   while (out.length < k && out.length < front.length) {
     let best: SimulatedCandidate | null = null;
     let bestD = -1;
@@ -149,11 +183,19 @@ export function residualPosterior(pairs: readonly { readonly simulated: TargetVa
  * residual's posterior mean, P(meets the SLOs) from its predictive spread, ranked by expected
  * goodput (corrected throughput per GPU × P(meets)); those in `taken` left out.
  */
-export function rankCorrected(search: SimSearch, residual: ResidualPosterior, slo: Slo, taken: ReadonlySet<string>): { candidate: SimulatedCandidate; expected: number; pMeets: number }[] {
+export function rankCorrected(
+  search: SimSearch,
+  global: ResidualPosterior,
+  slo: Slo,
+  taken: ReadonlySet<string>,
+  byLayout: ReadonlyMap<string, ResidualPosterior> = new Map(),
+): { candidate: SimulatedCandidate; expected: number; pMeets: number }[] {
   const constraints = sloConstraints(slo);
   const ranked: { candidate: SimulatedCandidate; expected: number; pMeets: number }[] = [];
   for (const c of search.simulated) {
     if (c.result === null || taken.has(configKey(c.config))) continue;
+    // A layout measured already is corrected by its own runs; others by all of them.
+    const residual = byLayout.get(layoutOf(c.config)) ?? global;
     const tput = c.values.output_throughput_per_gpu;
     if (tput === undefined) continue;
     let p = 1;

@@ -2,7 +2,7 @@ import { Slo, type BenchmarkResult, type ServerConfig, type Trial } from '../dom
 import { sloConstraints } from '../optimize/objectives.js';
 import { targetsOf, type TargetValues } from '../model/targets.js';
 import { configKey } from '../optimize/sampler.js';
-import { diversePicks, rankCorrected, residualPosterior, simulatedSearch, type ResidualPosterior, type SimSearch, type SimSearchOptions } from '../optimize/sim-search.js';
+import { diversePicks, layoutOf, rankCorrected, residualPosterior, simulatedSearch, type ResidualPosterior, type SimSearch, type SimSearchOptions } from '../optimize/sim-search.js';
 
 /** The SLO limits divided by the measured residual of their metric, rounded to 10% steps (so searches are reused). */
 export function simulatorSlo(slo: Slo, residual: ResidualPosterior): Slo {
@@ -58,15 +58,17 @@ export function simulatorGuide(opts: Omit<SimSearchOptions, 'exclude'>): Simulat
       return Promise.resolve(picks.slice(0, k).map((c) => c.config));
     },
     propose(k, trials, taken) {
-      const pairs: { simulated: TargetValues; measured: TargetValues }[] = [];
+      const pairs: { simulated: TargetValues; measured: TargetValues; layout: string }[] = [];
       for (const t of trials) {
         if (t.state !== 'complete' || t.result === null) continue;
         const simulated = simulatedValues(t.config);
-        if (simulated !== null) pairs.push({ simulated, measured: targetsOf(t.result, opts.context.gpuCount) });
+        if (simulated !== null) pairs.push({ simulated, measured: targetsOf(t.result, opts.context.gpuCount), layout: layoutOf(t.config) });
       }
       const residual = residualPosterior(pairs);
+      const byLayout = new Map<string, ResidualPosterior>();
+      for (const layout of new Set(pairs.map((p) => p.layout))) byLayout.set(layout, residualPosterior(pairs.filter((p) => p.layout === layout)));
       const search = pairs.length === 0 ? get() : searchFor(simulatorSlo(opts.slo, residual));
-      const ranked = rankCorrected(search, residual, opts.slo, taken).filter((r) => r.expected > 0);
+      const ranked = rankCorrected(search, residual, opts.slo, taken, byLayout).filter((r) => r.expected > 0);
       return Promise.resolve(ranked.slice(0, k).map((r) => r.candidate.config));
     },
   };
