@@ -9,6 +9,8 @@ import { configKey } from '../../src/optimize/sampler.js';
 import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
 import { loadSpace } from '../../src/space/index.js';
 import { simulate } from '../../src/sim/index.js';
+import { MemoryStore } from '../../src/store/memory-store.js';
+import { saveProfile } from '../../src/calibration/profiles.js';
 import { simulatorGuide, simulatorSlo } from '../../src/tune/sim-prior.js';
 import { createRng } from '../../src/util/rng.js';
 import { loadYamlFile } from '../../src/util/yaml.js';
@@ -43,4 +45,22 @@ test('the guide designs from the simulated front and, once a run is measured, pr
   const next = await guide.propose(3, [trial], new Set([configKey(first)]));
   assert.ok(next.length >= 1);
   assert.ok(next.every((c) => configKey(c) !== configKey(first)));
+});
+
+test('a `sim calibrate` profile stored for the GPU prices the prior: it sharpens as real runs come in', () => {
+  const catalog = defaultCatalog();
+  const store = new MemoryStore({ now: () => 1 });
+  const workload = { ...loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload), num_prompts: 120 };
+  const d = { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo: {} };
+  const config = { max_num_seqs: 64, max_num_batched_tokens: 4096 };
+  const before = priorSimulator(store, catalog, d);
+  assert.match(before.profileSource, /^default/);
+  const base = catalog.profileFor(catalog.gpu('H100-SXM'));
+  saveProfile(store, { gpu: 'H100-SXM', model: 'llama-3.1-8b', runs: 9, profile: { ...base, eta_weights: base.eta_weights * 0.6 }, metrics: {} });
+  const after = priorSimulator(store, catalog, d);
+  assert.doesNotMatch(after.profileSource, /^default/);
+  const tBefore = before.simulate(config)?.output_throughput ?? 0;
+  const tAfter = after.simulate(config)?.output_throughput ?? 0;
+  assert.ok(tAfter < tBefore * 0.95, `the slower calibrated GPU simulates slower: ${tAfter} vs ${tBefore}`);
+  store.close();
 });
