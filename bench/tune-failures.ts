@@ -31,14 +31,24 @@ for (const c of CASES) {
   let after = 0;
   let afterFailed = 0;
   let crashed = 0;
+  let repeatCrashes = 0;
+  let afterFirstCrash = 0;
   for (let seed = 1; seed <= SEEDS; seed++) {
     const workload = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', `${c.workload}.yaml`), Workload);
     const spec = StudySpec.parse({ name: `f-${seed}`, space: spacePath, hardware: { gpu: c.gpu, count: c.gpus }, model: c.model, workload, slo: workload.slo ?? {}, objectives: [...DEFAULT_OBJECTIVES], target: '{"kind":"sim"}', seed, budget_trials: BUDGET, budget_hours: null, parallel: 2 });
     const { study } = await runStudy({ store: new MemoryStore({ now: Date.now }), catalog, space, spec, target: { kind: 'sim' }, now: Date.now });
+    let seenCrash = false;
     for (const t of study.trials()) {
-      const design = t.origin === 'default' || t.origin === 'space_filling' || t.origin === 'history';
+      const design = t.origin === 'default' || t.origin === 'space_filling' || t.origin === 'simulated' || t.origin === 'history';
       const failedStart = t.state === 'failed' && t.started === false;
-      if (t.state === 'failed' && t.started === true) crashed++;
+      const crash = t.state === 'failed' && t.started === true;
+      if (crash) crashed++;
+      // Once a run-time OOM has been seen, its rule should keep the same crash from coming back.
+      if (seenCrash) {
+        afterFirstCrash++;
+        if (crash) repeatCrashes++;
+      }
+      if (crash) seenCrash = true;
       if (design) {
         initial++;
         if (failedStart) initialFailed++;
@@ -48,7 +58,7 @@ for (const c of CASES) {
       }
     }
   }
-  const row = `| ${c.model}, ${c.gpus}× ${c.gpu}, ${c.workload} | ${initialFailed}/${initial} | ${afterFailed}/${after} (${after === 0 ? '–' : ((afterFailed / after) * 100).toFixed(1)}%) | ${crashed}/${initial + after} |`;
+  const row = `| ${c.model}, ${c.gpus}× ${c.gpu}, ${c.workload} | ${initialFailed}/${initial} | ${afterFailed}/${after} (${after === 0 ? '–' : ((afterFailed / after) * 100).toFixed(1)}%) | ${crashed}/${initial + after} | ${repeatCrashes}/${afterFirstCrash} |`;
   rows.push(row);
   console.log(row);
 }
@@ -57,10 +67,10 @@ writeFileSync(
   [
     '# Failed starts after the initial design',
     '',
-    `\`node --import tsx bench/tune-failures.ts --seeds ${SEEDS} --budget ${BUDGET}\`: ${SEEDS} studies of ${BUDGET} trials (2 in parallel) per case on the simulator with search-spaces/vllm.yaml. Initial design = vLLM defaults + space-filling points (before the surrogate has 5 results). A crash is a trial that started and then died of the simulator's run-time OOM (src/physics/runtime-oom.ts).`,
+    `\`node --import tsx bench/tune-failures.ts --seeds ${SEEDS} --budget ${BUDGET}\`: ${SEEDS} studies of ${BUDGET} trials (2 in parallel) per case on the simulator with search-spaces/vllm.yaml. Initial design = vLLM defaults + the simulator's picks (at most a quarter of the budget). A crash is a trial that started and then died of the simulator's run-time OOM (src/physics/runtime-oom.ts); each becomes an oom_runtime rule (gpu_memory_utilization at least as high, at the same TP and quantization), and the last column counts crashes among the trials after a study's first.`,
     '',
-    '| case | failed to start: initial design | failed to start: model-proposed trials | crashed under load (run-time OOM), all trials |',
-    '| --- | --- | --- | --- |',
+    '| case | failed to start: initial design | failed to start: model-proposed trials | crashed under load (run-time OOM), all trials | crashes after the first crash |',
+    '| --- | --- | --- | --- | --- |',
     ...rows,
     '',
   ].join('\n'),

@@ -33,9 +33,12 @@ const usage = `Usage:
                 [--report-dir DIR | --no-report] [--json]
   lm-bench tune --study NAME [--db PATH] [--json]     resume a study with its stored settings
 
-Runs a tuning study: vLLM's defaults first, then space-filling points and the best matches from the
-history, then rounds of train → propose → measure in parallel → record, until the budget is spent or
-the expected hypervolume improvement stays flat. With --objective max-rate each trial finds the highest
+Runs a tuning study: vLLM's defaults first, then the best matches from the history and the simulator's
+best configurations for the deployment (defaults included, at most a quarter of the budget), then
+model-guided rounds of propose → measure in parallel → record (the simulator corrected by what was
+measured, then the XGBoost surrogate from 8 runs on), until the budget is spent or the expected
+hypervolume improvement stays flat. Each failure is classified from what the target said and, where it
+names a cause, becomes a rule on the knobs for the rest of the study and later studies of the deployment. With --objective max-rate each trial finds the highest
 request rate that meets the SLOs by bisection (at most 5 load runs per configuration). Every trial is recorded in the SQLite store as it
 finishes; running the same command again resumes the study (completed trials are kept, trials a crash
 left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json);
