@@ -50,8 +50,9 @@ interface Deployment {
 }
 const DEPLOYMENTS: Deployment[] = [
   { name: 'Llama-3.1-8B, 1×H100-SXM, chat', gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', slo: { ttft_p99_ms: 350, itl_p99_ms: 50 } },
-  // A100 has no fp8: in the world no configuration meets the chat SLO (350 ms / 50 ms); 6% of the space meets 700 ms / 80 ms.
-  { name: 'Llama-3.1-8B, 2×A100-80GB, chat (TTFT p99 ≤ 700 ms, ITL p99 ≤ 80 ms)', gpu: 'A100-80GB', gpus: 2, model: 'llama-3.1-8b', slo: { ttft_p99_ms: 700, itl_p99_ms: 80 } },
+  // A100 has no fp8: in the world no configuration meets the chat SLO (350 ms / 50 ms), and the few that
+  // meet 700 ms / 80 ms do so on some noise seeds only; 40% of the space meets 1000 ms / 80 ms.
+  { name: 'Llama-3.1-8B, 2×A100-80GB, chat (TTFT p99 ≤ 1000 ms, ITL p99 ≤ 80 ms)', gpu: 'A100-80GB', gpus: 2, model: 'llama-3.1-8b', slo: { ttft_p99_ms: 1000, itl_p99_ms: 80 } },
   // 64 users of 70B on 4 GPUs cannot meet the chat SLO (350 ms p99 TTFT); this asks for 1.5 s and 80 ms.
   { name: 'Llama-3.1-70B, 4×H200, chat (TTFT p99 ≤ 1500 ms, ITL p99 ≤ 80 ms)', gpu: 'H200', gpus: 4, model: 'llama-3.1-70b', slo: { ttft_p99_ms: 1500, itl_p99_ms: 80 } },
 ];

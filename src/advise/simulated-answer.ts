@@ -23,15 +23,17 @@ import { enqueueCommand, measureCommands, vllmServeCommand } from './commands.js
  * configuration from another region of the Pareto set that could beat it within the simulator's error,
  * and the best one the error leaves unsure about the SLOs.
  */
-export const SIMULATED_MIN_P_MEETS_SLO = 0.75;
+export const SIMULATED_MIN_P_MEETS_SLO = 0.5;
 /** Candidates the discrete-event simulator runs for one answer (about 0.1 s each). */
 export const SIMULATED_TOP = 32;
 
 export function simulatedRule(minP: number): string {
-  return `simulated, not measured: the highest simulated output throughput per GPU among configurations whose simulated run meets the SLOs with P(meets the SLOs) ≥ ${minP} under the simulator's measured error; throughputs within ${TIE * 100}% tie, and the tie goes to the one most likely to meet the SLOs (no runs of this GPU and model to train a model on)`;
+  return `simulated, not measured: the highest expected goodput (simulated output throughput per GPU × P(meets the SLOs) under the simulator's measured error) among configurations whose simulated run meets the SLOs with P(meets the SLOs) ≥ ${minP}; expected goodputs within ${TIE * 100}% tie, and the tie goes to the one most likely to meet the SLOs (no runs of this GPU and model to train a model on)`;
 }
 
 const Z2 = 2;
+/** A configuration whose P(meets the SLOs) is below this is one a measurement could settle either way. */
+const UNSURE_BELOW = 0.8;
 const TIE = 0.01;
 
 function intervalOf(value: number, t: TargetName): Interval {
@@ -88,25 +90,28 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     return { config: c.config, predicted, pStart: c.result === null ? 0 : 1, pMeetsSlo: pMeets(c, constraints), numericsChanges: space.numericsChanges(c.config) };
   };
   const pick = (cands: readonly SimulatedCandidate[]): SimulatedCandidate | null => {
-    const eligible = cands.filter((c) => c.result !== null && c.meetsSlo && pMeets(c, constraints) >= SIMULATED_MIN_P_MEETS_SLO).sort((a, b) => b.goodputPerGpu - a.goodputPerGpu);
+    // Expected goodput: a configuration the error may well push past an SLO is worth that much less.
+    const value = (c: SimulatedCandidate): number => c.goodputPerGpu * pMeets(c, constraints);
+    const eligible = cands.filter((c) => c.result !== null && c.meetsSlo && pMeets(c, constraints) >= SIMULATED_MIN_P_MEETS_SLO).sort((a, b) => value(b) - value(a));
     const top = eligible[0];
     if (top === undefined) return null;
-    // Goodputs within 1% tie (a closed loop caps many configurations at the same throughput); the tie
+    // Values within 1% tie (a closed loop caps many configurations at the same throughput); the tie
     // goes to the one most likely to meet the SLOs.
-    const tied = eligible.filter((c) => c.goodputPerGpu >= top.goodputPerGpu * (1 - TIE));
+    const tied = eligible.filter((c) => value(c) >= value(top) * (1 - TIE));
     return tied.sort((a, b) => pMeets(b, constraints) - pMeets(a, constraints))[0] ?? top;
   };
   const ran = search.simulated.filter((c) => c.result !== null && c.meetsSlo);
   const best = pick(search.simulated);
   // The precision-keeping alternative gets a search of its own: fp8 candidates crowd the first one.
   const keeper = best === null || space.numericsChanges(best.config).length === 0 ? null : pick(search1(true, Math.ceil((opts.simulateTop ?? SIMULATED_TOP) / 2)).simulated);
+  const bestRecP = best === null ? null : pMeets(best, constraints);
   const pareto: ParetoMember[] = search.front
     .map((i) => search.simulated[i] as SimulatedCandidate)
     .sort((a, b) => b.goodputPerGpu - a.goodputPerGpu)
     .map((c) => {
       const d = describe(c);
       const beats = best !== null && c !== best && c.goodputPerGpu > best.goodputPerGpu;
-      return { ...d, recommended: c === best, note: beats ? `less certain: P(meets the SLOs) ${(d.pMeetsSlo * 100).toFixed(0)}% under the simulator's error, below ${SIMULATED_MIN_P_MEETS_SLO * 100}%` : null };
+      return { ...d, recommended: c === best, note: beats ? `less certain: P(meets the SLOs) ${(d.pMeetsSlo * 100).toFixed(0)}% under the simulator's error against the recommendation's ${((bestRecP ?? 0) * 100).toFixed(0)}%` : null };
     });
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
   const next = measurementsThatMatter(best, ran, constraints);
@@ -165,7 +170,7 @@ function measurementsThatMatter(best: SimulatedCandidate | null, ran: readonly S
   const unsure = ran
     .filter((c) => !out.includes(c) && c.goodputPerGpu > 0)
     .map((c) => ({ c, p: pMeets(c, constraints) }))
-    .filter((x) => x.p > 0.2 && x.p < SIMULATED_MIN_P_MEETS_SLO)
+    .filter((x) => x.p > 0.2 && x.p < UNSURE_BELOW)
     .sort((a, b) => b.c.goodputPerGpu - a.c.goodputPerGpu);
   if (unsure[0] !== undefined) out.push(unsure[0].c);
   return out.slice(0, 3).map((c) => c.config);

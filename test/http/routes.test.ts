@@ -140,7 +140,7 @@ test('recommendations come from the trained model; unknown names are 400 with th
   assert.ok(sim.source.simulator.simulated >= 8);
   assert.match(sim.rule, /^simulated, not measured/);
   assert.equal(sim.trust.level, 'thin');
-  assert.ok(sim.best !== null && sim.best.pMeetsSlo >= 0.75, JSON.stringify(sim.best));
+  assert.ok(sim.best !== null && sim.best.pMeetsSlo >= 0.5, JSON.stringify(sim.best));
   assert.ok(sim.best.predicted.output_throughput_per_gpu.low < sim.best.predicted.output_throughput_per_gpu.mean);
   assert.ok(sim.measure_next.length >= 2 && sim.measure_next.length <= 3, JSON.stringify(sim.measure_next));
   for (const m of sim.measure_next) assert.match(m.vllm_serve, /^vllm serve meta-llama\/Llama-3\.1-8B-Instruct /);
