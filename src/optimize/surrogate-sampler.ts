@@ -63,7 +63,10 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       const designLeft = Math.min(n - out.length, initialDesignSize(ctx.study.spec.budget_trials) - ctx.trials.length - out.length);
       if (designLeft > 0 && o.initialDesign !== undefined) {
         const taken = new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
-        for (const config of await o.initialDesign(designLeft, taken)) out.push({ config, origin: 'simulated' });
+        // The design was searched once; a failure rule learned since may rule some of it out.
+        const picks = await o.initialDesign(designLeft + 4, taken);
+        const ok = o.source.startable?.(picks) ?? picks.map(() => true);
+        for (const config of picks.filter((_, i) => ok[i] === true).slice(0, designLeft)) out.push({ config, origin: 'simulated' });
         if (out.length >= n) return out.slice(0, n);
       }
       const surrogate = await o.model(ctx.trials);

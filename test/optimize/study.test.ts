@@ -152,6 +152,8 @@ test('the initial design takes at most a quarter of the budget; the model picks 
     assert.deepEqual(origins.slice(0, design), ['default', ...Array<string>(design - 1).fill('simulated')], `budget ${budget}: ${origins.join(',')}`);
     assert.ok(origins.slice(design).every((o) => o === 'surrogate'), `budget ${budget}: ${origins.join(',')}`);
     assert.ok(design <= Math.max(1, budget / 4));
-    assert.equal(asked.reduce((a, b) => a + b, 0), design - 1, `budget ${budget}: the design is asked only for what the defaults leave`);
+    // One trial per round: the design is asked once per design trial the defaults leave (over-asked by a
+    // few, in case failure rules learned since rule some out).
+    assert.equal(asked.length, design - 1, `budget ${budget}: the design is asked only for what the defaults leave`);
   }
 });
