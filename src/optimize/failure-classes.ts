@@ -87,7 +87,8 @@ const N = '([\\d,]+(?:\\.\\d+)?)';
 
 /** Numbers of a prompt-length refusal, whichever of vLLM's wordings carried it. */
 function promptFacts(text: string, f: Facts): void {
-  let m = new RegExp(`maximum context length is ${N} tokens\\. However, you requested ${N} tokens(?: \\(${N} in the \\w+, ${N} in the completion\\))?`, 'i').exec(text);
+  // The completion count can be negative (vLLM subtracts the prompt from the limit when max_tokens is unset).
+  let m = new RegExp(`maximum context length is ${N} tokens\\. However, you requested ${N} tokens(?: \\(${N} in the \\w+, (-?[\\d,]+) in the completion\\))?`, 'i').exec(text);
   if (m !== null) {
     put(f, 'max_model_len', num(m[1]));
     put(f, 'requested_tokens', num(m[2]));

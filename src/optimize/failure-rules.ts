@@ -81,25 +81,30 @@ const fact = (f: ClassifiedFailure, k: string): number | undefined => {
 export function conditionsFor(failure: ClassifiedFailure, r: ResolvedServerConfig): RuleCondition[] | null {
   const tp: RuleCondition = { knob: 'tensor_parallel_size', op: '<=', value: r.tensor_parallel_size };
   const quant: RuleCondition = { knob: 'quantization', op: '==', value: r.quantization };
+  const batched: RuleCondition = { knob: 'max_num_batched_tokens', op: '>=', value: r.max_num_batched_tokens };
+  const seqs: RuleCondition = { knob: 'max_num_seqs', op: '>=', value: r.max_num_seqs };
   switch (failure.class) {
     case 'prompt_too_long': {
       const p = fact(failure, 'prompt_tokens');
-      const needed = fact(failure, 'requested_tokens') ?? (p === undefined ? undefined : p + (fact(failure, 'output_tokens') ?? 0));
+      const requested = fact(failure, 'requested_tokens');
+      // A prompt alone past the limit needs at least one token more (vLLM's count can omit a negative completion).
+      const needed = p === undefined ? requested : Math.max(requested ?? 0, p + Math.max(1, fact(failure, 'output_tokens') ?? 0));
       // Without the length, all the message proves is that this max_model_len (and any shorter) is too short.
       return [needed === undefined ? { knob: 'max_model_len', op: '<=', value: r.max_model_len } : { knob: 'max_model_len', op: '<', value: needed }];
     }
     case 'kv_cache_too_small': {
       const fits = fact(failure, 'estimated_max_model_len');
-      const base = [tp, quant, { knob: 'kv_cache_dtype', op: '==', value: r.kv_cache_dtype } as RuleCondition, { knob: 'gpu_memory_utilization', op: '<=', value: r.gpu_memory_utilization } as RuleCondition];
-      if (failure.facts['kind'] === 'no_blocks') return [...base, { knob: 'max_num_batched_tokens', op: '>=', value: r.max_num_batched_tokens }];
+      // Activation and sampler memory grow with the token budget and the batch: both are part of the region.
+      const base = [tp, quant, { knob: 'kv_cache_dtype', op: '==', value: r.kv_cache_dtype } as RuleCondition, { knob: 'gpu_memory_utilization', op: '<=', value: r.gpu_memory_utilization } as RuleCondition, batched, seqs];
+      if (failure.facts['kind'] === 'no_blocks') return base;
       return [...base, fits === undefined ? { knob: 'max_model_len', op: '>=', value: r.max_model_len } : { knob: 'max_model_len', op: '>', value: fits }];
     }
     case 'oom_load':
       if (failure.facts['kind'] === 'utilization') return [{ knob: 'gpu_memory_utilization', op: '>=', value: r.gpu_memory_utilization }];
       if (failure.facts['kind'] === 'weights') return [tp, quant];
-      return [tp, quant, { knob: 'gpu_memory_utilization', op: '>=', value: r.gpu_memory_utilization }, { knob: 'max_num_batched_tokens', op: '>=', value: r.max_num_batched_tokens }];
+      return [tp, quant, { knob: 'gpu_memory_utilization', op: '>=', value: r.gpu_memory_utilization }, batched, seqs];
     case 'oom_runtime':
-      return [tp, quant, { knob: 'gpu_memory_utilization', op: '>=', value: r.gpu_memory_utilization }];
+      return [tp, quant, { knob: 'gpu_memory_utilization', op: '>=', value: r.gpu_memory_utilization }, seqs];
     case 'cuda_graph':
       return [
         { knob: 'enforce_eager', op: '==', value: false },
@@ -114,7 +119,7 @@ export function conditionsFor(failure: ClassifiedFailure, r: ResolvedServerConfi
     case 'unsupported_dtype': {
       const kv = failure.facts['kv_cache_dtype'];
       // bfloat16 on an old GPU is the deployment's problem, not a knob's: no rule.
-      if (kv === undefined && r.kv_cache_dtype === 'auto') return null;
+      if (kv === undefined && (r.kv_cache_dtype === 'auto' || failure.facts['dtype'] === 'bfloat16')) return null;
       return [{ knob: 'kv_cache_dtype', op: '==', value: typeof kv === 'string' && r.kv_cache_dtype !== 'auto' ? r.kv_cache_dtype : (kv ?? r.kv_cache_dtype) }];
     }
     case 'timeout':
@@ -225,7 +230,8 @@ export function learnRules(evidence: readonly FailureEvidence[], study?: string)
       avoid: d.avoid,
       trials,
       text: `${ruleRegionText(d.avoid)}: ${trialList(trials, study)} ${because({ class: d.cls }, d.ev)}`,
-      scope: d.cls === 'prompt_too_long' ? 'workload' : 'deployment',
+      // Prompt lengths and run-time memory peaks depend on the workload the server saw.
+      scope: d.cls === 'prompt_too_long' || d.cls === 'oom_runtime' ? 'workload' : 'deployment',
     };
   });
 }

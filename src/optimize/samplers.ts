@@ -133,8 +133,19 @@ export function restrictSource(source: CandidateSource, excluded: (config: Serve
   const keep = (cs: readonly ServerConfig[]): ServerConfig[] => cs.filter((c) => !excluded(c));
   return {
     sample(n, rng) {
-      const out = keep(source.sample(n, rng));
-      for (let round = 0; out.length < n && round < 3; round++) out.push(...keep(source.sample(n, rng.fork(`restricted-${round}`))));
+      const first = source.sample(n, rng);
+      const out = keep(first);
+      // Refill only what the rules removed, and never with a configuration already drawn (a space
+      // smaller than n would otherwise come back several times over).
+      if (out.length < first.length) {
+        const seen = new Set(first.map(configKey));
+        for (let round = 0; out.length < n && round < 3; round++) {
+          const fresh = source.sample(n, rng.fork(`restricted-${round}`)).filter((c) => !seen.has(configKey(c)));
+          if (fresh.length === 0) break;
+          for (const c of fresh) seen.add(configKey(c));
+          out.push(...keep(fresh));
+        }
+      }
       return out.slice(0, n);
     },
     mutate(config, rng) {

@@ -80,7 +80,7 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
         if (out.length >= n) return out.slice(0, n);
       }
       if (surrogate === null) {
-        const existing = ctx.trials.map((t) => t.config);
+        const existing = [...ctx.trials.map((t) => t.config), ...out.map((p) => p.config)];
         for (const config of spaceFilling(o.source, existing, n - out.length, ctx.rng.fork('fill'))) out.push({ config, origin: 'space_filling' });
         return out.slice(0, n);
       }
@@ -104,7 +104,8 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
           from = m % 2 === 0 ? next : t.config;
         }
       });
-      const taken = new Set(ctx.trials.map((t) => configKey(t.config)));
+      // What the study holds and what this batch already proposed (defaults, design, prior picks).
+      const taken = new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
       const dedupe = (cs: readonly ServerConfig[]): ServerConfig[] => {
         const seen = new Set<string>();
         return cs.filter((c) => {

@@ -9,8 +9,8 @@ import type { TrialOutcome } from '../targets/types.js';
 /**
  * The study's book of failures: it classifies each failed trial from what the target said (kept as the
  * trial's `failure` attribute), learns the rules those failures teach together with the failures of
- * earlier studies of the same deployment (same GPU, GPU count and model; prompt-length rules only
- * from studies of the same workload), and answers whether a configuration falls under one. The rules
+ * earlier studies of the same deployment (same GPU, GPU count and model; prompt-length and run-time
+ * OOM rules only from studies of the same workload), and answers whether a configuration falls under one. The rules
  * are a pure function of the stored trials, so a resumed study, the HTTP API and the report all see
  * the same rules without a table of their own.
  */
@@ -63,7 +63,7 @@ export function createFailureBook(store: Store, catalog: Catalog, spec: StudySpe
   const hw = catalog.gpu(spec.hardware.gpu);
   const model = catalog.model(spec.model);
   // Earlier studies do not change while this one runs: read them once.
-  const carried = relatedStudies(store, spec).flatMap((s) => failureEvidence(store, catalog, s.id, s.name).filter((e) => s.sameWorkload || e.failure.class !== 'prompt_too_long'));
+  const carried = relatedStudies(store, spec).flatMap((s) => failureEvidence(store, catalog, s.id, s.name).filter((e) => s.sameWorkload || (e.failure.class !== 'prompt_too_long' && e.failure.class !== 'oom_runtime')));
   // Recomputed only when the loop says a trial failed (refresh): samplers ask for every candidate.
   let cache: FailureRule[] | null = null;
   // Rules already recorded as events (a resumed study) are not announced again.

@@ -143,7 +143,8 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
     let told: Trial;
     try {
       if (outcome.status === 'ok' && outcome.attrs !== undefined) store.setTrialAttrs(trial.id, outcome.attrs);
-      if (failure !== null) store.setTrialAttrs(trial.id, { failure });
+      // A re-run of a trial a crash left behind must not keep the earlier run's class.
+      if (failure !== null || trial.attrs['failure'] !== undefined) store.setTrialAttrs(trial.id, { failure });
       told =
         outcome.status === 'ok'
           ? study.tell(trial.id, { state: 'complete', result: outcome.result })

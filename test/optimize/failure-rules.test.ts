@@ -68,3 +68,16 @@ test('overlapping regions merge; classes that name no knob make no rule', () => 
   assert.equal(ruleFor(rules, resolved({ quantization: 'fp8' }))?.class, 'unsupported_quantization');
   assert.equal(ruleFor(rules, resolved({ gpu_memory_utilization: 0.9 })), null);
 });
+
+test('memory rules include the batch knobs that free memory; a prompt alone past the limit needs one token more', () => {
+  const oom = 'torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 480.00 MiB.';
+  const [r] = learnRules([evidence(2, { gpu_memory_utilization: 0.95, max_num_seqs: 1024, max_num_batched_tokens: 16384 }, oom, true)], 's');
+  assert.ok(r !== undefined);
+  assert.ok(matchesRule(r, resolved({ gpu_memory_utilization: 0.96, max_num_seqs: 1024, max_num_batched_tokens: 16384 })));
+  assert.ok(!matchesRule(r, resolved({ gpu_memory_utilization: 0.96, max_num_seqs: 128, max_num_batched_tokens: 2048 })), 'a smaller batch is not the same failure');
+  // vLLM counts a negative completion when the prompt alone is past the limit: the rule still covers the failing length.
+  const [p] = learnRules([evidence(1, { max_model_len: 4096 }, "This model's maximum context length is 4096 tokens. However, you requested 4096 tokens (5000 in the prompt, -904 in the completion).", true)], 's');
+  assert.ok(p !== undefined && matchesRule(p, resolved({ max_model_len: 4096 })) && !matchesRule(p, resolved({ max_model_len: 8192 })), JSON.stringify(p));
+  // bfloat16 on an old GPU names no knob, whatever the KV dtype was.
+  assert.deepEqual(learnRules([evidence(1, { kv_cache_dtype: 'fp8' }, 'ValueError: Bfloat16 is only supported on GPUs with compute capability of at least 8.0. Your Tesla T4 GPU has compute capability 7.5.')], 's'), []);
+});

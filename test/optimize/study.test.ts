@@ -6,7 +6,7 @@ import { isLmBenchError } from '../../src/errors.js';
 import { observationsFromTrials } from '../../src/model/dataset.js';
 import { fitSurrogate } from '../../src/model/surrogate.js';
 import { configKey } from '../../src/optimize/sampler.js';
-import { gridSampler, randomSampler, spaceFilling } from '../../src/optimize/samplers.js';
+import { gridSampler, randomSampler, restrictSource, spaceFilling } from '../../src/optimize/samplers.js';
 import { createOptimizationStudy } from '../../src/optimize/study.js';
 import { initialDesignSize, surrogateSampler } from '../../src/optimize/surrogate-sampler.js';
 import { priorSurrogate } from '../../src/model/prior.js';
@@ -156,4 +156,12 @@ test('the initial design takes at most a quarter of the budget; the model picks 
     // few, in case failure rules learned since rule some out).
     assert.equal(asked.length, design - 1, `budget ${budget}: the design is asked only for what the defaults leave`);
   }
+});
+
+test('a restricted source never returns a configuration twice, even from a space smaller than asked', () => {
+  const tiny = { ...source, sample: (n: number) => [{ max_num_seqs: 8 }, { max_num_seqs: 16 }, { max_num_seqs: 32 }].slice(0, n) };
+  const r = restrictSource(tiny, (c) => c.max_num_seqs === 16);
+  const got = r.sample(100, createRng(1));
+  assert.deepEqual(got.map((c) => c.max_num_seqs), [8, 32]);
+  assert.deepEqual(restrictSource(tiny, () => false).sample(100, createRng(1)).length, 3);
 });
