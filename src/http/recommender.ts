@@ -1,5 +1,6 @@
 import { Piscina } from 'piscina';
 import type { AnsweringModel } from '../advise/answer.js';
+import { PROFILE_KIND, profileSlot } from '../calibration/profiles.js';
 import { LmBenchError } from '../errors.js';
 import { featureNames } from '../model/features.js';
 import { SURROGATE_KIND, selectSurrogate } from '../model/registry.js';
@@ -72,6 +73,9 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     return info === undefined ? null : { id: info.id, createdAtMs: info.created_at_ms };
   };
 
+  /** The id of the calibrated simulator profile stored for a GPU, or 'default'. */
+  const calibratedProfileId = (gpu: string): string => String(opts.store.listModels(PROFILE_KIND).find((m) => m.slot === profileSlot(gpu))?.id ?? 'default');
+
   async function compute(modelId: number | null, question: Question): Promise<Answer> {
     if (modelId === null) {
       if (pool === null) return simulatedFor(opts.store, opts.spacePath, question);
@@ -106,7 +110,8 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     ask(question) {
       // No model covers the question: the simulator answers (labelled so), until a study or a training run saves one.
       const model = selectSurrogate(models(), { gpu: question.gpu, model: question.model, schema });
-      const key = JSON.stringify([model?.id ?? 'simulator', question]);
+      // A simulated answer depends on the profile that prices it: a `sim calibrate` run makes a new key.
+      const key = JSON.stringify([model?.id ?? `simulator:${model === null ? calibratedProfileId(question.gpu) : ''}`, question]);
       const hit = answers.get(key);
       if (hit !== undefined) {
         // Refresh its place in the LRU order.

@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROJECT_ROOT } from '../../src/catalog/index.js';
+import { saveProfile } from '../../src/calibration/profiles.js';
+import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
 import { openStore } from '../../src/store/index.js';
 import { AUTH, seedTrainedDb, SMALL_WORKLOAD, tempDb, testApp, waitFor } from './helpers.js';
 
@@ -130,7 +131,8 @@ test('body size limit and rate limit answer with catalog codes', async (t) => {
 
 test('recommendations come from the trained model; unknown names are 400 with the field', async (t) => {
   const db = tempDb(t);
-  const empty = await testApp(t, db);
+  const emptyDb = tempDb(t);
+  const empty = await testApp(t, emptyDb);
   // An empty database: the simulator answers, labelled as simulated, with the runs that would change it.
   const none = await empty.inject({ method: 'POST', url: '/v1/recommendations', payload: { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: 'chat' } });
   assert.equal(none.statusCode, 200, none.body);
@@ -146,6 +148,14 @@ test('recommendations come from the trained model; unknown names are 400 with th
   for (const m of sim.measure_next) assert.match(m.vllm_serve, /^vllm serve meta-llama\/Llama-3\.1-8B-Instruct /);
   assert.deepEqual(sim.measure_next[0].config, sim.best.config, 'the pick is the first run to make');
   assert.equal((await empty.inject({ method: 'GET', url: '/v1/models' })).json().models.length, 0, 'answering saved nothing');
+  assert.match(sim.source.simulator.profile, /^default/);
+  // A calibrated profile stored meanwhile (`lm-bench sim calibrate`) prices the next simulated answer.
+  const writer = openStore(emptyDb);
+  const base = defaultCatalog().profileFor(defaultCatalog().gpu('H100-SXM'));
+  saveProfile(writer, { gpu: 'H100-SXM', model: 'llama-3.1-8b', runs: 9, profile: { ...base, eta_weights: base.eta_weights * 0.7 }, metrics: {} });
+  writer.close();
+  const recalibrated = (await empty.inject({ method: 'POST', url: '/v1/recommendations', payload: { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: 'chat' } })).json();
+  assert.doesNotMatch(recalibrated.source.simulator.profile, /^default/, JSON.stringify(recalibrated.source));
   await empty.close();
 
   await seedTrainedDb(db);
