@@ -5,7 +5,8 @@ import { openStore } from '../../src/store/index.js';
 import { countsAgainstBudget } from '../../src/tune/loop.js';
 import { AUTH, SMALL_WORKLOAD, tempDb, testApp, waitFor } from './helpers.js';
 
-const BUDGET = 6;
+// Large enough that a study of fast simulated trials is still running when the first service closes.
+const BUDGET = 30;
 
 function snapshot(db: string) {
   const store = openStore(db, { readonly: true });
