@@ -1,11 +1,11 @@
 import type { Catalog } from '../catalog/index.js';
 import type { ServerConfig } from '../domain/index.js';
-import { normalCdf, SIMULATOR_LOG_SD } from '../model/prior.js';
+import { SIMULATOR_LOG_SD } from '../model/prior.js';
 import type { TargetName } from '../model/targets.js';
 import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints } from '../optimize/objectives.js';
 import type { PriorSimulator } from '../optimize/prior-simulator.js';
 import { vllmConfigYaml, type Interval, type ParetoMember, type RecommendedConfig } from '../optimize/recommend.js';
-import { simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search.js';
+import { encodedDistance, pMeetsUnderError, simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
@@ -41,16 +41,8 @@ function intervalOf(value: number, t: TargetName): Interval {
   return { mean: value, low: value * Math.exp(-Z2 * sd), high: value * Math.exp(Z2 * sd) };
 }
 
-/** P(every SLO holds) when each simulated metric is off by the simulator's log-normal error (independent). */
-function pMeets(c: SimulatedCandidate, constraints: ReturnType<typeof sloConstraints>): number {
-  let p = 1;
-  for (const k of constraints) {
-    const v = c.values[k.target];
-    if (v === undefined) return 0;
-    p *= normalCdf((Math.log(k.limitMs) - Math.log(v)) / SIMULATOR_LOG_SD[k.target]);
-  }
-  return p;
-}
+/** P(every SLO holds) under the simulator's measured error (no measurements to correct it). */
+const pMeets = (c: SimulatedCandidate, constraints: ReturnType<typeof sloConstraints>): number => pMeetsUnderError(c.values, constraints);
 
 export interface SimulatedAnswerOptions {
   readonly question: Question;
@@ -153,7 +145,6 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   };
 }
 
-const dist = (a: readonly number[], b: readonly number[]): number => Math.sqrt(a.reduce((s, x, i) => s + (x - (b[i] ?? 0)) ** 2, 0));
 
 /**
  * The 2–3 runs that would most change a simulated answer: the pick (a miss or a shortfall overturns
@@ -165,7 +156,7 @@ function measurementsThatMatter(best: SimulatedCandidate | null, ran: readonly S
   if (best === null) return [...ran].sort((a, b) => b.goodputPerGpu - a.goodputPerGpu).slice(0, 3).map((c) => c.config);
   const out: SimulatedCandidate[] = [best];
   const width = Math.exp(2 * Z2 * SIMULATOR_LOG_SD.output_throughput_per_gpu);
-  const rivals = ran.filter((c) => c !== best && c.goodputPerGpu * width >= best.goodputPerGpu).sort((a, b) => dist(b.encoded, best.encoded) * b.goodputPerGpu - dist(a.encoded, best.encoded) * a.goodputPerGpu);
+  const rivals = ran.filter((c) => c !== best && c.goodputPerGpu * width >= best.goodputPerGpu).sort((a, b) => encodedDistance(b.encoded, best.encoded) * b.goodputPerGpu - encodedDistance(a.encoded, best.encoded) * a.goodputPerGpu);
   if (rivals[0] !== undefined) out.push(rivals[0]);
   const unsure = ran
     .filter((c) => !out.includes(c) && c.goodputPerGpu > 0)

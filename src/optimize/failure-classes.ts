@@ -85,6 +85,15 @@ interface Pattern {
 
 const N = '([\\d,]+(?:\\.\\d+)?)';
 
+/** A refusal that states the prompt and the completion separately: the request is their sum. */
+function promptAndOutput(f: Facts, prompt: string | undefined, output: string | undefined): void {
+  const p = num(prompt);
+  const o = num(output);
+  put(f, 'prompt_tokens', p);
+  put(f, 'output_tokens', o);
+  if (p !== undefined && o !== undefined) f['requested_tokens'] = p + o;
+}
+
 /** Numbers of a prompt-length refusal, whichever of vLLM's wordings carried it. */
 function promptFacts(text: string, f: Facts): void {
   // The completion count can be negative (vLLM subtracts the prompt from the limit when max_tokens is unset).
@@ -98,21 +107,13 @@ function promptFacts(text: string, f: Facts): void {
   }
   m = new RegExp(`prompt \\(${N} tokens\\) \\+ max_tokens \\(${N}\\)`, 'i').exec(text);
   if (m !== null) {
-    put(f, 'prompt_tokens', num(m[1]));
-    put(f, 'output_tokens', num(m[2]));
-    const p = num(m[1]);
-    const o = num(m[2]);
-    if (p !== undefined && o !== undefined) f['requested_tokens'] = p + o;
+    promptAndOutput(f, m[1], m[2]);
     return;
   }
   m = new RegExp(`You passed ${N} input tokens and requested ${N} output tokens\\. However, the model's context length is only ${N}`, 'i').exec(text);
   if (m !== null) {
-    put(f, 'prompt_tokens', num(m[1]));
-    put(f, 'output_tokens', num(m[2]));
+    promptAndOutput(f, m[1], m[2]);
     put(f, 'max_model_len', num(m[3]));
-    const p = num(m[1]);
-    const o = num(m[2]);
-    if (p !== undefined && o !== undefined) f['requested_tokens'] = p + o;
     return;
   }
   m = new RegExp(`maximum context length is ${N} tokens\\. However, your request has ${N} input tokens`, 'i').exec(text);

@@ -5,7 +5,7 @@ import { targetsOf, type TargetName, type TargetValues } from '../model/targets.
 import type { Rng } from '../util/rng.js';
 import { probabilityMeetsSlo } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
-import { meetsConstraints, objectiveTarget, objectiveVector, sloConstraints } from './objectives.js';
+import { meetsConstraints, objectiveTarget, objectiveVector, sloConstraints, type Constraint } from './objectives.js';
 import { paretoFront } from './pareto.js';
 import { configKey } from './sampler.js';
 import type { CandidateSource } from './samplers.js';
@@ -57,7 +57,8 @@ export function layoutOf(c: ServerConfig): string {
   return `tp${c.tensor_parallel_size ?? 1}×dp${c.data_parallel_size ?? 1}${c.enable_expert_parallel === true ? '+ep' : ''}`;
 }
 
-const distance = (a: readonly number[], b: readonly number[]): number => Math.sqrt(a.reduce((s, x, i) => s + (x - (b[i] ?? 0)) ** 2, 0));
+/** Euclidean distance between two encoded configurations (the encoder's space). */
+export const encodedDistance = (a: readonly number[], b: readonly number[]): number => Math.sqrt(a.reduce((s, x, i) => s + (x - (b[i] ?? 0)) ** 2, 0));
 
 export function simulatedSearch(opts: SimSearchOptions): SimSearch {
   const constraints = sloConstraints(opts.slo);
@@ -93,7 +94,7 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
   for (const members of layouts.values()) {
     for (const i of members) {
       if (picked.filter((j) => layoutOf(scored.configs[j] as ServerConfig) === layoutOf(scored.configs[i] as ServerConfig)).length >= share || picked.length >= want) break;
-      if (picked.some((j) => distance(vec(i), vec(j)) < 0.5)) continue;
+      if (picked.some((j) => encodedDistance(vec(i), vec(j)) < 0.5)) continue;
       picked.push(i);
     }
   }
@@ -101,7 +102,7 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
     for (const i of order) {
       if (picked.length >= want) break;
       if ((expected[i] ?? 0) <= 0 && minDistance > 0) break;
-      if (picked.includes(i) || picked.some((j) => distance(vec(i), vec(j)) < minDistance)) continue;
+      if (picked.includes(i) || picked.some((j) => encodedDistance(vec(i), vec(j)) < minDistance)) continue;
       picked.push(i);
     }
   }
@@ -145,7 +146,7 @@ export function diversePicks(search: SimSearch, k: number): SimulatedCandidate[]
     let bestD = -1;
     for (const c of front) {
       if (out.includes(c)) continue;
-      const d = Math.min(...out.map((o) => distance(o.encoded, c.encoded)));
+      const d = Math.min(...out.map((o) => encodedDistance(o.encoded, c.encoded)));
       if (d > bestD) {
         bestD = d;
         best = c;
@@ -179,6 +180,22 @@ export function residualPosterior(pairs: readonly { readonly simulated: TargetVa
 }
 
 /**
+ * P(every SLO holds) for simulated metrics off by a log-normal error per metric (independent): the
+ * residual's posterior where one is given, else the simulator's measured error. 0 when a constrained
+ * metric is missing.
+ */
+export function pMeetsUnderError(values: TargetValues, constraints: readonly Constraint[], residual: ResidualPosterior = {}): number {
+  let p = 1;
+  for (const k of constraints) {
+    const v = values[k.target];
+    if (v === undefined) return 0;
+    const r = residual[k.target] ?? { mean: 0, sd: SIMULATOR_LOG_SD[k.target] };
+    p *= normalCdf((Math.log(k.limitMs) - Math.log(v) - r.mean) / Math.max(1e-6, r.sd));
+  }
+  return p;
+}
+
+/**
  * The simulated candidates re-read through what has been measured: each metric moved by the
  * residual's posterior mean, P(meets the SLOs) from its predictive spread, ranked by expected
  * goodput (corrected throughput per GPU × P(meets)); those in `taken` left out.
@@ -198,12 +215,7 @@ export function rankCorrected(
     const residual = byLayout.get(layoutOf(c.config)) ?? global;
     const tput = c.values.output_throughput_per_gpu;
     if (tput === undefined) continue;
-    let p = 1;
-    for (const k of constraints) {
-      const v = c.values[k.target];
-      const r = residual[k.target] ?? { mean: 0, sd: SIMULATOR_LOG_SD[k.target] };
-      p *= v === undefined ? 0 : normalCdf((Math.log(k.limitMs) - Math.log(v) - r.mean) / Math.max(1e-6, r.sd));
-    }
+    const p = pMeetsUnderError(c.values, constraints, residual);
     const rt = residual.output_throughput_per_gpu?.mean ?? 0;
     ranked.push({ candidate: c, expected: tput * Math.exp(rt) * p, pMeets: p });
   }

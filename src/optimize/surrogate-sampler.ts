@@ -57,26 +57,25 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
     name: 'surrogate',
     async propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
       const out: Proposal[] = [];
+      // What the study holds and what this batch has proposed so far (defaults, design, prior picks).
+      const takenKeys = (): Set<string> => new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
+      // Picks made from a search run earlier: a failure rule learned since may rule some out (the source knows them).
+      const stillStartable = (configs: readonly ServerConfig[], k: number): ServerConfig[] => {
+        const ok = o.source.startable?.(configs) ?? configs.map(() => true);
+        return configs.filter((_, i) => ok[i] === true).slice(0, k);
+      };
       // vLLM's defaults first, when they can start at all (the study runner skips them the same way; a
       // 120B model's defaults on one GPU of eight, say, have no room for a KV cache).
       if (ctx.trials.length === 0 && o.source.startable?.([{}])[0] !== false) out.push({ config: {}, origin: 'default' });
       const designLeft = Math.min(n - out.length, initialDesignSize(ctx.study.spec.budget_trials) - ctx.trials.length - out.length);
       if (designLeft > 0 && o.initialDesign !== undefined) {
-        const taken = new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
-        // The design was searched once; a failure rule learned since may rule some of it out.
-        const picks = await o.initialDesign(designLeft + 4, taken);
-        const ok = o.source.startable?.(picks) ?? picks.map(() => true);
-        for (const config of picks.filter((_, i) => ok[i] === true).slice(0, designLeft)) out.push({ config, origin: 'simulated' });
+        for (const config of stillStartable(await o.initialDesign(designLeft + 4, takenKeys()), designLeft)) out.push({ config, origin: 'simulated' });
         if (out.length >= n) return out.slice(0, n);
       }
       const surrogate = await o.model(ctx.trials);
       if (surrogate?.prior !== undefined && o.priorProposals !== undefined) {
-        const taken = new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
-        // Over-asked: rules learned since the simulated search may rule some out (the source knows them).
         const want = n - out.length;
-        const offered = await o.priorProposals(want + 8, ctx.trials, taken);
-        const ok = o.source.startable?.(offered) ?? offered.map(() => true);
-        for (const config of offered.filter((_, i) => ok[i] === true).slice(0, want)) out.push({ config, origin: 'surrogate', attrs: { guided_by: 'simulator_residual' } });
+        for (const config of stillStartable(await o.priorProposals(want + 8, ctx.trials, takenKeys()), want)) out.push({ config, origin: 'surrogate', attrs: { guided_by: 'simulator_residual' } });
         if (out.length >= n) return out.slice(0, n);
       }
       if (surrogate === null) {
@@ -104,8 +103,7 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
           from = m % 2 === 0 ? next : t.config;
         }
       });
-      // What the study holds and what this batch already proposed (defaults, design, prior picks).
-      const taken = new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
+      const taken = takenKeys();
       const dedupe = (cs: readonly ServerConfig[]): ServerConfig[] => {
         const seen = new Set<string>();
         return cs.filter((c) => {
