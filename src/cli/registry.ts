@@ -19,6 +19,7 @@ export const COMMANDS = {
   tune: { summary: 'an unattended tuning study: propose, measure, learn, until the budget is spent', load: () => import('./commands/tune.js') },
   report: { summary: 'the HTML deployment report of a tuning study, with one SVG per plot', load: () => import('./commands/report.js') },
   serve: { summary: 'the HTTP service: recommendations, studies and history over /v1 (loopback by default)', load: () => import('./commands/serve.js') },
+  'trial-run': { summary: 'one trial inside a Slurm batch job (what `tune --target slurm` submits)', load: () => import('./commands/trial-run.js') },
   recommend: { summary: 'the best predicted configuration under the SLOs, with intervals and the Pareto set', load: () => import('./commands/recommend.js') },
 } as const satisfies Record<string, CommandEntry>;
 

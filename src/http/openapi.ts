@@ -7,7 +7,7 @@ import { ErrorBody } from './schemas.js';
  * embedded in the page and drawn by a few lines of inline script, no CDN.
  */
 export interface RouteDoc {
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'DELETE';
   /** fastify pattern, e.g. `/v1/studies/:id` (written `{id}` in the document). */
   readonly url: string;
   readonly summary: string;

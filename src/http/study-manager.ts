@@ -7,6 +7,7 @@ import { spaceSource } from '../optimize/space-source.js';
 import { createOptimizationStudy } from '../optimize/study.js';
 import type { SearchSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
+import type { StopMode } from '../targets/executor.js';
 import { TargetSpec } from '../targets/spec.js';
 import { buildStudy, featureContext, runStudy } from '../tune/study-runner.js';
 import { summarizeStudy, type StudySummary } from '../tune/summary.js';
@@ -42,7 +43,8 @@ export interface StudyManagerOptions {
 }
 
 interface Active {
-  abort(): void;
+  /** How trials running outside lm-bench (Slurm jobs) are treated: see StopMode. */
+  abort(mode: StopMode): void;
   /** Ends the loop now (a worker is terminated; trials it had running stay `running` for the resume). */
   terminate(): Promise<void>;
   readonly done: Promise<void>;
@@ -146,9 +148,17 @@ export class StudyManager {
     return out;
   }
 
+  /** No new trials; running ones finish (a Slurm study's jobs run to their end). */
   stop(idOrName: number | string): number {
     const study = this.#o.store.getStudy(idOrName);
-    this.#active.get(study.id)?.abort();
+    this.#active.get(study.id)?.abort('finish');
+    return study.id;
+  }
+
+  /** Stops now: running trials are cancelled (a Slurm study's jobs with scancel) and re-run on resume. */
+  cancel(idOrName: number | string): number {
+    const study = this.#o.store.getStudy(idOrName);
+    this.#active.get(study.id)?.abort('cancel');
     return study.id;
   }
 
@@ -172,7 +182,8 @@ export class StudyManager {
     const all = [...this.#active.entries()];
     for (const [, a] of all) {
       a.shuttingDown = true;
-      a.abort();
+      // Jobs in a cluster's queue outlive the service: the next start reattaches to them.
+      a.abort('detach');
     }
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<'timeout'>((r) => (timer = setTimeout(() => r('timeout'), graceMs)));
@@ -210,7 +221,7 @@ export class StudyManager {
     worker.on('message', (m: StudyWorkerMessage) => (outcome = m));
     const active: Active = {
       shuttingDown: false,
-      abort: () => worker.postMessage('abort'),
+      abort: (mode) => worker.postMessage({ abort: mode }),
       terminate: async () => {
         await worker.terminate();
       },
@@ -232,7 +243,7 @@ export class StudyManager {
     const controller = new AbortController();
     const active: Active = {
       shuttingDown: false,
-      abort: () => controller.abort(),
+      abort: (mode) => controller.abort(mode),
       // In-process loops cannot be cut short; the store closing under them ends them at their next write.
       terminate: () => Promise.resolve(),
       done: runStudy({ ...this.#runOptions(spec, target, sampler), signal: controller.signal }).then(

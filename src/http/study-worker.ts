@@ -4,12 +4,13 @@ import type { StudySpec } from '../domain/index.js';
 import { loadSpace } from '../space/index.js';
 import { openStore } from '../store/sqlite-store.js';
 import type { TargetSpec } from '../targets/spec.js';
+import type { StopMode } from '../targets/executor.js';
 import { runStudy } from '../tune/study-runner.js';
 
 /**
  * One study's tuning loop in a worker thread of its own, with its own store connection (WAL; the
  * design's "study process" writer), so the surrogate refits and candidate scoring of each round never
- * block the service's request thread. Messages: in, `'abort'`; out, `{ kind: 'done', reason }` or
+ * block the service's request thread. Messages: in, `{ abort: StopMode }`; out, `{ kind: 'done', reason }` or
  * `{ kind: 'error', message }`.
  */
 export interface StudyWorkerData {
@@ -27,8 +28,8 @@ async function main(): Promise<void> {
   const port = parentPort;
   if (port === null) throw new Error('study-worker must run in a worker thread');
   const controller = new AbortController();
-  port.on('message', (m) => {
-    if (m === 'abort') controller.abort();
+  port.on('message', (m: { abort?: StopMode }) => {
+    if (m.abort !== undefined) controller.abort(m.abort);
   });
   const store = openStore(data.dbPath);
   try {

@@ -148,10 +148,10 @@ export class MemoryStore implements Store {
     });
   }
 
-  requeueStaleTrials(studyId: number, staleBeforeMs: number): RequeueReport {
+  requeueStaleTrials(studyId: number, staleBeforeMs: number, keep: readonly number[] = []): RequeueReport {
     this.#study(studyId);
     const stale = this.#studyTrials(studyId).filter(
-      (t) => t.state === 'running' && (t.heartbeat_at_ms ?? t.started_at_ms ?? t.created_at_ms) < staleBeforeMs,
+      (t) => t.state === 'running' && !keep.includes(t.id) && (t.heartbeat_at_ms ?? t.started_at_ms ?? t.created_at_ms) < staleBeforeMs,
     );
     const failed: Trial[] = [];
     const requeued: Trial[] = [];

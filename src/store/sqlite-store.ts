@@ -186,10 +186,10 @@ export class SqliteStore implements Store {
     );
   }
 
-  requeueStaleTrials(studyId: number, staleBeforeMs: number): RequeueReport {
+  requeueStaleTrials(studyId: number, staleBeforeMs: number, keep: readonly number[] = []): RequeueReport {
     return this.#tx('requeueStaleTrials', true, () => {
       this.#studyOrThrow(studyId);
-      const ids = (this.#s.staleRunning.all({ study: studyId, before: staleBeforeMs }) as { id: number }[]).map((r) => r.id);
+      const ids = (this.#s.staleRunning.all({ study: studyId, before: staleBeforeMs }) as { id: number }[]).map((r) => r.id).filter((id) => !keep.includes(id));
       const failed: Trial[] = [];
       const requeued: Trial[] = [];
       for (const id of ids) {

@@ -77,9 +77,10 @@ export interface Store {
    * of the study whose last heartbeat (or start, if it never beat) is before `staleBeforeMs` is marked
    * failed with reason "stale: no heartbeat since …" and `started: null` (unknown), and a fresh waiting
    * trial with the same config, origin `enqueued` and attrs `{ retry_of: <old id> }` is created for
-   * each. One transaction for the lot.
+   * each. One transaction for the lot. Trials in `keep` are left running (a controller that
+   * reattached to their Slurm jobs follows them).
    */
-  requeueStaleTrials(studyId: number, staleBeforeMs: number): RequeueReport;
+  requeueStaleTrials(studyId: number, staleBeforeMs: number, keep?: readonly number[]): RequeueReport;
   getTrial(trialId: number): Trial;
   /** The study's trials in number order, optionally only those in the given states. */
   listTrials(studyId: number, filter?: { states?: readonly TrialState[] }): Trial[];

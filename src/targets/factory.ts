@@ -13,7 +13,7 @@ import type { Target, TrialInput, TrialOutcome } from './types.js';
 import { createVllmTarget } from './vllm-target.js';
 
 /** The load runner against a started server: the workload's API decides the route. */
-async function loadAgainst(baseUrl: string, model: string | undefined, input: TrialInput, signal?: AbortSignal, transport?: Partial<Transport>): Promise<BenchmarkResult> {
+export async function loadAgainst(baseUrl: string, model: string | undefined, input: TrialInput, signal?: AbortSignal, transport?: Partial<Transport>): Promise<BenchmarkResult> {
   const route = input.workload.api === 'chat' ? '/v1/chat/completions' : '/v1/completions';
   const { result } = await runBenchmark({
     endpoint: `${baseUrl.replace(/\/+$/, '')}${route}`,
@@ -100,6 +100,9 @@ export function createTarget(spec: TargetSpec, slot: number, deps: TargetDeps = 
         parseResult: normalizeHarnessResult,
         now,
       });
+    case 'slurm':
+      // Slurm trials are jobs the controller follows on its main thread (createExecutor), never a worker's.
+      throw new LmBenchError('LMB_ERR_INTERNAL', 'a slurm target runs through its executor, not a trial worker');
     default:
       return assertNever(spec, 'target kind');
   }

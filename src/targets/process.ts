@@ -69,7 +69,7 @@ export interface Spawned {
   readonly exited: Promise<number>;
 }
 
-export function spawnArgv(argv: readonly string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {}): Spawned {
+export function spawnArgv(argv: readonly string[], opts: { env?: NodeJS.ProcessEnv; cwd?: string; echo?: NodeJS.WritableStream } = {}): Spawned {
   const [file, ...args] = argv;
   if (file === undefined) throw new Error('empty command');
   const child = spawn(file, args, {
@@ -82,8 +82,14 @@ export function spawnArgv(argv: readonly string[], opts: { env?: NodeJS.ProcessE
   });
   const stdout = new LineTail();
   const stderr = new LineTail();
-  child.stdout?.on('data', (d: Buffer) => stdout.push(d));
-  child.stderr?.on('data', (d: Buffer) => stderr.push(d));
+  child.stdout?.on('data', (d: Buffer) => {
+    stdout.push(d);
+    opts.echo?.write(d);
+  });
+  child.stderr?.on('data', (d: Buffer) => {
+    stderr.push(d);
+    opts.echo?.write(d);
+  });
   const exited = new Promise<number>((resolve) => {
     child.once('error', (err) => {
       stderr.push(`${err.message}\n`);

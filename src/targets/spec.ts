@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SimProfile } from '../domain/index.js';
+import { SlurmConfig } from './slurm/config.js';
 
 /**
  * A target as plain data, so it can be named in a study, in the service's config and cross into a
@@ -43,6 +44,8 @@ export const TargetSpec = z.discriminatedUnion('kind', [
     timeout_ms: z.int().positive().default(3_600_000),
     env: z.record(z.string(), z.string()).default({}),
   }),
+  /** One batch job per trial on a Slurm cluster (docs/slurm.md); the settings of `--slurm-config`. */
+  SlurmConfig.extend({ kind: z.literal('slurm') }),
 ]);
 export type TargetSpec = z.infer<typeof TargetSpec>;
 export type TargetSpecInput = z.input<typeof TargetSpec>;

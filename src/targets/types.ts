@@ -9,12 +9,14 @@ import type { ErrorCode } from '../errors.js';
  * feasibility model learns from, not an exception. Inputs and outputs are plain data so a trial can
  * cross into a piscina worker thread.
  */
-export const TargetKind = z.enum(['sim', 'vllm', 'endpoint', 'command']);
+export const TargetKind = z.enum(['sim', 'vllm', 'endpoint', 'command', 'slurm']);
 export type TargetKind = z.infer<typeof TargetKind>;
 
 /** The trial file of the command-target protocol (README "Command-target protocol"). */
 export const TrialInput = z.strictObject({
   trial_id: z.int().nonnegative(),
+  /** The trial's number within its study (what progress and reports show). */
+  trial_number: z.int().nonnegative().optional(),
   study: z.string(),
   seed: z.int().nonnegative(),
   config: ServerConfig,
@@ -35,8 +37,11 @@ export type TrialOutcome =
     }
   | {
       readonly status: 'failed';
-      /** Whether the server got as far as starting (false: a launch failure). */
-      readonly started: boolean;
+      /**
+       * Whether the server got as far as starting (false: a launch failure, which the feasibility
+       * model learns from; null: unknown or not the configuration's doing, e.g. a node that failed).
+       */
+      readonly started: boolean | null;
       readonly code: ErrorCode;
       readonly reason: string;
       readonly durationMs: number;

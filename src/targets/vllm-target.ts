@@ -15,6 +15,10 @@ import type { Target, TrialInput, TrialOutcome } from './types.js';
 export interface VllmTargetOptions {
   /** The executable to run; `vllm` from PATH by default. */
   readonly executable?: string;
+  /** argv that starts vLLM, in place of `executable` (a container wrapper: `apptainer exec --nv vllm.sif vllm`). */
+  readonly command?: readonly string[];
+  /** Copy the server's output to this process's stderr as it comes (a batch job's log keeps all of it). */
+  readonly echoOutput?: boolean;
   readonly port: number;
   /** Model name passed to `vllm serve` (the Hugging Face name). */
   readonly servedModel: string;
@@ -28,8 +32,8 @@ export interface VllmTargetOptions {
   readonly pidFile?: string;
 }
 
-export function vllmArgv(opts: Pick<VllmTargetOptions, 'executable' | 'port' | 'servedModel'>, input: TrialInput): string[] {
-  return [opts.executable ?? 'vllm', ...vllmServeArgs(opts.servedModel, input.config), '--host', '127.0.0.1', '--port', String(opts.port)];
+export function vllmArgv(opts: Pick<VllmTargetOptions, 'executable' | 'command' | 'port' | 'servedModel'>, input: TrialInput): string[] {
+  return [...(opts.command ?? [opts.executable ?? 'vllm']), ...vllmServeArgs(opts.servedModel, input.config), '--host', '127.0.0.1', '--port', String(opts.port)];
 }
 
 export function createVllmTarget(opts: VllmTargetOptions): Target {
@@ -39,7 +43,7 @@ export function createVllmTarget(opts: VllmTargetOptions): Target {
     async runTrial(input: TrialInput, signal?: AbortSignal): Promise<TrialOutcome> {
       const t0 = now();
       const baseUrl = `http://127.0.0.1:${opts.port}`;
-      const p = spawnArgv(vllmArgv(opts, input), { env: opts.env ?? process.env });
+      const p = spawnArgv(vllmArgv(opts, input), { env: opts.env ?? process.env, ...(opts.echoOutput === true ? { echo: process.stderr } : {}) });
       if (opts.pidFile !== undefined && p.child.pid !== undefined) writePidFile(opts.pidFile, p.child.pid);
       try {
         const health = await waitForHealth({ url: `${baseUrl}/health`, exited: p.exited, timeoutMs: opts.startupTimeoutMs, signal });

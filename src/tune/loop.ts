@@ -2,7 +2,7 @@ import type { Trial } from '../domain/index.js';
 import { isLmBenchError } from '../errors.js';
 import type { OptimizationStudy } from '../optimize/study.js';
 import type { Store } from '../store/store.js';
-import type { Executor } from '../targets/executor.js';
+import type { Executor, RunHooks, TrialPhase } from '../targets/executor.js';
 import type { TrialInput, TrialOutcome } from '../targets/types.js';
 import type { FailureRule } from '../optimize/failure-rules.js';
 import type { FailureBook } from './failure-book.js';
@@ -17,8 +17,13 @@ import { backfillTrialRuns, recordTrialRun } from './history.js';
 export type StopReason = 'budget' | 'time' | 'converged' | 'interrupted' | 'exhausted';
 
 export type TuneEvent =
-  | { readonly kind: 'resumed'; readonly requeued: number; readonly kept: number }
-  | { readonly kind: 'trial_started'; readonly trial: Trial }
+  /** `reattached`: trials whose jobs (Slurm) outlived the controller and are followed again. */
+  | { readonly kind: 'resumed'; readonly requeued: number; readonly kept: number; readonly reattached: number }
+  | { readonly kind: 'trial_started'; readonly trial: Trial; readonly reattached?: boolean }
+  /** A trial waiting in a queue outside lm-bench, or starting to run there (Slurm). */
+  | { readonly kind: 'trial_phase'; readonly trial: Trial; readonly phase: TrialPhase }
+  /** Stopped with its job cancelled or left to a later controller: re-queued or reattached on resume. */
+  | { readonly kind: 'trial_left'; readonly trial: Trial; readonly reason: string }
   | { readonly kind: 'trial_finished'; readonly trial: Trial; readonly outcome: TrialOutcome }
   | { readonly kind: 'round'; readonly round: number; readonly maxRelEhvi: number | null }
   /** A rule learned from failures (`carried`: from an earlier study of this deployment, announced at the start). */
@@ -35,7 +40,7 @@ export interface TuneLoopOptions {
   readonly now: () => number;
   readonly trialInput: (trial: Trial) => TrialInput;
   /** Measures one trial; the default runs it once on the executor (the max-rate search wraps it). */
-  readonly measure?: (input: TrialInput, executor: Executor) => Promise<TrialOutcome>;
+  readonly measure?: (input: TrialInput, executor: Executor, hooks?: RunHooks) => Promise<TrialOutcome>;
   readonly heartbeatMs?: number;
   /** Stop when the best relative EHVI of a round is below this for `patience` rounds in a row. */
   readonly ehviThreshold?: number;
@@ -59,17 +64,29 @@ export function countsAgainstBudget(t: Trial): boolean {
   return false;
 }
 
+/** Errors that mean the target cannot take trials at all (the cluster is gone): the study stops, losing nothing. */
+const FATAL = new Set(['LMB_ERR_SLURM_UNAVAILABLE', 'LMB_ERR_SLURM_SUBMIT_FAILED']);
+
 export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
   const { study, store, executor, now } = opts;
   const emit = opts.onEvent ?? (() => undefined);
   const patience = opts.patience ?? 3;
   const threshold = opts.ehviThreshold ?? 1e-3;
-  const measure = opts.measure ?? ((input, ex) => ex.run(input));
-  // One loop per study: whatever is "running" when the loop starts was orphaned by a crash.
-  const requeue = store.requeueStaleTrials(study.id, now() + 1);
+  const measure = opts.measure ?? ((input, ex, hooks) => ex.run(input, hooks));
+  // Trials whose jobs outlived a killed controller are followed again, not run twice.
+  const reattached: { trial: Trial; outcome: Promise<TrialOutcome> }[] = [];
+  if (executor.reattach !== undefined) {
+    for (const t of store.listTrials(study.id, { states: ['running'] })) {
+      if (t.attrs['job'] === undefined) continue;
+      const r = await executor.reattach(opts.trialInput(t), t.attrs['job'], hooksFor(t));
+      if (r !== null) reattached.push({ trial: t, outcome: r.outcome });
+    }
+  }
+  // One loop per study: whatever else is "running" when the loop starts was orphaned by a crash.
+  const requeue = store.requeueStaleTrials(study.id, now() + 1, reattached.map((r) => r.trial.id));
   backfillTrialRuns(store, study.study);
   const kept = store.listTrials(study.id, { states: ['complete'] }).length;
-  if (requeue.requeued.length > 0 || kept > 0) emit({ kind: 'resumed', requeued: requeue.requeued.length, kept });
+  if (requeue.requeued.length > 0 || kept > 0 || reattached.length > 0) emit({ kind: 'resumed', requeued: requeue.requeued.length, kept, reattached: reattached.length });
   store.setStudyState(study.id, 'running');
   const announce = (carried: boolean): void => {
     for (const rule of opts.failures?.takeNew() ?? []) {
@@ -81,25 +98,58 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
 
   let rounds = 0;
   let flat = 0;
-  const stop = (reason: StopReason): TuneSummary => {
+  let fatal: Error | null = null;
+  const inflight = new Map<number, Promise<void>>();
+  const launch = (trial: Trial, outcome?: Promise<TrialOutcome>): void => {
+    const p = runOne(trial, outcome)
+      .catch((err: unknown) => {
+        fatal ??= err instanceof Error ? err : new Error(String(err));
+      })
+      .finally(() => inflight.delete(trial.id));
+    inflight.set(trial.id, p);
+  };
+  /** Waits for one running trial (all of them with `all`), then surfaces a fatal error. */
+  const settle = async (all = false): Promise<void> => {
+    if (inflight.size > 0) await (all ? Promise.all(inflight.values()) : Promise.race(inflight.values()));
+    if (fatal !== null) {
+      await Promise.all(inflight.values());
+      throw fatal;
+    }
+  };
+  const stop = async (reason: StopReason): Promise<TuneSummary> => {
+    await settle(true);
     store.setStudyState(study.id, reason === 'interrupted' ? 'stopped' : 'done');
     store.appendEvent({ studyId: study.id, kind: 'study_stopped', payload: { reason } });
     emit({ kind: 'stopped', reason });
     return { reason, counted: study.trials().filter(countsAgainstBudget).length, rounds };
   };
+  for (const r of reattached) launch(r.trial, r.outcome);
 
   for (;;) {
     const counted = study.trials().filter(countsAgainstBudget).length;
     if (opts.signal?.aborted === true) return stop('interrupted');
     if (counted >= opts.budgetTrials) return stop('budget');
     if (opts.deadlineMs !== null && now() >= opts.deadlineMs) return stop('time');
-    const q = Math.min(executor.parallel, opts.budgetTrials - counted);
+    // A slot is free and the budget has room beyond what is already running.
+    const q = Math.min(executor.parallel - inflight.size, opts.budgetTrials - counted - inflight.size);
+    if (q <= 0) {
+      await settle();
+      continue;
+    }
     const trials = await study.ask(q);
-    if (trials.length === 0) return stop('exhausted');
+    if (trials.length === 0) {
+      if (inflight.size === 0) return stop('exhausted');
+      await settle();
+      continue;
+    }
     rounds++;
     // Only model-based proposals with a front to improve speak to convergence (not defaults, space-filling or fallbacks).
     const ehvis = trials.map((t) => t.attrs['ehvi_rel']).filter((v): v is number => typeof v === 'number');
-    await Promise.all(trials.map((t) => runOne(t)));
+    for (const t of trials) launch(t);
+    // In rounds, the next batch is proposed when this one is measured; an asynchronous executor
+    // (jobs in a cluster's queue) gets the next proposal as soon as any slot frees.
+    if (executor.asynchronous !== true) await settle(true);
+    else if (fatal !== null) await settle();
     const maxRel = ehvis.length > 0 ? Math.max(...ehvis) : null;
     emit({ kind: 'round', round: rounds, maxRelEhvi: maxRel });
     if (maxRel !== null) {
@@ -108,8 +158,17 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
     }
   }
 
-  async function runOne(trial: Trial): Promise<void> {
-    emit({ kind: 'trial_started', trial });
+  function hooksFor(trial: Trial): RunHooks {
+    return {
+      // Stored before anything waits on the job: a controller killed from here on finds it again.
+      onHandle: (handle) => store.setTrialAttrs(trial.id, { job: handle }),
+      onPhase: (phase) => emit({ kind: 'trial_phase', trial, phase }),
+      ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+    };
+  }
+
+  async function runOne(trial: Trial, reattachedOutcome?: Promise<TrialOutcome>): Promise<void> {
+    emit({ kind: 'trial_started', trial, ...(reattachedOutcome === undefined ? {} : { reattached: true }) });
     const beat = setInterval(() => {
       // A trial finished or failed as stale elsewhere refuses heartbeats; the tell below reports it.
       try {
@@ -120,12 +179,19 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
     }, opts.heartbeatMs ?? 5000);
     let outcome: TrialOutcome;
     try {
-      outcome = await measure(opts.trialInput(trial), executor);
+      outcome = await (reattachedOutcome ?? measure(opts.trialInput(trial), executor, hooksFor(trial)));
     } catch (err) {
+      if (isLmBenchError(err) && FATAL.has(err.code)) throw err;
       const reason = err instanceof Error ? err.message : String(err);
       outcome = { status: 'failed', started: false, code: 'LMB_ERR_WORKER_FAILED', reason, durationMs: 0 };
     } finally {
       clearInterval(beat);
+    }
+    if (outcome.status === 'failed' && outcome.code === 'LMB_ERR_INTERRUPTED' && opts.signal?.aborted === true) {
+      // Stopped by the study's stop, not by its configuration: left running, so a resume runs it again
+      // (re-queued) or follows its job (reattached), and it costs no budget.
+      emit({ kind: 'trial_left', trial, reason: outcome.reason });
+      return;
     }
     const failure = opts.failures?.classify(outcome) ?? null;
     if (failure !== null && outcome.status === 'ok') {

@@ -8,6 +8,8 @@ import type { TuneEvent } from './loop.js';
 export interface ProgressState {
   done: number;
   running: number;
+  /** Of the running, how many wait in a cluster's queue (Slurm PENDING): queue time is not trial time. */
+  queued: number;
   failed: number;
   bestGoodput: number | null;
   frontSize: number;
@@ -35,12 +37,14 @@ export function progressLine(st: ProgressState, budget: number, leftMs: number |
   const filled = Math.min(width, Math.round((st.done / Math.max(1, budget)) * width));
   const bar = `${'#'.repeat(filled)}${'-'.repeat(width - filled)}`;
   const best = st.bestGoodput === null ? '–' : `${st.bestGoodput.toFixed(0)} tok/s/GPU`;
-  return `[${bar}] ${st.done}/${budget} trials · ${st.running} running · ${st.failed} failed · best goodput ${best} · front ${st.frontSize} · ${leftMs === null ? 'estimating' : `~${formatDuration(leftMs)} left`}`;
+  const running = st.queued > 0 ? `${st.running - st.queued} running · ${st.queued} queued` : `${st.running} running`;
+  return `[${bar}] ${st.done}/${budget} trials · ${running} · ${st.failed} failed · best goodput ${best} · front ${st.frontSize} · ${leftMs === null ? 'estimating' : `~${formatDuration(leftMs)} left`}`;
 }
 
 export function createProgress(opts: ProgressOptions): { onEvent: (e: TuneEvent) => void; finish: () => void } {
-  const st: ProgressState = { done: 0, running: 0, failed: 0, bestGoodput: null, frontSize: 0 };
+  const st: ProgressState = { done: 0, running: 0, queued: 0, failed: 0, bestGoodput: null, frontSize: 0 };
   const t0 = opts.now();
+  const queuedTrials = new Set<number>();
   let doneThisRun = 0;
   const left = (): number | null => (doneThisRun === 0 ? null : ((opts.now() - t0) / doneThisRun) * Math.max(0, opts.budget - st.done));
   const redraw = (): void => {
@@ -55,14 +59,30 @@ export function createProgress(opts: ProgressOptions): { onEvent: (e: TuneEvent)
       switch (e.kind) {
         case 'resumed':
           st.done = e.kept;
-          log(`resuming: ${e.kept} completed trial(s) kept, ${e.requeued} orphaned running trial(s) re-queued`);
+          log(`resuming: ${e.kept} completed trial(s) kept, ${e.requeued} orphaned running trial(s) re-queued${e.reattached > 0 ? `, ${e.reattached} job(s) still in the cluster reattached` : ''}`);
           break;
         case 'trial_started':
           st.running++;
-          log(`trial ${e.trial.number} started (${e.trial.origin}) ${JSON.stringify(e.trial.config)}`);
+          log(`trial ${e.trial.number} ${e.reattached === true ? 'reattached' : 'started'} (${e.trial.origin}) ${JSON.stringify(e.trial.config)}`);
+          break;
+        case 'trial_phase': {
+          const was = queuedTrials.has(e.trial.id);
+          if (e.phase.phase === 'queued') queuedTrials.add(e.trial.id);
+          else queuedTrials.delete(e.trial.id);
+          st.queued = queuedTrials.size;
+          if (e.phase.phase === 'running' || !was) log(`trial ${e.trial.number} ${e.phase.phase === 'queued' ? `queued: ${e.phase.detail}` : 'running'}`);
+          break;
+        }
+        case 'trial_left':
+          st.running = Math.max(0, st.running - 1);
+          queuedTrials.delete(e.trial.id);
+          st.queued = queuedTrials.size;
+          log(`trial ${e.trial.number} left for the next run: ${e.reason}`);
           break;
         case 'trial_finished': {
           st.running = Math.max(0, st.running - 1);
+          queuedTrials.delete(e.trial.id);
+          st.queued = queuedTrials.size;
           st.done++;
           doneThisRun++;
           if (e.trial.state === 'failed') st.failed++;

@@ -177,6 +177,20 @@ export function storeContract(label: string, factory: StoreFactory): void {
     );
 
     it(
+      'leaves the running trials it is told to keep (a controller reattached to their jobs)',
+      withStore(({ store, advance }) => {
+        const s = store.createStudy(sampleSpec());
+        const followed = store.createTrial(s.id, { config: { block_size: 16 }, origin: 'default', state: 'running' });
+        const orphan = store.createTrial(s.id, { config: { block_size: 32 }, origin: 'surrogate', state: 'running' });
+        advance(60_000);
+        const report = store.requeueStaleTrials(s.id, orphan.created_at_ms + 30_000, [followed.id]);
+        assert.deepEqual(report.failed.map((t) => t.id), [orphan.id]);
+        assert.equal(store.getTrial(followed.id).state, 'running');
+        assert.deepEqual(report.requeued.map((t) => t.config), [{ block_size: 32 }]);
+      }),
+    );
+
+    it(
       'fails stale running trials and requeues their configs in one step',
       withStore(({ store, advance }) => {
         const s = store.createStudy(sampleSpec());

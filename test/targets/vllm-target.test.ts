@@ -8,22 +8,13 @@ import { join } from 'node:path';
 import { createTarget } from '../../src/targets/factory.js';
 import { TargetSpec } from '../../src/targets/spec.js';
 import { vllmArgv } from '../../src/targets/vllm-target.js';
+import { freeLoopbackPort } from '../../src/targets/slurm/trial-run.js';
 import type { TrialInput } from '../../src/targets/types.js';
 
 // A stand-in `vllm` that starts `lm-bench sim serve` with the flags it was given: a real process and real HTTP.
 const fakeVllm = fileURLToPath(new URL('../fixtures/targets/vllm', import.meta.url));
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const addr = s.address();
-      const port = typeof addr === 'object' && addr !== null ? addr.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
+const freePort = freeLoopbackPort;
 
 const input: TrialInput = {
   trial_id: 1,

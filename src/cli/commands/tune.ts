@@ -12,6 +12,7 @@ import type { Hardware } from '../../domain/index.js';
 import type { Store } from '../../store/store.js';
 import { bindSimProfile } from '../../targets/sim-target.js';
 import { TargetSpec } from '../../targets/spec.js';
+import { SlurmConfig } from '../../targets/slurm/config.js';
 import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { studyRules } from '../../tune/failure-book.js';
@@ -24,7 +25,8 @@ import { studyProgress } from '../study-progress.js';
 const usage = `Usage:
   lm-bench tune --study NAME [--space search-spaces/vllm.yaml] --gpu GPU --gpus N --model MODEL
                 --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
-                [--target sim|vllm|endpoint|command] [--profile auto|default|stored] [--command "…"]
+                [--target sim|vllm|endpoint|command|slurm] [--profile auto|default|stored] [--command "…"]
+                [--slurm-config FILE]
                 [--endpoint URL [--api-key-env OPENAI_API_KEY] [--ca-cert FILE] [--insecure]]
                 [--vllm-bin vllm] [--vllm-port 18000]
                 --budget-trials N [--budget-hours H] [--parallel K] [--seed S]
@@ -47,6 +49,9 @@ the HTML report to reports/<study>/report.html (or --report-dir).
 tuner proposes (once per study, however often the command is repeated); --keep-precision holds
 quantization and kv_cache_dtype at the checkpoint's own numerics. The study's surrogate is saved as
 it refits and, cross-validated, when the study ends: \`lm-bench recommend\` answers from it.
+--target slurm runs each trial as a batch job on a Slurm cluster (--slurm-config names the partition,
+time limit, work dir and how vLLM starts; docs/slurm.md): jobs queue, run and are collected by id, a
+killed \`tune\` run again reattaches to them, and Ctrl-C cancels them (scancel).
 --profile (sim target) picks the simulator's efficiencies: the GPU's calibrated profile when
 \`lm-bench sim calibrate\` stored one (auto), the catalog's (default), or the stored one or an error;
 the study keeps the profile it started with.
@@ -63,6 +68,7 @@ const flags = {
   target: { type: 'string' },
   profile: { type: 'string' },
   command: { type: 'string' },
+  'slurm-config': { type: 'string' },
   endpoint: { type: 'string' },
   'api-key-env': { type: 'string' },
   'ca-cert': { type: 'string' },
@@ -87,7 +93,7 @@ type Values = ReturnType<typeof parseFlags<typeof flags>>['values'];
 
 function targetSpec(v: Values, dbPath: string, io: CliIo): TargetSpec {
   const cwd = io.cwd;
-  const kind = v.target ?? 'sim';
+  const kind = v.target ?? (v['slurm-config'] !== undefined ? 'slurm' : 'sim');
   const raw = (() => {
     switch (kind) {
       case 'sim':
@@ -114,8 +120,10 @@ function targetSpec(v: Values, dbPath: string, io: CliIo): TargetSpec {
       }
       case 'command':
         return { kind, command: requireFlag(v.command, 'command') };
+      case 'slurm':
+        return { kind, ...loadYamlFile(resolve(cwd, requireFlag(v['slurm-config'], 'slurm-config')), SlurmConfig, 'LMB_ERR_CONFIG_INVALID') };
       default:
-        throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--target must be sim, vllm, endpoint or command, got "${kind}"`, { details: { field: 'target' } });
+        throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--target must be sim, vllm, endpoint, command or slurm, got "${kind}"`, { details: { field: 'target' } });
     }
   })();
   const res = TargetSpec.safeParse(raw);
@@ -219,7 +227,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   // Every flag is checked before the store is touched: a bad value never starts (or resumes) a study.
   const dbPath = v.db ?? defaultDbPath(io);
-  const target = v.target === undefined && v.endpoint === undefined && v.command === undefined ? null : targetSpec(v, dbPath, io);
+  const target = v.target === undefined && v.endpoint === undefined && v.command === undefined && v['slurm-config'] === undefined ? null : targetSpec(v, dbPath, io);
   const sampler = v.sampler === undefined || v.sampler === 'surrogate' ? 'surrogate' : v.sampler === 'random' ? 'random' : null;
   if (sampler === null) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--sampler must be surrogate or random, got "${v.sampler ?? ''}"`, { details: { field: 'sampler' } });
   if (v['no-report'] !== true) assertOutputDir(resolve(io.cwd, v['report-dir'] ?? join('reports', name)), v['report-dir'] === undefined ? 'study' : 'report-dir');
@@ -253,8 +261,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const onSignal = (): void => {
       interrupts++;
       if (interrupts === 1) {
-        io.stderr.write('\nlm-bench: stopping after the running trials finish (again to quit now; they resume later)\n');
-        ac.abort();
+        io.stderr.write(
+          resolvedTarget.kind === 'slurm'
+            ? '\nlm-bench: cancelling the study\'s Slurm jobs (scancel); the same command resumes the study\n'
+            : '\nlm-bench: stopping after the running trials finish (again to quit now; they resume later)\n',
+        );
+        ac.abort('cancel');
       } else process.exit(130);
     };
     process.on('SIGINT', onSignal);

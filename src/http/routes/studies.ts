@@ -18,6 +18,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
     { method: 'GET', url: '/v1/studies', summary: 'All studies with their progress', auth: false, response: { status: 200, schema: z.object({ studies: z.array(StudyListItem) }) } },
     { method: 'GET', url: '/v1/studies/:id', summary: 'One study (by id or name): progress, trials, measured Pareto front and the recommendation', auth: false, response: { status: 200, schema: StudyDetail } },
     { method: 'POST', url: '/v1/studies/:id/stop', summary: 'Stop a study: no new trials; running trials finish', auth: true, response: { status: 202, schema: StudyAccepted } },
+    { method: 'DELETE', url: '/v1/studies/:id', summary: 'Cancel a study now: running trials are cancelled (Slurm jobs with scancel) and re-run on resume; its trials stay in the history', auth: true, response: { status: 202, schema: StudyAccepted } },
     { method: 'POST', url: '/v1/studies/:id/resume', summary: 'Resume a stopped study where it left off', auth: true, response: { status: 202, schema: StudyAccepted } },
   );
 
@@ -90,6 +91,11 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
   app.post('/v1/studies/:id/stop', { preHandler: ctx.auth }, (req, reply) => {
     const { id } = parseInput(StudyIdParams, req.params, 'params');
     return reply.status(202).send(accepted(ctx.studies.stop(idOf(id))));
+  });
+
+  app.delete('/v1/studies/:id', { preHandler: ctx.auth }, (req, reply) => {
+    const { id } = parseInput(StudyIdParams, req.params, 'params');
+    return reply.status(202).send(accepted(ctx.studies.cancel(idOf(id))));
   });
 
   app.post('/v1/studies/:id/resume', { preHandler: ctx.auth }, (req, reply) => {

@@ -1,0 +1,294 @@
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { z } from 'zod';
+import { PROJECT_ROOT } from '../../catalog/index.js';
+import { LmBenchError } from '../../errors.js';
+import { stopModeOf, type Executor, type RunHooks } from '../executor.js';
+import { splitArgv } from '../process.js';
+import type { TargetSpec } from '../spec.js';
+import type { TrialInput, TrialOutcome } from '../types.js';
+import type { SlurmConfig } from './config.js';
+import { JobResultFile, type JobEngine, type JobTrialFile } from './job-files.js';
+import { jobComment, jobFiles, jobName, jobScript, sbatchArgv, trialDir, type JobFiles, type JobRequest } from './job-script.js';
+import { jobPhase, queueReasonText, type JobEnd } from './job-states.js';
+import { createJobWatcher } from './job-watcher.js';
+import { createSlurmCli, type SlurmCli } from './slurm-cli.js';
+
+/**
+ * The Slurm target: each trial one batch job running `lm-bench trial-run` on a node. It runs on
+ * the controller's main thread (it only waits on Slurm's commands and the shared filesystem) and
+ * reports the job id through `onHandle` the moment sbatch returns it — and a provisional handle
+ * (name and comment, no id) before, so a controller killed between the two still finds its job.
+ */
+export const SlurmHandle = z.object({
+  kind: z.literal('slurm'),
+  job_id: z.string().nullable(),
+  name: z.string(),
+  comment: z.string(),
+  dir: z.string(),
+  submitted_at_ms: z.number().nullable(),
+  /** Every job id this trial had (resubmissions after a preemption or node failure add one each). */
+  attempts: z.array(z.string()),
+  /** Set before lm-bench cancels the job itself, so the cancellation is not read as someone else's. */
+  cancelled_by_lm_bench: z.boolean().optional(),
+  state: z.string().optional(),
+  queued_ms: z.number().optional(),
+  run_ms: z.number().optional(),
+  collect_ms: z.number().optional(),
+});
+export type SlurmHandle = z.infer<typeof SlurmHandle>;
+
+type SlurmSpec = Extract<TargetSpec, { kind: 'slurm' }>;
+
+export interface SlurmExecutorDeps {
+  /** The study's --parallel; `max_jobs` in the config overrides it. */
+  readonly parallel: number;
+  readonly cli?: SlurmCli;
+  readonly now?: () => number;
+}
+
+/** How the node runs lm-bench: the config's `lm_bench`, else this Node.js and this checkout (on the shared filesystem). */
+export function lmBenchArgv(config: SlurmConfig): string[] {
+  return config.lm_bench === undefined ? [process.execPath, join(PROJECT_ROOT, 'bin', 'lm-bench.js')] : splitArgv(config.lm_bench);
+}
+
+function engineOf(config: SlurmConfig): JobEngine {
+  return config.engine === 'sim' ? { kind: 'sim' } : { kind: 'vllm', command: splitArgv(config.vllm), startup_timeout_ms: Math.round(config.startup_timeout_s * 1000) };
+}
+
+/** GPUs a trial's configuration needs: TP × DP (vLLM's defaults are 1). */
+export function gpusOf(input: TrialInput): number {
+  return (input.config.tensor_parallel_size ?? 1) * (input.config.data_parallel_size ?? 1);
+}
+
+const isAborted = (signal: AbortSignal | undefined): boolean => signal?.aborted === true;
+
+function readText(file: string, maxChars = 4000): string {
+  try {
+    const t = readFileSync(file, 'utf8');
+    return t.length > maxChars ? `…${t.slice(-maxChars)}` : t;
+  } catch {
+    return '';
+  }
+}
+
+/** The last lines of the job's logs (every attempt's job-<id>.out), for a failure's reason. */
+function logTail(dir: string, jobId: string | null, lines = 30): string {
+  const file = jobId === null ? null : join(dir, `job-${jobId}.out`);
+  const text = file === null ? '' : readText(file);
+  return text.trim().split('\n').slice(-lines).join('\n');
+}
+
+function readNumber(file: string): number | null {
+  const n = Number(readText(file).trim());
+  return Number.isFinite(n) && n > 0 ? n : null;
+}
+
+export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): Executor {
+  const config: SlurmConfig = spec;
+  const cli = deps.cli ?? createSlurmCli();
+  const now = deps.now ?? Date.now;
+  const watcher = createJobWatcher(cli, Math.round(config.poll_interval_s * 1000));
+  const lmBench = lmBenchArgv(config);
+  let running = 0;
+
+  const requestFor = (input: TrialInput): { req: JobRequest; files: JobFiles } => {
+    const number = input.trial_number ?? input.trial_id;
+    const files = jobFiles(trialDir(config.work_dir, input.study, number));
+    return { files, req: { name: jobName(input.study, number), comment: jobComment(input.trial_id), gpus: gpusOf(input), files, lmBench } };
+  };
+
+  const submit = async (input: TrialInput, handle: SlurmHandle, hooks: RunHooks | undefined): Promise<SlurmHandle> => {
+    const { req, files } = requestFor(input);
+    mkdirSync(files.dir, { recursive: true });
+    const job: JobTrialFile = { trial: input, engine: engineOf(config) };
+    writeFileSync(files.trial, `${JSON.stringify(job, null, 2)}\n`);
+    writeFileSync(files.script, jobScript(config, req));
+    chmodSync(files.script, 0o755);
+    // A resubmission starts clean: an earlier attempt's result or start stamp is not this one's.
+    rmSync(files.result, { force: true });
+    rmSync(files.started, { force: true });
+    const id = await cli.submit(sbatchArgv(config, req));
+    const next: SlurmHandle = { ...handle, job_id: id, submitted_at_ms: now(), attempts: [...handle.attempts, id], state: 'PENDING' };
+    hooks?.onHandle?.(next);
+    return next;
+  };
+
+  /** The trial's outcome from what the job left, given how Slurm says it ended. */
+  const outcomeOf = (handle: SlurmHandle, end: JobEnd | 'forgotten', runStartMs: number | null): TrialOutcome => {
+    const files = jobFiles(handle.dir);
+    const readAt = now();
+    let result: JobResultFile | null = null;
+    const text = readText(files.result, 64 * 1024 * 1024);
+    if (text !== '') {
+      const parsed = JobResultFile.safeParse(safeJson(text));
+      if (parsed.success) result = parsed.data;
+    }
+    const began = readNumber(files.started) ?? runStartMs;
+    const durationMs = result !== null ? result.duration_ms : began === null ? 0 : Math.max(0, readAt - began);
+    const tail = logTail(handle.dir, handle.job_id);
+    const withTail = (s: string): string => (tail === '' ? s : `${s}\njob log (${join(handle.dir, `job-${handle.job_id ?? '?'}.out`)}):\n${tail}`);
+    switch (end) {
+      case 'completed':
+      case 'failed':
+      case 'out_of_memory':
+      case 'forgotten': {
+        if (result?.status === 'ok' && end !== 'out_of_memory') return { status: 'ok', result: result.result, durationMs, ...(result.attrs === undefined ? {} : { attrs: result.attrs }) };
+        if (result?.status === 'failed' && end !== 'out_of_memory') return { status: 'failed', code: result.code, reason: result.reason, started: result.started, durationMs };
+        if (end === 'out_of_memory') {
+          const said = result?.status === 'failed' ? `; the trial said: ${result.reason}` : '';
+          return { status: 'failed', code: 'LMB_ERR_SERVER_CRASHED', reason: withTail(`Slurm killed job ${handle.job_id ?? '?'} for exceeding its host memory allocation (OUT_OF_MEMORY)${said}`), started: result?.status === 'failed' ? result.started : null, durationMs };
+        }
+        if (end === 'forgotten') return { status: 'failed', code: 'LMB_ERR_SLURM_JOB_LOST', reason: withTail(`Slurm no longer knows job ${handle.job_id ?? '?'} and it left no result in ${handle.dir}`), started: null, durationMs };
+        // The job ended before lm-bench wrote anything: the setup lines, the node or lm-bench itself, not the configuration.
+        return { status: 'failed', code: 'LMB_ERR_COMMAND_FAILED', reason: withTail(`job ${handle.job_id ?? '?'} ended ${end === 'completed' ? 'COMPLETED' : 'FAILED'} without a result from lm-bench trial-run`), started: null, durationMs };
+      }
+      case 'timeout':
+        return { status: 'failed', code: 'LMB_ERR_TRIAL_TIMEOUT', reason: withTail(`job ${handle.job_id ?? '?'} outlived its time limit (${config.time_limit}) and Slurm stopped it (TIMEOUT)`), started: null, durationMs };
+      case 'cancelled':
+        return handle.cancelled_by_lm_bench === true
+          ? { status: 'failed', code: 'LMB_ERR_INTERRUPTED', reason: `job ${handle.job_id ?? '?'} cancelled by lm-bench`, started: null, durationMs }
+          : { status: 'failed', code: 'LMB_ERR_TRIAL_CANCELLED', reason: withTail(`job ${handle.job_id ?? '?'} was cancelled outside lm-bench (scancel)`), started: null, durationMs };
+      case 'cluster_fault':
+        return { status: 'failed', code: 'LMB_ERR_SLURM_JOB_LOST', reason: withTail(`job ${handle.job_id ?? '?'} ended for the cluster's reasons ${handle.attempts.length} time(s) (${handle.state ?? '?'}); resubmissions used up (max_resubmits ${config.max_resubmits})`), started: null, durationMs };
+    }
+  };
+
+  /** Waits for the job to end (resubmitting after a cluster fault), reporting queue and run phases. */
+  const follow = async (input: TrialInput, first: SlurmHandle, hooks: RunHooks | undefined): Promise<TrialOutcome> => {
+    let handle = first;
+    let lastPhase = '';
+    let runStartMs: number | null = null;
+    const signal = hooks?.signal;
+    for (;;) {
+      const jobId = handle.job_id as string;
+      const aborted = signal?.aborted === true;
+      if (aborted && stopModeOf(signal) === 'cancel') {
+        handle = { ...handle, cancelled_by_lm_bench: true };
+        hooks?.onHandle?.(handle);
+        await cli.cancel([jobId]);
+        return { status: 'failed', code: 'LMB_ERR_INTERRUPTED', reason: `job ${jobId} cancelled by lm-bench`, started: null, durationMs: 0 };
+      }
+      if (aborted && stopModeOf(signal) === 'detach') {
+        return { status: 'failed', code: 'LMB_ERR_INTERRUPTED', reason: `left job ${jobId} to run; a resumed study reattaches to it`, started: null, durationMs: 0 };
+      }
+      // A stop that lets jobs finish ('finish') keeps following them without the signal.
+      const status = await watcher.next(jobId, aborted ? undefined : signal);
+      if (status === null) {
+        if (!aborted && isAborted(signal)) continue; // woken by the stop: decide above
+        return outcomeOf(handle, 'forgotten', runStartMs);
+      }
+      const phase = jobPhase(status.state);
+      switch (phase.phase) {
+        case 'queued': {
+          const detail = queueReasonText(status.reason);
+          if (lastPhase !== `queued:${detail}`) hooks?.onPhase?.({ phase: 'queued', detail });
+          lastPhase = `queued:${detail}`;
+          continue;
+        }
+        case 'running':
+          if (lastPhase !== 'running') {
+            runStartMs = now();
+            hooks?.onPhase?.({ phase: 'running' });
+            handle = { ...handle, state: 'RUNNING' };
+          }
+          lastPhase = 'running';
+          continue;
+        case 'ended': {
+          handle = { ...handle, state: status.state };
+          if (phase.end === 'cluster_fault' && handle.attempts.length <= config.max_resubmits) {
+            // Not the configuration's doing: the same trial again, as a new job.
+            handle = await submit(input, handle, hooks);
+            lastPhase = '';
+            continue;
+          }
+          const outcome = outcomeOf(handle, phase.end, runStartMs);
+          hooks?.onHandle?.({ ...handle, ...timings(handle) });
+          return outcome;
+        }
+      }
+    }
+  };
+
+  /** Queue time (submission → the job's first line) and collection time (trial end → result read). */
+  const timings = (handle: SlurmHandle): Partial<SlurmHandle> => {
+    const files = jobFiles(handle.dir);
+    const started = readNumber(files.started);
+    const parsed = JobResultFile.safeParse(safeJson(readText(files.result, 64 * 1024 * 1024)));
+    const out: { queued_ms?: number; run_ms?: number; collect_ms?: number } = {};
+    if (started !== null && handle.submitted_at_ms !== null) out.queued_ms = Math.max(0, started - handle.submitted_at_ms);
+    if (parsed.success) {
+      out.run_ms = parsed.data.ended_at_ms - (started ?? parsed.data.began_at_ms);
+      out.collect_ms = Math.max(0, now() - parsed.data.ended_at_ms);
+    }
+    return out;
+  };
+
+  return {
+    parallel: config.max_jobs ?? deps.parallel,
+    asynchronous: true,
+    get running() {
+      return running;
+    },
+    async preflight(input) {
+      const { req, files } = requestFor({ ...input, trial_number: 0, trial_id: 0 });
+      const dir = join(config.work_dir, input.study);
+      const probe = { ...req, gpus: input.hardware.count, files: { ...files, dir, script: join(dir, 'preflight.sh'), output: join(dir, 'preflight-%j.out') } };
+      try {
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(probe.files.script, '#!/bin/bash\ntrue\n');
+      } catch (err) {
+        throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `slurm work_dir ${config.work_dir} is not writable here: ${err instanceof Error ? err.message : String(err)}`, { cause: err, details: { field: 'work_dir' } });
+      }
+      await cli.testSubmit(sbatchArgv(config, probe));
+    },
+    async run(input, hooks) {
+      running++;
+      try {
+        const { req, files } = requestFor(input);
+        const provisional: SlurmHandle = { kind: 'slurm', job_id: null, name: req.name, comment: req.comment, dir: files.dir, submitted_at_ms: null, attempts: [] };
+        hooks?.onHandle?.(provisional);
+        const handle = await submit(input, provisional, hooks);
+        hooks?.onPhase?.({ phase: 'queued', detail: 'submitted' });
+        return await follow(input, handle, hooks);
+      } finally {
+        running--;
+      }
+    },
+    async reattach(input, raw, hooks) {
+      const parsed = SlurmHandle.safeParse(raw);
+      if (!parsed.success || parsed.data.cancelled_by_lm_bench === true) return null;
+      let handle = parsed.data;
+      if (handle.job_id === null) {
+        // Killed between sbatch and storing its answer: the job, if any, is known by name and comment.
+        const found = (await cli.findByName([handle.name])).filter((j) => j.comment === handle.comment);
+        const job = found.at(-1);
+        if (job === undefined) return null;
+        handle = { ...handle, job_id: job.id, attempts: [...handle.attempts, job.id], submitted_at_ms: null };
+        hooks?.onHandle?.(handle);
+      }
+      running++;
+      const outcome = follow(input, handle, hooks).finally(() => running--);
+      return { outcome };
+    },
+    close() {
+      watcher.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+/** Job dirs of a study in a work dir (for tests and `docs/slurm.md`'s "what the work dir holds"). */
+export function studyJobDirs(workDir: string, study: string): string[] {
+  const dir = join(workDir, study);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((n) => /^t\d+$/.test(n)).map((n) => join(dir, n));
+}

@@ -1,0 +1,88 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { JobResultFile, type JobTrialFile } from '../../src/targets/slurm/job-files.js';
+import type { TrialInput } from '../../src/targets/types.js';
+
+const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
+const fakeVllm = fileURLToPath(new URL('../fixtures/targets/vllm', import.meta.url));
+
+const trial: TrialInput = {
+  trial_id: 7,
+  trial_number: 2,
+  study: 'trial-run-test',
+  seed: 3,
+  config: { max_num_seqs: 32 },
+  workload: {
+    name: 'tiny',
+    api: 'completions',
+    input_len: { dist: 'fixed', value: 64 },
+    output_len: { dist: 'fixed', value: 16 },
+    arrival: { kind: 'closed', concurrency: 4 },
+    num_prompts: 12,
+    ignore_eos: true,
+  },
+  hardware: { gpu: 'H100-SXM', count: 1 },
+  model: 'llama-3.1-8b',
+  slo: {},
+};
+
+function runJob(job: JobTrialFile, env: Record<string, string> = {}): { status: number | null; stderr: string; result: JobResultFile | null; resultFile: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-trial-run-'));
+  const trialFile = join(dir, 'trial.json');
+  const resultFile = join(dir, 'result.json');
+  writeFileSync(trialFile, JSON.stringify(job));
+  const r = spawnSync(process.execPath, [bin, 'trial-run', '--trial', trialFile, '--result', resultFile], { encoding: 'utf8', timeout: 60_000, env: { ...process.env, ...env } });
+  const result = existsSync(resultFile) ? JobResultFile.parse(JSON.parse(readFileSync(resultFile, 'utf8'))) : null;
+  return { status: r.status, stderr: r.stderr, result, resultFile };
+}
+
+test('trial-run on the sim engine measures the trial and writes the outcome, exit 0', () => {
+  const r = runJob({ trial, engine: { kind: 'sim' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.result?.status, 'ok');
+  if (r.result?.status !== 'ok') return;
+  assert.equal(r.result.result.completed, 12);
+  assert.ok(r.result.ended_at_ms >= r.result.began_at_ms);
+});
+
+test('a configuration the engine refuses is a failed outcome with its reason, exit 3', () => {
+  const r = runJob({ trial: { ...trial, model: 'llama-3.1-70b', config: { gpu_memory_utilization: 0.5 } }, engine: { kind: 'sim' } });
+  assert.equal(r.status, 3, r.stderr);
+  assert.equal(r.result?.status, 'failed');
+  if (r.result?.status !== 'failed') return;
+  assert.equal(r.result.started, false);
+  assert.equal(r.result.code, 'LMB_ERR_STARTUP_FAILED');
+  assert.match(r.result.reason, /memory/i);
+});
+
+test("the vllm engine starts a real server on a free loopback port, loads it and copies its log to the job's output", () => {
+  const r = runJob({ trial, engine: { kind: 'vllm', command: [fakeVllm], startup_timeout_ms: 30_000 } }, { LMB_FAKE_SPEED: '50' });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.result?.status, 'ok');
+  assert.match(r.stderr, /simulated vLLM .* bound to http:\/\/127\.0\.0\.1:\d+/);
+});
+
+test('a vllm that dies at start-up fails the trial at once with its last lines', () => {
+  const t0 = Date.now();
+  const r = runJob({ trial, engine: { kind: 'vllm', command: [fakeVllm], startup_timeout_ms: 600_000 } }, { LMB_FAKE_VLLM_MODE: 'oom' });
+  assert.equal(r.status, 3, r.stderr);
+  assert.ok(Date.now() - t0 < 30_000, 'did not wait for the start-up timeout');
+  assert.equal(r.result?.status, 'failed');
+  if (r.result?.status !== 'failed') return;
+  assert.equal(r.result.started, false);
+  assert.match(r.result.reason, /CUDA out of memory/);
+});
+
+test('a trial file that is not one is refused naming the file and field, and no result is written', () => {
+  const r = runJob({ trial: { ...trial, seed: -1 }, engine: { kind: 'sim' } });
+  assert.equal(r.status, 2);
+  assert.match(r.stderr, /LMB_ERR_CONFIG_INVALID/);
+  assert.match(r.stderr, /trial\.json/);
+  assert.match(r.stderr, /trial\.seed/);
+  assert.equal(r.result, null);
+});
