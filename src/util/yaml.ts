@@ -43,7 +43,9 @@ export function parseYaml<S extends z.ZodType>(
   if (result.success) return result.data;
   const issues: SchemaIssue[] = result.error.issues.map((issue) => {
     const path = issue.path.map(String);
-    return { path: path.join('.'), line: lineOf(doc, lineCounter, path), message: describeIssue(issue) };
+    // An unknown field is reported at its own line, not at the line of the object holding it.
+    const at = issue.code === 'unrecognized_keys' && issue.keys[0] !== undefined ? [...path, issue.keys[0]] : path;
+    return { path: path.join('.'), line: lineOf(doc, lineCounter, at), message: describeIssue(issue) };
   });
   throw schemaError(code, opts.file, issues);
 }

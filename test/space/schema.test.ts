@@ -29,7 +29,7 @@ test('a typo in a field is LMB_ERR_SPACE_INVALID naming file, line and field', (
     () => loadSpace(fixture('bad-typo.yaml')),
     (e) => {
       assert.ok(isLmBenchError(e, 'LMB_ERR_SPACE_INVALID'));
-      assert.match(e.message, /bad-typo\.yaml:4: knobs\.max_num_seqs: unknown field\(s\) "hihg"/);
+      assert.match(e.message, /bad-typo\.yaml:6: knobs\.max_num_seqs: unknown field\(s\) "hihg"/);
       return true;
     },
   );

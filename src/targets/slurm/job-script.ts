@@ -20,9 +20,12 @@ export function jobName(study: string, trialNumber: number): string {
   return `lmb-${study}-t${trialNumber}`;
 }
 
-/** The job's comment carries the trial's store id, so a name reused by another study is not mistaken for ours. */
-export function jobComment(trialId: number): string {
-  return `lmb-trial-${trialId}`;
+/**
+ * The job's comment: the trial's store id and a nonce stored with the trial before sbatch runs, so
+ * a job of another study or database under the same name is never mistaken for this trial's.
+ */
+export function jobComment(trialId: number, nonce: string): string {
+  return `lmb-trial-${trialId}-${nonce}`;
 }
 
 /** Where a trial's files live on the shared filesystem: `<work_dir>/<study>/t<number>/`. */

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
@@ -92,14 +93,14 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
   const lmBench = lmBenchArgv(config);
   let running = 0;
 
-  const requestFor = (input: TrialInput): { req: JobRequest; files: JobFiles } => {
+  const requestFor = (input: TrialInput, comment: string): { req: JobRequest; files: JobFiles } => {
     const number = input.trial_number ?? input.trial_id;
     const files = jobFiles(trialDir(config.work_dir, input.study, number));
-    return { files, req: { name: jobName(input.study, number), comment: jobComment(input.trial_id), gpus: gpusOf(input), files, lmBench } };
+    return { files, req: { name: jobName(input.study, number), comment, gpus: gpusOf(input), files, lmBench } };
   };
 
   const submit = async (input: TrialInput, handle: SlurmHandle, hooks: RunHooks | undefined): Promise<SlurmHandle> => {
-    const { req, files } = requestFor(input);
+    const { req, files } = requestFor(input, handle.comment);
     mkdirSync(files.dir, { recursive: true });
     const job: JobTrialFile = { trial: input, engine: engineOf(config) };
     writeFileSync(files.trial, `${JSON.stringify(job, null, 2)}\n`);
@@ -231,7 +232,7 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
       return running;
     },
     async preflight(input) {
-      const { req, files } = requestFor({ ...input, trial_number: 0, trial_id: 0 });
+      const { req, files } = requestFor({ ...input, trial_number: 0, trial_id: 0 }, 'lmb-preflight');
       const dir = join(config.work_dir, input.study);
       const probe = { ...req, gpus: input.hardware.count, files: { ...files, dir, script: join(dir, 'preflight.sh'), output: join(dir, 'preflight-%j.out') } };
       try {
@@ -245,7 +246,7 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
     async run(input, hooks) {
       running++;
       try {
-        const { req, files } = requestFor(input);
+        const { req, files } = requestFor(input, jobComment(input.trial_id, randomBytes(4).toString('hex')));
         const provisional: SlurmHandle = { kind: 'slurm', job_id: null, name: req.name, comment: req.comment, dir: files.dir, submitted_at_ms: null, attempts: [] };
         hooks?.onHandle?.(provisional);
         const handle = await submit(input, provisional, hooks);

@@ -12,7 +12,7 @@ import { loadSpace } from '../../../src/space/index.js';
 import { openStore } from '../../../src/store/sqlite-store.js';
 import { createSimTarget } from '../../../src/targets/sim-target.js';
 import { JobResultFile } from '../../../src/targets/slurm/job-files.js';
-import { SlurmHandle } from '../../../src/targets/slurm/slurm-executor.js';
+import { createSlurmExecutor, SlurmHandle } from '../../../src/targets/slurm/slurm-executor.js';
 import { TargetSpec, type TargetSpecInput } from '../../../src/targets/spec.js';
 import type { TuneEvent } from '../../../src/tune/loop.js';
 import { runStudy, trialInputOf } from '../../../src/tune/study-runner.js';
@@ -169,6 +169,44 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     assert.match(t.failure_reason ?? '', /outlived its time limit \(1\)/);
     assert.equal(t.started, null, 'a time-out is not a launch failure');
     assert.equal((t.attrs['failure'] as { class?: string } | undefined)?.class, 'timeout');
+  });
+
+  test('a controller killed between sbatch and storing the job id finds its job again by name and comment', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lmb-slurm-lost-id-'));
+    const target = TargetSpec.parse({ kind: 'slurm', partition: 'gpu', time_limit: '5', engine: 'sim', work_dir: join(dir, 'work'), poll_interval_s: 0.3, setup: ['sleep 2'] });
+    if (target.kind !== 'slurm') throw new Error('unreachable');
+    const spec = StudySpec.parse({ name: `lost-id-${process.pid}`, space: spacePath, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo: workload.slo, objectives: [...DEFAULT_OBJECTIVES], target: JSON.stringify(target), seed: 1, budget_trials: 1, budget_hours: null, parallel: 1 });
+    const input = trialInputOf(spec, { id: 41, number: 0, config: {} } as Trial);
+    // The first controller: only its provisional handle (name and comment, no id) reached the store.
+    const first = createSlurmExecutor(target, { parallel: 1 });
+    const seen: { provisional: Record<string, unknown> | null } = { provisional: null };
+    const abandoned = new AbortController();
+    void first.run(input, { onHandle: (h) => (seen.provisional ??= h), signal: abandoned.signal }).catch(() => undefined);
+    await new Promise<void>((resolve) => {
+      const poll = setInterval(() => {
+        const r = spawnSync('squeue', ['--noheader', '--states=all', `--name=lmb-${spec.name}-t0`, '--format=%i'], { encoding: 'utf8' });
+        if (r.stdout.trim() !== '') {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 100);
+    });
+    await first.close();
+    const provisional = seen.provisional;
+    assert.equal(provisional?.['job_id'], null);
+    const second = createSlurmExecutor(target, { parallel: 1 });
+    try {
+      const stored: Record<string, unknown>[] = [];
+      const found = await second.reattach?.(input, provisional, { onHandle: (h) => stored.push(h) });
+      assert.ok(found !== null && found !== undefined, 'the job was found');
+      const outcome = await found.outcome;
+      assert.equal(outcome.status, 'ok', outcome.status === 'failed' ? outcome.reason : '');
+      assert.match(String(stored[0]?.['job_id']), /^\d+$/, 'the id is stored as soon as it is found');
+      // A provisional handle whose job was never submitted (another nonce) is nothing to follow: it is re-queued.
+      assert.equal(await second.reattach?.(input, { ...provisional, comment: 'lmb-trial-41-00000000' }), null);
+    } finally {
+      await second.close();
+    }
   });
 
   test('a job cancelled by someone else ends its trial as cancelled, not infeasible', async () => {
