@@ -43,3 +43,13 @@ export function mannWhitneyGreater(a: readonly number[], b: readonly number[]): 
   rec(0);
   return extreme / total;
 }
+
+/** The q-quantile (0 ≤ q ≤ 1) by linear interpolation between order statistics. */
+export function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return Number.NaN;
+  const pos = (s.length - 1) * q;
+  const lo = Math.floor(pos);
+  const hi = Math.ceil(pos);
+  return (s[lo] as number) + ((s[hi] as number) - (s[lo] as number)) * (pos - lo);
+}
