@@ -7,7 +7,7 @@ import { spaceSource } from '../optimize/space-source.js';
 import { createOptimizationStudy } from '../optimize/study.js';
 import type { SearchSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
-import type { StopMode } from '../targets/executor.js';
+import type { StopMode } from '../targets/types.js';
 import { TargetSpec } from '../targets/spec.js';
 import { buildStudy, featureContext, runStudy } from '../tune/study-runner.js';
 import { summarizeStudy, type StudySummary } from '../tune/summary.js';

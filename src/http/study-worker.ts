@@ -4,7 +4,7 @@ import type { StudySpec } from '../domain/index.js';
 import { loadSpace } from '../space/index.js';
 import { openStore } from '../store/sqlite-store.js';
 import type { TargetSpec } from '../targets/spec.js';
-import type { StopMode } from '../targets/executor.js';
+import type { StopMode } from '../targets/types.js';
 import { runStudy } from '../tune/study-runner.js';
 
 /**

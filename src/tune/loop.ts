@@ -2,7 +2,7 @@ import type { Trial } from '../domain/index.js';
 import { isLmBenchError } from '../errors.js';
 import type { OptimizationStudy } from '../optimize/study.js';
 import type { Store } from '../store/store.js';
-import type { Executor, RunHooks, TrialPhase } from '../targets/executor.js';
+import type { Executor, RunHooks, TrialPhase } from '../targets/types.js';
 import type { TrialInput, TrialOutcome } from '../targets/types.js';
 import type { FailureRule } from '../optimize/failure-rules.js';
 import type { FailureBook } from './failure-book.js';

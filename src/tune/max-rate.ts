@@ -1,6 +1,6 @@
 import type { BenchmarkResult, Slo, Workload } from '../domain/index.js';
 import { checkSlo } from '../domain/index.js';
-import type { Executor } from '../targets/executor.js';
+import type { Executor } from '../targets/types.js';
 import type { TrialInput, TrialOutcome } from '../targets/types.js';
 
 /**

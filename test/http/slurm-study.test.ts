@@ -37,7 +37,7 @@ test("DELETE /v1/studies/:id cancels a Slurm study's jobs with scancel (and want
   assert.deepEqual(jobStates(name), ['RUNNING'], 'an unauthorised DELETE changes nothing');
   const del = await app.inject({ method: 'DELETE', url: `/v1/studies/${name}`, headers: AUTH });
   assert.equal(del.statusCode, 202, del.body);
-  const detail = await waitFor(app, `/v1/studies/${name}`, (d) => d.active === false);
+  const detail = (await waitFor(app, `/v1/studies/${name}`, (d: { active: boolean }) => !d.active)) as { study: { state: string }; progress: { counted: number } };
   assert.equal(detail.study.state, 'stopped');
   assert.deepEqual(jobStates(name), ['CANCELLED']);
   // Cancelled by lm-bench: not a finished trial, so a resume runs it again.
