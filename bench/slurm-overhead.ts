@@ -61,7 +61,7 @@ const out = [
   '',
   '- **submit → start**: sbatch returning the job id → the job script\'s first line on the node (Slurm\'s scheduling and launch).',
   '- **lm-bench start in the job**: that line → `trial-run` beginning the trial (Node.js and tsx loading lm-bench; on a real node, add `setup` and vLLM\'s own start-up).',
-  '- **end → result read**: `trial-run` writing the result → the controller reading it (the job\'s exit, Slurm marking it COMPLETED, and up to one poll interval).',
+  '- **end → result read**: `trial-run` writing the result → the controller reading it: the controller checks for the result file every 250 ms and does not wait for Slurm to mark the job COMPLETED, so this does not grow with the poll interval.',
   '',
   '| poll interval | jobs at a time | submit → start | lm-bench start in the job | trial-run | end → result read | wall time per trial slot |',
   '| --- | --- | --- | --- | --- | --- | --- |',

@@ -153,12 +153,12 @@ export async function runStudy(opts: StudyRunOptions): Promise<{ study: Optimiza
     // The bisection runs several loads per configuration; as Slurm jobs each would queue anew.
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--objective max-rate is not available with --target slurm yet (each probe would be a job of its own); use --objective throughput', { details: { field: 'objective' } });
   }
-  const failures = createFailureBook(opts.store, opts.catalog, opts.spec);
-  const study = buildStudy(opts, failures);
   const executor = createExecutor(opts.target, opts.spec.parallel);
   try {
-    // A partition, account or GPU request the cluster refuses fails here, before any trial is spent.
+    // A partition, account or GPU request the cluster refuses fails here, before a study is stored.
     await executor.preflight?.({ trial_id: 0, trial_number: 0, study: opts.spec.name, seed: opts.spec.seed, config: {}, workload: opts.spec.workload, hardware: opts.spec.hardware, model: opts.spec.model, slo: opts.spec.slo });
+    const failures = createFailureBook(opts.store, opts.catalog, opts.spec);
+    const study = buildStudy(opts, failures);
     const deadlineMs = opts.spec.budget_hours === null ? null : opts.now() + opts.spec.budget_hours * 3_600_000;
     const summary = await runTuneLoop({
       study,

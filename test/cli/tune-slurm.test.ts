@@ -129,3 +129,41 @@ describe('lm-bench tune --target slurm on a real cluster', { skip, concurrency: 
     assert.equal(done.filter((t) => t.started === false).length, 0);
   });
 });
+
+describe('lm-bench tune --target slurm refuses a study the cluster cannot run, before storing it', { concurrency: true }, () => {
+  const refusedBefore = async (extraEnv: Record<string, string>, partition: string): Promise<{ status: number | null; stderr: string; db: string; name: string }> => {
+    const name = `slurm-refused-${partition}`;
+    const { args, db } = setup(name, 0);
+    const cfg = args[args.indexOf('--slurm-config') + 1] as string;
+    writeFileSync(cfg, ['partition: ' + partition, 'time_limit: "5"', 'engine: sim', `work_dir: ${join(db, '..', 'work')}`].join('\n'));
+    const child = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...extraEnv } });
+    let stderr = '';
+    child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+    return { status: await exited(child), stderr, db, name };
+  };
+
+  test('without Slurm on the PATH: LMB_ERR_SLURM_UNAVAILABLE, and no study', async () => {
+    const r = await refusedBefore({ PATH: '/nonexistent' }, 'gpu');
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /LMB_ERR_SLURM_UNAVAILABLE.*sbatch/);
+    assert.equal(trials(r.db, r.name).length, 0);
+    const store = openStore(r.db, { readonly: true });
+    try {
+      assert.equal(store.findStudy(r.name), null);
+    } finally {
+      store.close();
+    }
+  });
+
+  test('a partition the cluster does not have: sbatch --test-only refuses it, and no study', { skip }, async () => {
+    const r = await refusedBefore({}, 'no-such-partition');
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /LMB_ERR_SLURM_SUBMIT_FAILED.*partition/i);
+    const store = openStore(r.db, { readonly: true });
+    try {
+      assert.equal(store.findStudy(r.name), null);
+    } finally {
+      store.close();
+    }
+  });
+});

@@ -13,6 +13,7 @@ import { openStore } from '../../../src/store/sqlite-store.js';
 import { createSimTarget } from '../../../src/targets/sim-target.js';
 import { JobResultFile } from '../../../src/targets/slurm/job-files.js';
 import { createSlurmExecutor, SlurmHandle } from '../../../src/targets/slurm/slurm-executor.js';
+import { createSlurmCli, type SlurmCli } from '../../../src/targets/slurm/slurm-cli.js';
 import { TargetSpec, type TargetSpecInput } from '../../../src/targets/spec.js';
 import type { TuneEvent } from '../../../src/tune/loop.js';
 import { runStudy, trialInputOf } from '../../../src/tune/study-runner.js';
@@ -207,6 +208,54 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     } finally {
       await second.close();
     }
+  });
+
+  test('a job lost to a node failure is resubmitted as a new job, within max_resubmits, and never counted as infeasible', async () => {
+    // A real node failure would kill every test's jobs on this one-node cluster, so the fault is
+    // injected where Slurm reports it: the first job really is killed (scancel) once it runs, and
+    // squeue's answer for it says NODE_FAIL. Everything else is the real cluster.
+    const real = createSlurmCli();
+    const faultingCli = (): SlurmCli & { faulted: string[] } => {
+      const faulted: string[] = [];
+      return {
+        ...real,
+        faulted,
+        async query(ids) {
+          const known = await real.query(ids);
+          for (const [id, st] of known) {
+            if (faulted.length === 0 && st.state === 'RUNNING') {
+              faulted.push(id);
+              await real.cancel([id]);
+            }
+            if (faulted.includes(id)) known.set(id, { ...st, state: 'NODE_FAIL', reason: 'NodeDown' });
+          }
+          return known;
+        },
+      };
+    };
+    const dir = mkdtempSync(join(tmpdir(), 'lmb-slurm-nodefail-'));
+    const base = { kind: 'slurm', partition: 'gpu', time_limit: '5', engine: 'sim', work_dir: join(dir, 'work'), poll_interval_s: 0.3, setup: ['sleep 1'] };
+    const spec = StudySpec.parse({ name: `nodefail-${process.pid}`, space: spacePath, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo: workload.slo, objectives: [...DEFAULT_OBJECTIVES], target: JSON.stringify(base), seed: 1, budget_trials: 1, budget_hours: null, parallel: 1 });
+    const resubmitting = TargetSpec.parse(base);
+    const cli = faultingCli();
+    if (resubmitting.kind !== 'slurm') throw new Error('unreachable');
+    const handles: SlurmHandle[] = [];
+    const ok = await createSlurmExecutor(resubmitting, { parallel: 1, cli }).run(trialInputOf(spec, { id: 51, number: 0, config: {} } as Trial), { onHandle: (h) => handles.push(SlurmHandle.parse(h)) });
+    assert.equal(ok.status, 'ok', ok.status === 'failed' ? ok.reason : '');
+    const last = handles.at(-1) as SlurmHandle;
+    assert.equal(last.attempts.length, 2);
+    assert.equal(last.attempts[0], cli.faulted[0]);
+    assert.notEqual(last.attempts[1], last.attempts[0]);
+    assert.equal(last.job_id, last.attempts[1]);
+    // With no resubmission left, the trial ends as lost to the cluster: started unknown, so not infeasible.
+    const noRetry = TargetSpec.parse({ ...base, max_resubmits: 0 });
+    if (noRetry.kind !== 'slurm') throw new Error('unreachable');
+    const lost = await createSlurmExecutor(noRetry, { parallel: 1, cli: faultingCli() }).run(trialInputOf(spec, { id: 52, number: 1, config: {} } as Trial));
+    assert.equal(lost.status, 'failed');
+    if (lost.status !== 'failed') return;
+    assert.equal(lost.code, 'LMB_ERR_SLURM_JOB_LOST');
+    assert.equal(lost.started, null);
+    assert.match(lost.reason, /NODE_FAIL/);
   });
 
   test('a job cancelled by someone else ends its trial as cancelled, not infeasible', async () => {
