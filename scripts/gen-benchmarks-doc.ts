@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const ORDER: [file: string, title: string][] = [
+  ['load-modes.md', 'Load modes: slo-hold against max-rate (issue 16)'],
   ['slurm.md', 'What the Slurm target adds per trial (issue 15)'],
   ['peers.md', 'Few trials, failures and no history: lm-bench beside random, auto_tune and Optuna (issue 14)'],
   ['tune.md', 'Tuning efficiency (issue 6)'],

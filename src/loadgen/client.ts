@@ -31,6 +31,8 @@ export interface RequestMeta {
   readonly phase: RequestRecord['phase'];
   readonly workerId: number;
   readonly loopLagMs: number | null;
+  /** Told when the first token chunk arrives (the slo-hold controller sees TTFT before the request ends). */
+  readonly onFirstToken?: ((timeS: number) => void) | undefined;
 }
 
 export function requestBody(t: TargetSpec, r: PreparedRequest): string {
@@ -198,7 +200,10 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
       const choices = obj.choices;
       if (Array.isArray(choices) && choices.length > 0) {
         const c = choices[0] as ChunkChoice;
-        if (hasToken(c)) chunkTimes.push(t);
+        if (hasToken(c)) {
+          chunkTimes.push(t);
+          if (chunkTimes.length === 1) meta.onFirstToken?.(t);
+        }
         if (typeof c.finish_reason === 'string') finish = c.finish_reason;
       }
       const u = obj.usage as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } | null } | null | undefined;

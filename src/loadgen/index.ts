@@ -5,15 +5,14 @@ import { LmBenchError } from '../errors.js';
 import { createRng } from '../util/rng.js';
 import { concurrencyCap } from '../workload/sample.js';
 import { scheduleTimes } from './arrivals.js';
-import { requestBody, type TargetSpec } from './client.js';
 import { clockFrom, nowNs } from './clock.js';
 import type { RampUp } from './config.js';
 import { CTRL_DONE, CTRL_FAILED, CTRL_SLOTS, CTRL_STOP, drive, type DriveResult, type DriveSpec } from './drive.js';
-import { apiOfPath, assertAllowedTarget, describeTarget, discoverModel, parseEndpoint, probeEndpoint } from './endpoint.js';
+import { connectTarget } from './connect.js';
 import { syntheticRequests, type PreparedRequest } from './prompts.js';
 import { buildResult } from './result.js';
 import { startScraper } from './scrape.js';
-import { DEFAULT_TRANSPORT, authHeaders, type Transport } from './transport.js';
+import type { Transport } from './transport.js';
 
 /**
  * The load runner's programmatic API (the tuner and `lm-bench run` call it): checks the endpoint,
@@ -78,32 +77,22 @@ function split(total: number, parts: number, k: number): number {
 }
 
 export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchmarkOutput> {
-  const ep = parseEndpoint(opts.endpoint);
-  assertAllowedTarget(ep, opts.env ?? process.env);
-  const transport: Transport = { ...DEFAULT_TRANSPORT, ...opts.transport };
   const timeoutMs = opts.timeoutMs ?? 600_000;
-  // The probes wait no longer than a request may, and never more than 10 s: a dead host fails fast.
-  const probeMs = Math.min(timeoutMs, 10_000);
   const w = opts.workload;
-  const api = w.api === 'chat' || apiOfPath(ep.path) === 'chat' ? 'chat' : 'completions';
-  // `--api chat` against …/v1/completions means the chat endpoint beside it.
-  const path = api === 'chat' && apiOfPath(ep.path) !== 'chat' ? ep.path.replace(/\/completions(\?|$)/, '/chat/completions$1') : ep.path;
   const requests = opts.requests ?? syntheticRequests(w, opts.seed);
   const n = Math.min(requests.length, w.num_prompts);
-  if (n === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
-  opts.onTarget?.(describeTarget({ ...ep, path, url: `${ep.origin}${path}` }, transport, { prompts: n + (opts.warmupRequests ?? 0), durationS: opts.durationS, timeoutS: timeoutMs / 1000 }));
-  const model = opts.model ?? (await discoverModel(ep, transport, probeMs));
-  const target: TargetSpec = {
-    path,
-    api,
-    model,
-    ignoreEos: w.ignore_eos,
-    temperature: opts.temperature,
+  const { ep, transport, target, model, api } = await connectTarget({
+    endpoint: opts.endpoint,
+    model: opts.model,
+    workload: w,
     timeoutMs,
-    headers: authHeaders(transport),
-  };
-  const first = requests[0] as PreparedRequest;
-  await probeEndpoint({ ...ep, path }, requestBody(target, { ...first, maxTokens: 1 }), transport, probeMs);
+    temperature: opts.temperature,
+    transport: opts.transport,
+    env: opts.env,
+    probe: requests[0] as PreparedRequest,
+    onTarget: opts.onTarget,
+    bounds: { prompts: n === 0 ? 0 : n + (opts.warmupRequests ?? 0), durationS: opts.durationS },
+  });
 
   const cap = concurrencyCap(w.arrival);
   const arrivals = scheduleTimes(w.arrival, n, createRng(opts.seed).fork('arrival'), opts.rampUp, opts.burstiness ?? 1);

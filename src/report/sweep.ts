@@ -97,11 +97,43 @@ export async function sweepSections(results: readonly BenchmarkResult[]): Promis
   return sections;
 }
 
-export async function sweepReportHtml(results: readonly BenchmarkResult[], opts: { title: string; generatedAt?: string; interactive?: boolean }): Promise<string> {
+/** One control period of `run --mode slo-hold` (loadgen/slo-hold.ts RatePoint), as the plot reads it. */
+export interface RateTimelinePoint {
+  readonly t_s: number;
+  readonly offered_rps: number;
+  readonly achieved_rps: number;
+  readonly value_ms: number | null;
+}
+
+/** The settle of an slo-hold run: offered and achieved rate, and the held percentile against its limit. */
+export function rateTimelineSpecs(points: readonly RateTimelinePoint[], limitMs: number | null, label: string): { rates: VlSpec; values: VlSpec } {
+  const rates: Datum[] = points.flatMap((p) => [
+    { t: p.t_s, rps: p.offered_rps, series: 'offered' },
+    { t: p.t_s, rps: p.achieved_rps, series: 'completed' },
+  ]);
+  const values: Datum[] = points.filter((p) => p.value_ms !== null).map((p) => ({ t: p.t_s, value: p.value_ms, series: label }));
+  if (limitMs !== null) for (const p of points) values.push({ t: p.t_s, value: limitMs, series: 'limit' });
+  return {
+    rates: lineSpec(rates, { field: 't', title: 'time (s)' }, { field: 'rps', title: 'requests/s' }, { field: 'series', title: 'rate' }),
+    values: lineSpec(values, { field: 't', title: 'time (s)' }, { field: 'value', title: `${label} (ms)` }, { field: 'series', title: '' }),
+  };
+}
+
+async function timelineSections(points: readonly RateTimelinePoint[], limitMs: number | null, label: string): Promise<Section[]> {
+  const specs = rateTimelineSpecs(points, limitMs, label);
+  return [await chartSection('Request rate over time', specs.rates), await chartSection(`${label} over time (control window)`, specs.values)];
+}
+
+export async function sweepReportHtml(
+  results: readonly BenchmarkResult[],
+  opts: { title: string; generatedAt?: string; interactive?: boolean; verdict?: string; rateTimeline?: readonly RateTimelinePoint[]; timelineLabel?: string; limitMs?: number },
+): Promise<string> {
   const first = results[0];
+  const verdict: Section[] = opts.verdict === undefined ? [] : [{ kind: 'text', text: opts.verdict }];
+  const timeline = opts.rateTimeline === undefined || opts.rateTimeline.length === 0 ? [] : await timelineSections(opts.rateTimeline, opts.limitMs ?? null, opts.timelineLabel ?? 'controlled percentile');
   const intro: Section = {
     kind: 'text',
     text: `${results.length} point(s) against ${first?.model_id ?? '?'} (${first?.endpoint_type ?? '?'}). Metrics follow vllm bench serve's definitions: TTFT to the first token chunk, TPOT excludes the first token, ITL pools every gap between chunks; throughputs over the whole run, drain included, with the steady-state window's output throughput beside them.`,
   };
-  return htmlPage({ title: opts.title, sections: [intro, ...(await sweepSections(results))], ...(opts.generatedAt === undefined ? {} : { generatedAt: opts.generatedAt }), ...(opts.interactive === undefined ? {} : { interactive: opts.interactive }) });
+  return htmlPage({ title: opts.title, sections: [...verdict, intro, ...timeline, ...(await sweepSections(results))], ...(opts.generatedAt === undefined ? {} : { generatedAt: opts.generatedAt }), ...(opts.interactive === undefined ? {} : { interactive: opts.interactive }) });
 }

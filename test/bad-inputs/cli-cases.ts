@@ -176,6 +176,11 @@ export const CLI_CASES: readonly CliCase[] = [
   { id: 'cli-space-workload-nan-infinity', argv: space('--workload', '$F/wl-nan.yaml'), code: WORKLOAD, names: /wl-nan\.yaml:2.*input_len\.mean/ },
 
   /* ------------------------------------------------------------------ run */
+  { id: 'cli-run-mode-unknown', argv: run('--mode', 'turbo'), code: INVALID, names: /--mode.*"turbo"/ },
+  { id: 'cli-run-mode-slo-hold-no-slo', argv: run('--mode', 'slo-hold'), code: INVALID, names: /--mode slo-hold needs a latency target: --slo/ },
+  { id: 'cli-run-mode-slo-hold-two-keys', argv: run('--mode', 'slo-hold', '--slo', 'ttft_p95_ms=400,itl_p99_ms=50'), code: INVALID, names: /--control/ },
+  { id: 'cli-run-mode-slo-hold-control-not-in-slo', argv: run('--mode', 'slo-hold', '--slo', 'ttft_p95_ms=400', '--control', 'itl_p99_ms'), code: INVALID, names: /--control itl_p99_ms is not one of the --slo keys/ },
+  { id: 'cli-run-mode-max-rate-sweep', argv: run('--mode', 'max-rate', '--slo', 'ttft_p95_ms=400', '--config', '$F/run-sweep-bad-point.yaml'), code: [INVALID, CONFIG], names: /sweep/ },
   { id: 'cli-run-config-syntax', argv: run('--config', '$F/run-syntax.yaml'), code: CONFIG, names: /run-syntax\.yaml:3/ },
   { id: 'cli-run-config-unknown-key', argv: run('--config', '$F/run-unknown-key.yaml'), code: CONFIG, names: /run-unknown-key\.yaml:\d+.*"num_promtps"/ },
   { id: 'cli-run-config-wrong-type', argv: run('--config', '$F/run-wrong-type.yaml'), code: CONFIG, names: /run-wrong-type\.yaml:4.*num_prompts/ },

@@ -92,7 +92,10 @@ describe('lm-bench tune --target slurm on a real cluster', { skip, concurrency: 
     const again = await runCli(args);
     assert.equal(again.status, 0, again.stderr);
     assert.match(again.stderr, /study stopped: budget/);
-    assert.match(again.stderr, new RegExp(`${submitted.length} job\\(s\\) still in the cluster reattached`));
+    // Every job already stored is reattached, and one whose id the kill cut off before it was stored
+    // is found by its name and nonce: at least as many as were stored.
+    const reattached = Number(/(\d+) job\(s\) still in the cluster reattached/.exec(again.stderr)?.[1] ?? 0);
+    assert.ok(reattached >= submitted.length, again.stderr);
     const all = trials(db, name);
     assert.equal(all.filter(countsAgainstBudget).length, 4);
     assert.ok(all.filter(countsAgainstBudget).every((t) => t.state === 'complete'), JSON.stringify(all.map((t) => [t.number, t.state, t.failure_reason])));

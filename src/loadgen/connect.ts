@@ -1,0 +1,53 @@
+import { LmBenchError } from '../errors.js';
+import type { Workload } from '../domain/index.js';
+import { requestBody, type TargetSpec } from './client.js';
+import { apiOfPath, assertAllowedTarget, describeTarget, discoverModel, parseEndpoint, probeEndpoint, type Endpoint } from './endpoint.js';
+import type { PreparedRequest } from './prompts.js';
+import { DEFAULT_TRANSPORT, authHeaders, type Transport } from './transport.js';
+
+/**
+ * What every load mode does before the first measured request: the endpoint checked against the
+ * loopback policy, the route picked from the workload's API, the bounds told to the caller, the
+ * model discovered when not given, and one 1-token probe so a wrong URL or key fails before the clock
+ * starts, within the probe time-out.
+ */
+export interface ConnectOptions {
+  readonly endpoint: string;
+  readonly model?: string | undefined;
+  readonly workload: Workload;
+  readonly timeoutMs: number;
+  readonly temperature?: number | undefined;
+  readonly transport?: Partial<Transport> | undefined;
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** The first request, sent once with max_tokens 1 as the probe. */
+  readonly probe: PreparedRequest;
+  /** Told where the load goes and how it is bounded. */
+  readonly onTarget?: ((line: string) => void) | undefined;
+  readonly bounds: { readonly prompts: number; readonly durationS?: number | undefined };
+}
+
+export interface Connected {
+  readonly ep: Endpoint;
+  readonly transport: Transport;
+  readonly target: TargetSpec;
+  readonly model: string;
+  readonly api: 'completions' | 'chat';
+}
+
+export async function connectTarget(opts: ConnectOptions): Promise<Connected> {
+  const ep = parseEndpoint(opts.endpoint);
+  assertAllowedTarget(ep, opts.env ?? process.env);
+  const transport: Transport = { ...DEFAULT_TRANSPORT, ...opts.transport };
+  // The probes wait no longer than a request may, and never more than 10 s: a dead host fails fast.
+  const probeMs = Math.min(opts.timeoutMs, 10_000);
+  const w = opts.workload;
+  const api = w.api === 'chat' || apiOfPath(ep.path) === 'chat' ? 'chat' : 'completions';
+  // `--api chat` against …/v1/completions means the chat endpoint beside it.
+  const path = api === 'chat' && apiOfPath(ep.path) !== 'chat' ? ep.path.replace(/\/completions(\?|$)/, '/chat/completions$1') : ep.path;
+  if (opts.bounds.prompts === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
+  opts.onTarget?.(describeTarget({ ...ep, path, url: `${ep.origin}${path}` }, transport, { prompts: opts.bounds.prompts, durationS: opts.bounds.durationS, timeoutS: opts.timeoutMs / 1000 }));
+  const model = opts.model ?? (await discoverModel(ep, transport, probeMs));
+  const target: TargetSpec = { path, api, model, ignoreEos: w.ignore_eos, temperature: opts.temperature, timeoutMs: opts.timeoutMs, headers: authHeaders(transport) };
+  await probeEndpoint({ ...ep, path }, requestBody(target, { ...opts.probe, maxTokens: 1 }), transport, probeMs);
+  return { ep, transport, target, model, api };
+}

@@ -1,0 +1,103 @@
+/**
+ * The feedback law of `lm-bench run --mode slo-hold` (pure; docs/load-modes.md). Each control period
+ * it sees the controlled percentile over a short window of recent requests and sets the next arrival
+ * rate:
+ *
+ * - ramp: ×`rampFactor` per period while the percentile is under half the aim and the server admits
+ *   what it is offered (slow start: the order of magnitude in a few steps). The first breach goes back
+ *   to the last rate that held and starts tracking there.
+ * - track: an up/down walk on the log of the rate whose step halves at each reversal of direction,
+ *   from `initialStep` down to `minStep` — a stochastic approximation of the rate at which the
+ *   percentile equals the aim. A server's latency is flat until its batch is full and then rises
+ *   without bound (the queue's relaxation time diverges near capacity), so a proportional law on the
+ *   latency either crawls or oscillates; shrinking steps converge whatever the slope, and the noise of
+ *   a short window only makes the walk reverse sooner. Steps up never pass `maxUp` × the rate the
+ *   server admitted (first tokens per second).
+ * - settled: the step is down to `minStep` and the last `settlePeriods` windows were at or under the
+ *   limit. The walk keeps running; a breach of the limit unsettles it.
+ *
+ * The aim is (1 − margin) × the limit, so noise around the settled point stays inside the SLO.
+ */
+export interface ControllerSettings {
+  readonly limitMs: number;
+  readonly margin: number;
+  readonly rampFactor: number;
+  readonly initialStep: number;
+  readonly minStep: number;
+  readonly maxUp: number;
+  readonly settlePeriods: number;
+  /** Admitted below this fraction of the offered rate counts as saturation. */
+  readonly saturation: number;
+  readonly minRps: number;
+  readonly maxRps: number;
+}
+
+export const DEFAULT_CONTROLLER: Omit<ControllerSettings, 'limitMs'> = {
+  margin: 0.1,
+  rampFactor: 2,
+  initialStep: 0.2,
+  minStep: 0.025,
+  maxUp: 1.15,
+  settlePeriods: 3,
+  saturation: 0.9,
+  minRps: 0.05,
+  maxRps: 100_000,
+};
+
+export type ControlPhase = 'ramp' | 'track' | 'settled';
+
+export interface ControlState {
+  readonly phase: ControlPhase;
+  readonly rateRps: number;
+  /** The walk's step on the log of the rate (track and settled). */
+  readonly step: number;
+  /** The direction of the last step: +1 up, −1 down, 0 none yet. */
+  readonly lastDir: -1 | 0 | 1;
+  /** Windows in a row at or under the limit. */
+  readonly held: number;
+}
+
+export interface Observation {
+  /** The controlled percentile over the window, ms; null when the window has too few requests. */
+  readonly valueMs: number | null;
+  /**
+   * The rate at which the server took requests in (first tokens per second) over the window, when
+   * known. An increase never goes past `maxUp` × this: a server's latency stays flat until its batch
+   * is full and then jumps, so the latency alone would let the rate run past what the server admits.
+   */
+  readonly admittedRps?: number | null;
+  /** Requests that failed in the window. */
+  readonly failed: number;
+}
+
+export function initialState(startRps: number): ControlState {
+  return { phase: 'ramp', rateRps: startRps, step: 0, lastDir: 0, held: 0 };
+}
+
+const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
+
+export function controlStep(s: ControlState, obs: Observation, cfg: ControllerSettings): ControlState {
+  const bound = (r: number): number => clamp(r, cfg.minRps, cfg.maxRps);
+  const aim = cfg.limitMs * (1 - cfg.margin);
+  const admitted = obs.admittedRps ?? null;
+  // Errors mean the server is past what it takes (or refusing): a breach.
+  const value = obs.failed > 0 ? Number.POSITIVE_INFINITY : obs.valueMs;
+  // Too few requests finished in the window to say anything: hold (the next periods fill it).
+  if (value === null) return s;
+  if (s.phase === 'ramp') {
+    if (value < aim / 2 && (admitted === null || admitted >= s.rateRps * 0.5)) return { ...s, rateRps: bound(s.rateRps * cfg.rampFactor) };
+    // The first sign of load: back to the last ramp rate that held, and walk from there.
+    if (value > aim) return { phase: 'track', rateRps: bound(s.rateRps / cfg.rampFactor), step: cfg.initialStep, lastDir: -1, held: 0 };
+    return { phase: 'track', rateRps: s.rateRps, step: cfg.initialStep, lastDir: 0, held: value <= cfg.limitMs ? 1 : 0 };
+  }
+  // Latency under the aim but the server admitting clearly less than it is offered: a queue is
+  // building that the window's latency does not show yet. That is a breach too.
+  const saturated = admitted !== null && admitted < s.rateRps * cfg.saturation;
+  const dir: -1 | 1 = value > aim || saturated ? -1 : 1;
+  const step = s.lastDir !== 0 && dir !== s.lastDir ? Math.max(cfg.minStep, s.step / 2) : s.step;
+  let rateRps = s.rateRps * (1 + step) ** dir;
+  if (dir > 0 && admitted !== null) rateRps = Math.max(s.rateRps, Math.min(rateRps, admitted * cfg.maxUp));
+  const held = value <= cfg.limitMs && !saturated ? s.held + 1 : 0;
+  const settled = step <= cfg.minStep && held >= cfg.settlePeriods;
+  return { phase: settled ? 'settled' : 'track', rateRps: bound(rateRps), step, lastDir: dir, held };
+}

@@ -1,0 +1,294 @@
+import type { BenchmarkResult, RequestRecord, Slo, SloKey, SloMetric, SloStat, Workload } from '../domain/index.js';
+import { isSuccess } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { computeMetrics, percentileSorted } from '../metrics/index.js';
+import { createRng } from '../util/rng.js';
+import { requestBody, sendRequest, watchInFlight, type InFlight } from './client.js';
+import { clockFrom, nowNs, startLagMonitor } from './clock.js';
+import { connectTarget } from './connect.js';
+import { syntheticRequests, type PreparedRequest } from './prompts.js';
+import { controlStep, DEFAULT_CONTROLLER, initialState, type ControlPhase, type ControllerSettings } from './rate-controller.js';
+import { buildResult } from './result.js';
+import { startScraper } from './scrape.js';
+import { openPool, type Transport } from './transport.js';
+
+/**
+ * `lm-bench run --mode slo-hold`: an open loop whose Poisson arrival rate a feedback controller
+ * (rate-controller.ts) sets every `periodS` from one latency percentile over the requests that
+ * finished in the last `windowS`, until the rate has settled and held for a window (the answer) or
+ * `durationS` runs out (no answer, said so). The in-flight cap follows Little's law at the current
+ * rate with room to spare, so an overloaded server is not buried under a queue the client keeps
+ * growing. One thread: the rates this mode finds are far below what one thread sends (bench/loadgen.md).
+ */
+export interface SloHoldOptions {
+  readonly endpoint: string;
+  readonly model?: string | undefined;
+  readonly workload: Workload;
+  readonly seed: number;
+  /** The controlled percentile and its limit (ttft_p95_ms = 400). */
+  readonly control: { readonly key: SloKey; readonly limitMs: number };
+  /** Every SLO of the run, checked on the settled window's result. */
+  readonly slo?: Slo | undefined;
+  readonly durationS?: number | undefined;
+  readonly windowS?: number | undefined;
+  readonly periodS?: number | undefined;
+  readonly startRps?: number | undefined;
+  readonly timeoutMs?: number | undefined;
+  readonly transport?: Partial<Transport> | undefined;
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  readonly signal?: AbortSignal | undefined;
+  readonly onTarget?: ((line: string) => void) | undefined;
+  readonly onTick?: ((p: RatePoint) => void) | undefined;
+  readonly controller?: Partial<Omit<ControllerSettings, 'limitMs'>> | undefined;
+}
+
+export interface RatePoint {
+  readonly t_s: number;
+  /** The arrival rate during the period that just ended. */
+  readonly offered_rps: number;
+  /** Requests that finished successfully in that period, per second. */
+  readonly achieved_rps: number;
+  /** The controlled percentile over the window, ms (null: too few requests yet). */
+  readonly value_ms: number | null;
+  readonly phase: ControlPhase;
+  readonly in_flight: number;
+}
+
+export interface SloHoldOutcome {
+  readonly mode: 'slo-hold';
+  readonly controlled: { readonly key: SloKey; readonly limit_ms: number };
+  /** The completion rate over the settled window; null when the answer is unreliable. */
+  readonly max_sustainable_rps: number | null;
+  readonly reliable: boolean;
+  readonly unreliable_reasons: readonly string[];
+  readonly settled_at_s: number | null;
+  readonly window_s: { readonly from: number; readonly to: number };
+  /** The metrics of the requests that finished in that window. */
+  readonly result: BenchmarkResult;
+  readonly rate_timeline: readonly RatePoint[];
+}
+
+const MIN_SAMPLES = 20;
+/** Requests at the current rate a ramp step needs. */
+const RAMP_SAMPLES = 5;
+/** Bound on requests sent, whatever the rate and duration. */
+const MAX_REQUESTS = 200_000;
+
+export function metricOfKey(key: SloKey): { metric: SloMetric; stat: SloStat; field: string } {
+  const [metric, stat] = key.split('_') as [SloMetric, SloStat];
+  return { metric, stat, field: stat === 'p50' ? `median_${metric}_ms` : `${stat}_${metric}_ms` };
+}
+
+/** The controlled value over records (vLLM's metric definitions), or null with too few of them. */
+export function windowValue(records: readonly RequestRecord[], key: SloKey, minSamples = MIN_SAMPLES): number | null {
+  const ok = records.filter(isSuccess);
+  if (ok.length < minSamples) return null;
+  const m = computeMetrics(ok) as unknown as Record<string, number>;
+  const v = m[metricOfKey(key).field];
+  return typeof v === 'number' && Number.isFinite(v) ? v : null;
+}
+
+/**
+ * The controlled percentile as of `nowS`, over what was observed since `sinceS`. TTFT is observed
+ * when the first token arrives, E2EL when the request ends, so the window does not wait for slow
+ * requests to finish; and a request still waiting past the limit counts as a breach at its current
+ * age (a censored observation). Without that, a server building a queue looks fine until its queue
+ * drains: only the requests that got through are ever measured.
+ */
+export function observedValue(o: {
+  readonly key: SloKey;
+  readonly records: readonly RequestRecord[];
+  readonly live: readonly { readonly sendS: number; readonly firstS: number | null }[];
+  readonly nowS: number;
+  readonly sinceS: number;
+  readonly limitMs: number;
+  readonly minSamples: number;
+}): number | null {
+  const { metric, stat } = metricOfKey(o.key);
+  if (metric !== 'ttft' && metric !== 'e2el') {
+    return windowValue(o.records.filter((r) => (r.done_time_s ?? r.send_time_s) >= o.sinceS), o.key, o.minSamples);
+  }
+  // Each observation with when it was made; the window is what was seen since `sinceS`, or the last
+  // `minSamples` observations when that is more (at a low rate a short window holds too few).
+  const seen: { at: number; ms: number }[] = [];
+  for (const r of o.records) {
+    if (!isSuccess(r)) continue;
+    const first = r.chunk_times_s[0] as number;
+    const at = metric === 'ttft' ? first : (r.done_time_s ?? first);
+    seen.push({ at, ms: (at - r.send_time_s) * 1000 });
+  }
+  for (const f of o.live) {
+    if (metric === 'ttft' && f.firstS !== null) {
+      seen.push({ at: f.firstS, ms: (f.firstS - f.sendS) * 1000 });
+      continue;
+    }
+    const ageMs = (o.nowS - f.sendS) * 1000;
+    if (ageMs > o.limitMs) seen.push({ at: o.nowS, ms: ageMs });
+  }
+  seen.sort((a, b) => a.at - b.at);
+  const since = seen.filter((x) => x.at >= o.sinceS);
+  const values = (since.length >= o.minSamples ? since : seen.slice(-o.minSamples)).map((x) => x.ms);
+  if (values.length < o.minSamples) return null;
+  values.sort((a, b) => a - b);
+  if (stat === 'mean') return values.reduce((a, b) => a + b, 0) / values.length;
+  return percentileSorted(values, Number(stat.slice(1)));
+}
+
+export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome & { records: RequestRecord[] }> {
+  const durationS = opts.durationS ?? 120;
+  const windowS = opts.windowS ?? 10;
+  const periodS = opts.periodS ?? 2;
+  // The controller looks at a short recent window (a long one lags the rate it controls and makes the
+  // loop oscillate); the answer is read over the longer `windowS` once settled.
+  const controlWindowS = Math.min(windowS, 2 * periodS);
+  const timeoutMs = opts.timeoutMs ?? 600_000;
+  const cfg: ControllerSettings = { ...DEFAULT_CONTROLLER, ...opts.controller, limitMs: opts.control.limitMs };
+  // A ring of prepared prompts, reused with fresh indices: the workload's lengths, drawn from the seed.
+  const ring = syntheticRequests({ ...opts.workload, num_prompts: Math.min(4096, Math.max(256, opts.workload.num_prompts)) }, opts.seed);
+  if (ring.length === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
+  const { ep, transport, target, model, api } = await connectTarget({
+    endpoint: opts.endpoint, model: opts.model, workload: opts.workload, timeoutMs, transport: opts.transport, env: opts.env,
+    probe: ring[0] as PreparedRequest, onTarget: opts.onTarget, bounds: { prompts: MAX_REQUESTS, durationS },
+  });
+  const originNs = nowNs();
+  const startEpochMs = Date.now();
+  const nowS = clockFrom(originNs);
+  const rng = createRng(opts.seed).fork('slo-hold-arrivals');
+  const pool = openPool(ep.origin, transport, null);
+  const lag = startLagMonitor();
+  const inFlightSet = new Set<InFlight>();
+  // Sending stops when the answer is in; requests already in flight finish (within their time-out),
+  // and only the caller's abort cuts them short.
+  let stop = false;
+  const stopped = (): boolean => stop || opts.signal?.aborted === true;
+  const unwatch = watchInFlight(inFlightSet, nowS, () => opts.signal?.aborted === true);
+  const scraper = await startScraper(ep.origin, transport);
+  const records: RequestRecord[] = [];
+  const pending = new Set<Promise<void>>();
+  let state = initialState(opts.startRps ?? 2);
+  let cap = 64;
+  let sent = 0;
+  let settledAtS: number | null = null;
+  const timeline: RatePoint[] = [];
+
+  /** Requests in flight: when each left, and when its first token came (null: not yet). */
+  const live = new Map<number, { sendS: number; firstS: number | null }>();
+  const sendOne = (k: number, schedS: number): void => {
+    const base = ring[k % ring.length] as PreparedRequest;
+    const req = { ...base, index: k };
+    const entry = { sendS: nowS(), firstS: null as number | null };
+    live.set(k, entry);
+    const meta = { requestId: `r${k}`, schedS, enqueueS: schedS, phase: 'measure' as const, workerId: 0, loopLagMs: lag.currentMs(), onFirstToken: (t: number) => (entry.firstS = t) };
+    const p = sendRequest({ pool, target, nowS, inFlight: inFlightSet }, req, meta, requestBody(target, req)).then((rec) => {
+      live.delete(k);
+      records.push(rec);
+    });
+    pending.add(p);
+    void p.finally(() => pending.delete(p));
+  };
+
+  let rateSetAtS = 0;
+  const control = (): boolean => {
+    const t = nowS();
+    const doneAt = (r: RequestRecord): number => r.done_time_s ?? r.send_time_s;
+    const recent = records.filter((r) => doneAt(r) >= t - windowS);
+    const inPeriod = recent.filter((r) => doneAt(r) >= t - periodS && isSuccess(r));
+    // While ramping, judge only requests sent at the current rate (earlier ones were sent slower
+    // and make the server look idler than it is); afterwards, the last windowS.
+    const sinceS = state.phase === 'ramp' ? rateSetAtS : t - controlWindowS;
+    const value = observedValue({ key: opts.control.key, records, live: [...live.values()], nowS: t, sinceS, limitMs: opts.control.limitMs, minSamples: state.phase === 'ramp' ? RAMP_SAMPLES : MIN_SAMPLES });
+    const inWindow = recent;
+    // First tokens per second over the control window: the rate the server takes requests in.
+    const spanS = state.phase === 'ramp' ? Math.min(controlWindowS, t - sinceS) : Math.min(windowS / 2, t - rateSetAtS + controlWindowS);
+    const firsts = records.filter((r) => isSuccess(r) && (r.chunk_times_s[0] as number) >= t - spanS).length + [...live.values()].filter((f) => f.firstS !== null && f.firstS >= t - spanS).length;
+    const admittedRps = spanS >= periodS ? firsts / spanS : null;
+    const offered = state.rateRps;
+    state = controlStep(state, { valueMs: value, failed: inWindow.filter((r) => !isSuccess(r)).length, admittedRps }, cfg);
+    if (state.rateRps !== offered) rateSetAtS = t;
+    // Little's law at the new rate, with twice the window's mean time in the system and a floor.
+    const ok = inWindow.filter(isSuccess);
+    const meanS = ok.length === 0 ? 10 : ok.reduce((s, r) => s + ((r.done_time_s ?? r.send_time_s) - r.send_time_s), 0) / ok.length;
+    cap = Math.min(10_000, Math.max(16, Math.ceil(state.rateRps * meanS * 2)));
+    const point: RatePoint = { t_s: t, offered_rps: offered, achieved_rps: inPeriod.length / periodS, value_ms: value, phase: state.phase, in_flight: pending.size };
+    timeline.push(point);
+    opts.onTick?.(point);
+    if (state.phase === 'settled') settledAtS ??= t;
+    else settledAtS = null;
+    // Done once settled and held for a window; or out of time.
+    return (settledAtS !== null && t - settledAtS >= windowS) || t >= durationS;
+  };
+
+  let endS = 0;
+  try {
+    let nextControlS = periodS;
+    let nextSendS = 0;
+    for (;;) {
+      if (stopped()) break;
+      const t = nowS();
+      if (t >= nextControlS) {
+        nextControlS += periodS;
+        if (control()) break;
+        continue;
+      }
+      if (sent >= MAX_REQUESTS) {
+        await new Promise((r) => setTimeout(r, (nextControlS - t) * 1000));
+        continue;
+      }
+      if (t < nextSendS) {
+        await new Promise((r) => setTimeout(r, Math.max(0, Math.min(nextSendS, nextControlS) - t) * 1000));
+        continue;
+      }
+      if (pending.size >= cap) {
+        // At the cap: the arrival waits (its queueing shows as send − sched).
+        await Promise.race([...pending, new Promise((r) => setTimeout(r, Math.max(1, (nextControlS - t) * 1000)))]);
+        continue;
+      }
+      sendOne(sent++, nextSendS);
+      // Poisson arrivals at the current rate: exponential gaps from the seed.
+      nextSendS += -Math.log(1 - rng.next()) / state.rateRps;
+      if (nextSendS < t - 1) nextSendS = t; // never a backlog of arrivals after a slow period
+    }
+    endS = nowS();
+    stop = true;
+  } finally {
+    stop = true;
+    await Promise.allSettled([...pending]);
+    unwatch();
+    lag.stop();
+    await pool.close().catch(() => pool.destroy());
+  }
+  const serverMetrics = await scraper?.stop() ?? null;
+  if (opts.signal?.aborted === true) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted');
+
+  // The answer's window: the requests sent in the last windowS (by send time: completions come in
+  // bursts when a server batches, arrivals do not).
+  const from = Math.max(0, endS - windowS);
+  const windowRecords = records.filter((r) => r.send_time_s >= from && r.send_time_s <= endS).sort((a, b) => a.send_time_s - b.send_time_s);
+  const result = buildResult(windowRecords, { workload: opts.workload, model, api, slo: opts.slo, serverMetrics, maxLoopLagMs: lag.maxMs(), startEpochMs });
+  const reasons: string[] = [];
+  if (settledAtS === null || endS - settledAtS < windowS) reasons.push(`the rate never settled within ${durationS} s (last ${timeline.at(-1)?.offered_rps.toFixed(2) ?? '?'} req/s, ${opts.control.key} ${timeline.at(-1)?.value_ms?.toFixed(0) ?? '?'} ms)`);
+  const failed = windowRecords.filter((r) => !isSuccess(r)).length;
+  if (failed > 0) reasons.push(`the server failed ${failed} of ${windowRecords.length} requests in the settled window`);
+  const lagMs = Math.max(0, ...windowRecords.map((r) => r.loop_lag_ms ?? 0));
+  if (lagMs > 50) reasons.push(`the client itself lagged (event loop ${lagMs.toFixed(0)} ms): its latencies include its own delay`);
+  const late = windowRecords.filter((r) => r.send_time_s - r.sched_time_s > 0.1).length;
+  if (late > windowRecords.length * 0.05) reasons.push(`${late} of ${windowRecords.length} requests left the client more than 100 ms late: the client, not the server, set the rate`);
+  const completed = windowRecords.filter(isSuccess).length;
+  // Sustained means served as fast as sent: the completions over the settled span, drain excluded.
+  const settledFrom = settledAtS ?? endS;
+  const servedRps = records.filter((r) => isSuccess(r) && (r.done_time_s ?? 0) >= settledFrom && (r.done_time_s ?? 0) <= endS).length / Math.max(1e-9, endS - settledFrom);
+  const sentRps = completed / Math.max(1e-9, endS - from);
+  if (settledAtS !== null && servedRps < sentRps * 0.9) reasons.push(`the server completed ${servedRps.toFixed(2)} req/s while it was sent ${sentRps.toFixed(2)}: a queue was building, so the rate is not sustainable`);
+  return {
+    mode: 'slo-hold',
+    controlled: { key: opts.control.key, limit_ms: opts.control.limitMs },
+    max_sustainable_rps: reasons.length === 0 ? Math.min(sentRps, servedRps) : null,
+    reliable: reasons.length === 0,
+    unreliable_reasons: reasons,
+    settled_at_s: settledAtS,
+    window_s: { from, to: endS },
+    result,
+    rate_timeline: timeline,
+    records,
+  };
+}

@@ -1,0 +1,75 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { controlStep, DEFAULT_CONTROLLER, initialState, type ControlState, type ControllerSettings } from '../../src/loadgen/rate-controller.js';
+
+const cfg: ControllerSettings = { ...DEFAULT_CONTROLLER, limitMs: 400 };
+
+/**
+ * A server whose latency grows with load like a queue: M/M/1-like p95 = base / (1 − ρ), capacity
+ * 40 req/s. The law must settle near the rate where p95 meets the aim (0.9 × limit), from far below
+ * and far above, without oscillating.
+ */
+const capacity = 40;
+const base = 80;
+const p95At = (rate: number): number => (rate >= capacity ? 1e6 : base / (1 - rate / capacity));
+// The rate at which p95 equals the aim: base / (1 − ρ) = 360 → ρ = 1 − 80/360.
+const aimRate = capacity * (1 - base / (cfg.limitMs * (1 - cfg.margin)));
+
+function runLaw(start: number, steps: number): ControlState[] {
+  const out: ControlState[] = [];
+  let s = initialState(start);
+  for (let k = 0; k < steps; k++) {
+    s = controlStep(s, { valueMs: p95At(s.rateRps), failed: 0 }, cfg);
+    out.push(s);
+  }
+  return out;
+}
+
+test('from 1 req/s the law ramps, then settles within 5% of the rate that meets the aim', () => {
+  const states = runLaw(1, 30);
+  const first = states.findIndex((s) => s.phase === 'settled');
+  assert.ok(first >= 0 && first < 20, `settled after ${first + 1} steps`);
+  const settled = states[first] as ControlState;
+  assert.ok(Math.abs(settled.rateRps / aimRate - 1) < 0.05, `${settled.rateRps.toFixed(2)} vs ${aimRate.toFixed(2)}`);
+  // Once settled it stays settled (no oscillation on a noise-free server).
+  assert.ok(states.slice(first).every((s) => s.phase === 'settled'));
+  assert.ok(states.slice(first).every((s) => p95At(s.rateRps) <= cfg.limitMs));
+});
+
+test('from far past capacity the law backs off hard, then settles at the same rate', () => {
+  const states = runLaw(200, 40);
+  assert.ok((states[0] as ControlState).rateRps <= 100, 'halved at the first breach');
+  assert.equal((states[0] as ControlState).phase, 'track');
+  const last = states.at(-1) as ControlState;
+  assert.equal(last.phase, 'settled');
+  assert.ok(Math.abs(last.rateRps / aimRate - 1) < 0.05);
+});
+
+test('failed requests are a breach and unsettle; an empty window holds the rate; steps up stop at what the server admits', () => {
+  const s: ControlState = { phase: 'settled', rateRps: 30, step: cfg.minStep, lastDir: 1, held: 5 };
+  const failed = controlStep(s, { valueMs: 300, failed: 2 }, cfg);
+  assert.equal(failed.phase, 'track');
+  assert.ok(failed.rateRps < 30);
+  assert.deepEqual(controlStep(s, { valueMs: null, failed: 0 }, cfg), s);
+  assert.equal(controlStep(s, { valueMs: 450, failed: 0 }, cfg).phase, 'track');
+  const walking: ControlState = { phase: 'track', rateRps: 30, step: 0.2, lastDir: 1, held: 0 };
+  assert.ok(Math.abs(controlStep(walking, { valueMs: 100, failed: 0, admittedRps: 28 }, cfg).rateRps - 28 * 1.15) < 1e-9, 'no step up past 1.15 × admitted');
+  // Admitting well under what it is offered, with latency still low: saturated, so the walk steps down.
+  assert.ok(controlStep(walking, { valueMs: 100, failed: 0, admittedRps: 20 }, cfg).rateRps < 30);
+});
+
+test('noise around the aim only makes the walk settle sooner: it still ends within 10% of the aim rate', () => {
+  let seed = 7;
+  const noise = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return 0.8 + 0.4 * (seed / 2 ** 31);
+  };
+  let s = initialState(1);
+  let settledAt = -1;
+  for (let k = 0; k < 60; k++) {
+    s = controlStep(s, { valueMs: p95At(s.rateRps) * noise(), failed: 0 }, cfg);
+    if (s.phase === 'settled' && settledAt < 0) settledAt = k;
+  }
+  assert.ok(settledAt >= 0 && settledAt < 30, `settled at step ${settledAt}`);
+  assert.ok(Math.abs(s.rateRps / aimRate - 1) < 0.1, `${s.rateRps.toFixed(2)} vs ${aimRate.toFixed(2)}`);
+});

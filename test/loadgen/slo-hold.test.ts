@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { stringify } from 'yaml';
+import { main } from '../../src/cli/main.js';
+import { captureIo } from '../helpers/cli.js';
+import type { RequestRecord, Workload } from '../../src/domain/index.js';
+import { observedValue, runSloHold } from '../../src/loadgen/slo-hold.js';
+import { startSimServer, type SimServer } from '../../src/sim/server.js';
+
+function rec(sendS: number, ttftS: number, doneS: number): RequestRecord {
+  return {
+    request_id: `r${sendS}`, sched_time_s: sendS, enqueue_time_s: sendS, send_time_s: sendS, first_byte_time_s: sendS + ttftS,
+    chunk_times_s: [sendS + ttftS, doneS], done_time_s: doneS, prompt_tokens: 10, prompt_tokens_client: 10, output_tokens: 2,
+    token_source: 'usage', cached_tokens: null, finish_reason: 'length', http_status: 200, error_kind: null, error: null,
+    phase: 'measure', worker_id: 0, loop_lag_ms: 0,
+  };
+}
+
+test('the held TTFT percentile counts requests still waiting past the limit as breaches at their age', () => {
+  // 20 requests answered in 100 ms, in the window.
+  const done = Array.from({ length: 20 }, (_, i) => rec(10 + i * 0.1, 0.1, 11 + i * 0.1));
+  const base = { key: 'ttft_p95_ms' as const, records: done, nowS: 15, sinceS: 11, limitMs: 400, minSamples: 20 };
+  assert.ok(Math.abs((observedValue({ ...base, live: [] }) as number) - 100) < 1e-6);
+  // Five more stuck in the server's queue for 3 s: they have no TTFT yet, but they are breaches.
+  const stuck = Array.from({ length: 5 }, () => ({ sendS: 12, firstS: null }));
+  assert.ok((observedValue({ ...base, live: stuck }) as number) > 2000);
+  // Waiting, but not yet past the limit: no evidence either way, so not counted.
+  const young = Array.from({ length: 5 }, () => ({ sendS: 14.9, firstS: null }));
+  assert.ok(Math.abs((observedValue({ ...base, live: young }) as number) - 100) < 1e-6);
+  // Too few observations: no value.
+  assert.equal(observedValue({ ...base, records: done.slice(0, 5), live: [] }), null);
+});
+
+let sim: SimServer;
+before(async () => {
+  // 5× real time: the server's latency grows with load as a real one's does, five times faster.
+  sim = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', speed: 5, seed: 2, runtimeFailures: false });
+});
+after(() => sim.close());
+
+const workload: Workload = {
+  name: 'hold-test', api: 'completions',
+  input_len: { dist: 'lognormal', mean: 1024, std: 512, min: 64, max: 4096 },
+  output_len: { dist: 'fixed', value: 32 },
+  arrival: { kind: 'poisson', rate_rps: 1 }, num_prompts: 300, ignore_eos: true,
+};
+
+test('slo-hold against sim serve ramps, finds where TTFT p95 meets its limit, and says whether it settled', { timeout: 90_000 }, async () => {
+  const out = await runSloHold({ endpoint: `${sim.url}/v1/completions`, workload, seed: 1, control: { key: 'ttft_p95_ms', limitMs: 120 }, durationS: 45, windowS: 6, periodS: 1, startRps: 4, env: { LMB_LOOPBACK_ONLY: '1' } });
+  const tl = out.rate_timeline;
+  assert.ok(tl.length >= 10);
+  assert.equal(tl[0]?.phase, 'ramp');
+  assert.ok(Math.max(...tl.map((p) => p.offered_rps)) >= 16, 'the ramp went up');
+  assert.ok(tl.some((p) => p.phase !== 'ramp'), 'it left the ramp when latency rose');
+  // Past the limit at some point, and the rate came down after it.
+  const breach = tl.findIndex((p) => (p.value_ms ?? 0) > 120);
+  assert.ok(breach >= 0 && tl.slice(breach + 1).some((p) => p.offered_rps < (tl[breach]?.offered_rps ?? 0)));
+  if (out.reliable) {
+    assert.ok(out.max_sustainable_rps !== null && out.max_sustainable_rps > 0);
+    assert.ok(out.settled_at_s !== null && out.settled_at_s <= 45);
+    assert.ok(out.result.p95_ttft_ms <= 120 * 1.25, `the settled window's p95 TTFT ${out.result.p95_ttft_ms}`);
+  } else {
+    assert.equal(out.max_sustainable_rps, null);
+    assert.ok(out.unreliable_reasons.length > 0);
+  }
+  assert.equal(out.result.failed, 0);
+});
+
+test('run --mode max-rate: the bisection with every probe, and an answer no higher than the saturated throughput', { timeout: 90_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-max-rate-'));
+  const file = join(dir, 'w.yaml');
+  writeFileSync(file, stringify({ ...workload, num_prompts: 120 }));
+  const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+  const code = await main(['run', '--endpoint', `${sim.url}/v1/completions`, '--workload', file, '--mode', 'max-rate', '--slo', 'ttft_p95_ms=120', '--json'], io);
+  assert.equal(code, 0, io.err());
+  const out = JSON.parse(io.out()) as { mode: string; max_rate_rps: number; reliable: boolean; probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number }[] };
+  assert.equal(out.mode, 'max-rate');
+  assert.equal(out.reliable, true);
+  assert.ok(out.probes.length >= 2 && out.probes.length <= 5);
+  assert.equal(out.probes[0]?.rate_rps, 'inf');
+  const saturated = out.probes[0]?.request_throughput ?? 0;
+  assert.ok(out.max_rate_rps > 0 && out.max_rate_rps <= saturated + 1e-9);
+  // The answer is a probed rate that met the SLOs, and every faster probe that was tried missed.
+  assert.ok(out.probes.some((p) => p.rate_rps === out.max_rate_rps && p.meets_slo));
+  for (const p of out.probes) if (typeof p.rate_rps === 'number' && p.rate_rps > out.max_rate_rps) assert.equal(p.meets_slo, false);
+});
