@@ -75,6 +75,12 @@ export interface SloCheck {
   readonly ok: boolean;
 }
 
+/** The metric and statistic an SLO key constrains, and the result field (vLLM's names) that holds it. */
+export function sloField(key: SloKey): { metric: SloMetric; stat: SloStat; field: string } {
+  const [metric, stat] = key.split('_') as [SloMetric, SloStat];
+  return { metric, stat, field: stat === 'p50' ? `median_${metric}_ms` : `${stat}_${metric}_ms` };
+}
+
 /** Checks a result's percentile fields against the aggregate SLO keys it names. */
 export function checkSlo(slo: Slo | undefined, result: Readonly<Record<string, unknown>>): SloCheck[] {
   if (slo === undefined) return [];
@@ -82,8 +88,7 @@ export function checkSlo(slo: Slo | undefined, result: Readonly<Record<string, u
   for (const key of SLO_KEYS) {
     const limit = slo[key];
     if (limit === undefined) continue;
-    const [metric, stat] = key.split('_') as [SloMetric, SloStat];
-    const field = stat === 'p50' ? `median_${metric}_ms` : `${stat}_${metric}_ms`;
+    const { metric, stat, field } = sloField(key);
     const raw = result[field] ?? result[`${stat}_${metric}_ms`];
     const value = typeof raw === 'number' ? raw : Number.POSITIVE_INFINITY;
     checks.push({ key, limitMs: limit, valueMs: value, ok: value <= limit });

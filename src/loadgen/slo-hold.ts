@@ -1,5 +1,5 @@
-import type { BenchmarkResult, RequestRecord, Slo, SloKey, SloMetric, SloStat, Workload } from '../domain/index.js';
-import { isSuccess } from '../domain/index.js';
+import type { BenchmarkResult, RequestRecord, Slo, SloKey, Workload } from '../domain/index.js';
+import { isSuccess, sloField } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { computeMetrics, percentileSorted } from '../metrics/index.js';
 import { createRng } from '../util/rng.js';
@@ -74,17 +74,12 @@ const RAMP_SAMPLES = 5;
 /** Bound on requests sent, whatever the rate and duration. */
 const MAX_REQUESTS = 200_000;
 
-export function metricOfKey(key: SloKey): { metric: SloMetric; stat: SloStat; field: string } {
-  const [metric, stat] = key.split('_') as [SloMetric, SloStat];
-  return { metric, stat, field: stat === 'p50' ? `median_${metric}_ms` : `${stat}_${metric}_ms` };
-}
-
 /** The controlled value over records (vLLM's metric definitions), or null with too few of them. */
 export function windowValue(records: readonly RequestRecord[], key: SloKey, minSamples = MIN_SAMPLES): number | null {
   const ok = records.filter(isSuccess);
   if (ok.length < minSamples) return null;
   const m = computeMetrics(ok) as unknown as Record<string, number>;
-  const v = m[metricOfKey(key).field];
+  const v = m[sloField(key).field];
   return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }
 
@@ -104,7 +99,7 @@ export function observedValue(o: {
   readonly limitMs: number;
   readonly minSamples: number;
 }): number | null {
-  const { metric, stat } = metricOfKey(o.key);
+  const { metric, stat } = sloField(o.key);
   if (metric !== 'ttft' && metric !== 'e2el') {
     return windowValue(o.records.filter((r) => (r.done_time_s ?? r.send_time_s) >= o.sinceS), o.key, o.minSamples);
   }
@@ -197,17 +192,16 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     // and make the server look idler than it is); afterwards, the last windowS.
     const sinceS = state.phase === 'ramp' ? rateSetAtS : t - controlWindowS;
     const value = observedValue({ key: opts.control.key, records, live: [...live.values()], nowS: t, sinceS, limitMs: opts.control.limitMs, minSamples: state.phase === 'ramp' ? RAMP_SAMPLES : MIN_SAMPLES });
-    const inWindow = recent;
     // First tokens per second over the control window: the rate the server takes requests in.
     const spanS = state.phase === 'ramp' ? Math.min(controlWindowS, t - sinceS) : Math.min(windowS / 2, t - rateSetAtS + controlWindowS);
     const firsts = records.filter((r) => isSuccess(r) && (r.chunk_times_s[0] as number) >= t - spanS).length + [...live.values()].filter((f) => f.firstS !== null && f.firstS >= t - spanS).length;
     const admittedRps = spanS >= periodS ? firsts / spanS : null;
     const offered = state.rateRps;
-    state = controlStep(state, { valueMs: value, failed: inWindow.filter((r) => !isSuccess(r)).length, admittedRps }, cfg);
+    state = controlStep(state, { valueMs: value, failed: recent.filter((r) => !isSuccess(r)).length, admittedRps }, cfg);
     if (state.rateRps !== offered) rateSetAtS = t;
     // Little's law at the new rate, with twice the window's mean time in the system and a floor.
-    const ok = inWindow.filter(isSuccess);
-    const meanS = ok.length === 0 ? 10 : ok.reduce((s, r) => s + ((r.done_time_s ?? r.send_time_s) - r.send_time_s), 0) / ok.length;
+    const ok = recent.filter(isSuccess);
+    const meanS = ok.length === 0 ? 10 : ok.reduce((sum, r) => sum + (doneAt(r) - r.send_time_s), 0) / ok.length;
     cap = Math.min(10_000, Math.max(16, Math.ceil(state.rateRps * meanS * 2)));
     const point: RatePoint = { t_s: t, offered_rps: offered, achieved_rps: inPeriod.length / periodS, value_ms: value, phase: state.phase, in_flight: pending.size };
     timeline.push(point);

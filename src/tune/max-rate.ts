@@ -1,7 +1,6 @@
 import type { BenchmarkResult, Slo, Workload } from '../domain/index.js';
 import { checkSlo } from '../domain/index.js';
-import type { Executor } from '../targets/types.js';
-import type { TrialInput, TrialOutcome } from '../targets/types.js';
+import type { Executor, TrialInput, TrialOutcome } from '../targets/types.js';
 
 /**
  * The "max rate under the SLO" measurement of one configuration, by bisection on the request rate in
@@ -27,7 +26,8 @@ export function withRate(w: Workload, rateRps: number | 'inf'): Workload {
   return { ...w, arrival };
 }
 
-const meets = (slo: Slo, r: BenchmarkResult): boolean => r.completed > 0 && r.failed === 0 && checkSlo(slo, r).every((c) => c.ok);
+/** A load run meets the SLOs: something completed, nothing failed, every limit held. */
+export const meetsSlo = (slo: Slo, r: BenchmarkResult): boolean => r.completed > 0 && r.failed === 0 && checkSlo(slo, r).every((c) => c.ok);
 
 export async function searchMaxRate(
   run: (w: Workload, k: number) => Promise<TrialOutcome>,
@@ -37,7 +37,7 @@ export async function searchMaxRate(
 ): Promise<TrialOutcome & { maxRate?: MaxRateResult }> {
   const first = await run(withRate(workload, 'inf'), 0);
   if (first.status !== 'ok') return first;
-  const runs: RateRun[] = [{ rateRps: 'inf', meetsSlo: meets(slo, first.result), requestThroughput: first.result.request_throughput }];
+  const runs: RateRun[] = [{ rateRps: 'inf', meetsSlo: meetsSlo(slo, first.result), requestThroughput: first.result.request_throughput }];
   let durationMs = first.durationMs;
   const saturated = first.result.request_throughput;
   if (runs[0]?.meetsSlo === true) {
@@ -52,7 +52,7 @@ export async function searchMaxRate(
     const out = await run(withRate(workload, rate), k);
     if (out.status !== 'ok') return { ...out, durationMs: durationMs + out.durationMs };
     durationMs += out.durationMs;
-    const ok = meets(slo, out.result);
+    const ok = meetsSlo(slo, out.result);
     runs.push({ rateRps: rate, meetsSlo: ok, requestThroughput: out.result.request_throughput });
     if (ok) {
       lo = rate;

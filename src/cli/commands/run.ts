@@ -2,14 +2,14 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import type { BenchmarkResult, RequestRecord } from '../../domain/index.js';
-import { checkSlo, parseSloString, SLO_KEYS, SLO_METRICS, SLO_STATS, Workload, type SloKey } from '../../domain/index.js';
+import { parseSloString, SLO_KEYS, SLO_METRICS, SLO_STATS, Workload, type SloKey } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { BenchConfig, expandSweep, overlay, rawConfigOfWorkload } from '../../loadgen/config.js';
 import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
 import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
 import { runSloHold, type RatePoint } from '../../loadgen/slo-hold.js';
-import { searchMaxRate } from '../../tune/max-rate.js';
+import { meetsSlo, searchMaxRate } from '../../tune/max-rate.js';
 import { sweepReportHtml } from '../../report/sweep.js';
 import { loadYamlFile, parseYaml, readUserFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
@@ -238,7 +238,7 @@ async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: { raw: Record<str
     const found = await searchMaxRate(async (w, k) => {
       const t0 = Date.now();
       const { result } = await runBenchmark({ ...plan, workload: w, seed: plan.seed + k * 7919, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined });
-      const ok = result.completed > 0 && result.failed === 0 && checkSlo(slo, result).every((c) => c.ok);
+      const ok = meetsSlo(slo, result);
       probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
       say(`probe ${k + 1}: ${w.arrival.kind === 'poisson' ? `${w.arrival.rate_rps.toFixed(2)} req/s` : 'all at once'} → ${result.request_throughput.toFixed(2)} req/s, SLOs ${ok ? 'met' : 'missed'}`);
       return { status: 'ok', result, durationMs: Date.now() - t0 };

@@ -73,7 +73,7 @@ function readText(file: string, maxChars = 4000): string {
   }
 }
 
-/** The last lines of the job's logs (every attempt's job-<id>.out), for a failure's reason. */
+/** The last lines of this attempt's job log (job-<id>.out), for a failure's reason. */
 function logTail(dir: string, jobId: string | null, lines = 30): string {
   const file = jobId === null ? null : join(dir, `job-${jobId}.out`);
   const text = file === null ? '' : readText(file);
@@ -83,6 +83,24 @@ function logTail(dir: string, jobId: string | null, lines = 30): string {
 function readNumber(file: string): number | null {
   const n = Number(readText(file).trim());
   return Number.isFinite(n) && n > 0 ? n : null;
+}
+
+/** What `trial-run` left in a trial's dir: its outcome (null: none yet, or not a whole one) and when the job began. */
+interface JobLeft {
+  readonly result: JobResultFile | null;
+  readonly startedAtMs: number | null;
+}
+
+function readJobLeft(dir: string): JobLeft {
+  const files = jobFiles(dir);
+  return { result: readResult(dir), startedAtMs: readNumber(files.started) };
+}
+
+function readResult(dir: string): JobResultFile | null {
+  const text = readText(jobFiles(dir).result, 64 * 1024 * 1024);
+  if (text === '') return null;
+  const parsed = JobResultFile.safeParse(safeJson(text));
+  return parsed.success ? parsed.data : null;
 }
 
 export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): Executor {
@@ -116,16 +134,10 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
   };
 
   /** The trial's outcome from what the job left, given how Slurm says it ended. */
-  const outcomeOf = (handle: SlurmHandle, end: JobEnd | 'forgotten', runStartMs: number | null): TrialOutcome => {
-    const files = jobFiles(handle.dir);
+  const outcomeOf = (handle: SlurmHandle, end: JobEnd | 'forgotten', runStartMs: number | null, left: JobLeft = readJobLeft(handle.dir)): TrialOutcome => {
     const readAt = now();
-    let result: JobResultFile | null = null;
-    const text = readText(files.result, 64 * 1024 * 1024);
-    if (text !== '') {
-      const parsed = JobResultFile.safeParse(safeJson(text));
-      if (parsed.success) result = parsed.data;
-    }
-    const began = readNumber(files.started) ?? runStartMs;
+    const result = left.result;
+    const began = left.startedAtMs ?? runStartMs;
     const durationMs = result !== null ? result.duration_ms : began === null ? 0 : Math.max(0, readAt - began);
     const tail = logTail(handle.dir, handle.job_id);
     const withTail = (s: string): string => (tail === '' ? s : `${s}\njob log (${join(handle.dir, `job-${handle.job_id ?? '?'}.out`)}):\n${tail}`);
@@ -179,12 +191,7 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
       const fileWait = new AbortController();
       const status = await Promise.race([watcher.next(jobId, aborted ? undefined : signal), measuredResult(handle.dir, fileWait.signal)]);
       fileWait.abort();
-      if (status === 'measured') {
-        handle = { ...handle, state: 'COMPLETED' };
-        const outcome = outcomeOf(handle, 'completed', runStartMs);
-        hooks?.onHandle?.({ ...handle, ...timings(handle) });
-        return outcome;
-      }
+      if (status === 'measured') return finished({ ...handle, state: 'COMPLETED' }, 'completed', runStartMs, hooks);
       if (status === null) {
         if (!aborted && isAborted(signal)) continue; // woken by the stop: decide above
         return outcomeOf(handle, 'forgotten', runStartMs);
@@ -213,26 +220,29 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
             lastPhase = '';
             continue;
           }
-          const outcome = outcomeOf(handle, phase.end, runStartMs);
-          hooks?.onHandle?.({ ...handle, ...timings(handle) });
-          return outcome;
+          return finished(handle, phase.end, runStartMs, hooks);
         }
       }
     }
   };
 
-  /** Queue time (submission → the job's first line) and collection time (trial end → result read). */
-  const timings = (handle: SlurmHandle): Partial<SlurmHandle> => {
-    const files = jobFiles(handle.dir);
-    const started = readNumber(files.started);
-    const parsed = JobResultFile.safeParse(safeJson(readText(files.result, 64 * 1024 * 1024)));
-    const out: { queued_ms?: number; run_ms?: number; collect_ms?: number } = {};
-    if (started !== null && handle.submitted_at_ms !== null) out.queued_ms = Math.max(0, started - handle.submitted_at_ms);
-    if (parsed.success) {
-      out.run_ms = parsed.data.ended_at_ms - (started ?? parsed.data.began_at_ms);
-      out.collect_ms = Math.max(0, now() - parsed.data.ended_at_ms);
+  /**
+   * A job that ended: its outcome, and the handle stored with its final state, queue time
+   * (submission → the job's first line), run time and collection time (trial end → result read).
+   * The job's files are read once for both.
+   */
+  const finished = (handle: SlurmHandle, end: JobEnd, runStartMs: number | null, hooks: RunHooks | undefined): TrialOutcome => {
+    const left = readJobLeft(handle.dir);
+    const outcome = outcomeOf(handle, end, runStartMs, left);
+    const { result, startedAtMs } = left;
+    const times: { queued_ms?: number; run_ms?: number; collect_ms?: number } = {};
+    if (startedAtMs !== null && handle.submitted_at_ms !== null) times.queued_ms = Math.max(0, startedAtMs - handle.submitted_at_ms);
+    if (result !== null) {
+      times.run_ms = result.ended_at_ms - (startedAtMs ?? result.began_at_ms);
+      times.collect_ms = Math.max(0, now() - result.ended_at_ms);
     }
-    return out;
+    hooks?.onHandle?.({ ...handle, ...times });
+    return outcome;
   };
 
   return {
@@ -294,8 +304,7 @@ function measuredResult(dir: string, stop: AbortSignal): Promise<'measured'> {
   return new Promise((resolve) => {
     const check = (): void => {
       if (stop.aborted) return;
-      const parsed = JobResultFile.safeParse(safeJson(readText(jobFiles(dir).result, 64 * 1024 * 1024)));
-      if (parsed.success && parsed.data.status === 'ok') resolve('measured');
+      if (readResult(dir)?.status === 'ok') resolve('measured');
       else setTimeout(check, 250);
     };
     check();
