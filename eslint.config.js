@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'reports/**', 'bin/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['node_modules/**', 'dist/**', 'bench/out/**', 'reports/**', 'bin/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -1,5 +1,5 @@
-import type { Dispatcher, Pool } from 'undici';
 import type { ErrorKindName, RequestRecord } from '../domain/index.js';
+import type { H1Call, H1Handler, H1Pool } from './http1.js';
 import { createSseParser } from './sse.js';
 import type { PreparedRequest } from './prompts.js';
 
@@ -72,7 +72,7 @@ function hasToken(c: ChunkChoice): boolean {
   );
 }
 
-/** undici and socket errors → the record's error kinds. */
+/** Socket, HTTP-framing (http1.ts) and undici errors → the record's error kinds. */
 export function classifyError(err: unknown): ErrorKindName {
   const e = err as { code?: unknown; name?: unknown; cause?: unknown };
   const code = typeof e.code === 'string' ? e.code : '';
@@ -81,6 +81,7 @@ export function classifyError(err: unknown): ErrorKindName {
       return 'connection_refused';
     case 'ECONNRESET':
     case 'EPIPE':
+    case 'LMB_HTTP_CLOSED':
     case 'UND_ERR_SOCKET':
     case 'UND_ERR_CLOSED':
       return 'connection_reset';
@@ -95,6 +96,7 @@ export function classifyError(err: unknown): ErrorKindName {
     case 'EAI_AGAIN':
     case 'EAI_NONAME':
       return 'dns';
+    case 'LMB_HTTP_PARSE':
     case 'HPE_INVALID_CONSTANT':
     case 'HPE_INVALID_CHUNK_SIZE':
     case 'UND_ERR_INFO':
@@ -108,7 +110,6 @@ export function classifyError(err: unknown): ErrorKindName {
   }
 }
 
-/** Sends one request; resolves with its record whatever happens (errors are data). */
 /** Requests in flight, watched by one timer for their deadlines instead of a timer each. */
 export interface InFlight {
   readonly deadlineS: number;
@@ -116,7 +117,7 @@ export interface InFlight {
 }
 
 export interface Connection {
-  readonly pool: Pool;
+  readonly pool: H1Pool;
   readonly target: TargetSpec;
   /** The run's clock (seconds from its origin). */
   readonly nowS: () => number;
@@ -147,7 +148,20 @@ export function watchInFlight(set: Set<InFlight>, nowS: () => number, stopped: (
   return () => clearInterval(timer);
 }
 
-/** `body` may be built ahead (off the clock); by default it is built here. */
+/** The request's headers as sent (the API key's Authorization among them); no value may break a line. */
+function headerLines(t: TargetSpec, requestId: string): string {
+  let out = 'content-type: application/json\r\naccept: text/event-stream\r\n';
+  for (const [name, value] of Object.entries({ ...t.headers, 'x-request-id': requestId })) {
+    if (/[\r\n\0]/.test(name) || /[\r\n\0]/.test(value)) throw new TypeError(`the ${name} header holds a line break`);
+    out += `${name}: ${value}\r\n`;
+  }
+  return out;
+}
+
+/**
+ * Sends one request; resolves with its record whatever happens (errors are data). `body` may be
+ * built ahead (off the clock); by default it is built here.
+ */
 export function sendRequest(conn: Connection, req: PreparedRequest, meta: RequestMeta, body?: string): Promise<RequestRecord> {
   const { pool, target, nowS, inFlight } = conn;
   const payload = body ?? requestBody(target, req);
@@ -163,7 +177,7 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
     let kind: ErrorKindName | null = null;
     let message: string | null = null;
     let errorText = '';
-    let controller: Dispatcher.DispatchController | null = null;
+    let call: H1Call | null = null;
     let abortReason: Error | null = null;
     let settled = false;
 
@@ -258,30 +272,26 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
     const abortWith = (reason: Error): void => {
       if (settled || abortReason !== null) return;
       abortReason = reason;
-      if (controller !== null) controller.abort(reason);
+      call?.abort(reason);
     };
 
-    const handler: Dispatcher.DispatchHandler = {
-      onRequestStart(c) {
-        controller = c;
-        if (abortReason !== null) c.abort(abortReason);
-      },
-      onResponseStart(_c, statusCode) {
+    const handler: H1Handler = {
+      onStart(statusCode) {
         firstByte = nowS();
         status = statusCode;
       },
-      onResponseData(_c, chunk) {
+      onBody(chunk, atS) {
         if (status !== 200) {
           if (errorText.length < 2000) errorText += chunk.toString('utf8');
           return;
         }
-        chunkArrival = nowS();
+        chunkArrival = atS;
         parser.push(chunk);
       },
-      onResponseEnd() {
+      onEnd() {
         finishRecord(null);
       },
-      onResponseError(_c, err) {
+      onError(err) {
         finishRecord(err);
       },
     };
@@ -289,17 +299,7 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
     const watch: InFlight = { deadlineS: sendS + target.timeoutMs / 1000, abort: abortWith };
     inFlight.add(watch);
     try {
-      pool.dispatch(
-        {
-          method: 'POST',
-          path: target.path,
-          headers: { ...target.headers, 'content-type': 'application/json', accept: 'text/event-stream', 'x-request-id': meta.requestId },
-          body: payload,
-          headersTimeout: target.timeoutMs,
-          bodyTimeout: target.timeoutMs,
-        },
-        handler,
-      );
+      call = pool.request('POST', target.path, headerLines(target, meta.requestId), payload, handler);
     } catch (err) {
       finishRecord(err);
     }

@@ -1,9 +1,9 @@
-import type { Pool } from 'undici';
 import type { RequestRecord } from '../domain/index.js';
 import { requestBody, sendRequest, watchInFlight, type InFlight, type TargetSpec } from './client.js';
 import { clockFrom, startLagMonitor } from './clock.js';
 import type { PreparedRequest } from './prompts.js';
-import { openPool, type Transport } from './transport.js';
+import { createH1Pool } from './http1.js';
+import type { Transport } from './transport.js';
 
 /**
  * Drives streams on one thread (the main one, or a piscina worker: the spec is plain data). Closed
@@ -43,22 +43,6 @@ export interface DriveResult {
   readonly maxLoopLagMs: number;
 }
 
-/**
- * Opens the pool's sockets before the clock starts (one cheap GET each, bodies consumed), so the first
- * wave of requests does not time TCP set-up and the socket pool growing under load.
- */
-async function preconnect(pool: Pool, spec: DriveSpec, sockets: number): Promise<void> {
-  const one = async (): Promise<void> => {
-    try {
-      const res = await pool.request({ method: 'GET', path: '/v1/models', headers: { ...spec.target.headers }, headersTimeout: 5000, bodyTimeout: 5000 });
-      await res.body.dump();
-    } catch {
-      // a server without /v1/models, or one that is slow to accept, is measured as it is
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(sockets, 1024) }, one));
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<DriveResult> {
@@ -67,7 +51,7 @@ export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<Driv
   const lag = startLagMonitor();
   const open = spec.arrivalsS !== null;
   const connections = open ? (spec.streams > 0 ? spec.streams : null) : spec.streams;
-  const pool = openPool(spec.origin, spec.transport, connections);
+  const pool = createH1Pool({ origin: spec.origin, transport: spec.transport, connections, nowS });
   const stopped = (): boolean => Atomics.load(ctrl, CTRL_STOP) !== 0 || signal?.aborted === true;
   const inFlight = new Set<InFlight>();
   const unwatch = watchInFlight(inFlight, nowS, stopped);
@@ -88,7 +72,8 @@ export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<Driv
     Atomics.add(ctrl, rec.error_kind === null ? CTRL_DONE : CTRL_FAILED, 1);
   };
   try {
-    await preconnect(pool, spec, open ? Math.min(spec.requests.length, spec.streams > 0 ? spec.streams : 256) : spec.streams);
+    // Connections open before the clock starts, so the first wave does not time TCP (and TLS) set-up.
+    await pool.preconnect(open ? Math.min(spec.requests.length, spec.streams > 0 ? spec.streams : 256) : spec.streams);
     await sleep((spec.startS - nowS()) * 1000);
     if (!open) {
       const stream = async (): Promise<void> => {

@@ -10,7 +10,8 @@ import { syntheticRequests, type PreparedRequest } from './prompts.js';
 import { controlStep, DEFAULT_CONTROLLER, initialState, type ControlPhase, type ControllerSettings } from './rate-controller.js';
 import { buildResult } from './result.js';
 import { startScraper } from './scrape.js';
-import { openPool, type Transport } from './transport.js';
+import { createH1Pool } from './http1.js';
+import type { Transport } from './transport.js';
 
 /**
  * `lm-bench run --mode slo-hold`: an open loop whose Poisson arrival rate a feedback controller
@@ -149,7 +150,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   const startEpochMs = Date.now();
   const nowS = clockFrom(originNs);
   const rng = createRng(opts.seed).fork('slo-hold-arrivals');
-  const pool = openPool(ep.origin, transport, null);
+  const pool = createH1Pool({ origin: ep.origin, transport, connections: null, nowS });
   const lag = startLagMonitor();
   const inFlightSet = new Set<InFlight>();
   // Sending stops when the answer is in; requests already in flight finish (within their time-out),

@@ -85,13 +85,15 @@ test('aborting the run stops it with LMB_ERR_INTERRUPTED', async () => {
   }
 });
 
-test('socket and undici error codes map to kinds', () => {
+test('socket, HTTP-framing and undici error codes map to kinds', () => {
   assert.equal(classifyError({ code: 'ECONNREFUSED' }), 'connection_refused');
   assert.equal(classifyError({ code: 'ECONNRESET' }), 'connection_reset');
   assert.equal(classifyError({ code: 'UND_ERR_SOCKET' }), 'connection_reset');
   assert.equal(classifyError({ code: 'UND_ERR_HEADERS_TIMEOUT' }), 'timeout');
   assert.equal(classifyError({ code: 'UND_ERR_BODY_TIMEOUT' }), 'timeout');
   assert.equal(classifyError({ code: 'HPE_INVALID_CONSTANT' }), 'bad_response');
+  assert.equal(classifyError({ code: 'LMB_HTTP_PARSE' }), 'bad_response');
+  assert.equal(classifyError({ code: 'LMB_HTTP_CLOSED' }), 'connection_reset');
   assert.equal(classifyError({ name: 'AbortError' }), 'aborted');
   assert.equal(classifyError({ code: 'X', cause: { code: 'ECONNREFUSED' } }), 'connection_refused');
 });
