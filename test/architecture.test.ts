@@ -13,7 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['errors'],
   ['util'],
   ['domain'],
-  ['catalog', 'metrics', 'workload', 'physics'],
+  ['catalog', 'metrics', 'workload', 'physics', 'diagnose'],
   ['sim', 'loadgen', 'space', 'store'],
   ['model', 'ingest', 'calibration'],
   ['optimize'],

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Diagnosis, RunEvidence } from './diagnosis.js';
 import { HardwareRef } from './hardware.js';
 import { ServerConfig } from './server-config.js';
 import { Slo } from './slo.js';
@@ -116,6 +117,10 @@ export const BenchmarkResult = BenchmarkMetrics.extend({
   slo: Slo.nullable(),
   server_metrics: ServerMetrics.nullable(),
   steady_state: SteadyState.nullable(),
+  /** What was seen while the run went (server state, client health); absent in ingested results. */
+  evidence: RunEvidence.nullable().optional(),
+  /** Why the run missed its SLOs or saturated (`none` when it did neither); absent without evidence. */
+  diagnosis: Diagnosis.nullable().optional(),
   lmb: LmbBlock,
 });
 export type BenchmarkResult = z.infer<typeof BenchmarkResult>;

@@ -8,3 +8,4 @@ export * from './benchmark-result.js';
 export * from './trial.js';
 export * from './knob-assignments.js';
 export * from './sim-profile.js';
+export * from './diagnosis.js';

@@ -20,6 +20,8 @@ export function nowNs(): bigint {
 export interface LagMonitor {
   currentMs(): number;
   maxMs(): number;
+  /** The 99th percentile of the lag over the monitor's life. */
+  p99Ms(): number;
   stop(): void;
 }
 
@@ -37,6 +39,7 @@ export function startLagMonitor(intervalMs = 10): LagMonitor {
   return {
     currentMs: () => current,
     maxMs: () => Math.max(0, hist.max / 1e6 - intervalMs),
+    p99Ms: () => (hist.count === 0 ? 0 : Math.max(0, hist.percentile(99) / 1e6 - intervalMs)),
     stop: () => {
       clearInterval(timer);
       hist.disable();

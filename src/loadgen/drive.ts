@@ -41,6 +41,7 @@ export interface DriveSpec {
 export interface DriveResult {
   readonly records: RequestRecord[];
   readonly maxLoopLagMs: number;
+  readonly p99LoopLagMs: number;
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
@@ -117,5 +118,5 @@ export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<Driv
     lag.stop();
     await pool.close().catch(() => pool.destroy());
   }
-  return { records, maxLoopLagMs: lag.maxMs() };
+  return { records, maxLoopLagMs: lag.maxMs(), p99LoopLagMs: lag.p99Ms() };
 }

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
-import type { BenchmarkResult, RequestRecord, Slo, Workload } from '../domain/index.js';
+import type { BenchmarkResult, RequestRecord, ServerConfig, Slo, Workload } from '../domain/index.js';
+import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
 import { LmBenchError } from '../errors.js';
 import { createRng } from '../util/rng.js';
 import { concurrencyCap } from '../workload/sample.js';
@@ -54,6 +55,8 @@ export interface RunBenchmarkOptions {
   readonly onTarget?: ((line: string) => void) | undefined;
   /** Environment read for LMB_LOOPBACK_ONLY (default process.env). */
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Knob values the server runs with, when known (a trial's config, `run --set`): the diagnosis reads them. */
+  readonly knownConfig?: ServerConfig | undefined;
 }
 
 export interface RunBenchmarkOutput {
@@ -132,6 +135,8 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport);
       // Workers start on a common instant a little ahead, so none begins before the others are ready.
       const startS = clock() + (pool === null ? 0 : 0.02);
+      const cpuBefore = process.cpuUsage();
+      const wallBeforeMs = performance.now();
       const deadlineS = opts.durationS === undefined ? Number.POSITIVE_INFINITY : startS + opts.durationS;
       const measured = requests.slice(0, n);
       const specs: DriveSpec[] = [];
@@ -156,14 +161,21 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
         if (progress !== null) clearInterval(progress);
       }
       opts.onProgress?.({ done: Atomics.load(ctrlView, CTRL_DONE), failed: Atomics.load(ctrlView, CTRL_FAILED), total: n });
-      const serverMetrics = scraper === null ? null : await scraper.stop();
+      const cpu = process.cpuUsage(cpuBefore);
+      const wallMs = performance.now() - wallBeforeMs;
+      const scraped = scraper === null ? null : await scraper.stop();
       if (opts.signal?.aborted === true) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted');
       // Exact merge: every record once, in request order, each tagged with the thread that sent it.
       const records = outs.flatMap((o) => o.records).sort((a, b) => Number(a.request_id.slice(1)) - Number(b.request_id.slice(1)));
       const maxLoopLagMs = Math.max(...outs.map((o) => o.maxLoopLagMs));
+      const known = opts.knownConfig ?? {};
+      const evidence = {
+        server: scraped === null ? null : serverEvidenceFromScrapes(scraped.scrapes, known),
+        client: clientEvidence(records, { loopLagP99Ms: Math.max(...outs.map((o) => o.p99LoopLagMs)), loopLagMaxMs: maxLoopLagMs, cpuMs: (cpu.user + cpu.system) / 1000, wallMs, threads: workers }, arrivals !== null),
+      };
       const result = buildResult(records, {
-        workload: w, model, api, slo: opts.slo, serverMetrics, maxLoopLagMs, startEpochMs, label: opts.label,
-        burstiness: opts.rampUp !== undefined ? (opts.burstiness ?? 1) : undefined,
+        workload: w, model, api, slo: opts.slo, serverMetrics: scraped?.serverMetrics ?? null, maxLoopLagMs, startEpochMs, label: opts.label,
+        burstiness: opts.rampUp !== undefined ? (opts.burstiness ?? 1) : undefined, evidence, known,
       });
       return { result, records: [...warmRecords, ...records] };
     } finally {

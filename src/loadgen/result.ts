@@ -1,5 +1,6 @@
-import type { Arrival, BenchmarkResult, RequestRecord, ServerMetrics, Slo, Workload } from '../domain/index.js';
+import type { Arrival, BenchmarkResult, RequestRecord, ServerConfig, RunEvidence, ServerMetrics, Slo, Workload } from '../domain/index.js';
 import { requestThresholds } from '../domain/index.js';
+import { diagnose } from '../diagnose/classify.js';
 import { computeMetrics, errorSamples } from '../metrics/index.js';
 import { mean, percentileSorted } from '../metrics/stats.js';
 import { steadyState } from '../metrics/steady-state.js';
@@ -8,7 +9,8 @@ import { concurrencyCap, requestRateField } from '../workload/sample.js';
 /**
  * Measured records → a BenchmarkResult under vLLM's key names, plus lm-bench's blocks: error kinds
  * and token sources counted, the client's own queueing (send − intended send: coordinated omission
- * made visible) and its event-loop lag, the server's /metrics and the steady-state window.
+ * made visible) and its event-loop lag, the server's /metrics and the steady-state window; with the
+ * run's evidence, the diagnosis of why it missed its SLOs or saturated (diagnose/classify.ts).
  */
 export const LMB_VERSION = '0.1.0';
 
@@ -22,6 +24,10 @@ export interface ResultContext {
   readonly startEpochMs: number;
   readonly label?: string | undefined;
   readonly burstiness?: number | undefined;
+  /** What the run saw (server scrapes reduced, client health); none: no diagnosis either. */
+  readonly evidence?: RunEvidence | undefined;
+  /** Knob values the server is known to run with (`run --set`, a trial's config), for the diagnosis. */
+  readonly known?: ServerConfig | undefined;
 }
 
 function vllmDate(ms: number): string {
@@ -59,7 +65,7 @@ export function buildResult(records: readonly RequestRecord[], ctx: ResultContex
   const metrics = computeMetrics(measured, { goodput });
   const queueMs = Float64Array.from(measured, (r) => (r.send_time_s - r.sched_time_s) * 1000).sort();
   const endpointType = ctx.api === 'chat' ? 'openai-chat' : 'openai';
-  return {
+  const result: BenchmarkResult = {
     date: vllmDate(ctx.startEpochMs),
     endpoint_type: endpointType,
     backend: endpointType,
@@ -92,4 +98,7 @@ export function buildResult(records: readonly RequestRecord[], ctx: ResultContex
       startup_time_s: null,
     },
   };
+  if (ctx.evidence === undefined) return result;
+  const diagnosis = measured.length === 0 ? null : diagnose({ result, evidence: ctx.evidence, known: ctx.known ?? {}, slo: result.slo, source: 'measured' });
+  return { ...result, evidence: ctx.evidence, diagnosis };
 }

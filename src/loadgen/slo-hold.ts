@@ -1,4 +1,4 @@
-import type { BenchmarkResult, RequestRecord, Slo, SloKey, Workload } from '../domain/index.js';
+import type { BenchmarkResult, RequestRecord, ServerConfig, Slo, SloKey, Workload } from '../domain/index.js';
 import { isSuccess, sloField } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { computeMetrics, percentileSorted } from '../metrics/index.js';
@@ -10,6 +10,7 @@ import { syntheticRequests, type PreparedRequest } from './prompts.js';
 import { controlStep, DEFAULT_CONTROLLER, initialState, type ControlPhase, type ControllerSettings } from './rate-controller.js';
 import { buildResult } from './result.js';
 import { startScraper } from './scrape.js';
+import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
 import { createH1Pool } from './http1.js';
 import type { Transport } from './transport.js';
 
@@ -41,6 +42,8 @@ export interface SloHoldOptions {
   readonly onTarget?: ((line: string) => void) | undefined;
   readonly onTick?: ((p: RatePoint) => void) | undefined;
   readonly controller?: Partial<Omit<ControllerSettings, 'limitMs'>> | undefined;
+  /** Knob values the server runs with, when known: the settled window's diagnosis reads them. */
+  readonly knownConfig?: ServerConfig | undefined;
 }
 
 export interface RatePoint {
@@ -252,14 +255,23 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     lag.stop();
     await pool.close().catch(() => pool.destroy());
   }
-  const serverMetrics = await scraper?.stop() ?? null;
+  const scraped = await scraper.stop();
   if (opts.signal?.aborted === true) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted');
 
   // The answer's window: the requests sent in the last windowS (by send time: completions come in
-  // bursts when a server batches, arrivals do not).
+  // bursts when a server batches, arrivals do not), and the server as it was over that window.
   const from = Math.max(0, endS - windowS);
   const windowRecords = records.filter((r) => r.send_time_s >= from && r.send_time_s <= endS).sort((a, b) => a.send_time_s - b.send_time_s);
-  const result = buildResult(windowRecords, { workload: opts.workload, model, api, slo: opts.slo, serverMetrics, maxLoopLagMs: lag.maxMs(), startEpochMs });
+  const clockOffsetMs = nowS() * 1000 - performance.now();
+  const windowScrapes = scraped.scrapes.filter((_, i) => {
+    const atS = ((scraped.timesMs[i] as number) + clockOffsetMs) / 1000;
+    return atS >= from && atS <= endS + 1;
+  });
+  const evidence = {
+    server: serverEvidenceFromScrapes(windowScrapes, opts.knownConfig ?? {}),
+    client: clientEvidence(windowRecords, { loopLagP99Ms: lag.p99Ms(), loopLagMaxMs: lag.maxMs(), cpuMs: null, wallMs: (endS - from) * 1000, threads: 1 }, true),
+  };
+  const result = buildResult(windowRecords, { workload: opts.workload, model, api, slo: opts.slo, serverMetrics: scraped.serverMetrics, maxLoopLagMs: lag.maxMs(), startEpochMs, evidence, known: opts.knownConfig });
   const reasons: string[] = [];
   if (settledAtS === null || endS - settledAtS < windowS) reasons.push(`the rate never settled within ${durationS} s (last ${timeline.at(-1)?.offered_rps.toFixed(2) ?? '?'} req/s, ${opts.control.key} ${timeline.at(-1)?.value_ms?.toFixed(0) ?? '?'} ms)`);
   const failed = windowRecords.filter((r) => !isSuccess(r)).length;

@@ -7,6 +7,7 @@ import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
 import type { StepModel } from '../physics/step-time.js';
 import type { WeightedSample } from './weighted.js';
 import type { SlidingGroups } from './kv-cache.js';
+import { atLimit, KV_FULL } from '../diagnose/evidence.js';
 
 /**
  * The discrete-event simulation in virtual time: a client (open loop with an optional concurrency
@@ -46,11 +47,29 @@ export interface DesRequest {
   sim: SimRequest | null;
 }
 
+/**
+ * The engine's state integrated over virtual time (what a /metrics scrape samples, without gaps):
+ * seconds with requests waiting, with requests waiting while the running count sat at max_num_seqs ×
+ * replicas, with the KV cache ≥ 95% full; and the time integrals of the running and waiting counts and
+ * of KV usage (the fullest replica's), for their means.
+ */
+export interface DesTrace {
+  durationS: number;
+  waitingS: number;
+  cappedS: number;
+  kvFullS: number;
+  runningIntegral: number;
+  waitingIntegral: number;
+  kvIntegral: number;
+  kvPeak: number;
+}
+
 export interface DesOutput {
   readonly requests: DesRequest[];
   readonly replicas: Replica[];
   readonly runningPeak: number;
   readonly waitingPeak: number;
+  readonly trace: DesTrace;
   /** Virtual time of the crash, or null when the run finished. */
   readonly crashedAtS: number | null;
 }
@@ -92,6 +111,23 @@ export function runDes(input: DesInput): DesOutput {
   const crashAt = input.crashAtRequest ?? null;
   let admitted = 0;
   let crashedAtS: number | null = null;
+  const trace: DesTrace = { durationS: 0, waitingS: 0, cappedS: 0, kvFullS: 0, runningIntegral: 0, waitingIntegral: 0, kvIntegral: 0, kvPeak: 0 };
+  const runningAtLimit = atLimit(resolved.max_num_seqs * resolved.data_parallel_size);
+  let kvNow = 0;
+  /** The state since the last event holds until `toS`: add it to the integrals. */
+  const advance = (toS: number): void => {
+    const dt = toS - trace.durationS;
+    if (dt <= 0) return;
+    trace.durationS = toS;
+    trace.runningIntegral += running * dt;
+    trace.waitingIntegral += waiting * dt;
+    trace.kvIntegral += kvNow * dt;
+    if (waiting > 0) {
+      trace.waitingS += dt;
+      if (running >= runningAtLimit) trace.cappedS += dt;
+    }
+    if (kvNow >= KV_FULL) trace.kvFullS += dt;
+  };
 
   const sendTime = (): number => (next < n && inFlight < input.cap ? Math.max(nowS, arrivals === null ? nowS : (arrivals[next] as number)) : Number.POSITIVE_INFINITY);
   const startStep = (rep: Replica): void => {
@@ -110,6 +146,9 @@ export function runDes(input: DesInput): DesOutput {
     if (running > runningPeak) runningPeak = running;
     if (waiting > waitingPeak) waitingPeak = waiting;
     rep.busyUntilS = end;
+    kvNow = 0;
+    for (const r of replicas) if (r.kv.usage > kvNow) kvNow = r.kv.usage;
+    if (kvNow > trace.kvPeak) trace.kvPeak = kvNow;
   };
 
   for (;;) {
@@ -121,15 +160,18 @@ export function runDes(input: DesInput): DesOutput {
     if (tStep === Number.POSITIVE_INFINITY && tFront === Number.POSITIVE_INFINITY && tSend === Number.POSITIVE_INFINITY) break;
     if (rep !== null && tStep <= tFront && tStep <= tSend) {
       nowS = tStep;
+      advance(nowS);
       inFlight -= rep.finished.length;
       startStep(rep);
     } else if (tFront <= tSend) {
       nowS = tFront;
+      advance(nowS);
       if (crashAt !== null && admitted++ === crashAt) {
         crashedAtS = nowS;
         break;
       }
       const sim = front.pop() as SimRequest;
+      sim.arrivalS = nowS;
       const target = pickReplica(replicas);
       target.waiting.pushBack(sim);
       waiting++;
@@ -153,5 +195,5 @@ export function runDes(input: DesInput): DesOutput {
       front.push(nowS + frontendDelayS(input.frontend, prompt), sim);
     }
   }
-  return { requests, replicas, runningPeak, waitingPeak, crashedAtS };
+  return { requests, replicas, runningPeak, waitingPeak, trace, crashedAtS };
 }

@@ -4,6 +4,7 @@ import type { MemoryBreakdown } from '../physics/memory.js';
 import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
 import { makeStepModel } from '../physics/step-time.js';
+import { ITERATION_TOKEN_BUCKETS, PromHistogram, REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS } from './histogram.js';
 
 /** What a caller hears about one request as the engine runs it. */
 export interface RequestListener {
@@ -15,8 +16,14 @@ export interface EngineCounters {
   promptTokens: number;
   generationTokens: number;
   requestsFinished: number;
-  /** TTFT of every finished-prefill request, seconds of real time. */
-  readonly ttftS: number[];
+  /** Seconds of real time, as vLLM measures them: submit → first token; and its request phases. */
+  readonly ttftS: PromHistogram;
+  readonly queueS: PromHistogram;
+  readonly prefillS: PromHistogram;
+  readonly decodeS: PromHistogram;
+  readonly inferenceS: PromHistogram;
+  /** Tokens scheduled per engine step. */
+  readonly stepTokens: PromHistogram;
 }
 
 /**
@@ -44,7 +51,17 @@ export interface RealtimeOptions {
 
 export class RealtimeEngine {
   readonly replicas: Replica[] = [];
-  readonly counters: EngineCounters = { promptTokens: 0, generationTokens: 0, requestsFinished: 0, ttftS: [] };
+  readonly counters: EngineCounters = {
+    promptTokens: 0,
+    generationTokens: 0,
+    requestsFinished: 0,
+    ttftS: new PromHistogram(TTFT_BUCKETS),
+    queueS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+    prefillS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+    decodeS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+    inferenceS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+    stepTokens: new PromHistogram(ITERATION_TOKEN_BUCKETS),
+  };
   private readonly listeners = new Map<number, { listener: RequestListener; replica: Replica; startMs: number; sim: SimRequest }>();
   private readonly timers = new Set<unknown>();
   private nextIdx = 0;
@@ -77,6 +94,7 @@ export class RealtimeEngine {
   submit(promptTokens: number, maxTokens: number, listener: RequestListener): number {
     const idx = this.nextIdx++;
     const sim = newSimRequest(idx, promptTokens, maxTokens, null, 0);
+    sim.arrivalS = this.nowS();
     const replica = pickReplica(this.replicas);
     replica.waiting.pushBack(sim);
     this.listeners.set(idx, { listener, replica, startMs: this.opts.clock.nowMs(), sim });
@@ -124,7 +142,9 @@ export class RealtimeEngine {
 
   private runStep(rep: Replica): void {
     if (this.closed) return;
+    const tokensBefore = rep.scheduledTokens;
     const d = rep.step(this.nowS());
+    if (d > 0) this.counters.stepTokens.observe(rep.scheduledTokens - tokensBefore);
     if (d <= 0) {
       rep.busyUntilS = Number.POSITIVE_INFINITY;
       return;
@@ -143,12 +163,19 @@ export class RealtimeEngine {
     for (const sim of rep.emitted) {
       const entry = this.listeners.get(sim.idx);
       if (entry === undefined) continue;
-      this.counters.generationTokens++;
-      if (sim.numOutput === 1) this.counters.ttftS.push((nowMs - entry.startMs) / 1000);
+      const c = this.counters;
+      c.generationTokens++;
+      if (sim.numOutput === 1) c.ttftS.observe((nowMs - entry.startMs) / 1000);
       const finished = sim.finished;
       if (finished) {
         this.listeners.delete(sim.idx);
-        this.counters.requestsFinished++;
+        c.requestsFinished++;
+        // vLLM's phases, from the engine's virtual times to real seconds.
+        const real = (virtualS: number): number => Math.max(0, virtualS) / this.opts.speed;
+        c.queueS.observe(real(sim.scheduledS - sim.arrivalS));
+        c.prefillS.observe(real(sim.firstTokenS - sim.scheduledS));
+        c.decodeS.observe(real(sim.lastTokenS - sim.firstTokenS));
+        c.inferenceS.observe(real(sim.lastTokenS - sim.scheduledS));
       }
       entry.listener.onToken(sim.numOutput - 1, finished);
     }

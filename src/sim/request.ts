@@ -15,6 +15,9 @@ export interface SimRequest extends KvRequest {
   lastTokenS: number;
   /** Prefix-cache hit at the first admission, tokens. */
   cachedTokens: number;
+  /** When it reached the engine's queue and when it was first scheduled (vLLM's queued → scheduled), seconds (NaN before). */
+  arrivalS: number;
+  scheduledS: number;
   admitted: boolean;
   finished: boolean;
 }
@@ -36,6 +39,8 @@ export function newSimRequest(idx: number, promptTokens: number, maxTokens: numb
     firstTokenS: Number.NaN,
     lastTokenS: Number.NaN,
     cachedTokens: 0,
+    arrivalS: Number.NaN,
+    scheduledS: Number.NaN,
     admitted: false,
     finished: false,
   };

@@ -3,6 +3,8 @@ import { requestThresholds } from '../domain/index.js';
 import { computeMetrics, errorSamples, percentileSorted } from '../metrics/index.js';
 import { concurrencyCap, requestRateField } from '../workload/sample.js';
 import type { DesOutput } from './engine.js';
+import { simEvidence } from './evidence.js';
+import { diagnose } from '../diagnose/classify.js';
 import { GIB, type MemoryBreakdown } from '../physics/memory.js';
 
 /** lm-bench's version as written into results. */
@@ -101,7 +103,7 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
   const queue = records.map((r) => (r.send_time_s - r.sched_time_s) * 1000).sort((a, b) => a - b);
   const rejected = records.filter((r) => r.http_status === 400).length;
   const arrival = ctx.workload.arrival;
-  return {
+  const result: BenchmarkResult = {
     ...metrics,
     date: vllmDate(ctx.startEpochMs),
     endpoint_type: ctx.workload.api === 'chat' ? 'openai-chat' : 'openai',
@@ -134,4 +136,7 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
       startup_time_s: ctx.startupTimeS,
     },
   };
+  const evidence = { server: simEvidence(des, ctx.resolved), client: null };
+  const diagnosis = metrics.completed === 0 ? null : diagnose({ result, evidence, known: ctx.resolved, slo: ctx.slo ?? null, source: 'simulated' });
+  return { ...result, evidence, diagnosis };
 }

@@ -35,6 +35,8 @@ export class Replica {
   readonly finished: SimRequest[] = [];
   preemptions = 0;
   steps = 0;
+  /** Tokens scheduled over all steps (prefill and decode): with `steps`, vLLM's iteration_tokens. */
+  scheduledTokens = 0;
   /** When the step in flight ends (seconds), or +∞ when idle. */
   busyUntilS = Number.POSITIVE_INFINITY;
   private readonly schedReqs: SimRequest[] = [];
@@ -136,6 +138,7 @@ export class Replica {
         if (!req.admitted) {
           req.admitted = true;
           req.cachedTokens = hit;
+          req.scheduledS = nowS;
         }
         reqs.push(req);
         toks.push(scheduled);
@@ -168,6 +171,7 @@ export class Replica {
     }
     const durationS = this.priceS(b);
     const endS = nowS + durationS;
+    this.scheduledTokens += b.tokens;
     let anyFinished = false;
     // Requests that also emitted at the end of the previous step have a gap of exactly this step.
     let sameGap = 0;
@@ -309,6 +313,7 @@ export class Replica {
     }
     if (this.finished.length > 0) this.dropFinished();
     this.steps += steps;
+    this.scheduledTokens += n * steps;
     return t;
   }
 

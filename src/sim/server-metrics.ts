@@ -1,8 +1,5 @@
 import type { RealtimeEngine } from './realtime.js';
 
-/** TTFT histogram buckets of vLLM (`vllm:time_to_first_token_seconds`), seconds. */
-const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
-
 /** Prometheus text exposition of the simulated engine under vLLM's metric names (reference loadrunner §6.3). */
 export function metricsText(engine: RealtimeEngine, modelName: string): string {
   const l = `model_name="${modelName.replaceAll('"', '\\"')}",engine="0"`;
@@ -20,16 +17,12 @@ export function metricsText(engine: RealtimeEngine, modelName: string): string {
   metric('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', engine.prefixHits);
   out.push('# HELP vllm:request_success_total Count of successfully processed requests.', '# TYPE vllm:request_success_total counter');
   out.push(`vllm:request_success_total{${l},finished_reason="length"} ${engine.counters.requestsFinished}`);
-  const ttft = engine.counters.ttftS;
-  out.push('# HELP vllm:time_to_first_token_seconds Histogram of time to first token in seconds.', '# TYPE vllm:time_to_first_token_seconds histogram');
-  const sorted = [...ttft].sort((a, b) => a - b);
-  let i = 0;
-  for (const b of TTFT_BUCKETS) {
-    while (i < sorted.length && (sorted[i] as number) <= b) i++;
-    out.push(`vllm:time_to_first_token_seconds_bucket{${l},le="${b}"} ${i}`);
-  }
-  out.push(`vllm:time_to_first_token_seconds_bucket{${l},le="+Inf"} ${sorted.length}`);
-  out.push(`vllm:time_to_first_token_seconds_sum{${l}} ${sorted.reduce((s, x) => s + x, 0)}`);
-  out.push(`vllm:time_to_first_token_seconds_count{${l}} ${sorted.length}`);
+  const c = engine.counters;
+  out.push(...c.ttftS.render('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', l));
+  out.push(...c.queueS.render('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', l));
+  out.push(...c.prefillS.render('vllm:request_prefill_time_seconds', 'Histogram of time spent in PREFILL phase for request.', l));
+  out.push(...c.decodeS.render('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', l));
+  out.push(...c.inferenceS.render('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', l));
+  out.push(...c.stepTokens.render('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', l));
   return `${out.join('\n')}\n`;
 }

@@ -23,6 +23,8 @@ export async function loadAgainst(baseUrl: string, model: string | undefined, in
     slo: input.slo,
     signal,
     transport,
+    // The knobs the trial sets (a launched server runs them; an endpoint is told to): the diagnosis reads them.
+    knownConfig: input.config,
   });
   return { ...result, server_config: input.config, hardware: input.hardware, model: input.model };
 }

@@ -6,6 +6,7 @@ import type { Executor, RunHooks, TrialInput, TrialOutcome, TrialPhase } from '.
 import type { FailureRule } from '../optimize/failure-rules.js';
 import type { FailureBook } from './failure-book.js';
 import { backfillTrialRuns, recordTrialRun } from './history.js';
+import { withDiagnosis } from '../diagnose/classify.js';
 
 /**
  * The unattended tuning loop: rounds of ask q → run in parallel → tell, until the trial budget or
@@ -212,7 +213,7 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
       if (failure !== null || trial.attrs['failure'] !== undefined) store.setTrialAttrs(trial.id, { failure });
       told =
         outcome.status === 'ok'
-          ? study.tell(trial.id, { state: 'complete', result: outcome.result })
+          ? study.tell(trial.id, { state: 'complete', result: withDiagnosis(outcome.result, trial.config, study.study.spec.slo) })
           : study.tell(trial.id, { state: 'failed', reason: outcome.reason, started: outcome.started });
     } catch (err) {
       // Another process already finished this trial (marked it stale and re-queued it): its copy runs again.

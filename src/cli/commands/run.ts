@@ -1,19 +1,18 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
 import type { BenchmarkResult, RequestRecord } from '../../domain/index.js';
-import { parseSloString, SLO_KEYS, SLO_METRICS, SLO_STATS, Workload, type SloKey } from '../../domain/index.js';
+import { parseKnobAssignments, parseSloString, Workload } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { BenchConfig, expandSweep, overlay, rawConfigOfWorkload } from '../../loadgen/config.js';
 import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
 import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
-import { runSloHold, type RatePoint } from '../../loadgen/slo-hold.js';
-import { meetsSlo, searchMaxRate } from '../../tune/max-rate.js';
 import { sweepReportHtml } from '../../report/sweep.js';
 import { loadYamlFile, parseYaml, readUserFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
+import { runAdaptive } from './run-adaptive.js';
+import { LAG_WARN_MS, summaryText, writeFile } from './run-output.js';
 
 const USAGE = `lm-bench run: load an OpenAI-compatible server and report vLLM-compatible metrics
 
@@ -45,6 +44,13 @@ Over the file, or without one:
   --request-rate R       open loop, R req/s or "inf";  --burstiness B (1 = Poisson, "inf" = even)
   --max-concurrency C    cap for the open loop;  --duration-s S  stop sending after S seconds
   --warmup N  --seed S  --slo ttft_p99_ms=…,itl_p99_ms=…  --timeout-s S  --workers N  --label L
+  --set knob=value       the server's knobs, when known (repeatable: --set max_num_seqs=256): recorded as
+                         the result's server_config and read by the diagnosis
+
+A run that misses its SLOs or saturates says why (KV-cache-, admission-, prefill-, decode- or
+client-bound), with the numbers seen during the run (the server's /metrics, the client's own health)
+and the knob changes that address it: on the terminal, in the JSON (\`diagnosis\`, \`evidence\`) and
+in the HTML summary.
 `;
 
 const FLAGS = {
@@ -80,10 +86,8 @@ const FLAGS = {
   control: { type: 'string' },
   'window-s': { type: 'string' },
   'start-rps': { type: 'string' },
+  set: { type: 'string', multiple: true },
 } as const;
-
-/** Event-loop lag above which the client's own timings are suspect (reference §7.1). */
-const LAG_WARN_MS = 50;
 
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
 
@@ -181,110 +185,6 @@ function validateMerged(raw: Record<string, unknown>, viaFlags: boolean): BenchC
   throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${viaFlags ? 'flags' : 'config'}: ${lines.join('; ')}`, { details: { issues: lines } });
 }
 
-function summaryLine(r: BenchmarkResult): string {
-  const f = (x: number): string => x.toFixed(1);
-  return `completed ${r.completed}, failed ${r.failed} in ${r.duration.toFixed(2)} s: ${f(r.request_throughput)} req/s, ${f(r.output_throughput)} out tok/s; TTFT mean ${f(r.mean_ttft_ms)} p99 ${f(r.p99_ttft_ms)} ms; TPOT mean ${f(r.mean_tpot_ms)} ms; ITL p99 ${f(r.p99_itl_ms)} ms`;
-}
-
-function writeFile(path: string, text: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, text);
-}
-
-/** `--mode slo-hold` and `--mode max-rate`: one load point, searched for the rate the SLOs allow. */
-async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: { raw: Record<string, unknown>; base: BenchConfig; baseDir: string }, values: Values, io: CliIo): Promise<number> {
-  const { raw, base, baseDir } = cfg;
-  if (raw['sweep'] !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the rate itself; remove the config's sweep`, { details: { field: 'mode' } });
-  const plan = planRun(base, baseDir, values.label ?? base.name);
-  const slo = plan.slo;
-  const keys = slo === undefined ? [] : SLO_KEYS.filter((k) => slo[k] !== undefined);
-  if (slo === undefined || keys.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} needs a latency target: --slo ttft_p95_ms=400 (any of ${SLO_METRICS.join(', ')} at ${SLO_STATS.join(', ')})`, { details: { field: 'slo' } });
-  const endpoint = requireFlag(plan.endpoint, 'endpoint (or `endpoint:` in the config file)');
-  const apiKey = values['api-key'] ?? io.env['OPENAI_API_KEY'] ?? null;
-  const transport = { ...plan.transport, apiKey };
-  const controlled = mode === 'slo-hold' ? (values.control ?? (keys.length === 1 ? keys[0] : undefined)) : undefined;
-  if (mode === 'slo-hold' && (controlled === undefined || !(keys as string[]).includes(controlled))) {
-    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', controlled === undefined ? `--mode slo-hold holds one percentile; --slo has ${keys.join(', ')}: name it with --control` : `--control ${controlled} is not one of the --slo keys (${keys.join(', ')})`, { details: { field: 'control' } });
-  }
-  if (values['dry-run'] === true) {
-    const bound = mode === 'slo-hold' ? { prompts: 200_000, durationS: numberFlag(values['duration-s'], 'duration-s', { min: 1 }) ?? 120 } : { prompts: plan.workload.num_prompts * 5, durationS: plan.durationS };
-    const line = describeTarget(parseEndpoint(endpoint), { ...DEFAULT_TRANSPORT, ...transport }, { ...bound, timeoutS: (plan.timeoutMs ?? 600_000) / 1000 });
-    if (values.json === true) writeJson(io, { dry_run: true, mode, target: line });
-    else io.stdout.write(`would ${line} (--mode ${mode})\n`);
-    return 0;
-  }
-  const ac = new AbortController();
-  const onSignal = (): void => ac.abort();
-  process.once('SIGINT', onSignal);
-  const say = (line: string): void => {
-    if (values.json !== true) io.stderr.write(`lm-bench: ${line}\n`);
-  };
-  try {
-    if (mode === 'slo-hold') {
-      const key = controlled as SloKey;
-      const out = await runSloHold({
-        endpoint, model: plan.model, workload: plan.workload, seed: plan.seed, slo, control: { key, limitMs: slo[key] as number },
-        durationS: numberFlag(values['duration-s'], 'duration-s', { min: 1 }) ?? 120,
-        windowS: numberFlag(values['window-s'], 'window-s', { min: 1, max: 600 }) ?? 10,
-        startRps: numberFlag(values['start-rps'], 'start-rps', { min: 0.01 }) ?? 2,
-        timeoutMs: plan.timeoutMs, transport, env: io.env, signal: ac.signal, onTarget: say,
-        onTick: (p) => say(`t=${p.t_s.toFixed(0)} s: offered ${p.offered_rps.toFixed(2)} req/s, achieved ${p.achieved_rps.toFixed(2)}, ${key} ${p.value_ms === null ? '–' : p.value_ms.toFixed(0)} ms (${p.phase})`),
-      });
-      const { records, ...body } = out;
-      const verdict = body.reliable ? `max sustainable rate ${body.max_sustainable_rps?.toFixed(2)} req/s with ${key} ≤ ${body.controlled.limit_ms} ms (settled at ${body.settled_at_s?.toFixed(0)} s)` : `no reliable answer: ${body.unreliable_reasons.join('; ')}`;
-      return finishAdaptive(body, { records, result: body.result, verdict, reliable: body.reliable }, values, io);
-    }
-    const probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; result: BenchmarkResult }[] = [];
-    const found = await searchMaxRate(async (w, k) => {
-      const t0 = Date.now();
-      const { result } = await runBenchmark({ ...plan, workload: w, seed: plan.seed + k * 7919, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined });
-      const ok = meetsSlo(slo, result);
-      probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
-      say(`probe ${k + 1}: ${w.arrival.kind === 'poisson' ? `${w.arrival.rate_rps.toFixed(2)} req/s` : 'all at once'} → ${result.request_throughput.toFixed(2)} req/s, SLOs ${ok ? 'met' : 'missed'}`);
-      return { status: 'ok', result, durationMs: Date.now() - t0 };
-    }, plan.workload, slo);
-    if (found.status !== 'ok' || found.maxRate === undefined) throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', 'the max-rate search could not measure the server');
-    const chosen = found.maxRate;
-    const reasons: string[] = [];
-    if (!probes.some((p) => p.meets_slo)) reasons.push('no probed rate met the SLOs');
-    if ((chosen.result.lmb.max_loop_lag_ms ?? 0) > LAG_WARN_MS) reasons.push(`the client itself lagged (event loop ${chosen.result.lmb.max_loop_lag_ms?.toFixed(0)} ms)`);
-    if (probes.some((p) => p.result.failed > 0 && p.meets_slo)) reasons.push('the server failed requests at a rate counted as met');
-    const body = {
-      mode: 'max-rate' as const,
-      max_rate_rps: reasons.length === 0 ? chosen.maxRateRps : null,
-      reliable: reasons.length === 0,
-      unreliable_reasons: reasons,
-      probes: probes.map(({ result, ...p }) => ({ ...p, p99_ttft_ms: result.p99_ttft_ms, p99_itl_ms: result.p99_itl_ms, failed: result.failed })),
-      result: chosen.result,
-    };
-    const verdict = body.reliable ? `max rate ${chosen.maxRateRps.toFixed(2)} req/s meeting ${keys.join(', ')} (${probes.length} load runs)` : `no reliable answer: ${reasons.join('; ')}`;
-    return finishAdaptive(body, { records: [], result: chosen.result, verdict, reliable: body.reliable }, values, io);
-  } finally {
-    process.removeListener('SIGINT', onSignal);
-  }
-}
-
-async function finishAdaptive(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string; reliable: boolean }, values: Values, io: CliIo): Promise<number> {
-  const { records, result, verdict, reliable } = done;
-  const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
-  if (values.output !== undefined) writeFile(resolve(io.cwd, values.output), `${JSON.stringify(body, jsonReplacer, 2)}\n`);
-  if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), records.map((r) => `${out(r)}\n`).join(''));
-  if (values.html !== undefined) {
-    const timeline = Array.isArray(body['rate_timeline']) ? (body['rate_timeline'] as RatePoint[]) : null;
-    const controlled = body['controlled'] as { key: string; limit_ms: number } | undefined;
-    writeFile(resolve(io.cwd, values.html), await sweepReportHtml([result], {
-      title: `lm-bench run --mode ${String(body['mode'])}`,
-      generatedAt: new Date().toISOString(),
-      verdict,
-      ...(timeline === null ? {} : { rateTimeline: timeline }),
-      ...(controlled === undefined ? {} : { timelineLabel: controlled.key, limitMs: controlled.limit_ms }),
-    }));
-  }
-  if (values.json === true) writeJson(io, body);
-  else io.stdout.write(`${verdict}\n${summaryLine(result)}\n`);
-  return reliable ? 0 : 1;
-}
-
 export const command: Command = {
   name: 'run',
   summary: 'load runner against an OpenAI-compatible server (like `vllm bench serve`)',
@@ -303,7 +203,8 @@ export const command: Command = {
     if (mode !== 'fixed' && mode !== 'slo-hold' && mode !== 'max-rate') {
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode must be fixed, slo-hold or max-rate, got "${mode}"`, { details: { field: 'mode' } });
     }
-    if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir }, values, io);
+    const knownConfig = values.set === undefined ? undefined : parseKnobAssignments(values.set);
+    if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig }, values, io);
     const points = expandSweep(raw, base);
     const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
     const apiKey = values['api-key'] ?? io.env['OPENAI_API_KEY'] ?? null;
@@ -328,8 +229,9 @@ export const command: Command = {
     try {
       for (const [i, plan] of plans.entries()) {
         const tag = points.length > 1 ? `[${i + 1}/${points.length}] ${JSON.stringify(points[i]?.values)} ` : '';
-        const { result, records } = await runBenchmark({
+        const run = await runBenchmark({
           ...plan,
+          knownConfig,
           endpoint: endpointOf(plan),
           transport: { ...plan.transport, apiKey },
           env: io.env,
@@ -338,9 +240,11 @@ export const command: Command = {
           onProgress: tty ? (p) => io.stderr.write(`\r${tag}${p.done + p.failed}/${p.total} done, ${p.failed} failed   `) : undefined,
         });
         if (tty) io.stderr.write('\n');
+        const { records } = run;
+        const result = knownConfig === undefined ? run.result : { ...run.result, server_config: knownConfig };
         results.push(result);
         for (const r of records) allRecords.push(points.length > 1 ? { ...r, request_id: `p${i + 1}-${r.request_id}` } : r);
-        if (values.json !== true) io.stdout.write(`${tag}${summaryLine(result)}\n`);
+        if (values.json !== true) io.stdout.write(`${summaryText(result, tag)}\n`);
         const lag = result.lmb.max_loop_lag_ms;
         if (lag !== null && lag > LAG_WARN_MS) {
           io.stderr.write(`lm-bench: warning: the client's event loop lagged up to ${lag.toFixed(0)} ms; latencies may include client overhead (try --workers, or a less loaded machine)\n`);

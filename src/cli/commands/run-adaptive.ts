@@ -1,0 +1,137 @@
+import { resolve } from 'node:path';
+import type { BenchmarkResult, RequestRecord, ServerConfig } from '../../domain/index.js';
+import { SLO_KEYS, SLO_METRICS, SLO_STATS, type SloKey } from '../../domain/index.js';
+import { bottleneckLabel } from '../../diagnose/text.js';
+import { LmBenchError } from '../../errors.js';
+import type { BenchConfig } from '../../loadgen/config.js';
+import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
+import { describeTarget } from '../../loadgen/endpoint.js';
+import { planRun } from '../../loadgen/plan.js';
+import { runSloHold, type RatePoint } from '../../loadgen/slo-hold.js';
+import { sweepReportHtml } from '../../report/sweep.js';
+import { meetsSlo, searchMaxRate } from '../../tune/max-rate.js';
+import { numberFlag, requireFlag } from '../args.js';
+import { jsonReplacer, writeJson, type CliIo } from '../io.js';
+import { LAG_WARN_MS, summaryText, writeFile } from './run-output.js';
+
+/**
+ * `lm-bench run --mode slo-hold` and `--mode max-rate` (docs/load-modes.md): one load point, searched
+ * for the rate the SLOs allow, each answer with the diagnosis of what stops the server going higher.
+ */
+export interface AdaptiveInput {
+  readonly raw: Record<string, unknown>;
+  readonly base: BenchConfig;
+  readonly baseDir: string;
+  /** `--set` knobs: what the server is known to run with. */
+  readonly knownConfig: ServerConfig | undefined;
+}
+
+/** The flags of `run` these modes read. */
+export interface AdaptiveFlags {
+  readonly label?: string | undefined;
+  readonly 'api-key'?: string | undefined;
+  readonly control?: string | undefined;
+  readonly 'dry-run'?: boolean | undefined;
+  readonly 'duration-s'?: string | undefined;
+  readonly 'window-s'?: string | undefined;
+  readonly 'start-rps'?: string | undefined;
+  readonly json?: boolean | undefined;
+  readonly output?: string | undefined;
+  readonly records?: string | undefined;
+  readonly html?: string | undefined;
+}
+
+export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveInput, values: AdaptiveFlags, io: CliIo): Promise<number> {
+  const { raw, base, baseDir, knownConfig } = cfg;
+  if (raw['sweep'] !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the rate itself; remove the config's sweep`, { details: { field: 'mode' } });
+  const plan = planRun(base, baseDir, values.label ?? base.name);
+  const slo = plan.slo;
+  const keys = slo === undefined ? [] : SLO_KEYS.filter((k) => slo[k] !== undefined);
+  if (slo === undefined || keys.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} needs a latency target: --slo ttft_p95_ms=400 (any of ${SLO_METRICS.join(', ')} at ${SLO_STATS.join(', ')})`, { details: { field: 'slo' } });
+  const endpoint = requireFlag(plan.endpoint, 'endpoint (or `endpoint:` in the config file)');
+  const apiKey = values['api-key'] ?? io.env['OPENAI_API_KEY'] ?? null;
+  const transport = { ...plan.transport, apiKey };
+  const controlled = mode === 'slo-hold' ? (values.control ?? (keys.length === 1 ? keys[0] : undefined)) : undefined;
+  if (mode === 'slo-hold' && (controlled === undefined || !(keys as string[]).includes(controlled))) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', controlled === undefined ? `--mode slo-hold holds one percentile; --slo has ${keys.join(', ')}: name it with --control` : `--control ${controlled} is not one of the --slo keys (${keys.join(', ')})`, { details: { field: 'control' } });
+  }
+  if (values['dry-run'] === true) {
+    const bound = mode === 'slo-hold' ? { prompts: 200_000, durationS: numberFlag(values['duration-s'], 'duration-s', { min: 1 }) ?? 120 } : { prompts: plan.workload.num_prompts * 5, durationS: plan.durationS };
+    const line = describeTarget(parseEndpoint(endpoint), { ...DEFAULT_TRANSPORT, ...transport }, { ...bound, timeoutS: (plan.timeoutMs ?? 600_000) / 1000 });
+    if (values.json === true) writeJson(io, { dry_run: true, mode, target: line });
+    else io.stdout.write(`would ${line} (--mode ${mode})\n`);
+    return 0;
+  }
+  const ac = new AbortController();
+  const onSignal = (): void => ac.abort();
+  process.once('SIGINT', onSignal);
+  const say = (line: string): void => {
+    if (values.json !== true) io.stderr.write(`lm-bench: ${line}\n`);
+  };
+  try {
+    if (mode === 'slo-hold') {
+      const key = controlled as SloKey;
+      const out = await runSloHold({
+        endpoint, model: plan.model, workload: plan.workload, seed: plan.seed, slo, control: { key, limitMs: slo[key] as number },
+        durationS: numberFlag(values['duration-s'], 'duration-s', { min: 1 }) ?? 120,
+        windowS: numberFlag(values['window-s'], 'window-s', { min: 1, max: 600 }) ?? 10,
+        startRps: numberFlag(values['start-rps'], 'start-rps', { min: 0.01 }) ?? 2,
+        timeoutMs: plan.timeoutMs, transport, env: io.env, signal: ac.signal, onTarget: say, knownConfig,
+        onTick: (p) => say(`t=${p.t_s.toFixed(0)} s: offered ${p.offered_rps.toFixed(2)} req/s, achieved ${p.achieved_rps.toFixed(2)}, ${key} ${p.value_ms === null ? '–' : p.value_ms.toFixed(0)} ms (${p.phase})`),
+      });
+      const { records, ...body } = out;
+      const verdict = body.reliable ? `max sustainable rate ${body.max_sustainable_rps?.toFixed(2)} req/s with ${key} ≤ ${body.controlled.limit_ms} ms (settled at ${body.settled_at_s?.toFixed(0)} s)` : `no reliable answer: ${body.unreliable_reasons.join('; ')}`;
+      return finishAdaptive(body, { records, result: body.result, verdict, reliable: body.reliable }, values, io);
+    }
+    const probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; result: BenchmarkResult }[] = [];
+    const found = await searchMaxRate(async (w, k) => {
+      const t0 = Date.now();
+      const { result } = await runBenchmark({ ...plan, workload: w, seed: plan.seed + k * 7919, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig });
+      const ok = meetsSlo(slo, result);
+      probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
+      const why = result.diagnosis === null || result.diagnosis === undefined || result.diagnosis.bottleneck === 'none' ? '' : ` (${bottleneckLabel(result.diagnosis)})`;
+      say(`probe ${k + 1}: ${w.arrival.kind === 'poisson' ? `${w.arrival.rate_rps.toFixed(2)} req/s` : 'all at once'} → ${result.request_throughput.toFixed(2)} req/s, SLOs ${ok ? 'met' : 'missed'}${why}`);
+      return { status: 'ok', result, durationMs: Date.now() - t0 };
+    }, plan.workload, slo);
+    if (found.status !== 'ok' || found.maxRate === undefined) throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', 'the max-rate search could not measure the server');
+    const chosen = found.maxRate;
+    const reasons: string[] = [];
+    if (!probes.some((p) => p.meets_slo)) reasons.push('no probed rate met the SLOs');
+    if ((chosen.result.lmb.max_loop_lag_ms ?? 0) > LAG_WARN_MS) reasons.push(`the client itself lagged (event loop ${chosen.result.lmb.max_loop_lag_ms?.toFixed(0)} ms)`);
+    if (probes.some((p) => p.result.failed > 0 && p.meets_slo)) reasons.push('the server failed requests at a rate counted as met');
+    const body = {
+      mode: 'max-rate' as const,
+      max_rate_rps: reasons.length === 0 ? chosen.maxRateRps : null,
+      reliable: reasons.length === 0,
+      unreliable_reasons: reasons,
+      probes: probes.map(({ result, ...p }) => ({ ...p, p99_ttft_ms: result.p99_ttft_ms, p99_itl_ms: result.p99_itl_ms, failed: result.failed, diagnosis: result.diagnosis ?? null })),
+      result: chosen.result,
+    };
+    const verdict = body.reliable ? `max rate ${chosen.maxRateRps.toFixed(2)} req/s meeting ${keys.join(', ')} (${probes.length} load runs)` : `no reliable answer: ${reasons.join('; ')}`;
+    return finishAdaptive(body, { records: [], result: chosen.result, verdict, reliable: body.reliable }, values, io);
+  } finally {
+    process.removeListener('SIGINT', onSignal);
+  }
+}
+
+async function finishAdaptive(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string; reliable: boolean }, values: AdaptiveFlags, io: CliIo): Promise<number> {
+  const { records, result, verdict, reliable } = done;
+  const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
+  if (values.output !== undefined) writeFile(resolve(io.cwd, values.output), `${JSON.stringify(body, jsonReplacer, 2)}\n`);
+  if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), records.map((r) => `${out(r)}\n`).join(''));
+  if (values.html !== undefined) {
+    const timeline = Array.isArray(body['rate_timeline']) ? (body['rate_timeline'] as RatePoint[]) : null;
+    const controlled = body['controlled'] as { key: string; limit_ms: number } | undefined;
+    writeFile(resolve(io.cwd, values.html), await sweepReportHtml([result], {
+      title: `lm-bench run --mode ${String(body['mode'])}`,
+      generatedAt: new Date().toISOString(),
+      verdict,
+      ...(timeline === null ? {} : { rateTimeline: timeline }),
+      ...(controlled === undefined ? {} : { timelineLabel: controlled.key, limitMs: controlled.limit_ms }),
+    }));
+  }
+  if (values.json === true) writeJson(io, body);
+  else io.stdout.write(`${verdict}\n${summaryText(result)}\n`);
+  return reliable ? 0 : 1;
+}
+

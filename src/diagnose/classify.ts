@@ -1,0 +1,236 @@
+import type { BenchmarkResult, Bottleneck, ClientEvidence, Diagnosis, EvidenceItem, ServerConfig, RunEvidence, ServerEvidence, Slo, SloKey } from '../domain/index.js';
+import { BOTTLENECK_TEXT, checkSlo, sloField } from '../domain/index.js';
+import { adviseKnobs } from './advice.js';
+import { evidenceFromServerMetrics } from './evidence.js';
+
+/**
+ * The bottleneck of one run, from the evidence gathered while it ran (pure). The order of the tests
+ * is the order in which one limit hides another:
+ *
+ * 1. **client**: the load generator's event loop lagged (p99 > 50 ms) or it sent over 5% of requests
+ *    more than 100 ms late; nothing the server did can be read from such a run.
+ * 2. **kv_cache**: the engine preempted requests, or its KV cache was ≥ 95% full for a quarter of the
+ *    run: requests are recomputed or held back for blocks, which inflates TTFT and ITL alike.
+ * 3. For a missed TTFT (or E2EL whose time went to the first token) or a saturated run: vLLM's TTFT is
+ *    queue time + prefill time. When queueing dominates and the running count sat at its limit
+ *    (max_num_seqs × replicas, or the running peak when the limit is unknown) for at least half of the
+ *    time requests waited, **admission**; when requests waited below that limit with room in the
+ *    cache, the token budget (max_num_batched_tokens) is what admits them, and when prefill time
+ *    dominates, prompts take long to prefill: both **prefill**.
+ * 4. A missed ITL or TPOT (or E2EL whose time went to decoding): **decode**.
+ * 5. **none**: the SLOs held and the server kept up (no standing queue for half the run).
+ *
+ * When two limits act (a TTFT and an ITL miss), the one whose metric is further over its limit is
+ * the bottleneck and the other is `also`.
+ */
+export interface DiagnoseInput {
+  readonly result: BenchmarkResult;
+  readonly evidence: RunEvidence | null;
+  /** Knob values known to be in force (resolved or given); any may be missing. */
+  readonly known: ServerConfig;
+  readonly slo: Slo | null;
+  readonly source: Diagnosis['source'];
+}
+
+export const THRESHOLDS = {
+  /** Client: p99 event-loop lag, and the share of sends over 100 ms late. */
+  clientLagP99Ms: 50,
+  clientLateShare: 0.05,
+  /** KV: the share of the run at ≥ 95% usage that makes it the limit (any preemption does). */
+  kvFullShare: 0.25,
+  /** A standing queue: requests waiting for at least this share of the run. */
+  queueShare: 0.1,
+  /** Saturated: a queue for at least half the run. */
+  saturatedShare: 0.5,
+  /** Capped: at the running limit for at least this share of the waiting time. */
+  cappedOfWaiting: 0.5,
+  /** A client queue (open loop under a cap) longer than this also means the server did not keep up. */
+  clientQueueMs: 100,
+  /** A prefill spanning this many engine steps is sliced by the token budget. */
+  slicedPrefillSteps: 4,
+} as const;
+
+const TTFT_SIDE = new Set(['ttft']);
+const DECODE_SIDE = new Set(['itl', 'tpot']);
+
+function clientBound(c: ClientEvidence | null): boolean {
+  if (c === null) return false;
+  return (c.loop_lag_p99_ms ?? 0) > THRESHOLDS.clientLagP99Ms || (c.late_send_share ?? 0) > THRESHOLDS.clientLateShare;
+}
+
+function kvBound(s: ServerEvidence | null): boolean {
+  if (s === null) return false;
+  return (s.preemptions ?? 0) > 0 || (s.kv_full_share ?? 0) >= THRESHOLDS.kvFullShare;
+}
+
+/**
+ * Engine steps one prefill spans: the mean prefill time over the mean step time (a request's decode
+ * time over its tokens after the first). Many steps mean the token budget slices each prompt.
+ */
+export function prefillSteps(s: ServerEvidence | null, result: BenchmarkResult): number | null {
+  if (s === null || s.prefill_ms_mean === null || s.decode_ms_mean === null || result.completed === 0) return null;
+  const outTokens = result.total_output_tokens / result.completed;
+  if (outTokens <= 1 || s.decode_ms_mean <= 0) return null;
+  return s.prefill_ms_mean / (s.decode_ms_mean / (outTokens - 1));
+}
+
+/**
+ * Requests waited while the running count sat at its limit for most of that time. When max_num_seqs
+ * is not known the limit is the plateau the running count reached, which the token budget makes too
+ * when it slices long prompts (a few requests prefill at a time, the rest wait): a plateau whose
+ * prefills span several steps is the budget's, not max_num_seqs's.
+ */
+function capped(s: ServerEvidence | null, result: BenchmarkResult): boolean {
+  if (s === null || s.waiting_share === null || s.waiting_share < THRESHOLDS.queueShare) return false;
+  if ((s.capped_share ?? 0) < THRESHOLDS.cappedOfWaiting * s.waiting_share) return false;
+  if (s.running_limit_known) return true;
+  const steps = prefillSteps(s, result);
+  return steps === null || steps < THRESHOLDS.slicedPrefillSteps;
+}
+
+const queued = (s: ServerEvidence | null): boolean => s !== null && (s.waiting_share ?? 0) >= THRESHOLDS.queueShare;
+
+/** How far over its limit the worst missed key of one side is (value ÷ limit), 0 when none missed. */
+function overBy(checks: ReturnType<typeof checkSlo>, side: (k: SloKey) => boolean): number {
+  let worst = 0;
+  for (const c of checks) if (!c.ok && side(c.key)) worst = Math.max(worst, c.valueMs / c.limitMs);
+  return worst;
+}
+
+/** Where an E2EL miss's time went: to the first token (TTFT side) or to decoding. */
+function e2elSide(result: BenchmarkResult): 'ttft' | 'decode' {
+  const decodeMs = result.mean_e2el_ms - result.mean_ttft_ms;
+  return result.mean_ttft_ms >= decodeMs ? 'ttft' : 'decode';
+}
+
+export function diagnose(input: DiagnoseInput): Diagnosis {
+  const { result, slo, known } = input;
+  const server = input.evidence?.server ?? evidenceFromServerMetrics(result.server_metrics, known);
+  const client = input.evidence?.client ?? null;
+  const checks = slo === null ? [] : checkSlo(slo, result);
+  const missed = checks.filter((c) => !c.ok).map((c) => c.key);
+  const e2el = e2elSide(result);
+  const isTtftSide = (k: SloKey): boolean => {
+    const m = sloField(k).metric;
+    return TTFT_SIDE.has(m) || (m === 'e2el' && e2el === 'ttft');
+  };
+  const isDecodeSide = (k: SloKey): boolean => {
+    const m = sloField(k).metric;
+    return DECODE_SIDE.has(m) || (m === 'e2el' && e2el === 'decode');
+  };
+  const ttftOver = overBy(checks, isTtftSide);
+  const decodeOver = overBy(checks, isDecodeSide);
+  const openLoop = typeof result.request_rate === 'number';
+  const saturated = (server?.waiting_share ?? 0) >= THRESHOLDS.saturatedShare || (openLoop && result.lmb.mean_client_queue_ms > THRESHOLDS.clientQueueMs);
+
+  let bottleneck: Bottleneck;
+  let also: Bottleneck | null = null;
+  if (clientBound(client)) bottleneck = 'client';
+  else if (missed.length === 0 && !saturated) bottleneck = 'none';
+  else if (kvBound(server)) bottleneck = 'kv_cache';
+  else {
+    // The TTFT side: queueing at the limit (admission) or prefill (the budget, or long prompts).
+    const ttftSide = (): Bottleneck => {
+      const q = server?.queue_ms_mean ?? null;
+      const p = server?.prefill_ms_mean ?? null;
+      const queueDominates = q !== null && p !== null ? q > p : queued(server);
+      if (queueDominates && capped(server, result)) return 'admission';
+      return 'prefill';
+    };
+    if (ttftOver > 0 && ttftOver >= decodeOver) {
+      bottleneck = ttftSide();
+      if (decodeOver > 0) also = 'decode';
+    } else if (decodeOver > 0) {
+      bottleneck = 'decode';
+      if (ttftOver > 0) also = ttftSide();
+      else if (saturated && capped(server, result)) also = 'admission';
+    } else {
+      // Saturated within the SLOs: what stops it taking more.
+      bottleneck = capped(server, result) ? 'admission' : queued(server) ? 'prefill' : 'decode';
+    }
+  }
+  if (also === bottleneck) also = null;
+
+  const evidence = evidenceItems(bottleneck, { result, server, client, checks, known });
+  const knobs = adviseKnobs(bottleneck, { result, server, known });
+  const missedText = missed.length === 0 ? (saturated ? 'saturated within its SLOs' : 'met its SLOs') : `missed ${missed.join(', ')}`;
+  const numbers = evidence.slice(0, 3).map((e) => `${e.name} ${formatValue(e)}`).join(', ');
+  const summary = `${BOTTLENECK_TEXT[bottleneck]} (${missedText}${numbers === '' ? '' : `; ${numbers}`})${also === null ? '' : `; also ${also.replace('_', '-')}-bound`}${server === null && bottleneck !== 'client' && bottleneck !== 'none' ? '; no server metrics: inferred from the client’s timings' : ''}`;
+  return { bottleneck, also, source: input.source, missed, saturated, summary, evidence, knobs };
+}
+
+export function formatValue(e: EvidenceItem): string {
+  const v = e.unit === 'share' ? `${(e.value * 100).toFixed(0)}%` : Number.isInteger(e.value) ? String(e.value) : e.value.toFixed(e.value < 10 ? 2 : 1);
+  const unit = e.unit === 'share' || e.unit === 'count' ? '' : ` ${e.unit}`;
+  const limit = e.limit === null ? '' : e.unit === 'share' ? ` (limit ${(e.limit * 100).toFixed(0)}%)` : ` (limit ${e.limit})`;
+  return `${v}${unit}${limit}`;
+}
+
+interface ItemContext {
+  readonly result: BenchmarkResult;
+  readonly server: ServerEvidence | null;
+  readonly client: ClientEvidence | null;
+  readonly checks: ReturnType<typeof checkSlo>;
+  readonly known: ServerConfig;
+}
+
+/** The numbers behind a class, the deciding ones first; missed SLO values always included. */
+function evidenceItems(b: Bottleneck, ctx: ItemContext): EvidenceItem[] {
+  const { result, server: s, client: c, known } = ctx;
+  const out: EvidenceItem[] = [];
+  const add = (name: string, value: number | null | undefined, unit: string, limit: number | null = null): void => {
+    if (value !== null && value !== undefined && Number.isFinite(value)) out.push({ name, value, unit, limit });
+  };
+  const meanPrompt = result.completed > 0 ? result.total_input_tokens / result.completed : null;
+  switch (b) {
+    case 'client':
+      add('client loop lag p99', c?.loop_lag_p99_ms, 'ms', THRESHOLDS.clientLagP99Ms);
+      add('requests sent late', c?.late_send_share, 'share', THRESHOLDS.clientLateShare);
+      add('client CPU', c?.cpu_share, 'share');
+      break;
+    case 'kv_cache':
+      add('preemptions', s?.preemptions, 'count');
+      add('KV cache peak', s?.kv_usage_peak, 'share');
+      add('time with KV ≥ 95%', s?.kv_full_share, 'share', THRESHOLDS.kvFullShare);
+      add('time with requests waiting', s?.waiting_share, 'share');
+      add('gpu_memory_utilization', known.gpu_memory_utilization, 'fraction');
+      break;
+    case 'admission':
+      add(s?.running_limit_known === true ? 'running (max_num_seqs × replicas)' : 'running (plateau)', s?.running_limit, 'count');
+      add('time at the limit with requests waiting', s?.capped_share, 'share');
+      add('waiting (mean)', s?.waiting_mean, 'count');
+      add('queue time (mean)', s?.queue_ms_mean, 'ms');
+      add('KV cache (mean)', s?.kv_usage_mean, 'share');
+      break;
+    case 'prefill':
+      add('prefill time (mean)', s?.prefill_ms_mean, 'ms');
+      add('engine steps per prefill', prefillSteps(s, result), 'steps');
+      add('queue time (mean)', s?.queue_ms_mean, 'ms');
+      add('prompt tokens (mean)', meanPrompt, 'tokens');
+      add('max_num_batched_tokens', known.max_num_batched_tokens, 'tokens');
+      add('tokens per step (mean)', s?.step_tokens_mean, 'tokens');
+      add('time with requests waiting', s?.waiting_share, 'share');
+      break;
+    case 'decode':
+      add('ITL (mean)', result.mean_itl_ms, 'ms');
+      add('ITL p99', result.p99_itl_ms, 'ms');
+      add('running batch (mean)', s?.running_mean, 'count');
+      add('decode time (mean)', s?.decode_ms_mean, 'ms');
+      break;
+    case 'none':
+      add('running batch (mean)', s?.running_mean, 'count');
+      add('KV cache peak', s?.kv_usage_peak, 'share');
+      break;
+  }
+  for (const ch of ctx.checks) if (!ch.ok) add(ch.key, ch.valueMs, 'ms', ch.limitMs);
+  return out;
+}
+
+/**
+ * A result as a trial stores it: its own diagnosis when the run made one, else one from what the
+ * result holds (a harness's result: its `server_metrics` peaks at most) and the trial's knobs.
+ */
+export function withDiagnosis(result: BenchmarkResult, config: ServerConfig, slo: Slo | null): BenchmarkResult {
+  if (result.diagnosis !== undefined || result.completed === 0) return result;
+  return { ...result, diagnosis: diagnose({ result, evidence: result.evidence ?? null, known: config, slo, source: result.lmb.source === 'sim' ? 'simulated' : 'measured' }) };
+}

@@ -1,0 +1,188 @@
+import type { ClientEvidence, RequestRecord, ServerConfig, ServerEvidence, ServerMetrics } from '../domain/index.js';
+
+/**
+ * The evidence a diagnosis reads, reduced from what a run saw: the server's /metrics scrapes (vLLM's
+ * names, old and new), or, for a result that kept only its `server_metrics` peaks, what those allow.
+ * The client's health comes from its own threads. The simulator builds its evidence from its own
+ * state (sim/evidence.ts) in the same shape.
+ */
+export type Scrape = ReadonlyMap<string, readonly number[]>;
+
+/** Metric names (each with its old name, read when the new one is absent; reference loadrunner §6.3). */
+export const METRIC = {
+  running: ['vllm:num_requests_running'],
+  waiting: ['vllm:num_requests_waiting'],
+  kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'],
+  preemptions: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
+  queueSum: ['vllm:request_queue_time_seconds_sum'],
+  queueCount: ['vllm:request_queue_time_seconds_count'],
+  prefillSum: ['vllm:request_prefill_time_seconds_sum'],
+  prefillCount: ['vllm:request_prefill_time_seconds_count'],
+  decodeSum: ['vllm:request_decode_time_seconds_sum'],
+  decodeCount: ['vllm:request_decode_time_seconds_count'],
+  stepTokensSum: ['vllm:iteration_tokens_total_sum'],
+  stepTokensCount: ['vllm:iteration_tokens_total_count'],
+} as const;
+
+export function pickMetric(s: Scrape, names: readonly string[]): readonly number[] | undefined {
+  for (const n of names) {
+    const v = s.get(n);
+    if (v !== undefined) return v;
+  }
+  return undefined;
+}
+
+const total = (xs: readonly number[] | undefined): number | null => (xs === undefined ? null : xs.reduce((a, b) => a + b, 0));
+const peakOf = (xs: readonly number[] | undefined): number | null => (xs === undefined || xs.length === 0 ? null : Math.max(...xs));
+
+/** KV usage at or above this is "full" (vLLM preempts at 100%; near it, admission already stalls). */
+export const KV_FULL = 0.95;
+/**
+ * The running count that counts as at a limit of `limit`: within 5% of it, and at least one under it,
+ * since a request that finishes in a step leaves its seat empty until the next step admits another.
+ */
+export function atLimit(limit: number): number {
+  return Math.max(1, Math.min(limit - 1, 0.95 * limit));
+}
+
+/** Gauges over the scrapes (shares and means over scrapes taken at a fixed interval); histogram means from the first and last. */
+export function serverEvidenceFromScrapes(scrapes: readonly Scrape[], known: ServerConfig): ServerEvidence | null {
+  const first = scrapes[0];
+  const last = scrapes[scrapes.length - 1];
+  if (first === undefined || last === undefined) return null;
+  const running = scrapes.map((s) => total(pickMetric(s, METRIC.running)));
+  const waiting = scrapes.map((s) => total(pickMetric(s, METRIC.waiting)));
+  const kv = scrapes.map((s) => {
+    const v = peakOf(pickMetric(s, METRIC.kvUsage));
+    return v === null ? null : Math.min(1, Math.max(0, v));
+  });
+  const limitKnown = known.max_num_seqs !== undefined;
+  const replicas = known.data_parallel_size ?? 1;
+  const runningPeak = maxOf(running);
+  const limit = limitKnown ? (known.max_num_seqs as number) * replicas : runningPeak;
+  let waitingN = 0;
+  let cappedN = 0;
+  let kvFullN = 0;
+  for (let i = 0; i < scrapes.length; i++) {
+    const w = waiting[i] ?? null;
+    const r = running[i] ?? null;
+    if (w !== null && w > 0) {
+      waitingN++;
+      if (r !== null && limit !== null && limit > 0 && r >= atLimit(limit)) cappedN++;
+    }
+    if ((kv[i] ?? 0) >= KV_FULL) kvFullN++;
+  }
+  const n = scrapes.length;
+  const delta = (names: readonly string[]): number | null => {
+    const a = total(pickMetric(first, names));
+    const b = total(pickMetric(last, names));
+    return a === null || b === null ? null : Math.max(0, b - a);
+  };
+  const meanMs = (sum: readonly string[], count: readonly string[]): number | null => {
+    const s = delta(sum);
+    const c = delta(count);
+    return s === null || c === null || c === 0 ? null : (s / c) * 1000;
+  };
+  const stepSum = delta(METRIC.stepTokensSum);
+  const stepCount = delta(METRIC.stepTokensCount);
+  const anyGauge = running.some((x) => x !== null) || waiting.some((x) => x !== null);
+  return {
+    source: 'metrics',
+    samples: n,
+    running_mean: meanOf(running),
+    running_peak: runningPeak,
+    waiting_mean: meanOf(waiting),
+    waiting_peak: maxOf(waiting),
+    waiting_share: anyGauge ? waitingN / n : null,
+    capped_share: anyGauge && limit !== null ? cappedN / n : null,
+    running_limit: limit,
+    running_limit_known: limitKnown,
+    kv_usage_mean: meanOf(kv),
+    kv_usage_peak: maxOf(kv),
+    kv_full_share: kv.some((x) => x !== null) ? kvFullN / n : null,
+    preemptions: delta(METRIC.preemptions),
+    queue_ms_mean: meanMs(METRIC.queueSum, METRIC.queueCount),
+    prefill_ms_mean: meanMs(METRIC.prefillSum, METRIC.prefillCount),
+    decode_ms_mean: meanMs(METRIC.decodeSum, METRIC.decodeCount),
+    step_tokens_mean: stepSum === null || stepCount === null || stepCount === 0 ? null : stepSum / stepCount,
+  };
+}
+
+function meanOf(xs: readonly (number | null)[]): number | null {
+  let s = 0;
+  let n = 0;
+  for (const x of xs) {
+    if (x === null) continue;
+    s += x;
+    n++;
+  }
+  return n === 0 ? null : s / n;
+}
+
+function maxOf(xs: readonly (number | null)[]): number | null {
+  let m: number | null = null;
+  for (const x of xs) if (x !== null && (m === null || x > m)) m = x;
+  return m;
+}
+
+/** A result with only `server_metrics` peaks (a harness's, an older run's): preemptions and peaks, no shares. */
+export function evidenceFromServerMetrics(sm: ServerMetrics | null, known: ServerConfig): ServerEvidence | null {
+  if (sm === null) return null;
+  const limitKnown = known.max_num_seqs !== undefined;
+  return {
+    source: 'metrics',
+    samples: 0,
+    running_mean: null,
+    running_peak: sm.num_requests_running_peak,
+    waiting_mean: null,
+    waiting_peak: sm.num_requests_waiting_peak,
+    waiting_share: null,
+    capped_share: null,
+    running_limit: limitKnown ? (known.max_num_seqs as number) * (known.data_parallel_size ?? 1) : sm.num_requests_running_peak,
+    running_limit_known: limitKnown,
+    kv_usage_mean: null,
+    kv_usage_peak: sm.kv_cache_usage_peak,
+    kv_full_share: null,
+    preemptions: sm.num_preemptions,
+    queue_ms_mean: null,
+    prefill_ms_mean: null,
+    decode_ms_mean: null,
+    step_tokens_mean: null,
+  };
+}
+
+/** A request sent this much after its intended time shows a client behind its schedule. */
+const LATE_SEND_S = 0.1;
+
+export interface ClientHealth {
+  readonly loopLagP99Ms: number | null;
+  readonly loopLagMaxMs: number | null;
+  /** CPU time of the process over the run, ms (null when not measured). */
+  readonly cpuMs: number | null;
+  readonly wallMs: number;
+  readonly threads: number;
+}
+
+/**
+ * The client's health over a run. Late sends are counted only where there is a schedule to be late
+ * for (open loop); a capped open loop's waits for a free slot are the server's doing, not lateness,
+ * so only sends that left late with a slot free count (enqueue − intended).
+ */
+export function clientEvidence(records: readonly RequestRecord[], h: ClientHealth, openLoop: boolean): ClientEvidence {
+  let late = 0;
+  let n = 0;
+  if (openLoop) {
+    for (const r of records) {
+      if (r.phase !== 'measure') continue;
+      n++;
+      if (r.enqueue_time_s - r.sched_time_s > LATE_SEND_S) late++;
+    }
+  }
+  return {
+    loop_lag_p99_ms: h.loopLagP99Ms,
+    loop_lag_max_ms: h.loopLagMaxMs,
+    late_send_share: openLoop && n > 0 ? late / n : null,
+    cpu_share: h.cpuMs === null || h.wallMs <= 0 ? null : h.cpuMs / (h.wallMs * h.threads),
+    threads: h.threads,
+  };
+}
