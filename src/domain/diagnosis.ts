@@ -67,7 +67,7 @@ export const BOTTLENECK_TEXT: Record<Bottleneck, string> = {
   kv_cache: 'KV-cache-bound: the cache is full, so requests are preempted or held back',
   admission: 'admission-bound: requests wait while the running batch sits at max_num_seqs',
   prefill: 'prefill-bound: prompts take long to prefill, or the token budget takes them in slices, so first tokens come late',
-  decode: 'decode-bound: each decode step of the large batch is slow, so tokens come slowly',
+  decode: 'decode-bound: decode steps are slow (a large batch, or a model heavy for these GPUs), so tokens come slowly',
   client: 'client-bound: the load generator itself fell behind, so the measurement is not the server’s',
   none: 'no bottleneck: the SLOs held and the server kept up',
 };

@@ -36,8 +36,9 @@ export interface RunBenchmarkOptions {
   /** Per-request limit (default 600 s). */
   readonly timeoutMs?: number | undefined;
   readonly signal?: AbortSignal | undefined;
-  /** Scrape the server's /metrics (default true). */
+  /** Scrape the server's /metrics (default true), every `scrapeIntervalMs` (default 500). */
   readonly scrapeMetrics?: boolean | undefined;
+  readonly scrapeIntervalMs?: number | undefined;
   /** Threads driving the streams: 1 = this thread; more spreads them over piscina workers. */
   readonly workers?: number | undefined;
   readonly onProgress?: ((p: Progress) => void) | undefined;
@@ -132,7 +133,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
     const pool = workers > 1 ? new Piscina({ filename: new URL('./worker.mjs', import.meta.url).href, minThreads: workers, maxThreads: workers, idleTimeout: 1000 }) : null;
     try {
       if (pool !== null) await Promise.all(Array.from({ length: workers }, () => pool.run('ping')));
-      const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport);
+      const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport, opts.scrapeIntervalMs);
       // Workers start on a common instant a little ahead, so none begins before the others are ready.
       const startS = clock() + (pool === null ? 0 : 0.02);
       const cpuBefore = process.cpuUsage();
