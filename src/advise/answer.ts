@@ -2,7 +2,8 @@ import type { Catalog } from '../catalog/index.js';
 import type { Objective, Slo, Workload } from '../domain/index.js';
 import type { ModelInfo } from '../store/store.js';
 import type { Surrogate } from '../model/surrogate.js';
-import { recommend, type Recommendation } from '../optimize/recommend.js';
+import { recommend, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
+import type { PriorSimulator } from '../optimize/prior-simulator.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
@@ -72,14 +73,30 @@ export function historyRunsOf(info: Pick<ModelInfo, 'metadata'>, q: Pick<Questio
   return typeof v === 'number' ? v : 0;
 }
 
-export function answerQuestion(opts: { readonly model: AnsweringModel; readonly question: Question; readonly space: SearchSpace; readonly catalog: Catalog }): Answer {
+/**
+ * Each configuration of an answer with what limits it on the workload: the simulator runs it (the
+ * calibrated profile when one is stored) and its run's diagnosis rides along, labelled simulated.
+ */
+export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | 'precisionKeeping' | 'pareto'>>(rec: R, simulator: PriorSimulator | undefined): R {
+  if (simulator === undefined) return rec;
+  const cache = new Map<string, RecommendedConfig['diagnosis']>();
+  const diagnosisOf = (c: RecommendedConfig): RecommendedConfig['diagnosis'] => {
+    const key = JSON.stringify(c.config);
+    if (!cache.has(key)) cache.set(key, c.diagnosis ?? simulator.simulate(c.config)?.diagnosis ?? null);
+    return cache.get(key);
+  };
+  const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, diagnosis: diagnosisOf(c) });
+  return { ...rec, best: rec.best === null ? null : add(rec.best), precisionKeeping: rec.precisionKeeping === null ? null : add(rec.precisionKeeping), pareto: rec.pareto.map(add) };
+}
+
+export function answerQuestion(opts: { readonly model: AnsweringModel; readonly question: Question; readonly space: SearchSpace; readonly catalog: Catalog; readonly simulator?: PriorSimulator }): Answer {
   const { question: q, space, catalog } = opts;
   const { info, surrogate } = opts.model;
   const model = catalog.model(q.model);
   const context = { hardware: catalog.gpu(q.gpu), gpuCount: q.gpus, model, workload: q.workload };
   const historyRuns = historyRunsOf(info, q);
   const mape = info.metrics['output_throughput_per_gpu.mape'];
-  const rec = recommend({
+  const rec0 = recommend({
     surrogate,
     context,
     encoder: spaceEncoder(space),
@@ -92,6 +109,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     candidates: q.candidates,
     numericsChanges: (c) => space.numericsChanges(c),
   });
+  const rec = withSimulatedDiagnoses(rec0, opts.simulator);
   const deployment = { gpu: q.gpu, gpus: q.gpus, model, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
   const study = info.metadata['study'];
   return {

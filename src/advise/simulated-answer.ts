@@ -79,7 +79,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
       const v = c.values[t];
       if (v !== undefined) predicted[t] = intervalOf(v, t);
     }
-    return { config: c.config, predicted, pStart: c.result === null ? 0 : 1, pMeetsSlo: pMeets(c, constraints), numericsChanges: space.numericsChanges(c.config) };
+    return { config: c.config, predicted, pStart: c.result === null ? 0 : 1, pMeetsSlo: pMeets(c, constraints), numericsChanges: space.numericsChanges(c.config), diagnosis: c.result?.diagnosis ?? null };
   };
   const pick = (cands: readonly SimulatedCandidate[]): SimulatedCandidate | null => {
     // Expected goodput: a configuration the error may well push past an SLO is worth that much less.

@@ -1,4 +1,5 @@
 import type { Interval, RecommendedConfig } from '../optimize/recommend.js';
+import { bottleneckLabel, knobText } from '../diagnose/text.js';
 import type { Answer } from './answer.js';
 
 /** An answer as the terminal shows it (`lm-bench recommend` without --json). */
@@ -15,9 +16,18 @@ function block(title: string, c: RecommendedConfig, command: string | null): str
     `  p99 ITL                    ${iv(p.itl_p99_ms)} ms`,
     `  P(starts) ${(c.pStart * 100).toFixed(0)}%, P(meets SLOs) ${(c.pMeetsSlo * 100).toFixed(0)}%`,
     c.numericsChanges.length === 0 ? '  keeps the checkpoint’s numerics' : `  changes the model’s numerics: ${c.numericsChanges.join(', ')}`,
+    ...limitLines(c),
     '',
     `  ${command ?? ''}`,
   ];
+}
+
+/** What limits a configuration on the workload (simulated), when something does. */
+function limitLines(c: RecommendedConfig): string[] {
+  const d = c.diagnosis;
+  if (d === null || d === undefined) return [];
+  if (d.bottleneck === 'none') return ['  simulated run: no bottleneck at this load'];
+  return [`  simulated run: ${bottleneckLabel(d)}${d.saturated ? ', saturated' : ''}; to push further: ${d.knobs.slice(0, 2).map(knobText).join('; ') || '–'}`];
 }
 
 export function formatAnswer(a: Answer): string {
@@ -46,6 +56,7 @@ export function formatAnswer(a: Answer): string {
       const mark = c.recommended ? '→' : ' ';
       lines.push(`${mark} ${fmt(c.predicted.output_throughput_per_gpu?.mean ?? 0).padStart(7)} tok/s  ${fmt(c.predicted.ttft_p99_ms?.mean ?? 0).padStart(7)} ms  ${knobs(c)}`);
       if (c.note !== null) lines.push(`      ${c.note}`);
+      if (c.diagnosis !== null && c.diagnosis !== undefined && c.diagnosis.bottleneck !== 'none') lines.push(`      limited by: ${bottleneckLabel(c.diagnosis)} (simulated)`);
     }
   }
   if (a.trust.level === 'thin') {

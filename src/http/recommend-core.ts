@@ -31,7 +31,10 @@ export function answeringModel(record: ModelRecord): AnsweringModel {
 }
 
 export function answer(model: AnsweringModel, spacePath: string, question: Question): Answer {
-  return answerQuestion({ model, question, space: spaceAt(spacePath), catalog: defaultCatalog() });
+  const catalog = defaultCatalog();
+  // The default profile: the worker holds no store (a calibrated profile prices the simulated answers).
+  const simulator = priorSimulator(null, catalog, { hardware: { gpu: question.gpu, count: question.gpus }, model: question.model, workload: question.workload, slo: question.slo });
+  return answerQuestion({ model, question, space: spaceAt(spacePath), catalog, simulator });
 }
 
 /** The simulator's answer to a question no saved model covers (`store` for a calibrated profile, or null). */

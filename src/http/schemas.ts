@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Objective, ServerConfig, Slo, Study, StudySpec, Trial, Workload } from '../domain/index.js';
+import { Diagnosis, Objective, ServerConfig, Slo, Study, StudySpec, Trial, Workload } from '../domain/index.js';
 import { RunRecord, SourceFormat } from '../store/store.js';
 
 /**
@@ -38,6 +38,8 @@ const RecommendedConfig = z.object({
   pMeetsSlo: z.number(),
   /** `knob=value` of the knobs whose values change the model's numerics. */
   numericsChanges: z.array(z.string()),
+  /** What limits this configuration on the workload, from a simulated run of it. */
+  diagnosis: Diagnosis.nullable().optional(),
 });
 const MeasureCommands = z.object({ config: ServerConfig, vllm_serve: z.string(), lm_bench_run: z.string() });
 export const RecommendationResponse = z.object({
@@ -142,6 +144,8 @@ const TrialSummary = z.object({
   metrics: z.record(z.string(), z.number().nullable()).nullable(),
   failure_reason: z.string().nullable(),
   failure_class: z.string().nullable(),
+  /** Why the measured trial missed the SLOs or saturated (`none` when it did neither). */
+  diagnosis: Diagnosis.nullable(),
 });
 const LearnedRule = z.object({
   class: z.string(),

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { ModelSpec, Objective, ServerConfig, Slo } from '../domain/index.js';
+import type { Diagnosis, ModelSpec, Objective, ServerConfig, Slo } from '../domain/index.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import { featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
 import { LmBenchError } from '../errors.js';
@@ -56,6 +56,11 @@ export interface RecommendedConfig {
   readonly pMeetsSlo: number;
   /** Knobs whose values change the model's numerics (e.g. `quantization=fp8`); empty when none do. */
   readonly numericsChanges: string[];
+  /**
+   * What limits this configuration on the workload (diagnose/classify.ts), from a simulated run of it:
+   * the class, its numbers, the knobs to try. Absent when no simulator was at hand.
+   */
+  readonly diagnosis?: Diagnosis | null;
 }
 
 export interface ParetoMember extends RecommendedConfig {

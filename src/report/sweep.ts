@@ -1,5 +1,6 @@
 import type { BenchmarkResult } from '../domain/index.js';
 import { meanLength } from '../domain/index.js';
+import { bottleneckLabel, evidenceText, knobText } from '../diagnose/text.js';
 import { chartSection, htmlPage, type Cell, type Section } from './html.js';
 import type { VlSpec } from './render.js';
 
@@ -64,14 +65,14 @@ function percentileData(rows: readonly SweepRow[], metric: 'ttft' | 'itl' | 'tpo
 
 export async function sweepSections(results: readonly BenchmarkResult[]): Promise<Section[]> {
   const rows = sweepRows(results);
-  const columns = ['#', 'concurrency', 'rate (req/s)', 'input len', 'output len', 'completed', 'failed', 'req/s', 'output tok/s', 'total tok/s', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'TPOT p50 (ms)', 'ITL p50 (ms)', 'ITL p99 (ms)', 'E2EL p99 (ms)', 'steady out tok/s'];
+  const columns = ['#', 'concurrency', 'rate (req/s)', 'input len', 'output len', 'completed', 'failed', 'req/s', 'output tok/s', 'total tok/s', 'TTFT p50 (ms)', 'TTFT p99 (ms)', 'TPOT p50 (ms)', 'ITL p50 (ms)', 'ITL p99 (ms)', 'E2EL p99 (ms)', 'steady out tok/s', 'bottleneck'];
   const table: Cell[][] = rows.map((r) => [
     r.point, r.concurrency, r.request_rate, r.input_len, r.output_len, r.result.completed, r.result.failed,
     r.result.request_throughput, r.result.output_throughput, r.result.total_token_throughput,
     r.result.median_ttft_ms, r.result.p99_ttft_ms, r.result.median_tpot_ms, r.result.median_itl_ms, r.result.p99_itl_ms, r.result.p99_e2el_ms,
-    r.result.steady_state?.output_throughput ?? null,
+    r.result.steady_state?.output_throughput ?? null, r.result.diagnosis === undefined ? null : bottleneckLabel(r.result.diagnosis),
   ]);
-  const sections: Section[] = [{ kind: 'table', title: 'Sweep points', columns, rows: table }];
+  const sections: Section[] = [{ kind: 'table', title: 'Sweep points', columns, rows: table }, ...whySections(rows)];
   const byConc = rows.filter((r) => r.concurrency !== null);
   const tput: Datum[] = rows.map((r) => ({ concurrency: r.concurrency, input_len: r.input_len, output_throughput: r.result.output_throughput, in: `in ${r.input_len}`, c: `c ${r.concurrency}` }));
   const distinct = (k: 'concurrency' | 'input_len'): number => new Set(rows.map((r) => r[k])).size;
@@ -95,6 +96,23 @@ export async function sweepSections(results: readonly BenchmarkResult[]): Promis
     });
   }
   return sections;
+}
+
+/** Why each point that missed its SLOs or saturated did: the bottleneck, its numbers, the knobs to try. */
+function whySections(rows: readonly SweepRow[]): Section[] {
+  const short = rows.filter((r) => r.result.diagnosis !== null && r.result.diagnosis !== undefined && r.result.diagnosis.bottleneck !== 'none');
+  if (short.length === 0) return [];
+  return [
+    {
+      kind: 'table',
+      title: 'Why points missed their SLOs or saturated',
+      columns: ['#', 'bottleneck', 'missed', 'evidence (seen during the run)', 'try'],
+      rows: short.map((r) => {
+        const d = r.result.diagnosis as NonNullable<BenchmarkResult['diagnosis']>;
+        return [r.point, bottleneckLabel(d), d.missed.length === 0 ? 'saturated' : d.missed.join(', '), evidenceText(d).join('; '), d.knobs.length === 0 ? d.summary : d.knobs.map(knobText).join('; ')];
+      }),
+    },
+  ];
 }
 
 /** One control period of `run --mode slo-hold` (loadgen/slo-hold.ts RatePoint), as the plot reads it. */

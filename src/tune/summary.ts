@@ -1,4 +1,5 @@
-import type { BenchmarkResult, ModelSpec, ServerConfig, Study, Trial } from '../domain/index.js';
+import type { BenchmarkResult, Diagnosis, ModelSpec, ServerConfig, Study, Trial } from '../domain/index.js';
+import { withDiagnosis } from '../diagnose/classify.js';
 import { checkSlo, vllmServeArgs } from '../domain/index.js';
 import { FAILURE_CLASS_TEXT, type FailureClass } from '../optimize/failure-classes.js';
 import type { FailureRule } from '../optimize/failure-rules.js';
@@ -30,6 +31,8 @@ export interface TrialSummary {
   readonly failure_reason: string | null;
   /** The failure's class (failure-classes.ts), from what the target said; null when it did not fail. */
   readonly failure_class: FailureClass | null;
+  /** Why a measured trial missed the SLOs or saturated (`none` when it did neither); null when not measured. */
+  readonly diagnosis: Diagnosis | null;
 }
 
 export interface StudyRecommendation {
@@ -94,6 +97,8 @@ export function summarizeStudy(opts: {
     metrics: t.result === null ? null : metricsOf(t.result, gpus),
     failure_reason: t.failure_reason,
     failure_class: trialFailure(t)?.class ?? null,
+    // Trials stored before runs carried a diagnosis get one from what their result holds.
+    diagnosis: t.result === null ? null : (withDiagnosis(t.result, t.config, study.spec.slo).diagnosis ?? null),
   }));
   const byClass: Partial<Record<FailureClass, number[]>> = {};
   for (const t of trials) if (t.failure_class !== null) (byClass[t.failure_class] ??= []).push(t.number);

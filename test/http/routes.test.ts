@@ -147,6 +147,9 @@ test('recommendations come from the trained model; unknown names are 400 with th
   assert.ok(sim.measure_next.length >= 2 && sim.measure_next.length <= 3, JSON.stringify(sim.measure_next));
   for (const m of sim.measure_next) assert.match(m.vllm_serve, /^vllm serve meta-llama\/Llama-3\.1-8B-Instruct /);
   assert.deepEqual(sim.measure_next[0].config, sim.best.config, 'the pick is the first run to make');
+  // What limits each configuration, from its simulated run.
+  assert.equal(sim.best.diagnosis.source, 'simulated');
+  assert.ok(sim.pareto.every((m: { diagnosis: { bottleneck: string } | null }) => m.diagnosis !== null && typeof m.diagnosis.bottleneck === 'string'));
   assert.equal((await empty.inject({ method: 'GET', url: '/v1/models' })).json().models.length, 0, 'answering saved nothing');
   assert.match(sim.source.simulator.profile, /^default/);
   // A calibrated profile stored meanwhile (`lm-bench sim calibrate`) prices the next simulated answer.
@@ -170,6 +173,7 @@ test('recommendations come from the trained model; unknown names are 400 with th
   if (a.best !== null) {
     assert.match(a.vllm_command, /^vllm serve /);
     assert.ok(a.best.predicted.output_throughput_per_gpu.low <= a.best.predicted.output_throughput_per_gpu.high);
+    assert.equal(a.best.diagnosis.source, 'simulated', 'a model’s pick is simulated for what limits it');
   }
   assert.equal(a.history_runs, 25);
   assert.equal(a.trust.level === 'ok', a.trust.reasons.length === 0);
@@ -250,6 +254,8 @@ test('a study runs in the background to its budget; stop and resume by name', as
   assert.deepEqual(Object.values(detail.failures.by_class).flat().sort(), failedNumbers.sort());
   assert.ok(Array.isArray(detail.failures.rules));
   assert.ok(detail.trials.every((tr: { state: string; failure_class: string | null }) => (tr.state === 'failed') === (tr.failure_class !== null)));
+  // Every measured trial says what limited it; the others carry no diagnosis.
+  assert.ok(detail.trials.every((tr: { state: string; diagnosis: { bottleneck: string } | null }) => (tr.state === 'complete') === (tr.diagnosis !== null)));
 
   const list = (await app.inject({ method: 'GET', url: '/v1/studies' })).json().studies;
   assert.deepEqual(list.map((s: { name: string; complete: number; active: boolean }) => [s.name, s.active]), [['bg', false]]);

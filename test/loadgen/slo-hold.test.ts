@@ -76,7 +76,7 @@ test('run --mode max-rate: the bisection with every probe, and an answer no high
   const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
   const code = await main(['run', '--endpoint', `${sim.url}/v1/completions`, '--workload', file, '--mode', 'max-rate', '--slo', 'ttft_p95_ms=120', '--json'], io);
   assert.equal(code, 0, io.err());
-  const out = JSON.parse(io.out()) as { mode: string; max_rate_rps: number; reliable: boolean; probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number }[] };
+  const out = JSON.parse(io.out()) as { mode: string; max_rate_rps: number; reliable: boolean; probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; diagnosis: { bottleneck: string; saturated: boolean } | null }[] };
   assert.equal(out.mode, 'max-rate');
   assert.equal(out.reliable, true);
   assert.ok(out.probes.length >= 2 && out.probes.length <= 5);
@@ -86,4 +86,8 @@ test('run --mode max-rate: the bisection with every probe, and an answer no high
   // The answer is a probed rate that met the SLOs, and every faster probe that was tried missed.
   assert.ok(out.probes.some((p) => p.rate_rps === out.max_rate_rps && p.meets_slo));
   for (const p of out.probes) if (typeof p.rate_rps === 'number' && p.rate_rps > out.max_rate_rps) assert.equal(p.meets_slo, false);
+  // Every probe says what limited it: the all-at-once probe missed, so it names a bottleneck; a probe that met the SLOs without a queue names none.
+  assert.ok(out.probes.every((p) => p.diagnosis !== null));
+  assert.notEqual(out.probes[0]?.diagnosis?.bottleneck, 'none');
+  for (const p of out.probes) if (p.meets_slo && p.diagnosis?.saturated === false) assert.ok(['none', 'client'].includes(p.diagnosis.bottleneck), p.diagnosis.bottleneck);
 });

@@ -88,10 +88,12 @@ function runSync(argv: readonly string[], io: CliIo): number {
       // No model covers this deployment: the simulator answers, and says so.
       if (!isLmBenchError(err, 'LMB_ERR_MODEL_NOT_TRAINED')) throw err;
     }
+    // The simulator answers when no model covers the deployment, and says what limits each configuration either way.
+    const simulator = priorSimulator(store, catalog, { hardware: { gpu: hardware.id, count: gpuCount }, model: model.id, workload, slo });
     const answer =
       loaded === null
-        ? simulatedAnswer({ question, space, catalog, simulator: priorSimulator(store, catalog, { hardware: { gpu: hardware.id, count: gpuCount }, model: model.id, workload, slo }) })
-        : answerQuestion({ model: { info: loaded.record, surrogate: loaded.surrogate }, space, catalog, question });
+        ? simulatedAnswer({ question, space, catalog, simulator })
+        : answerQuestion({ model: { info: loaded.record, surrogate: loaded.surrogate }, space, catalog, question, simulator });
     if (values.json === true) writeJson(io, answer);
     else io.stdout.write(`${formatAnswer(answer)}\n`);
     return 0;

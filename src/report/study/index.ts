@@ -8,6 +8,7 @@ import { renderSvg } from '../render.js';
 import { analyzeStudy, isRandomStudy, type AnalyzeOptions } from './analysis.js';
 import { PLOT_TITLES, plotSpec } from './plots.js';
 import { answerSection, failuresSection, pruneSection, trialTableSection } from './sections.js';
+import { whySection } from './why.js';
 import { PLOT_KINDS, type PlotKind, type StudyAnalysis } from './types.js';
 
 /**
@@ -77,6 +78,7 @@ export async function renderReportFromAnalysis(a: StudyAnalysis, opts: Pick<Stud
     ...(await chart('partial_dependence')),
     ...(await chart('parity')),
     ...(await chart('latency_cdf')),
+    whySection(a),
     pruneSection(a),
     failuresSection(a),
     trialTableSection(a),

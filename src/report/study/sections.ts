@@ -5,6 +5,7 @@ import { escapeHtml } from '../html.js';
 import type { Interval } from '../../optimize/recommend.js';
 import type { TargetName } from '../../model/targets.js';
 import type { StudyAnalysis } from './types.js';
+import { bottleneckLabel } from '../../diagnose/text.js';
 
 /**
  * The report's non-plot sections: the answer first (recommended flags, measured and predicted figures,
@@ -136,7 +137,7 @@ export function trialTableSection(a: StudyAnalysis): Section {
   return {
     kind: 'table',
     title: `All trials (${a.trials.length})`,
-    columns: ['trial', 'state', 'origin', 'meets SLOs', 'out tok/s/GPU', 'predicted tok/s/GPU', 'p99 TTFT ms', 'p99 ITL ms', 'p99 TPOT ms', 'memory GiB', 'configuration (as set; the rest at vLLM defaults)'],
+    columns: ['trial', 'state', 'origin', 'meets SLOs', 'bottleneck', 'out tok/s/GPU', 'predicted tok/s/GPU', 'p99 TTFT ms', 'p99 ITL ms', 'p99 TPOT ms', 'memory GiB', 'configuration (as set; the rest at vLLM defaults)'],
     rows: a.summary.trials.map((t): Cell[] => {
       const m = t.metrics;
       const p = preds[t.number]?.output_throughput_per_gpu;
@@ -145,6 +146,7 @@ export function trialTableSection(a: StudyAnalysis): Section {
         t.state,
         t.origin,
         t.meets_slo === null ? null : t.meets_slo ? 'yes' : 'no',
+        t.diagnosis === null ? null : bottleneckLabel(t.diagnosis),
         m?.output_throughput_per_gpu ?? null,
         p === undefined ? null : iv(p),
         m?.p99_ttft_ms ?? null,

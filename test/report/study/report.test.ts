@@ -75,6 +75,15 @@ test('report.html opens with the answer and holds the why, with nothing fetched 
   at('C12: ValueError: No available memory for the cache blocks');
   at('Compared with the random-search study &quot;fx-random&quot;');
   at('<th>rule</th>');
+  // Why configurations fell short: each measured trial that missed or saturated, with its class and what to try.
+  const why = at('<h2>Why configurations fell short</h2>');
+  assert.ok(why < at('What the rules pruned'));
+  const short = summary.trials.filter((t) => t.diagnosis !== null && t.diagnosis.bottleneck !== 'none');
+  assert.ok(short.length > 0, 'the fixture has trials that missed the SLOs');
+  at(`${short.length} of ${summary.trials.filter((t) => t.diagnosis !== null).length} measured trials missed the SLOs or saturated`);
+  at('The measured Pareto set: what limits each member');
+  at('<th>bottleneck</th>');
+  assert.ok(summary.trials.every((t) => (t.state === 'complete') === (t.diagnosis?.source === 'simulated')), 'sim trials are diagnosed from the simulator');
   assert.equal((html.match(/<div class="chart"/g) ?? []).length, PLOT_KINDS.length);
   assert.doesNotMatch(html, /<(script|img|link|iframe)[^>]+(src|href)\s*=\s*["']?(https?:)?\/\//i, 'no external resources');
   assert.match(html, /vegaEmbed/);
