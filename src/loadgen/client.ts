@@ -110,6 +110,29 @@ export function classifyError(err: unknown): ErrorKindName {
   }
 }
 
+/** Event parsers with data waiting, run together after this turn's reads (check phase). */
+const waiting = new Set<() => void>();
+let drainScheduled = false;
+
+function drainWaiting(): void {
+  drainScheduled = false;
+  for (const drain of waiting) drain();
+  waiting.clear();
+}
+
+function parseLater(drain: () => void): void {
+  waiting.add(drain);
+  if (!drainScheduled) {
+    drainScheduled = true;
+    setImmediate(drainWaiting);
+  }
+}
+
+function parseNow(drain: () => void): void {
+  waiting.delete(drain);
+  drain();
+}
+
 /** Requests in flight, watched by one timer for their deadlines instead of a timer each. */
 export interface InFlight {
   readonly deadlineS: number;
@@ -188,13 +211,13 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
       }
     };
 
-    const parser = createSseParser((data) => {
+    /** One SSE event's data, parsed: a token, the finish reason, usage, or an error. */
+    const onEvent = (t: number, data: string): void => {
       if (kind !== null) return;
       if (data === '[DONE]') {
         sawDone = true;
         return;
       }
-      const t = chunkArrival;
       let obj: { choices?: unknown; usage?: unknown; error?: unknown; object?: unknown };
       try {
         obj = JSON.parse(data) as typeof obj;
@@ -227,6 +250,17 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
         const ct = u.prompt_tokens_details?.cached_tokens;
         if (typeof ct === 'number') cached = ct;
       }
+    };
+    // Events are parsed after the reads of this turn of the event loop (or when the response ends), so a
+    // wave of chunks arriving together is timed read by read without waiting behind JSON parsing.
+    const events: (number | string)[] = [];
+    const drain = (): void => {
+      for (let i = 0; i < events.length; i += 2) onEvent(events[i] as number, events[i + 1] as string);
+      events.length = 0;
+    };
+    const parser = createSseParser((data) => {
+      events.push(chunkArrival, data);
+      if (events.length === 2) parseLater(drain);
     });
     let chunkArrival = 0;
 
@@ -235,6 +269,7 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
       settled = true;
       inFlight.delete(watch);
       const done = nowS();
+      parseNow(drain);
       if (errEnd !== null) {
         const k = abortReason !== null ? (abortReason instanceof TimeoutError ? 'timeout' : 'aborted') : classifyError(errEnd);
         fail(k, abortReason?.message ?? (errEnd instanceof Error ? errEnd.message : 'the request failed'));
@@ -242,6 +277,7 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
         fail('http_status', `HTTP ${status}${errorText === '' ? '' : `: ${errorText.slice(0, 300)}`}`);
       } else if (kind === null) {
         parser.end();
+        drain();
         if (kind === null && !sawDone && finish === null) fail('truncated_stream', 'the stream ended before [DONE] or a finish_reason');
         else if (kind === null && chunkTimes.length === 0) fail('bad_response', 'never received a token chunk');
       }

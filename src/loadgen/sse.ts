@@ -55,11 +55,20 @@ export function createSseParser(onData: (data: string) => void): SseParser {
   };
 
   const feed = (text: string): void => {
-    let s = buf + text;
+    let s = buf.length === 0 ? text : buf + text;
     buf = '';
     let start = 0;
     if (sawCr && s.charCodeAt(0) === 10) start = 1; // "\r" ended the last read, "\n" begins this one
     sawCr = false;
+    if (s.indexOf('\r', start) < 0) {
+      // No CR (what vLLM sends): lines end at "\n" only, found by the native search.
+      for (let nl = s.indexOf('\n', start); nl >= 0; nl = s.indexOf('\n', start)) {
+        line(s.slice(start, nl));
+        start = nl + 1;
+      }
+      buf = s.slice(start);
+      return;
+    }
     for (let i = start; i < s.length; i++) {
       const c = s.charCodeAt(i);
       if (c !== 10 && c !== 13) continue;

@@ -13,7 +13,7 @@ import { captureIo } from '../helpers/cli.js';
 let sim: SimServer;
 let dir: string;
 before(async () => {
-  sim = await startSimServer({ config: { max_num_seqs: 4 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', speed: 10, seed: 1, runtimeFailures: false });
+  sim = await startSimServer({ config: { max_num_seqs: 4 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: 10, seed: 1, runtimeFailures: false });
   dir = mkdtempSync(join(tmpdir(), 'lmb-run-why-'));
 });
 after(async () => {

@@ -15,7 +15,7 @@ const workload = (name: string, inputTokens: number, outputTokens: number, arriv
 });
 
 async function diagnosed(config: ServerConfig, w: Workload, slo: Slo, during?: () => () => void): Promise<{ d: Diagnosis; result: BenchmarkResult }> {
-  const sim = await startSimServer({ config, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', speed: SPEED, seed: 1, runtimeFailures: false });
+  const sim = await startSimServer({ config, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: SPEED, seed: 1, runtimeFailures: false });
   const stop = during?.();
   try {
     const { result } = await runBenchmark({ endpoint: `${sim.url}/v1/completions`, workload: w, seed: 1, slo, knownConfig: config, scrapeIntervalMs: 100, workers: 1, env: { LMB_LOOPBACK_ONLY: '1' } });

@@ -14,7 +14,7 @@ import { captureIo } from '../helpers/cli.js';
 let sim: SimServer;
 let dir: string;
 before(async () => {
-  sim = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', speed: 20, seed: 1 });
+  sim = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: 20, seed: 1 });
   dir = mkdtempSync(join(tmpdir(), 'lmb-e2e-'));
 });
 after(async () => {

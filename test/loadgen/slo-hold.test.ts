@@ -37,7 +37,7 @@ test('the held TTFT percentile counts requests still waiting past the limit as b
 let sim: SimServer;
 before(async () => {
   // 5× real time: the server's latency grows with load as a real one's does, five times faster.
-  sim = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', speed: 5, seed: 2, runtimeFailures: false });
+  sim = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: 5, seed: 2, runtimeFailures: false });
 });
 after(() => sim.close());
 
