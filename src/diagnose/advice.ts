@@ -27,7 +27,7 @@ export function adviseKnobs(b: Bottleneck, ctx: AdviceContext): KnobAdvice[] {
       if (gmu === undefined || gmu < 0.95) {
         push('gpu_memory_utilization', 'raise', gmu === undefined ? null : Math.min(0.95, Math.round((gmu + 0.05) * 100) / 100), 'more of each GPU for KV blocks');
       }
-      if (k.kv_cache_dtype === undefined || k.kv_cache_dtype === 'auto') push('kv_cache_dtype', 'set', 'fp8', 'half the bytes per cached token, twice the tokens (changes numerics: check quality)');
+      if (k.kv_cache_dtype === undefined || k.kv_cache_dtype === 'auto') push('kv_cache_dtype', 'set', 'fp8', 'half the bytes per cached token, twice the tokens; changes numerics, so check quality');
       const running = s?.running_mean ?? null;
       push('max_num_seqs', 'lower', running === null || running < 2 ? null : Math.max(1, Math.floor(running * 0.75)), 'fewer sequences sharing the cache, so fewer are preempted');
       push('tensor_parallel_size', 'raise', twiceTp, 'the KV cache spreads over more GPUs');
@@ -36,8 +36,8 @@ export function adviseKnobs(b: Bottleneck, ctx: AdviceContext): KnobAdvice[] {
     case 'admission': {
       const limit = k.max_num_seqs ?? (s?.running_limit_known === true ? s.running_limit : null) ?? s?.running_peak ?? null;
       const room = (s?.kv_usage_mean ?? 0) < 0.7 ? 2 : 1.5;
-      push('max_num_seqs', 'raise', limit === null ? null : Math.min(1024, Math.round(limit * room)), `requests waited while ${limit === null ? 'the batch' : `${limit} ran`}; the KV cache had room (mean ${s?.kv_usage_mean === null || s?.kv_usage_mean === undefined ? '?' : `${Math.round(s.kv_usage_mean * 100)}%`})`);
-      push('data_parallel_size', 'raise', k.data_parallel_size === undefined ? null : k.data_parallel_size * 2, 'another replica admits its own max_num_seqs (if the GPUs allow)');
+      push('max_num_seqs', 'raise', limit === null ? null : Math.min(1024, Math.round(limit * room)), `requests waited while ${limit === null ? 'the batch was full' : `${limit} ran`}${s?.kv_usage_mean === null || s?.kv_usage_mean === undefined ? '' : `; the KV cache was ${Math.round(s.kv_usage_mean * 100)}% full on average`}`);
+      push('data_parallel_size', 'raise', k.data_parallel_size === undefined ? null : k.data_parallel_size * 2, 'another replica admits its own max_num_seqs, if the GPUs allow');
       break;
     }
     case 'prefill': {
@@ -55,7 +55,7 @@ export function adviseKnobs(b: Bottleneck, ctx: AdviceContext): KnobAdvice[] {
       const running = s?.running_mean ?? null;
       push('max_num_seqs', 'lower', running === null || running < 4 ? null : Math.max(1, Math.floor(running * 0.6)), 'a smaller batch takes shorter steps, so tokens come faster');
       push('tensor_parallel_size', 'raise', twiceTp, 'each step reads the weights over more GPUs’ memory bandwidth');
-      if (k.quantization !== 'fp8') push('quantization', 'set', 'fp8', 'half the weight bytes read per step (changes numerics: check quality)');
+      if (k.quantization !== 'fp8') push('quantization', 'set', 'fp8', 'half the weight bytes read per step; changes numerics, so check quality');
       if (k.enforce_eager === true) push('enforce_eager', 'set', false, 'CUDA graphs cut the per-step launch overhead');
       if (result.median_itl_ms > 0 && result.p99_itl_ms > 3 * result.median_itl_ms) {
         push('max_num_batched_tokens', 'lower', 2048, `ITL p99 is ${(result.p99_itl_ms / result.median_itl_ms).toFixed(1)}× its median: prefill chunks in the batch stall the decodes`);

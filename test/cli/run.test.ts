@@ -30,7 +30,7 @@ test('a run that missed its SLO prints why and what to try, and writes it into t
   const lines = io.out().trim().split('\n');
   assert.match(lines[0] ?? '', /^completed 96, failed 0/);
   assert.match(lines[1] ?? '', /^why: admission-bound: requests wait while the running batch sits at max_num_seqs \(missed ttft_p99_ms; running \(max_num_seqs × replicas\) 4/);
-  assert.equal(lines[2], '  try: raise max_num_seqs to 8 (requests waited while 4 ran; the KV cache had room (mean 0%))');
+  assert.equal(lines[2], '  try: raise max_num_seqs to 8 (requests waited while 4 ran; the KV cache was 0% full on average)');
   const result = BenchmarkResult.parse(JSON.parse(readFileSync(join(dir, 'out.json'), 'utf8')));
   assert.equal(result.diagnosis?.bottleneck, 'admission');
   assert.deepEqual(result.server_config, { max_num_seqs: 4 }, '--set is recorded with the result');

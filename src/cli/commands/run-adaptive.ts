@@ -12,7 +12,7 @@ import { sweepReportHtml } from '../../report/sweep.js';
 import { meetsSlo, searchMaxRate } from '../../tune/max-rate.js';
 import { numberFlag, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo } from '../io.js';
-import { LAG_WARN_MS, summaryText, writeFile } from './run-output.js';
+import { summaryText, writeFile } from './run-output.js';
 
 /**
  * `lm-bench run --mode slo-hold` and `--mode max-rate` (docs/load-modes.md): one load point, searched
@@ -97,7 +97,8 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
     const chosen = found.maxRate;
     const reasons: string[] = [];
     if (!probes.some((p) => p.meets_slo)) reasons.push('no probed rate met the SLOs');
-    if ((chosen.result.lmb.max_loop_lag_ms ?? 0) > LAG_WARN_MS) reasons.push(`the client itself lagged (event loop ${chosen.result.lmb.max_loop_lag_ms?.toFixed(0)} ms)`);
+    const clientBound = probes.find((p) => p.result.diagnosis?.bottleneck === 'client');
+    if (clientBound !== undefined) reasons.push(`the client itself was the bottleneck in a probe: ${clientBound.result.diagnosis?.summary ?? ''}`);
     if (probes.some((p) => p.result.failed > 0 && p.meets_slo)) reasons.push('the server failed requests at a rate counted as met');
     const body = {
       mode: 'max-rate' as const,

@@ -3,9 +3,6 @@ import { dirname } from 'node:path';
 import type { BenchmarkResult } from '../../domain/index.js';
 import { diagnosisLines } from '../../diagnose/text.js';
 
-/** Event-loop lag above which the client's own timings are suspect (reference §7.1). */
-export const LAG_WARN_MS = 50;
-
 /** One run in a line, then why it missed its SLOs or saturated (with the knobs to try), if it did. */
 export function summaryText(r: BenchmarkResult, tag = ''): string {
   const f = (x: number): string => x.toFixed(1);

@@ -12,7 +12,7 @@ import { loadYamlFile, parseYaml, readUserFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
 import { runAdaptive } from './run-adaptive.js';
-import { LAG_WARN_MS, summaryText, writeFile } from './run-output.js';
+import { summaryText, writeFile } from './run-output.js';
 
 const USAGE = `lm-bench run: load an OpenAI-compatible server and report vLLM-compatible metrics
 
@@ -245,9 +245,8 @@ export const command: Command = {
         results.push(result);
         for (const r of records) allRecords.push(points.length > 1 ? { ...r, request_id: `p${i + 1}-${r.request_id}` } : r);
         if (values.json !== true) io.stdout.write(`${summaryText(result, tag)}\n`);
-        const lag = result.lmb.max_loop_lag_ms;
-        if (lag !== null && lag > LAG_WARN_MS) {
-          io.stderr.write(`lm-bench: warning: the client's event loop lagged up to ${lag.toFixed(0)} ms; latencies may include client overhead (try --workers, or a less loaded machine)\n`);
+        if (result.diagnosis?.bottleneck === 'client') {
+          io.stderr.write(`lm-bench: warning: the load generator itself fell behind (${result.diagnosis.summary}); its latencies include its own delay (try --workers on a machine with spare cores, or a less loaded one)\n`);
         }
       }
     } finally {
