@@ -7,7 +7,7 @@ import { stringify } from 'yaml';
 import { main } from '../../src/cli/main.js';
 import { captureIo } from '../helpers/cli.js';
 import type { RequestRecord, Workload } from '../../src/domain/index.js';
-import { observedValue, runSloHold } from '../../src/loadgen/slo-hold.js';
+import { observedValue, runSloHold, type RatePoint } from '../../src/loadgen/slo-hold.js';
 import { startSimServer, type SimServer } from '../../src/sim/server.js';
 
 function rec(sendS: number, ttftS: number, doneS: number): RequestRecord {
@@ -55,9 +55,15 @@ test('slo-hold against sim serve ramps, finds where TTFT p95 meets its limit, an
   assert.equal(tl[0]?.phase, 'ramp');
   assert.ok(Math.max(...tl.map((p) => p.offered_rps)) >= 16, 'the ramp went up');
   assert.ok(tl.some((p) => p.phase !== 'ramp'), 'it left the ramp when latency rose');
-  // Past the limit at some point, and the rate came down after it.
-  const breach = tl.findIndex((p) => (p.value_ms ?? 0) > 120);
-  assert.ok(breach >= 0 && tl.slice(breach + 1).some((p) => p.offered_rps < (tl[breach]?.offered_rps ?? 0)));
+  // Whenever the window's p95 went over the aim (the limit less the 10% margin), the next period was
+  // offered less. (Whether the walk ever goes past the limit itself depends on the machine's noise.)
+  const aimMs = 120 * 0.9;
+  const shown = tl.map((p) => `${p.t_s.toFixed(0)}s ${p.offered_rps.toFixed(1)}rps ${p.value_ms?.toFixed(0) ?? '-'}ms ${p.phase}`).join('; ');
+  for (let i = 0; i + 1 < tl.length; i++) {
+    const [p, next] = [tl[i], tl[i + 1]] as [RatePoint, RatePoint];
+    if ((p.value_ms ?? 0) > aimMs) assert.ok(next.offered_rps < p.offered_rps, `over the aim at ${p.t_s.toFixed(1)} s but the rate did not come down: ${shown}`);
+  }
+  assert.ok(tl.some((p) => (p.value_ms ?? 0) > aimMs), `the latency never reached the aim: ${shown}`);
   if (out.reliable) {
     assert.ok(out.max_sustainable_rps !== null && out.max_sustainable_rps > 0);
     assert.ok(out.settled_at_s !== null && out.settled_at_s <= 45);
