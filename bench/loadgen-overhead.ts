@@ -108,12 +108,18 @@ ${tput.join('\n')}
 
 ## Reading
 
-- Unbatched (one chunk per TCP read, as in the TTFT table) one thread handles some 50–60k chunks/s here; batched,
-  the parser itself goes past 500k/s. The cost is the per-read and per-request work of undici and the kernel (a
-  loopback socket write costs ~35 µs on this VM in a CPU profile), not JSON or SSE parsing.
-- 1,000 streams at 10 ms a token need up to 100k chunks/s: on one core the client is CPU-bound there, and the
-  TTFT it reports carries that (see the max loop lag column). Worker threads (\`--workers 2\`) do not help on 2
-  cores when the stub holds the other one; \`autoWorkers\` therefore stays at 1 thread on a 2-core machine.
+- This stub is Node itself and shares the two cores with the client, so under load it can fall behind
+  (its own TTFT "as sent" above 50 ms): the client's error is the difference between the two columns.
+  The cleaner measure, against a C server that takes little CPU and times its own writes, is
+  bench/loadgen-accuracy.ts ("Load-runner accuracy").
+- The load's requests go through lm-bench's own HTTP/1.1 client (src/loadgen/http1.ts: one shared read
+  buffer per thread, each read timed once; SSE lines found by native search, JSON parsed after the turn's
+  reads). With undici (issue 3's client) the 1,000-stream waves here came out 35 ms later than the stub's
+  own TTFT; the table above is this client.
+- Batched, one thread parses well over 500k chunks/s; unbatched, the cost per chunk is the kernel's and
+  libuv's read, not the parser. Worker threads (--workers 2) do not help on 2 cores when the server holds
+  one; autoWorkers therefore stays at 1 thread on a 2-core machine (one thread per 512 streams, never
+  more than the cores less one).
 - "spread" rows queue requests when the client falls behind its schedule: the mean client queue column is that
   queueing, reported instead of hidden (coordinated omission).
 `;

@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const ORDER: [file: string, title: string][] = [
+  ['loadgen-accuracy.md', 'Load-runner accuracy at 1 to 2,000 streams (issue 16)'],
   ['load-modes.md', 'Load modes: slo-hold against max-rate (issue 16)'],
   ['slurm.md', 'What the Slurm target adds per trial (issue 15)'],
   ['peers.md', 'Few trials, failures and no history: lm-bench beside random, auto_tune and Optuna (issue 14)'],

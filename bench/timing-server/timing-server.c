@@ -2,7 +2,8 @@
  * lm-bench's exact-timing server for the load-runner accuracy bench (bench/loadgen-accuracy.ts).
  *
  * An OpenAI-compatible /v1/completions endpoint that streams `max_tokens` SSE token chunks: the first
- * `--ttft-ms` after the request's last byte was read, then one every `--itl-ms`, each due time fixed
+ * `--ttft-ms` after the request's last byte arrived (the kernel's receive timestamp), then one every
+ * `--itl-ms`, each due time fixed
  * from the first one (no drift), then a usage chunk and [DONE]. It is written in C on epoll and one
  * timerfd (nanosecond deadlines) so that on a 2-core machine it takes as little CPU as possible from
  * the client being measured, and it measures itself: GET /stats returns what it actually did (mean
@@ -55,6 +56,9 @@ static struct {
   long requests, gaps, chunks, late_max_ns;
   double ttft_sum_ns, gap_sum_ns, late_sum_ns;
   long writes;
+  /* how long requests sat in the socket before this server read them */
+  double read_delay_sum_ns;
+  long reads;
 } truth;
 
 static int64_t now_ns(void) {
@@ -210,10 +214,10 @@ static void handle(conn *c, const char *head, const char *body, size_t body_len,
   if (strncmp(head, "GET /stats", 10) == 0) {
     char json[1024];
     snprintf(json, sizeof json,
-             "{\"requests\":%ld,\"chunks\":%ld,\"writes\":%ld,\"mean_ttft_ms\":%.4f,\"mean_write_gap_ms\":%.4f,\"mean_late_ms\":%.4f,\"max_late_ms\":%.4f}",
+             "{\"requests\":%ld,\"chunks\":%ld,\"writes\":%ld,\"mean_ttft_ms\":%.4f,\"mean_write_gap_ms\":%.4f,\"mean_late_ms\":%.4f,\"max_late_ms\":%.4f,\"mean_read_delay_ms\":%.4f}",
              truth.requests, truth.chunks, truth.writes, truth.requests ? truth.ttft_sum_ns / truth.requests / 1e6 : 0.0,
              truth.gaps ? truth.gap_sum_ns / truth.gaps / 1e6 : 0.0, truth.chunks ? truth.late_sum_ns / truth.chunks / 1e6 : 0.0,
-             truth.late_max_ns / 1e6);
+             truth.late_max_ns / 1e6, truth.reads ? truth.read_delay_sum_ns / truth.reads / 1e6 : 0.0);
     reply(c, "200 OK", "application/json", json);
     if (strstr(head, "reset") != NULL && strstr(head, "reset") < strstr(head, "\r\n")) memset(&truth, 0, sizeof truth);
     return;
@@ -246,18 +250,47 @@ static void handle(conn *c, const char *head, const char *body, size_t body_len,
 }
 
 /* Reads what arrived; answers every whole request in it. Returns -1 when the connection closed. */
+/*
+ * When the bytes just read reached this socket: the kernel's receive timestamp (SO_TIMESTAMPNS, wall
+ * clock) moved onto the monotonic clock. A request is timed from its arrival, not from when this
+ * server got round to reading it, so a busy moment here is not counted against the client.
+ */
+static int64_t kernel_arrival(struct msghdr *m, int64_t fallback) {
+  for (struct cmsghdr *cm = CMSG_FIRSTHDR(m); cm != NULL; cm = CMSG_NXTHDR(m, cm)) {
+    if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_TIMESTAMPNS) {
+      struct timespec ts, real, mono;
+      memcpy(&ts, CMSG_DATA(cm), sizeof ts);
+      clock_gettime(CLOCK_REALTIME, &real);
+      clock_gettime(CLOCK_MONOTONIC, &mono);
+      int64_t real_ns = (int64_t)real.tv_sec * 1000000000 + real.tv_nsec;
+      int64_t mono_ns = (int64_t)mono.tv_sec * 1000000000 + mono.tv_nsec;
+      int64_t at = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec - (real_ns - mono_ns);
+      return at < fallback ? at : fallback;
+    }
+  }
+  return fallback;
+}
+
 static int on_readable(conn *c) {
+  int64_t arrived = -1;
   for (;;) {
-    ssize_t r = read(c->fd, c->in + c->in_len, IN_CAP - c->in_len);
+    struct iovec iov = {.iov_base = c->in + c->in_len, .iov_len = IN_CAP - c->in_len};
+    char control[CMSG_SPACE(sizeof(struct timespec))];
+    struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = control, .msg_controllen = sizeof control};
+    ssize_t r = recvmsg(c->fd, &m, 0);
     if (r == 0) return -1;
     if (r < 0) {
       if (errno == EAGAIN || errno == EWOULDBLOCK) break;
       return -1;
     }
+    int64_t read_at = now_ns();
+    arrived = kernel_arrival(&m, read_at);
+    truth.read_delay_sum_ns += (double)(read_at - arrived);
+    truth.reads++;
     c->in_len += (size_t)r;
     if (c->in_len == IN_CAP) return -1; /* a request larger than this server takes */
   }
-  int64_t arrived = now_ns();
+  if (arrived < 0) arrived = now_ns();
   for (;;) {
     char *end = memmem(c->in, c->in_len, "\r\n\r\n", 4);
     if (end == NULL) return 0;
@@ -335,6 +368,7 @@ int main(int argc, char **argv) {
           int fd = accept4(ls, NULL, NULL, SOCK_NONBLOCK);
           if (fd < 0) break;
           setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+          setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
           conn *c = calloc(1, sizeof *c);
           c->fd = fd;
           c->heap_at = -1;
