@@ -14,7 +14,7 @@
  *   a short window only makes the walk reverse sooner. Steps up never pass `maxUp` × the rate the
  *   server admitted (first tokens per second).
  * - settled: the step is down to `minStep` and the last `settlePeriods` windows were at or under the
- *   limit. The walk keeps running; a breach of the limit unsettles it.
+ *   limit without saturation. The walk keeps running; a breach of the limit unsettles it.
  *
  * The aim is (1 − margin) × the limit, so noise around the settled point stays inside the SLO.
  */
@@ -26,7 +26,7 @@ export interface ControllerSettings {
   readonly minStep: number;
   readonly maxUp: number;
   readonly settlePeriods: number;
-  /** Admitted below this fraction of the offered rate counts as saturation. */
+  /** Admitted below this fraction of the offered rate (or a backlog grown by more than the rest) counts as saturation. */
   readonly saturation: number;
   readonly minRps: number;
   readonly maxRps: number;
@@ -68,6 +68,13 @@ export interface Observation {
   readonly admittedRps?: number | null;
   /** Requests that failed in the window. */
   readonly failed: number;
+  /**
+   * How the requests in the system changed over the last stretch of steady walking: `grew` (in flight
+   * now − then), of `sent` sent in that stretch, with `meanInFlight`. A server can take requests in as
+   * fast as it is offered them (its batch grows) while finishing fewer: then first tokens and TTFT look
+   * fine and only the growing backlog says the rate is past what it sustains.
+   */
+  readonly backlog?: { readonly grew: number; readonly sent: number; readonly meanInFlight: number } | null;
 }
 
 export function initialState(startRps: number): ControlState {
@@ -90,14 +97,21 @@ export function controlStep(s: ControlState, obs: Observation, cfg: ControllerSe
     if (value > aim) return { phase: 'track', rateRps: bound(s.rateRps / cfg.rampFactor), step: cfg.initialStep, lastDir: -1, held: 0 };
     return { phase: 'track', rateRps: s.rateRps, step: cfg.initialStep, lastDir: 0, held: value <= cfg.limitMs ? 1 : 0 };
   }
-  // Latency under the aim but the server admitting clearly less than it is offered: a queue is
-  // building that the window's latency does not show yet. That is a breach too.
-  const saturated = admitted !== null && admitted < s.rateRps * cfg.saturation;
+  // Latency under the aim but the server admitting clearly less than it is offered, or finishing
+  // clearly less than it admits (its backlog grew by more than the same share of what was sent, and by
+  // more than three standard deviations of a steady in-flight count, √mean for Poisson traffic): a
+  // queue is building that the window's latency does not show yet. That is a breach too.
+  const b = obs.backlog ?? null;
+  const backlogGrew = b !== null && b.grew > Math.max((1 - cfg.saturation) * b.sent, 3 * Math.sqrt(Math.max(1, b.meanInFlight)));
+  const saturated = (admitted !== null && admitted < s.rateRps * cfg.saturation) || backlogGrew;
   const dir: -1 | 1 = value > aim || saturated ? -1 : 1;
   const step = s.lastDir !== 0 && dir !== s.lastDir ? Math.max(cfg.minStep, s.step / 2) : s.step;
   let rateRps = s.rateRps * (1 + step) ** dir;
   if (dir > 0 && admitted !== null) rateRps = Math.max(s.rateRps, Math.min(rateRps, admitted * cfg.maxUp));
-  const held = value <= cfg.limitMs && !saturated ? s.held + 1 : 0;
+  // Once settled, only the limit (or a failure) unsettles: the backlog near capacity is noisy (its
+  // variance diverges there), so while settled it steers the walk but the answer's own check, served
+  // against sent over the whole settled window (slo-hold.ts), judges it over a longer span.
+  const held = value <= cfg.limitMs && (!saturated || s.phase === 'settled') ? s.held + 1 : 0;
   const settled = step <= cfg.minStep && held >= cfg.settlePeriods;
   return { phase: settled ? 'settled' : 'track', rateRps: bound(rateRps), step, lastDir: dir, held };
 }

@@ -188,6 +188,16 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   };
 
   let rateSetAtS = 0;
+  /** Sent and finished counts at each control tick of the walk (the backlog's growth is their difference). */
+  const ticks: { t: number; sent: number; finished: number }[] = [];
+  const backlog = (t: number): { grew: number; sent: number; meanInFlight: number } | null => {
+    // Over the last windowS of walking (not the ramp: its overshoot is the past rate's backlog).
+    const then = ticks.find((k) => k.t >= t - windowS - 1e-6);
+    if (state.phase === 'ramp' || then === undefined || t - then.t < 2 * periodS) return null;
+    const inFlightThen = then.sent - then.finished;
+    const inFlightNow = sent - records.length;
+    return { grew: inFlightNow - inFlightThen, sent: sent - then.sent, meanInFlight: (inFlightNow + inFlightThen) / 2 };
+  };
   const control = (): boolean => {
     const t = nowS();
     const doneAt = (r: RequestRecord): number => r.done_time_s ?? r.send_time_s;
@@ -202,7 +212,9 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     const firsts = records.filter((r) => isSuccess(r) && (r.chunk_times_s[0] as number) >= t - spanS).length + [...live.values()].filter((f) => f.firstS !== null && f.firstS >= t - spanS).length;
     const admittedRps = spanS >= periodS ? firsts / spanS : null;
     const offered = state.rateRps;
-    state = controlStep(state, { valueMs: value, failed: recent.filter((r) => !isSuccess(r)).length, admittedRps }, cfg);
+    state = controlStep(state, { valueMs: value, failed: recent.filter((r) => !isSuccess(r)).length, admittedRps, backlog: backlog(t) }, cfg);
+    if (state.phase === 'ramp') ticks.length = 0;
+    else ticks.push({ t, sent, finished: records.length });
     if (state.rateRps !== offered) rateSetAtS = t;
     // Little's law at the new rate, with twice the window's mean time in the system and a floor.
     const ok = recent.filter(isSuccess);
@@ -222,6 +234,9 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     let nextControlS = periodS;
     let nextSendS = 0;
     let reachedS: number | null = null;
+    // Set by a wait at the in-flight cap until the loop has caught up with the schedule: arrivals that
+    // fell due meanwhile were held by the cap (the server's doing), so they count as reached on time.
+    let capBlocked = false;
     for (;;) {
       if (stopped()) break;
       const t = nowS();
@@ -238,9 +253,10 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
         await new Promise((r) => setTimeout(r, Math.max(0, Math.min(nextSendS, nextControlS) - t) * 1000));
         continue;
       }
-      reachedS ??= Math.max(nextSendS, t);
+      reachedS ??= capBlocked ? nextSendS : Math.max(nextSendS, t);
       if (pending.size >= cap) {
         // At the cap: the arrival waits (its queueing shows as send − enqueue).
+        capBlocked = true;
         await Promise.race([...pending, new Promise((r) => setTimeout(r, Math.max(1, (nextControlS - t) * 1000)))]);
         continue;
       }
@@ -249,6 +265,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
       // Poisson arrivals at the current rate: exponential gaps from the seed.
       nextSendS += -Math.log(1 - rng.next()) / state.rateRps;
       if (nextSendS < t - 1) nextSendS = t; // never a backlog of arrivals after a slow period
+      if (nextSendS > t) capBlocked = false;
     }
     endS = nowS();
     stop = true;

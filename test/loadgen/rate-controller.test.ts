@@ -58,6 +58,23 @@ test('failed requests are a breach and unsettle; an empty window holds the rate;
   assert.ok(controlStep(walking, { valueMs: 100, failed: 0, admittedRps: 20 }, cfg).rateRps < 30);
 });
 
+test('a backlog growing past noise steps the walk down though latency and admissions look fine; once settled only the limit unsettles', () => {
+  const walking: ControlState = { phase: 'track', rateRps: 30, step: 0.05, lastDir: 1, held: 2 };
+  const calm = { valueMs: 100, failed: 0, admittedRps: 30 };
+  // 300 sent over the stretch, 40 more in flight than at its start: more than 10% of 300 and 3√50.
+  const growing = controlStep(walking, { ...calm, backlog: { grew: 40, sent: 300, meanInFlight: 50 } }, cfg);
+  assert.ok(growing.rateRps < 30);
+  assert.equal(growing.held, 0);
+  // Growth within Poisson noise (3√400 = 60 > 40) or within 10% of what was sent is not a backlog.
+  assert.ok(controlStep(walking, { ...calm, backlog: { grew: 40, sent: 300, meanInFlight: 400 } }, cfg).rateRps > 30);
+  assert.ok(controlStep(walking, { ...calm, backlog: { grew: 25, sent: 300, meanInFlight: 10 } }, cfg).rateRps > 30);
+  // Settled: the backlog still turns the walk down, but the answer's window keeps counting.
+  const settled: ControlState = { phase: 'settled', rateRps: 30, step: cfg.minStep, lastDir: 1, held: 4 };
+  const next = controlStep(settled, { ...calm, backlog: { grew: 40, sent: 300, meanInFlight: 50 } }, cfg);
+  assert.ok(next.rateRps < 30);
+  assert.equal(next.phase, 'settled');
+});
+
 test('noise around the aim only makes the walk settle sooner: it still ends within 10% of the aim rate', () => {
   let seed = 7;
   const noise = (): number => {
