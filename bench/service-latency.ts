@@ -177,7 +177,7 @@ const lines = [
   '## The first answer to a question (the cost the cache saves)',
   '',
   `Five new questions, one at a time, on the quiet service before the load: ${cold.map(fmt).join(', ')} ms (20,000 candidates scored in the recommendation worker, off the request thread).`,
-  'Repeated questions are answered from a per-model memo (the answer is a deterministic function of the question and the model: the seed is in the question, the trust rule reads the history the model was trained on) and sent as JSON serialized once; a newer saved model makes new keys.',
+  'Repeated questions are answered from a per-model memo (the answer is a deterministic function of the question and the model: the seed is in the question, the trust rule reads the history the model was trained on) and sent as JSON serialized once; a newer saved model makes new keys. While a study runs it saves a refit of its surrogate after every trial; until a refit’s answer to a question is computed, the answer last computed for that question is served (its `model_id` names the model that gave it), so a refit does not stall every question behind it (without this, p99 with the study running was 1.4–2.2 s).',
   '',
 ];
 writeFileSync(join(PROJECT_ROOT, 'bench', 'results', 'service.md'), lines.join('\n'));

@@ -2,7 +2,8 @@ import { answerQuestion, type Answer, type AnsweringModel, type Question } from 
 import { defaultCatalog } from '../catalog/index.js';
 import { deserializeSurrogate } from '../model/surrogate.js';
 import { simulatedAnswer } from '../advise/simulated-answer.js';
-import { priorSimulator } from '../optimize/prior-simulator.js';
+import { priorSimulator, type PriorSimulator } from '../optimize/prior-simulator.js';
+import type { BenchmarkResult } from '../domain/index.js';
 import { loadSpace, type SearchSpace } from '../space/index.js';
 import type { ModelRecord, Store } from '../store/store.js';
 
@@ -30,10 +31,35 @@ export function answeringModel(record: ModelRecord): AnsweringModel {
   return { info, surrogate: deserializeSurrogate(record.blob) };
 }
 
+/** Bound on the simulated runs kept (a few KB each). */
+const SIMULATIONS_KEPT = 2048;
+const simulations = new Map<string, BenchmarkResult | null>();
+
+/**
+ * The simulator's runs of the configurations an answer diagnoses, kept across questions and models.
+ * A run depends on the deployment and the configuration only (the seed is fixed), not on the model
+ * that proposed it; a study refits its surrogate after every trial, and successive fits mostly
+ * propose the same Pareto members, so each new model's answers reuse the runs of the last one.
+ */
+function memoized(sim: PriorSimulator, deploymentKey: string): PriorSimulator {
+  return {
+    ...sim,
+    simulate: (config) => {
+      const key = `${deploymentKey}|${JSON.stringify(config)}`;
+      if (simulations.has(key)) return simulations.get(key) ?? null;
+      const out = sim.simulate(config);
+      simulations.set(key, out);
+      if (simulations.size > SIMULATIONS_KEPT) simulations.delete(simulations.keys().next().value ?? '');
+      return out;
+    },
+  };
+}
+
 export function answer(model: AnsweringModel, spacePath: string, question: Question): Answer {
   const catalog = defaultCatalog();
   // The default profile: the worker holds no store (a calibrated profile prices the simulated answers).
-  const simulator = priorSimulator(null, catalog, { hardware: { gpu: question.gpu, count: question.gpus }, model: question.model, workload: question.workload, slo: question.slo });
+  const deployment = { hardware: { gpu: question.gpu, count: question.gpus }, model: question.model, workload: question.workload, slo: question.slo };
+  const simulator = memoized(priorSimulator(null, catalog, deployment), JSON.stringify(deployment));
   return answerQuestion({ model, question, space: spaceAt(spacePath), catalog, simulator });
 }
 

@@ -16,6 +16,8 @@ import type { RecommendResult, RecommendTask } from './recommend-worker.js';
  * never scores candidates. The answer is a deterministic function of the question and the model (the
  * seed is part of the question; the history count is the model's own), so answers are memoized per
  * model id: a newer saved model makes new keys, and identical questions in flight share one computation.
+ * A study's fit (a newer model in a study's slot) is the exception: the answer last computed for the
+ * question is served until the fit's own is.
  */
 /** An answer and its JSON text, serialized once (a repeated question costs no serialization). */
 export interface CachedAnswer {
@@ -55,6 +57,9 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
   // A model fitted on another feature schema (the space or lm-bench changed) cannot answer.
   const schema = featureNames(spaceEncoder(spaceAt(opts.spacePath)));
   const answers = new Map<string, Promise<CachedAnswer>>();
+  /** Computed answers by key, and the latest computed answer to each question (from whichever model). */
+  const done = new Map<string, CachedAnswer>();
+  const latest = new Map<string, CachedAnswer>();
   let infos: ModelInfo[] = [];
   let checkedAt = Number.NEGATIVE_INFINITY;
   let local: (AnsweringModel & { id: number }) | undefined;
@@ -111,19 +116,38 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       // No model covers the question: the simulator answers (labelled so), until a study or a training run saves one.
       const model = selectSurrogate(models(), { gpu: question.gpu, model: question.model, schema });
       // A simulated answer depends on the profile that prices it: a `sim calibrate` run makes a new key.
-      const key = JSON.stringify([model?.id ?? `simulator:${model === null ? calibratedProfileId(question.gpu) : ''}`, question]);
-      const hit = answers.get(key);
-      if (hit !== undefined) {
+      const questionKey = JSON.stringify(question);
+      const key = JSON.stringify([model?.id ?? `simulator:${model === null ? calibratedProfileId(question.gpu) : ''}`, questionKey]);
+      let p = answers.get(key);
+      if (p !== undefined) {
         // Refresh its place in the LRU order.
         answers.delete(key);
-        answers.set(key, hit);
-        return hit;
+        answers.set(key, p);
+      } else {
+        p = compute(model?.id ?? null, question).then((a) => {
+          const cached = { answer: a, json: JSON.stringify(a) };
+          if (answers.has(key)) done.set(key, cached);
+          latest.delete(questionKey);
+          latest.set(questionKey, cached);
+          return cached;
+        });
+        answers.set(key, p);
+        // Failures are not memoized: the next identical question tries again.
+        p.catch(() => answers.delete(key));
+        while (answers.size > cacheSize) {
+          const oldest = answers.keys().next().value ?? '';
+          answers.delete(oldest);
+          done.delete(oldest);
+        }
+        while (latest.size > cacheSize) latest.delete(latest.keys().next().value ?? '');
       }
-      const p = compute(model?.id ?? null, question).then((a) => ({ answer: a, json: JSON.stringify(a) }));
-      answers.set(key, p);
-      // Failures are not memoized: the next identical question tries again.
-      p.catch(() => answers.delete(key));
-      while (answers.size > cacheSize) answers.delete(answers.keys().next().value ?? '');
+      if (done.has(key)) return p;
+      // A running study refits its surrogate into its slot after every trial. While a study's new fit
+      // has its answer computed, the answer last computed for the same question is served (its
+      // model_id says which model gave it): waiting would stall every question behind every refit. A
+      // model someone trained (no slot), or a question never answered, is waited for.
+      const prior = latest.get(questionKey);
+      if (prior !== undefined && model !== null && model.slot !== null) return Promise.resolve(prior);
       return p;
     },
     async ping() {
