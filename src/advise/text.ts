@@ -1,5 +1,5 @@
 import type { Interval, RecommendedConfig } from '../optimize/recommend.js';
-import { bottleneckLabel, knobText } from '../diagnose/text.js';
+import { bottleneckLabel, hasBottleneck, knobText } from '../diagnose/text.js';
 import type { Answer } from './answer.js';
 
 /** An answer as the terminal shows it (`lm-bench recommend` without --json). */
@@ -56,7 +56,7 @@ export function formatAnswer(a: Answer): string {
       const mark = c.recommended ? '→' : ' ';
       lines.push(`${mark} ${fmt(c.predicted.output_throughput_per_gpu?.mean ?? 0).padStart(7)} tok/s  ${fmt(c.predicted.ttft_p99_ms?.mean ?? 0).padStart(7)} ms  ${knobs(c)}`);
       if (c.note !== null) lines.push(`      ${c.note}`);
-      if (c.diagnosis !== null && c.diagnosis !== undefined && c.diagnosis.bottleneck !== 'none') lines.push(`      limited by: ${bottleneckLabel(c.diagnosis)} (simulated)`);
+      if (hasBottleneck(c.diagnosis)) lines.push(`      limited by: ${bottleneckLabel(c.diagnosis)} (simulated)`);
     }
   }
   if (a.trust.level === 'thin') {

@@ -2,6 +2,7 @@ import type { BenchmarkResult, Bottleneck, ClientEvidence, Diagnosis, EvidenceIt
 import { BOTTLENECK_TEXT, checkSlo, sloField } from '../domain/index.js';
 import { adviseKnobs } from './advice.js';
 import { evidenceFromServerMetrics } from './evidence.js';
+import { boundName, evidencePhrase } from './text.js';
 
 /**
  * The bottleneck of one run, from the evidence gathered while it ran (pure). The order of the tests
@@ -154,16 +155,9 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   const evidence = evidenceItems(bottleneck, { result, server, client, checks, known });
   const knobs = adviseKnobs(bottleneck, { result, server, known });
   const missedText = missed.length === 0 ? (saturated ? 'saturated within its SLOs' : 'met its SLOs') : `missed ${missed.join(', ')}`;
-  const numbers = evidence.slice(0, 3).map((e) => `${e.name} ${formatValue(e)}`).join(', ');
-  const summary = `${BOTTLENECK_TEXT[bottleneck]} (${missedText}${numbers === '' ? '' : `; ${numbers}`})${also === null ? '' : `; also ${also.replace('_', '-')}-bound`}${server === null && bottleneck !== 'client' && bottleneck !== 'none' ? '; no server metrics: inferred from the client’s timings' : ''}`;
+  const numbers = evidence.slice(0, 3).map(evidencePhrase).join(', ');
+  const summary = `${BOTTLENECK_TEXT[bottleneck]} (${missedText}${numbers === '' ? '' : `; ${numbers}`})${also === null ? '' : `; also ${boundName(also)}`}${server === null && bottleneck !== 'client' && bottleneck !== 'none' ? '; no server metrics: inferred from the client’s timings' : ''}`;
   return { bottleneck, also, source: input.source, missed, saturated, summary, evidence, knobs };
-}
-
-export function formatValue(e: EvidenceItem): string {
-  const v = e.unit === 'share' ? `${(e.value * 100).toFixed(0)}%` : Number.isInteger(e.value) ? String(e.value) : e.value.toFixed(e.value < 10 ? 2 : 1);
-  const unit = e.unit === 'share' || e.unit === 'count' ? '' : ` ${e.unit}`;
-  const limit = e.limit === null ? '' : e.unit === 'share' ? ` (limit ${(e.limit * 100).toFixed(0)}%)` : ` (limit ${e.limit})`;
-  return `${v}${unit}${limit}`;
 }
 
 interface ItemContext {

@@ -1,5 +1,14 @@
-import type { Diagnosis, KnobAdvice } from '../domain/index.js';
-import { formatValue } from './classify.js';
+import type { Bottleneck, Diagnosis, EvidenceItem, KnobAdvice } from '../domain/index.js';
+
+/** A diagnosis that names a bottleneck (not `none`, not missing). */
+export function hasBottleneck(d: Diagnosis | null | undefined): d is Diagnosis {
+  return d !== null && d !== undefined && d.bottleneck !== 'none';
+}
+
+/** `kv_cache` → `kv-cache-bound`. */
+export function boundName(b: Bottleneck): string {
+  return `${b.replace('_', '-')}-bound`;
+}
 
 /** A knob change in words: `raise max_num_seqs to 16`, `set kv_cache_dtype to fp8`, `lower max_num_seqs`. */
 export function knobText(k: KnobAdvice): string {
@@ -8,17 +17,30 @@ export function knobText(k: KnobAdvice): string {
 
 /** The lines a terminal shows for a diagnosis (none for a run without a bottleneck). */
 export function diagnosisLines(d: Diagnosis | null | undefined): string[] {
-  if (d === null || d === undefined || d.bottleneck === 'none') return [];
+  if (!hasBottleneck(d)) return [];
   return [`why: ${d.summary}`, ...d.knobs.map((k) => `  try: ${knobText(k)} (${k.why})`)];
+}
+
+export function formatValue(e: EvidenceItem): string {
+  const v = e.unit === 'share' ? `${(e.value * 100).toFixed(0)}%` : Number.isInteger(e.value) ? String(e.value) : e.value.toFixed(e.value < 10 ? 2 : 1);
+  const unit = e.unit === 'share' || e.unit === 'count' ? '' : ` ${e.unit}`;
+  const limit = e.limit === null ? '' : e.unit === 'share' ? ` (limit ${(e.limit * 100).toFixed(0)}%)` : ` (limit ${e.limit})`;
+  return `${v}${unit}${limit}`;
+}
+
+/** One piece of evidence as `name value (limit)`. */
+export function evidencePhrase(e: EvidenceItem): string {
+  return `${e.name} ${formatValue(e)}`;
 }
 
 /** The evidence as `name value (limit)` phrases. */
 export function evidenceText(d: Diagnosis): string[] {
-  return d.evidence.map((e) => `${e.name} ${formatValue(e)}`);
+  return d.evidence.map(evidencePhrase);
 }
 
 /** A short label: `admission-bound`, `no bottleneck`. */
 export function bottleneckLabel(d: Diagnosis | null | undefined): string {
   if (d === null || d === undefined) return '–';
-  return d.bottleneck === 'none' ? 'none' : `${d.bottleneck.replace('_', '-')}-bound${d.also === null ? '' : ` (+${d.also.replace('_', '-')})`}`;
+  if (d.bottleneck === 'none') return 'none';
+  return `${boundName(d.bottleneck)}${d.also === null ? '' : ` (+${boundName(d.also)})`}`;
 }

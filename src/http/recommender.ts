@@ -56,9 +56,9 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
   const cacheSize = opts.cacheSize ?? 512;
   // A model fitted on another feature schema (the space or lm-bench changed) cannot answer.
   const schema = featureNames(spaceEncoder(spaceAt(opts.spacePath)));
-  const answers = new Map<string, Promise<CachedAnswer>>();
-  /** Computed answers by key, and the latest computed answer to each question (from whichever model). */
-  const done = new Map<string, CachedAnswer>();
+  /** Answers by (model, question): the computation, and its answer once it is in. */
+  const answers = new Map<string, { readonly promise: Promise<CachedAnswer>; value: CachedAnswer | null }>();
+  /** The latest computed answer to each question, from whichever model. */
   const latest = new Map<string, CachedAnswer>();
   let infos: ModelInfo[] = [];
   let checkedAt = Number.NEGATIVE_INFINITY;
@@ -118,37 +118,35 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       // A simulated answer depends on the profile that prices it: a `sim calibrate` run makes a new key.
       const questionKey = JSON.stringify(question);
       const key = JSON.stringify([model?.id ?? `simulator:${model === null ? calibratedProfileId(question.gpu) : ''}`, questionKey]);
-      let p = answers.get(key);
-      if (p !== undefined) {
+      let entry = answers.get(key);
+      if (entry !== undefined) {
         // Refresh its place in the LRU order.
         answers.delete(key);
-        answers.set(key, p);
+        answers.set(key, entry);
       } else {
-        p = compute(model?.id ?? null, question).then((a) => {
+        const promise = compute(model?.id ?? null, question).then((a) => {
           const cached = { answer: a, json: JSON.stringify(a) };
-          if (answers.has(key)) done.set(key, cached);
+          fresh.value = cached;
           latest.delete(questionKey);
           latest.set(questionKey, cached);
           return cached;
         });
-        answers.set(key, p);
+        const fresh: { readonly promise: Promise<CachedAnswer>; value: CachedAnswer | null } = { promise, value: null };
+        entry = fresh;
+        answers.set(key, fresh);
         // Failures are not memoized: the next identical question tries again.
-        p.catch(() => answers.delete(key));
-        while (answers.size > cacheSize) {
-          const oldest = answers.keys().next().value ?? '';
-          answers.delete(oldest);
-          done.delete(oldest);
-        }
+        promise.catch(() => answers.delete(key));
+        while (answers.size > cacheSize) answers.delete(answers.keys().next().value ?? '');
         while (latest.size > cacheSize) latest.delete(latest.keys().next().value ?? '');
       }
-      if (done.has(key)) return p;
+      if (entry.value !== null) return entry.promise;
       // A running study refits its surrogate into its slot after every trial. While a study's new fit
       // has its answer computed, the answer last computed for the same question is served (its
       // model_id says which model gave it): waiting would stall every question behind every refit. A
       // model someone trained (no slot), or a question never answered, is waited for.
       const prior = latest.get(questionKey);
       if (prior !== undefined && model !== null && model.slot !== null) return Promise.resolve(prior);
-      return p;
+      return entry.promise;
     },
     async ping() {
       if (pool === null) return true;

@@ -1,6 +1,6 @@
 import type { BenchmarkResult } from '../domain/index.js';
 import { meanLength } from '../domain/index.js';
-import { bottleneckLabel, evidenceText, knobText } from '../diagnose/text.js';
+import { bottleneckLabel, evidenceText, hasBottleneck, knobText } from '../diagnose/text.js';
 import { chartSection, htmlPage, type Cell, type Section } from './html.js';
 import type { VlSpec } from './render.js';
 
@@ -100,7 +100,7 @@ export async function sweepSections(results: readonly BenchmarkResult[]): Promis
 
 /** Why each point that missed its SLOs or saturated did: the bottleneck, its numbers, the knobs to try. */
 function whySections(rows: readonly SweepRow[]): Section[] {
-  const short = rows.filter((r) => r.result.diagnosis !== null && r.result.diagnosis !== undefined && r.result.diagnosis.bottleneck !== 'none');
+  const short = rows.filter((r) => hasBottleneck(r.result.diagnosis));
   if (short.length === 0) return [];
   return [
     {

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { BenchmarkResult, RequestRecord, ServerConfig } from '../../domain/index.js';
 import { SLO_KEYS, SLO_METRICS, SLO_STATS, type SloKey } from '../../domain/index.js';
-import { bottleneckLabel } from '../../diagnose/text.js';
+import { bottleneckLabel, hasBottleneck } from '../../diagnose/text.js';
 import { LmBenchError } from '../../errors.js';
 import type { BenchConfig } from '../../loadgen/config.js';
 import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
@@ -89,7 +89,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       const { result } = await runBenchmark({ ...plan, workload: w, seed: plan.seed + k * 7919, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig });
       const ok = meetsSlo(slo, result);
       probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
-      const why = result.diagnosis === null || result.diagnosis === undefined || result.diagnosis.bottleneck === 'none' ? '' : ` (${bottleneckLabel(result.diagnosis)})`;
+      const why = hasBottleneck(result.diagnosis) ? ` (${bottleneckLabel(result.diagnosis)})` : '';
       say(`probe ${k + 1}: ${w.arrival.kind === 'poisson' ? `${w.arrival.rate_rps.toFixed(2)} req/s` : 'all at once'} → ${result.request_throughput.toFixed(2)} req/s, SLOs ${ok ? 'met' : 'missed'}${why}`);
       return { status: 'ok', result, durationMs: Date.now() - t0 };
     }, plan.workload, slo);
