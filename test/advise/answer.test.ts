@@ -1,10 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { answerQuestion, type Answer, type Question } from '../../src/advise/answer.js';
 import { formatAnswer } from '../../src/advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
@@ -17,6 +15,7 @@ import { openStore } from '../../src/store/index.js';
 import { loadYamlFile } from '../../src/util/yaml.js';
 import { captureIo } from '../helpers/cli.js';
 import { shellWords } from '../helpers/shell.js';
+import { startSimServe } from '../helpers/sim-serve.js';
 import { seedTrainedDb } from '../http/helpers.js';
 
 /**
@@ -27,7 +26,6 @@ import { seedTrainedDb } from '../http/helpers.js';
 const catalog = defaultCatalog();
 const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
 const chat = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload);
-const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
 
 const dir = mkdtempSync(join(tmpdir(), 'lmb-advise-'));
 const db = join(dir, 'h.db');
@@ -107,17 +105,9 @@ test('the commands printed to measure next run as printed: vllm serve (on the si
   // 1. `vllm serve MODEL --flags`: the simulator takes vLLM's own flags, so it stands in for the GPU box.
   const serve = shellWords(first.vllm_serve);
   assert.deepEqual(serve.slice(0, 3), ['vllm', 'serve', 'meta-llama/Llama-3.1-8B-Instruct']);
-  const child = spawn(process.execPath, [bin, 'sim', ...serve.slice(1), '--gpu', 'H100-SXM', '--gpus', '1', '--port', '0', '--speed', '40'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  t.after(() => child.kill('SIGKILL'));
-  const url = await new Promise<string>((ok, fail) => {
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => {
-      err += d.toString();
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m !== null) ok(m[1] as string);
-    });
-    child.once('exit', (code) => fail(new Error(`sim serve exited ${String(code)}: ${err}`)));
-  });
+  const sim = await startSimServe([...serve.slice(2), '--gpu', 'H100-SXM', '--gpus', '1', '--speed', '40']);
+  t.after(() => sim.close());
+  const url = sim.url;
 
   // 2. `lm-bench run --endpoint http://127.0.0.1:8000/… --workload data/workloads/chat.yaml --output next-1.json`, pointed at the port it got.
   const run = shellWords(first.lm_bench_run);
@@ -132,7 +122,7 @@ test('the commands printed to measure next run as printed: vllm serve (on the si
   const result = BenchmarkResult.parse(JSON.parse(readFileSync(out, 'utf8')));
   assert.equal(result.completed, 40);
   assert.equal(result.max_concurrency, 64, 'the workload file’s 64 users');
-  child.kill('SIGTERM');
+  assert.equal(await sim.close(), 0, 'sim serve exits 0 on SIGTERM');
 
   // 3. `lm-bench tune … --enqueue …`: the queued configurations run right after vLLM's defaults.
   const tune = shellWords(a.enqueue_command);

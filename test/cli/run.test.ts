@@ -5,15 +5,16 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { main } from '../../src/cli/main.js';
 import { BenchmarkResult } from '../../src/domain/index.js';
-import { startSimServer, type SimServer } from '../../src/sim/server.js';
 import { captureIo } from '../helpers/cli.js';
+import { startSimServe, type SimServeProcess } from '../helpers/sim-serve.js';
 
 // `lm-bench run` says why a run missed its SLOs on every surface it writes: the terminal (with the
 // knobs to try), the JSON and the HTML summary; `--set` tells it the server's knobs and records them.
-let sim: SimServer;
+// The server runs in its own process so that its work does not count as the client's lag.
+let sim: SimServeProcess;
 let dir: string;
 before(async () => {
-  sim = await startSimServer({ config: { max_num_seqs: 4 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: 10, seed: 1, runtimeFailures: false });
+  sim = await startSimServe(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--speed', '10', '--seed', '1', '--startup-scale', '0', '--max-num-seqs', '4']);
   dir = mkdtempSync(join(tmpdir(), 'lmb-run-why-'));
 });
 after(async () => {
