@@ -1,3 +1,4 @@
+// lmb-test: alone
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Diagnosis, RunEvidence, type Arrival, type BenchmarkResult, type ServerConfig, type Slo, type Workload } from '../../src/domain/index.js';

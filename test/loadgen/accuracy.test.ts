@@ -1,3 +1,4 @@
+// lmb-test: alone
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { request } from 'undici';

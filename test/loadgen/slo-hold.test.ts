@@ -1,3 +1,4 @@
+// lmb-test: alone
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
