@@ -1,11 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { writeFileSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import { captureIo, type CapturedIo } from '../helpers/cli.js';
+import { startSimServe } from '../helpers/sim-serve.js';
 
 const io = (): CapturedIo => captureIo();
 
@@ -57,21 +58,14 @@ test('sim serve with a config that cannot start exits 3 with the reason on stder
 
 test('sim serve says how long its simulated start-up takes and answers only after it, then exits 0 on SIGTERM', async () => {
   // 8B on H100 ≈ 45 s simulated, ÷ speed 10 × scale 0.01 ≈ 45 ms of real time.
-  const child = spawn(process.execPath, ['bin/lm-bench.js', 'sim', 'serve', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--port', '0', '--speed', '10', '--startup-scale', '0.01', '--profile', 'default'], { stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const deadline = Date.now() + 20_000;
-  while (Date.now() < deadline && !/listening on (http:\/\/\S+)/.test(stderr)) await new Promise((r) => setTimeout(r, 20));
-  const url = /listening on (http:\/\/\S+)/.exec(stderr)?.[1];
-  assert.ok(url !== undefined, stderr);
+  const sim = await startSimServe(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--speed', '10', '--startup-scale', '0.01', '--profile', 'default']);
+  const stderr = sim.startupLog;
   assert.match(stderr, /bound to http:\/\/127\.0\.0\.1:\d+; starting up \(\d+\.\d s simulated × 0\.01 ÷ 10\)/);
   assert.match(stderr, /profile: default/);
   assert.ok(stderr.indexOf('Application startup complete.') < stderr.indexOf('listening on'), 'listening is announced after start-up');
-  const res = await fetch(`${url}/health`);
+  const res = await fetch(`${sim.url}/health`);
   assert.equal(res.status, 200);
-  const exit = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
-  child.kill('SIGTERM');
-  assert.equal(await exit, 0);
+  assert.equal(await sim.close(), 0);
 });
 
 test('sim run takes the MoE layout flags: gpt-oss-120b on 8 GPUs as DP 4 × TP 2 with expert parallelism', async () => {

@@ -17,10 +17,10 @@ const workload = (name: string, inputTokens: number, outputTokens: number, arriv
   name, api: 'completions', input_len: { dist: 'fixed', value: inputTokens }, output_len: { dist: 'fixed', value: outputTokens }, arrival, num_prompts: n, ignore_eos: true,
 });
 
-async function diagnosed(config: ServerConfig, w: Workload, slo: Slo, during?: () => () => void, speed = SPEED): Promise<{ d: Diagnosis; result: BenchmarkResult }> {
+async function diagnosed(config: ServerConfig, w: Workload, slo: Slo, opts: { readonly during?: () => () => void; readonly speed?: number } = {}): Promise<{ d: Diagnosis; result: BenchmarkResult }> {
   const knobs = Object.entries(config).flatMap(([k, v]) => ['--set', `${k}=${String(v)}`]);
-  const sim = await startSimServe(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--speed', String(speed), '--seed', '1', '--startup-scale', '0', ...knobs]);
-  const stop = during?.();
+  const sim = await startSimServe(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--speed', String(opts.speed ?? SPEED), '--seed', '1', '--startup-scale', '0', ...knobs]);
+  const stop = opts.during?.();
   try {
     const { result } = await runBenchmark({ endpoint: `${sim.url}/v1/completions`, workload: w, seed: 1, slo, knownConfig: config, scrapeIntervalMs: 100, workers: 1, env: { LMB_LOOPBACK_ONLY: '1' } });
     RunEvidence.parse(result.evidence);
@@ -78,7 +78,7 @@ test('decode-bound: a batch of 256 short prompts decoding long answers misses a 
   // In real time: 256 streams at 10× would send the client ~100k tokens a second, and then its own
   // lag, not the server's step time, would set the ITL it measures. A batch of 256 steps in ~15 ms
   // on the simulated H100, a lone request in ~7 ms, so 10 ms is an ITL only a smaller batch meets.
-  const { d, result } = await diagnosed({ max_num_seqs: 256 }, workload('decode', 128, 128, { kind: 'closed', concurrency: 256 }, 256), { itl_p99_ms: 10 }, undefined, 1);
+  const { d, result } = await diagnosed({ max_num_seqs: 256 }, workload('decode', 128, 128, { kind: 'closed', concurrency: 256 }, 256), { itl_p99_ms: 10 }, { speed: 1 });
   assert.equal(d.bottleneck, 'decode', d.summary);
   assert.deepEqual(d.missed, ['itl_p99_ms']);
   assert.ok((result.evidence?.server?.running_mean ?? 0) > 50, 'a large batch ran');
@@ -95,7 +95,7 @@ test('client-bound: a load generator whose event loop stalls is named, whatever 
     }, 100);
     return () => clearInterval(timer);
   };
-  const { d, result } = await diagnosed({}, workload('client', 64, 32, { kind: 'poisson', rate_rps: 20 }, 40), { ttft_p99_ms: 1000 }, hog);
+  const { d, result } = await diagnosed({}, workload('client', 64, 32, { kind: 'poisson', rate_rps: 20 }, 40), { ttft_p99_ms: 1000 }, { during: hog });
   assert.equal(d.bottleneck, 'client', d.summary);
   assert.ok((result.evidence?.client?.loop_lag_p99_ms ?? 0) > 50);
   assert.deepEqual(d.knobs, [], 'no server knob fixes the client');

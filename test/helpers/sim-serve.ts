@@ -6,6 +6,8 @@ const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
 export interface SimServeProcess {
   /** http://127.0.0.1:PORT, once the server says it listens. */
   readonly url: string;
+  /** What it wrote to stderr up to that announcement (vLLM's start-up lines). */
+  readonly startupLog: string;
   /** SIGTERM, then the exit code. */
   close(): Promise<number | null>;
 }
@@ -24,16 +26,20 @@ export function startSimServe(args: readonly string[], timeoutMs = 20_000): Prom
   };
   return new Promise<SimServeProcess>((ok, fail) => {
     let stderr = '';
+    let listening = false;
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       fail(new Error(`sim serve did not listen within ${timeoutMs} ms: ${stderr}`));
     }, timeoutMs);
+    // Read to the end even after the announcement: a pipe nobody drains would block the child.
     child.stderr.on('data', (d: Buffer) => {
+      if (listening) return;
       stderr += d.toString();
       const m = /listening on (http:\/\/\S+)/.exec(stderr);
       if (m !== null) {
+        listening = true;
         clearTimeout(timer);
-        ok({ url: m[1] as string, close });
+        ok({ url: m[1] as string, startupLog: stderr, close });
       }
     });
     void exited.then((code) => {
