@@ -1,6 +1,7 @@
 import type { BenchmarkResult, Bottleneck, ClientEvidence, Diagnosis, EvidenceItem, ServerConfig, RunEvidence, ServerEvidence, Slo, SloKey } from '../domain/index.js';
 import { BOTTLENECK_TEXT, checkSlo, sloField } from '../domain/index.js';
 import { adviseKnobs } from './advice.js';
+import { engineHints } from './engines.js';
 import { evidenceFromServerMetrics } from './evidence.js';
 import { boundName, evidencePhrase } from './text.js';
 
@@ -49,6 +50,12 @@ export const THRESHOLDS = {
   clientQueueMs: 100,
   /** A prefill spanning this many engine steps is sliced by the token budget. */
   slicedPrefillSteps: 4,
+  /**
+   * Saturation seen from the client (open loop): the requests in flight grew, over the second half of
+   * the sending, by at least this many and by more than this share of the arrivals in it.
+   */
+  backlogMin: 5,
+  backlogShare: 0.2,
 } as const;
 
 const TTFT_SIDE = new Set(['ttft']);
@@ -122,7 +129,7 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   const ttftOver = overBy(checks, isTtftSide);
   const decodeOver = overBy(checks, isDecodeSide);
   const openLoop = typeof result.request_rate === 'number';
-  const saturated = (server?.waiting_share ?? 0) >= THRESHOLDS.saturatedShare || (openLoop && result.lmb.mean_client_queue_ms > THRESHOLDS.clientQueueMs);
+  const saturated = (server?.waiting_share ?? 0) >= THRESHOLDS.saturatedShare || (openLoop && result.lmb.mean_client_queue_ms > THRESHOLDS.clientQueueMs) || fellBehind(client);
 
   let bottleneck: Bottleneck;
   let also: Bottleneck | null = null;
@@ -153,11 +160,41 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   if (also === bottleneck) also = null;
 
   const evidence = evidenceItems(bottleneck, { result, server, client, checks, known });
-  const knobs = adviseKnobs(bottleneck, { result, server, known });
+  // Knob advice in the server's own vocabulary: vLLM's knobs for vLLM (or a server that did not say
+  // what it is), the engine's own flags for another, nothing for a server whose /metrics no one reads.
+  const metrics = input.evidence?.metrics ?? null;
+  const engine = server?.engine ?? (metrics === 'unrecognised' || metrics === 'absent' || metrics === null ? null : metrics);
+  const vllmLike = engine === 'vllm' || (engine === null && metrics !== 'unrecognised');
+  const knobs = vllmLike ? adviseKnobs(bottleneck, { result, server, known }) : [];
+  const hints = engine !== null && engine !== 'vllm' ? engineHints(engine, bottleneck) : [];
+  const failures = failureFinding(result);
   const missedText = missed.length === 0 ? (saturated ? 'saturated within its SLOs' : 'met its SLOs') : `missed ${missed.join(', ')}`;
   const numbers = evidence.slice(0, 3).map(evidencePhrase).join(', ');
-  const summary = `${BOTTLENECK_TEXT[bottleneck]} (${missedText}${numbers === '' ? '' : `; ${numbers}`})${also === null ? '' : `; also ${boundName(also)}`}${server === null && bottleneck !== 'client' && bottleneck !== 'none' ? '; no server metrics: inferred from the client’s timings' : ''}`;
-  return { bottleneck, also, source: input.source, missed, saturated, summary, evidence, knobs };
+  const failedText = failures === null ? '' : `${failures.count} of ${failures.of} requests failed (${failures.first_errors[0] ?? 'no message'}); `;
+  const head = bottleneck === 'none' && failures !== null ? `the server failed requests; of those it answered, ${missed.length === 0 ? 'none missed an SLO' : `missed ${missed.join(', ')}`}` : BOTTLENECK_TEXT[bottleneck];
+  const blind =
+    server !== null || bottleneck === 'client' || bottleneck === 'none'
+      ? ''
+      : metrics === 'unrecognised'
+        ? '; the server’s /metrics has none of the series lm-bench reads (vLLM, SGLang, llama.cpp, TGI): inferred from the client’s timings'
+        : '; no server metrics: inferred from the client’s timings';
+  const summary = `${failedText}${head} (${missedText}${numbers === '' ? '' : `; ${numbers}`})${also === null ? '' : `; also ${boundName(also)}`}${blind}`;
+  return { bottleneck, also, source: input.source, missed, saturated, summary, evidence, knobs, hints, failures };
+}
+
+/** A client that sent on schedule while the requests in flight grew: the server finished fewer than it was sent. */
+function fellBehind(c: ClientEvidence | null): boolean {
+  const growth = c?.backlog_growth ?? null;
+  const arrivals = c?.backlog_arrivals ?? null;
+  return growth !== null && arrivals !== null && growth >= THRESHOLDS.backlogMin && growth > THRESHOLDS.backlogShare * arrivals;
+}
+
+/** The failed requests of a run, with the first distinct error texts. */
+function failureFinding(result: BenchmarkResult): Diagnosis['failures'] {
+  if (result.failed <= 0) return null;
+  const samples = [...(result.lmb.error_samples ?? [])].sort((a, b) => b.count - a.count);
+  const texts = samples.length > 0 ? samples.map((e) => `${e.count}× ${e.status === null ? '' : `HTTP ${e.status}: `}${e.message}`) : Object.entries(result.lmb.errors_by_kind).map(([kind, n]) => `${n}× ${kind}`);
+  return { count: result.failed, of: result.failed + result.completed, first_errors: texts.slice(0, 3) };
 }
 
 interface ItemContext {

@@ -1,4 +1,5 @@
-import type { ClientEvidence, RequestRecord, ServerConfig, ServerEvidence, ServerMetrics } from '../domain/index.js';
+import type { ClientEvidence, RequestRecord, ServerConfig, ServerEngine, ServerEvidence, ServerMetrics } from '../domain/index.js';
+import { ENGINE_METRICS, detectEngine } from './engines.js';
 
 /**
  * The evidence a diagnosis reads, reduced from what a run saw: the server's /metrics scrapes (vLLM's
@@ -8,21 +9,8 @@ import type { ClientEvidence, RequestRecord, ServerConfig, ServerEvidence, Serve
  */
 export type Scrape = ReadonlyMap<string, readonly number[]>;
 
-/** Metric names (each with its old name, read when the new one is absent; reference loadrunner §6.3). */
-export const METRIC = {
-  running: ['vllm:num_requests_running'],
-  waiting: ['vllm:num_requests_waiting'],
-  kvUsage: ['vllm:kv_cache_usage_perc', 'vllm:gpu_cache_usage_perc'],
-  preemptions: ['vllm:num_preemptions_total', 'vllm:num_preemptions'],
-  queueSum: ['vllm:request_queue_time_seconds_sum'],
-  queueCount: ['vllm:request_queue_time_seconds_count'],
-  prefillSum: ['vllm:request_prefill_time_seconds_sum'],
-  prefillCount: ['vllm:request_prefill_time_seconds_count'],
-  decodeSum: ['vllm:request_decode_time_seconds_sum'],
-  decodeCount: ['vllm:request_decode_time_seconds_count'],
-  stepTokensSum: ['vllm:iteration_tokens_total_sum'],
-  stepTokensCount: ['vllm:iteration_tokens_total_count'],
-} as const;
+/** vLLM's metric names (each with its old name, read when the new one is absent; reference loadrunner §6.3). */
+export const METRIC = ENGINE_METRICS.vllm;
 
 export function pickMetric(s: Scrape, names: readonly string[]): readonly number[] | undefined {
   for (const n of names) {
@@ -45,18 +33,30 @@ export function atLimit(limit: number): number {
   return Math.max(1, Math.min(limit - 1, 0.95 * limit));
 }
 
-/** Gauges over the scrapes (shares and means over scrapes taken at a fixed interval); histogram means from the first and last. */
+/** The engine whose names the scrapes carry (the names of every scrape, so one partial scrape does not decide). */
+export function scrapesEngine(scrapes: readonly Scrape[]): ServerEngine | null {
+  return detectEngine(new Set(scrapes.flatMap((s) => [...s.keys()])));
+}
+
+/**
+ * Gauges over the scrapes (shares and means over scrapes taken at a fixed interval); histogram means
+ * from the first and last; in the names of the engine the scrapes came from. Null when they hold no
+ * series the evidence reads: an unknown server's /metrics is no evidence of an idle one.
+ */
 export function serverEvidenceFromScrapes(scrapes: readonly Scrape[], known: ServerConfig): ServerEvidence | null {
   const first = scrapes[0];
   const last = scrapes[scrapes.length - 1];
-  if (first === undefined || last === undefined) return null;
+  const engine = scrapesEngine(scrapes);
+  if (first === undefined || last === undefined || engine === null) return null;
+  const METRIC = ENGINE_METRICS[engine];
   const running = scrapes.map((s) => total(pickMetric(s, METRIC.running)));
   const waiting = scrapes.map((s) => total(pickMetric(s, METRIC.waiting)));
   const kv = scrapes.map((s) => {
     const v = peakOf(pickMetric(s, METRIC.kvUsage));
     return v === null ? null : Math.min(1, Math.max(0, v));
   });
-  const limitKnown = known.max_num_seqs !== undefined;
+  // max_num_seqs is vLLM's limit; another engine's slots are whatever its own flags say.
+  const limitKnown = known.max_num_seqs !== undefined && engine === 'vllm';
   const replicas = known.data_parallel_size ?? 1;
   const runningPeak = maxOf(running);
   const limit = limitKnown ? (known.max_num_seqs as number) * replicas : runningPeak;
@@ -86,8 +86,11 @@ export function serverEvidenceFromScrapes(scrapes: readonly Scrape[], known: Ser
   const stepSum = delta(METRIC.stepTokensSum);
   const stepCount = delta(METRIC.stepTokensCount);
   const anyGauge = running.some((x) => x !== null) || waiting.some((x) => x !== null);
+  const queueMs = meanMs(METRIC.queueSum, METRIC.queueCount);
+  if (!anyGauge && !kv.some((x) => x !== null) && queueMs === null) return null;
   return {
     source: 'metrics',
+    engine,
     samples: n,
     running_mean: meanOf(running),
     running_peak: runningPeak,
@@ -101,7 +104,7 @@ export function serverEvidenceFromScrapes(scrapes: readonly Scrape[], known: Ser
     kv_usage_peak: maxOf(kv),
     kv_full_share: kv.some((x) => x !== null) ? kvFullN / n : null,
     preemptions: delta(METRIC.preemptions),
-    queue_ms_mean: meanMs(METRIC.queueSum, METRIC.queueCount),
+    queue_ms_mean: queueMs,
     prefill_ms_mean: meanMs(METRIC.prefillSum, METRIC.prefillCount),
     decode_ms_mean: meanMs(METRIC.decodeSum, METRIC.decodeCount),
     step_tokens_mean: stepSum === null || stepCount === null || stepCount === 0 ? null : stepSum / stepCount,
@@ -127,10 +130,11 @@ function maxOf(xs: readonly (number | null)[]): number | null {
 
 /** A result with only `server_metrics` peaks (a harness's, an older run's): preemptions and peaks, no shares. */
 export function evidenceFromServerMetrics(sm: ServerMetrics | null, known: ServerConfig): ServerEvidence | null {
-  if (sm === null) return null;
+  if (sm === null || Object.values(sm).every((v) => v === null)) return null;
   const limitKnown = known.max_num_seqs !== undefined;
   return {
     source: 'metrics',
+    engine: 'vllm',
     samples: 0,
     running_mean: null,
     running_peak: sm.num_requests_running_peak,
@@ -178,11 +182,32 @@ export function clientEvidence(records: readonly RequestRecord[], h: ClientHealt
       if (r.enqueue_time_s - r.sched_time_s > LATE_SEND_S) late++;
     }
   }
+  const backlog = openLoop ? backlogGrowth(records) : null;
   return {
+    backlog_growth: backlog?.growth ?? null,
+    backlog_arrivals: backlog?.arrivals ?? null,
     loop_lag_p99_ms: h.loopLagP99Ms,
     loop_lag_max_ms: h.loopLagMaxMs,
     late_send_share: openLoop && n > 0 ? late / n : null,
     cpu_share: h.cpuMs === null || h.wallMs <= 0 ? null : h.cpuMs / (h.wallMs * h.threads),
     threads: h.threads,
   };
+}
+
+/**
+ * In flight at the middle of the sending and at its end (intended send times: a capped client's held
+ * arrivals count as the server's backlog too), and the arrivals between. Null with under 20 requests.
+ */
+export function backlogGrowth(records: readonly RequestRecord[]): { growth: number; arrivals: number } | null {
+  const measured = records.filter((r) => r.phase === 'measure');
+  if (measured.length < 20) return null;
+  const sends = measured.map((r) => r.sched_time_s).sort((a, b) => a - b);
+  const midS = sends[Math.floor(sends.length / 2)] as number;
+  const endS = sends[sends.length - 1] as number;
+  const inFlightAt = (t: number): number => {
+    let k = 0;
+    for (const r of measured) if (r.sched_time_s <= t && (r.done_time_s ?? r.send_time_s) > t) k++;
+    return k;
+  };
+  return { growth: inFlightAt(endS) - inFlightAt(midS), arrivals: sends.filter((t) => t > midS && t <= endS).length };
 }

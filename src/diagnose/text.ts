@@ -17,8 +17,8 @@ export function knobText(k: KnobAdvice): string {
 
 /** The lines a terminal shows for a diagnosis (none for a run without a bottleneck). */
 export function diagnosisLines(d: Diagnosis | null | undefined): string[] {
-  if (!hasBottleneck(d)) return [];
-  return [`why: ${d.summary}`, ...d.knobs.map((k) => `  try: ${knobText(k)} (${k.why})`)];
+  if (d === null || d === undefined || (d.bottleneck === 'none' && d.failures === null)) return [];
+  return [`why: ${d.summary}`, ...d.knobs.map((k) => `  try: ${knobText(k)} (${k.why})`), ...d.hints.map((h) => `  try: ${h}`)];
 }
 
 export function formatValue(e: EvidenceItem): string {

@@ -11,9 +11,16 @@ import { SLO_KEYS, type SloKey } from './slo.js';
 const share = z.number().min(0).max(1).nullable();
 const nonneg = z.number().nonnegative().nullable();
 
+/** Serving engines whose /metrics a run reads (diagnose/engines.ts); the simulator is vLLM. */
+export const SERVER_ENGINES = ['vllm', 'sglang', 'llamacpp', 'tgi'] as const;
+export const ServerEngine = z.enum(SERVER_ENGINES);
+export type ServerEngine = z.infer<typeof ServerEngine>;
+
 export const ServerEvidence = z.strictObject({
-  /** `metrics`: vLLM's /metrics scraped during the run; `simulator`: the engine's state (time-weighted). */
+  /** `metrics`: the server's /metrics scraped during the run; `simulator`: the engine's state (time-weighted). */
   source: z.enum(['metrics', 'simulator']),
+  /** Whose metric names the figures were read from (results from before it existed: vLLM). */
+  engine: ServerEngine.default('vllm'),
   /** Scrapes (metrics) or engine steps (simulator) the figures are over. */
   samples: z.int().nonnegative(),
   running_mean: nonneg,
@@ -50,12 +57,25 @@ export const ClientEvidence = z.strictObject({
   /** CPU time of this process over the run ÷ (wall time × load threads). */
   cpu_share: nonneg,
   threads: z.int().positive(),
+  /**
+   * Open loop: how the requests in flight grew from the middle of the sending to its end, and the
+   * arrivals in that stretch. A server that keeps up holds its in-flight count; one that finishes
+   * fewer than it is sent grows it (saturation seen from the client, whatever the server exports).
+   */
+  backlog_growth: z.int().nullable().default(null),
+  backlog_arrivals: z.int().nonnegative().nullable().default(null),
 });
 export type ClientEvidence = z.infer<typeof ClientEvidence>;
 
 export const RunEvidence = z.strictObject({
   server: ServerEvidence.nullable(),
   client: ClientEvidence.nullable(),
+  /**
+   * What the server's /metrics was: an engine lm-bench reads; `unrecognised` (it answered, in names
+   * of no engine lm-bench knows, or without the series it reads); `absent` (no /metrics, or not
+   * scraped). Null in results from before it existed.
+   */
+  metrics: z.union([ServerEngine, z.enum(['unrecognised', 'absent'])]).nullable().default(null),
 });
 export type RunEvidence = z.infer<typeof RunEvidence>;
 
@@ -107,5 +127,17 @@ export const Diagnosis = z.strictObject({
   evidence: z.array(EvidenceItem),
   /** Knob changes that address it, most direct first (for `client`: none; the advice is in the summary). */
   knobs: z.array(KnobAdvice),
+  /** Advice in the words of a server that is not vLLM (its own flags), where `knobs` would not apply. */
+  hints: z.array(z.string()).default([]),
+  /** Requests that failed: a finding of its own, whatever the bottleneck (null: none failed). */
+  failures: z
+    .strictObject({
+      count: z.int().positive(),
+      of: z.int().positive(),
+      /** The first distinct error texts, most frequent first. */
+      first_errors: z.array(z.string()),
+    })
+    .nullable()
+    .default(null),
 });
 export type Diagnosis = z.infer<typeof Diagnosis>;

@@ -2,15 +2,18 @@ import { LmBenchError } from '../errors.js';
 import type { Workload } from '../domain/index.js';
 import { requestBody, type TargetSpec } from './client.js';
 import { apiOfPath, assertAllowedTarget, describeTarget, discoverModel, parseEndpoint, probeEndpoint, type Endpoint } from './endpoint.js';
-import type { PreparedRequest } from './prompts.js';
 import { DEFAULT_TRANSPORT, authHeaders, type Transport } from './transport.js';
 
 /**
  * What every load mode does before the first measured request: the endpoint checked against the
  * loopback policy, the route picked from the workload's API, the bounds told to the caller, the
  * model discovered when not given, and one 1-token probe so a wrong URL or key fails before the clock
- * starts, within the probe time-out.
+ * starts, within the probe time-out. The probe's prompt is one the run never sends and shares no
+ * prefix with any of them: the request it copied would otherwise be served from a prefix cache
+ * (vLLM's, llama.cpp's slot cache) and its TTFT come out a fraction of the others'.
  */
+export const PROBE_PROMPT = 'lm-bench connectivity probe: reply with one word.';
+
 export interface ConnectOptions {
   readonly endpoint: string;
   readonly model?: string | undefined;
@@ -19,8 +22,6 @@ export interface ConnectOptions {
   readonly temperature?: number | undefined;
   readonly transport?: Partial<Transport> | undefined;
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
-  /** The first request, sent once with max_tokens 1 as the probe. */
-  readonly probe: PreparedRequest;
   /** Told where the load goes and how it is bounded. */
   readonly onTarget?: ((line: string) => void) | undefined;
   readonly bounds: { readonly prompts: number; readonly durationS?: number | undefined };
@@ -48,6 +49,6 @@ export async function connectTarget(opts: ConnectOptions): Promise<Connected> {
   opts.onTarget?.(describeTarget({ ...ep, path, url: `${ep.origin}${path}` }, transport, { prompts: opts.bounds.prompts, durationS: opts.bounds.durationS, timeoutS: opts.timeoutMs / 1000 }));
   const model = opts.model ?? (await discoverModel(ep, transport, probeMs));
   const target: TargetSpec = { path, api, model, ignoreEos: w.ignore_eos, temperature: opts.temperature, timeoutMs: opts.timeoutMs, headers: authHeaders(transport) };
-  await probeEndpoint({ ...ep, path }, requestBody(target, { ...opts.probe, maxTokens: 1 }), transport, probeMs);
+  await probeEndpoint({ ...ep, path }, requestBody(target, { index: -1, prompt: PROBE_PROMPT, clientTokens: 10, maxTokens: 1 }), transport, probeMs);
   return { ep, transport, target, model, api };
 }

@@ -44,6 +44,9 @@ export interface DriveResult {
   readonly p99LoopLagMs: number;
 }
 
+/** Connections an open loop opens before its first send (more open as requests in flight need them). */
+export const OPEN_LOOP_WARM = 2;
+
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<DriveResult> {
@@ -73,8 +76,12 @@ export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<Driv
     Atomics.add(ctrl, rec.error_kind === null ? CTRL_DONE : CTRL_FAILED, 1);
   };
   try {
-    // Connections open before the clock starts, so the first wave does not time TCP (and TLS) set-up.
-    await pool.preconnect(open ? Math.min(spec.requests.length, spec.streams > 0 ? spec.streams : 256) : spec.streams);
+    // Connections open before the clock starts, so the first wave does not time TCP (and TLS) set-up:
+    // a closed loop's streams all send at once; an open loop gets a small warm pool and opens more as
+    // requests in flight need them. Idle connections ahead of the load are not free: a server with a
+    // thread per connection (llama.cpp) gives each one a thread until it times out, and real requests
+    // queue behind them.
+    await pool.preconnect(open ? Math.min(spec.requests.length, OPEN_LOOP_WARM, spec.streams > 0 ? spec.streams : OPEN_LOOP_WARM) : spec.streams);
     await sleep((spec.startS - nowS()) * 1000);
     if (!open) {
       const stream = async (): Promise<void> => {

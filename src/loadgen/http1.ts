@@ -58,7 +58,10 @@ export interface H1PoolOptions {
   readonly connections: number | null;
   /** The clock reads are timed on (seconds). */
   readonly nowS: () => number;
-  /** Idle connections older than this are not reused (below vLLM's 5 s keep-alive, reference §6.2). */
+  /**
+   * Idle connections older than this are not reused, and are closed (below vLLM's 5 s keep-alive,
+   * reference §6.2); a server's own `Keep-Alive: timeout=` shortens it for its connections.
+   */
   readonly keepAliveMs?: number;
 }
 
@@ -74,6 +77,10 @@ interface Call extends H1Call {
   readonly handler: H1Handler;
   conn: Conn | null;
   done: boolean;
+  /** Sent again once already, after a reused connection closed before answering it. */
+  retried: boolean;
+  /** Must go on a connection opened for it (its retry), not an idle one. */
+  fresh: boolean;
 }
 
 interface Conn {
@@ -86,6 +93,14 @@ interface Conn {
   keepAlive: boolean;
   idleSinceMs: number;
   gone: boolean;
+  /** Responses this connection has completed: a request on a reused connection may meet its close. */
+  served: number;
+  /** Bytes of the current call's answer arrived (a call with none was never processed). */
+  answered: boolean;
+  /** How long it may sit idle: ours, or less when the server's `Keep-Alive: timeout=` says so. */
+  idleLimitMs: number;
+  /** Requests the server still takes on it (`Keep-Alive: max=`), or Infinity. */
+  requestsLeft: number;
 }
 
 export function createH1Pool(opts: H1PoolOptions): H1Pool {
@@ -102,9 +117,24 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
   const idle: Conn[] = [];
   const queue: Call[] = [];
   let closing: (() => void) | null = null;
+  // Idle connections past their limit are closed, not just skipped: a server with a thread per
+  // connection (llama.cpp's) holds a thread for each one until it does.
+  const sweep = setInterval(() => {
+    const nowMs = performance.now();
+    for (const conn of [...idle]) {
+      if (nowMs - conn.idleSinceMs >= conn.idleLimitMs) {
+        unidle(conn);
+        conn.socket.destroy();
+      }
+    }
+  }, 250);
+  sweep.unref();
 
   const open = (): Conn => {
-    const conn: Conn = { socket: null as unknown as Socket, call: null, phase: Phase.Idle, text: '', remaining: 0, keepAlive: true, idleSinceMs: 0, gone: false };
+    const conn: Conn = {
+      socket: null as unknown as Socket, call: null, phase: Phase.Idle, text: '', remaining: 0, keepAlive: true, idleSinceMs: 0, gone: false,
+      served: 0, answered: false, idleLimitMs: keepAliveMs, requestsLeft: Number.POSITIVE_INFINITY,
+    };
     const onread = { buffer: readBuffer, callback: (n: number, buf: Uint8Array): boolean => (onRead(conn, n, buf as Buffer), true) };
     const common = { host, port, noDelay: true, onread, timeout: 0 };
     const socket = secure
@@ -115,7 +145,14 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
     const timer = setTimeout(() => socket.destroy(new H1Error('UND_ERR_CONNECT_TIMEOUT', `connect to ${hostHeader} timed out after ${t.connectTimeoutMs} ms`)), t.connectTimeoutMs);
     timer.unref();
     socket.once(secure ? 'secureConnect' : 'connect', () => clearTimeout(timer));
-    socket.on('error', (err: Error) => fail(conn, err));
+    socket.on('error', (err: Error) => {
+      if (!retry(conn)) fail(conn, err);
+    });
+    // The server's FIN: whatever it said in its headers, this connection takes no further request.
+    socket.on('end', () => {
+      conn.keepAlive = false;
+      unidle(conn);
+    });
     socket.on('close', () => {
       clearTimeout(timer);
       gone(conn);
@@ -123,17 +160,41 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
     return conn;
   };
 
+  const unidle = (conn: Conn): void => {
+    const at = idle.indexOf(conn);
+    if (at >= 0) idle.splice(at, 1);
+  };
+
+  /**
+   * A request written on a reused connection that closed before any byte of its answer was never
+   * processed: servers close kept-alive connections when they like (llama.cpp's after every streamed
+   * reply, whatever its `Keep-Alive` header said), and the close can cross the next request on the
+   * wire. Such a request goes again, once, on a connection opened for it, as undici and browsers do.
+   */
+  const retry = (conn: Conn): boolean => {
+    const call = conn.call;
+    if (call === null || call.done || call.retried || conn.served === 0 || conn.answered || conn.phase !== Phase.Head || conn.text !== '') return false;
+    conn.call = null;
+    conn.keepAlive = false;
+    if (!conn.socket.destroyed) conn.socket.destroy();
+    call.retried = true;
+    call.fresh = true;
+    call.conn = null;
+    queue.unshift(call);
+    queueMicrotask(pump);
+    return true;
+  };
+
   const gone = (conn: Conn): void => {
     if (conn.gone) return;
     conn.gone = true;
     conns.delete(conn);
     const call = conn.call;
-    if (call !== null) {
+    if (call !== null && !retry(conn)) {
       if (conn.phase === Phase.UntilClose) finish(conn);
       else fail(conn, new H1Error('LMB_HTTP_CLOSED', conn.phase === Phase.Head ? 'the server closed the connection before answering' : 'the server closed the connection mid-response'));
     }
-    const at = idle.indexOf(conn);
-    if (at >= 0) idle.splice(at, 1);
+    unidle(conn);
     if (closing !== null && conns.size === 0) closing();
     else pump();
   };
@@ -154,7 +215,9 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
     const call = conn.call;
     conn.call = null;
     conn.phase = Phase.Idle;
-    if (conn.keepAlive && !conn.gone && closing === null) {
+    conn.served++;
+    conn.requestsLeft--;
+    if (conn.keepAlive && conn.requestsLeft > 0 && !conn.gone && closing === null) {
       conn.idleSinceMs = performance.now();
       idle.push(conn);
     } else if (!conn.socket.destroyed) {
@@ -190,6 +253,13 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
       } else if (name === 'connection') {
         if (value.includes('close')) keepAlive = false;
         else if (value.includes('keep-alive')) keepAlive = true;
+      } else if (name === 'keep-alive') {
+        // `timeout=5, max=100`: the server closes after `timeout` s idle and after `max` more requests.
+        const timeoutS = /timeout\s*=\s*(\d+)/.exec(value)?.[1];
+        const maxLeft = /max\s*=\s*(\d+)/.exec(value)?.[1];
+        // A second's margin: a request must not reach the server as its idle timer fires.
+        if (timeoutS !== undefined) conn.idleLimitMs = Math.min(keepAliveMs, Math.max(0, Number(timeoutS) * 1000 - 1000));
+        if (maxLeft !== undefined) conn.requestsLeft = Number(maxLeft) + 1; // this response is one of them
       }
     }
     if (status >= 100 && status < 200) {
@@ -213,6 +283,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
   /** One read: frames as much of the response as it holds; `buf` is only valid during the call. */
   const onRead = (conn: Conn, n: number, buf: Buffer): void => {
     const atS = opts.nowS();
+    conn.answered = true;
     if (conn.call === null) {
       // Bytes nobody asked for: the connection can no longer be trusted to frame the next answer.
       conn.keepAlive = false;
@@ -300,8 +371,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
       if (off < n && conn.call === null && !conn.gone) {
         // The server sent more than the response it was asked for.
         conn.keepAlive = false;
-        const at = idle.indexOf(conn);
-        if (at >= 0) idle.splice(at, 1);
+        unidle(conn);
         conn.socket.destroy();
       }
     } catch (err) {
@@ -314,6 +384,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
     conn.call = call;
     conn.phase = Phase.Head;
     conn.text = '';
+    conn.answered = false;
     conn.keepAlive = true;
     conn.socket.write(call.wire);
   };
@@ -323,9 +394,11 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
     while (queue.length > 0) {
       let conn: Conn | undefined;
       const nowMs = performance.now();
-      while ((conn = idle.pop()) !== undefined) {
-        if (!conn.gone && nowMs - conn.idleSinceMs < keepAliveMs) break;
+      // The most recently used first, so the load runs on as few connections as it needs.
+      while ((queue[0] as Call).fresh === false && (conn = idle.pop()) !== undefined) {
+        if (!conn.gone && conn.keepAlive && nowMs - conn.idleSinceMs < conn.idleLimitMs) break;
         conn.socket.destroy();
+        conn = undefined;
       }
       if (conn === undefined) {
         if (conns.size - idle.length >= cap || closing !== null) return;
@@ -343,6 +416,8 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
         handler,
         conn: null,
         done: false,
+        retried: false,
+        fresh: false,
         abort(reason) {
           if (call.done) return;
           if (call.conn === null) {
@@ -383,6 +458,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
       await Promise.all(opening);
     },
     close() {
+      clearInterval(sweep);
       return new Promise<void>((resolve) => {
         closing = resolve;
         for (const conn of [...idle]) conn.socket.destroy();
@@ -392,6 +468,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
       });
     },
     destroy() {
+      clearInterval(sweep);
       closing ??= () => undefined;
       for (const call of queue.splice(0)) call.abort(new H1Error('LMB_HTTP_CLOSED', 'the connection pool is closed'));
       for (const conn of [...conns]) fail(conn, new H1Error('LMB_HTTP_CLOSED', 'the connection pool is closed'));

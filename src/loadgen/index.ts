@@ -93,7 +93,6 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
     temperature: opts.temperature,
     transport: opts.transport,
     env: opts.env,
-    probe: requests[0] as PreparedRequest,
     onTarget: opts.onTarget,
     bounds: { prompts: n === 0 ? 0 : n + (opts.warmupRequests ?? 0), durationS: opts.durationS },
   });
@@ -173,6 +172,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       const evidence = {
         server: scraped === null ? null : serverEvidenceFromScrapes(scraped.scrapes, known),
         client: clientEvidence(records, { loopLagP99Ms: Math.max(...outs.map((o) => o.p99LoopLagMs)), loopLagMaxMs: maxLoopLagMs, cpuMs: (cpu.user + cpu.system) / 1000, wallMs, threads: workers }, arrivals !== null),
+        metrics: scraped?.metrics ?? 'absent',
       };
       const result = buildResult(records, {
         workload: w, model, api, slo: opts.slo, serverMetrics: scraped?.serverMetrics ?? null, maxLoopLagMs, startEpochMs, label: opts.label,

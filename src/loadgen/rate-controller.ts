@@ -30,6 +30,12 @@ export interface ControllerSettings {
   readonly saturation: number;
   readonly minRps: number;
   readonly maxRps: number;
+  /**
+   * A breach while the server admits more than this × the offered rate is a backlog from an earlier,
+   * higher rate draining: the rate is held, not cut again (cutting on every period of a drain winds
+   * the rate down to its floor while the server works through a queue the cuts cannot shorten).
+   */
+  readonly drainFactor: number;
 }
 
 export const DEFAULT_CONTROLLER: Omit<ControllerSettings, 'limitMs'> = {
@@ -42,6 +48,7 @@ export const DEFAULT_CONTROLLER: Omit<ControllerSettings, 'limitMs'> = {
   saturation: 0.9,
   minRps: 0.05,
   maxRps: 100_000,
+  drainFactor: 1.25,
 };
 
 export type ControlPhase = 'ramp' | 'track' | 'settled';
@@ -105,6 +112,7 @@ export function controlStep(s: ControlState, obs: Observation, cfg: ControllerSe
   const backlogGrew = b !== null && b.grew > Math.max((1 - cfg.saturation) * b.sent, 3 * Math.sqrt(Math.max(1, b.meanInFlight)));
   const saturated = (admitted !== null && admitted < s.rateRps * cfg.saturation) || backlogGrew;
   const dir: -1 | 1 = value > aim || saturated ? -1 : 1;
+  if (dir < 0 && obs.failed === 0 && admitted !== null && admitted > s.rateRps * cfg.drainFactor) return { ...s, held: 0 };
   const step = s.lastDir !== 0 && dir !== s.lastDir ? Math.max(cfg.minStep, s.step / 2) : s.step;
   let rateRps = s.rateRps * (1 + step) ** dir;
   if (dir > 0 && admitted !== null) rateRps = Math.max(s.rateRps, Math.min(rateRps, admitted * cfg.maxUp));

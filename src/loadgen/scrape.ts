@@ -1,13 +1,16 @@
-import type { ServerMetrics } from '../domain/index.js';
-import { METRIC, pickMetric as pick, type Scrape } from '../diagnose/evidence.js';
+import type { RunEvidence, ServerMetrics } from '../domain/index.js';
+import { ENGINE_METRICS, KEPT_SERIES, detectEngine } from '../diagnose/engines.js';
+import { pickMetric as pick, scrapesEngine, type Scrape } from '../diagnose/evidence.js';
 import { authHeaders, openPool, type Transport } from './transport.js';
 
 /**
- * vLLM's Prometheus `/metrics`, scraped before, every half second during, and after a run, and reduced
- * to the `server_metrics` block (and, in diagnose/evidence.ts, to the run's evidence). Old and new names are both read (reference §6.3: `gpu_cache_usage_perc`
- * became `kv_cache_usage_perc` in 0.9.2; `gpu_prefix_cache_*` became `prefix_cache_*`). Series with
- * several label sets (one per DP engine) are summed, except KV usage, whose peak is per engine. A
- * server without `/metrics` just gives no block.
+ * The server's Prometheus `/metrics`, scraped before, every half second during, and after a run, and
+ * reduced to the `server_metrics` block (and, in diagnose/evidence.ts, to the run's evidence), in the
+ * names of the engine it recognises (diagnose/engines.ts: vLLM, SGLang, llama.cpp, TGI). vLLM's old
+ * and new names are both read (reference §6.3: `gpu_cache_usage_perc` became `kv_cache_usage_perc` in
+ * 0.9.2; `gpu_prefix_cache_*` became `prefix_cache_*`). Series with several label sets (one per DP
+ * engine) are summed, except KV usage, whose peak is per engine. A server without `/metrics`, or with
+ * none of those series, gives no block (never one of nulls) and says which it was.
  */
 export type Sample = Scrape;
 
@@ -40,11 +43,13 @@ const max = (xs: readonly number[] | undefined): number | null => (xs === undefi
 const PC_HITS = ['vllm:prefix_cache_hits_total', 'vllm:gpu_prefix_cache_hits_total', 'vllm:prefix_cache_hits'];
 const PC_QUERIES = ['vllm:prefix_cache_queries_total', 'vllm:gpu_prefix_cache_queries_total', 'vllm:prefix_cache_queries'];
 /** The series a run keeps from each scrape (the rest of a vLLM exposition is dropped on arrival). */
-const KEPT = new Set<string>([...Object.values(METRIC).flat(), ...PC_HITS, ...PC_QUERIES]);
+const KEPT = new Set<string>([...KEPT_SERIES, ...PC_HITS, ...PC_QUERIES]);
 
 /** Peak over the scrapes of gauges, deltas (after − before) of counters. */
 export function summarizeScrapes(samples: readonly Sample[]): ServerMetrics | null {
-  if (samples.length === 0) return null;
+  const engine = scrapesEngine(samples);
+  if (samples.length === 0 || engine === null) return null;
+  const METRIC = ENGINE_METRICS[engine];
   const first = samples[0] as Sample;
   const last = samples[samples.length - 1] as Sample;
   const peak = (names: readonly string[], reduce: (xs: readonly number[] | undefined) => number | null): number | null => {
@@ -63,7 +68,7 @@ export function summarizeScrapes(samples: readonly Sample[]): ServerMetrics | nu
   const hits = delta(PC_HITS);
   const queries = delta(PC_QUERIES);
   const kv = peak(METRIC.kvUsage, max);
-  return {
+  const out: ServerMetrics = {
     kv_cache_usage_peak: kv === null ? null : Math.min(1, Math.max(0, kv)),
     kv_cache_peak_gib: null,
     kv_cache_capacity_tokens: null,
@@ -73,20 +78,27 @@ export function summarizeScrapes(samples: readonly Sample[]): ServerMetrics | nu
     num_requests_waiting_peak: peak(METRIC.waiting, sum),
     prefix_cache_hit_rate: hits !== null && queries !== null && queries > 0 ? Math.min(1, hits / queries) : null,
   };
+  return Object.values(out).every((v) => v === null) ? null : out;
 }
 
 type ScrapePool = ReturnType<typeof openPool>;
 
 /** One GET of /metrics, cut to the series a run keeps; null when the server has none. */
 export async function scrapeOnce(pool: ScrapePool, t: Transport, timeoutMs = 2000): Promise<Scrape | null> {
+  return (await scrapeNamed(pool, t, timeoutMs))?.kept ?? null;
+}
+
+/** A scrape and the engine its names belong to (null: Prometheus text of no engine lm-bench reads). */
+async function scrapeNamed(pool: ScrapePool, t: Transport, timeoutMs = 2000): Promise<{ kept: Scrape; engine: ReturnType<typeof detectEngine> } | null> {
   try {
     const res = await pool.request({ method: 'GET', path: '/metrics', headers: authHeaders(t), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     const text = await res.body.text();
     if (res.statusCode !== 200) return null;
     const parsed = parsePrometheus(text);
     if (parsed.size === 0) return null;
+    const engine = detectEngine(parsed.keys());
     for (const name of parsed.keys()) if (!KEPT.has(name)) parsed.delete(name);
-    return parsed;
+    return { kept: parsed, engine };
   } catch {
     return null;
   }
@@ -99,6 +111,8 @@ export interface Scraped {
   readonly scrapes: readonly Scrape[];
   /** When each was taken (performance.now(), ms). */
   readonly timesMs: readonly number[];
+  /** What /metrics was: the engine recognised, `unrecognised`, or `absent`. */
+  readonly metrics: NonNullable<RunEvidence['metrics']>;
 }
 
 export interface Scraper {
@@ -115,11 +129,12 @@ export async function startScraper(origin: string, t: Transport, intervalMs = 50
   // Its own connection, so a scrape never waits behind the load's streams.
   const pool = openPool(origin, t, 1);
   const close = (): Promise<void> => pool.close().catch(() => pool.destroy());
-  const before = await scrapeOnce(pool, t);
-  if (before === null) {
+  const named = await scrapeNamed(pool, t);
+  if (named === null) {
     await close();
-    return { stop: () => Promise.resolve({ serverMetrics: null, scrapes: [], timesMs: [] }) };
+    return { stop: () => Promise.resolve({ serverMetrics: null, scrapes: [], timesMs: [], metrics: 'absent' }) };
   }
+  const before = named.kept;
   const timesMs: number[] = [];
   const keep = (s: Sample): void => {
     samples.push(s);
@@ -142,7 +157,8 @@ export async function startScraper(origin: string, t: Transport, intervalMs = 50
       const after = await scrapeOnce(pool, t);
       if (after !== null) keep(after);
       await close();
-      return { serverMetrics: summarizeScrapes(samples), scrapes: samples, timesMs };
+      const serverMetrics = summarizeScrapes(samples);
+      return { serverMetrics, scrapes: samples, timesMs, metrics: named.engine === null || serverMetrics === null ? 'unrecognised' : named.engine };
     },
   };
 }

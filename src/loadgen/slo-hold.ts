@@ -52,6 +52,8 @@ export interface RatePoint {
   readonly offered_rps: number;
   /** Requests that finished successfully in that period, per second. */
   readonly achieved_rps: number;
+  /** First tokens per second over the control window (the rate the server took requests in), when known. */
+  readonly admitted_rps: number | null;
   /** The controlled percentile over the window, ms (null: too few requests yet). */
   readonly value_ms: number | null;
   readonly phase: ControlPhase;
@@ -102,13 +104,17 @@ export function observedValue(o: {
   readonly sinceS: number;
   readonly limitMs: number;
   readonly minSamples: number;
+  /** Observations older than this many seconds are never used, however few the recent ones. */
+  readonly horizonS: number;
 }): number | null {
   const { metric, stat } = sloField(o.key);
   if (metric !== 'ttft' && metric !== 'e2el') {
     return windowValue(o.records.filter((r) => (r.done_time_s ?? r.send_time_s) >= o.sinceS), o.key, o.minSamples);
   }
   // Each observation with when it was made; the window is what was seen since `sinceS`, or the last
-  // `minSamples` observations when that is more (at a low rate a short window holds too few).
+  // `minSamples` observations when that is more (at a low rate a short window holds too few), but
+  // never one older than the horizon: a breach from a queue long drained says nothing of the rate now,
+  // and too few recent observations is "cannot judge" (null), never a breach.
   const seen: { at: number; ms: number }[] = [];
   for (const r of o.records) {
     if (!isSuccess(r)) continue;
@@ -124,13 +130,26 @@ export function observedValue(o: {
     const ageMs = (o.nowS - f.sendS) * 1000;
     if (ageMs > o.limitMs) seen.push({ at: o.nowS, ms: ageMs });
   }
-  seen.sort((a, b) => a.at - b.at);
-  const since = seen.filter((x) => x.at >= o.sinceS);
-  const values = (since.length >= o.minSamples ? since : seen.slice(-o.minSamples)).map((x) => x.ms);
+  const fresh = seen.filter((x) => x.at >= o.nowS - o.horizonS).sort((a, b) => a.at - b.at);
+  const since = fresh.filter((x) => x.at >= o.sinceS);
+  const values = (since.length >= o.minSamples ? since : fresh.slice(-o.minSamples)).map((x) => x.ms);
   if (values.length < o.minSamples) return null;
   values.sort((a, b) => a - b);
   if (stat === 'mean') return values.reduce((a, b) => a + b, 0) / values.length;
   return percentileSorted(values, Number(stat.slice(1)));
+}
+
+/**
+ * How far back the controller may look and how many observations it needs, at `rateRps`: long enough
+ * to expect MIN_SAMPLES at that rate, between the control window and three answer windows; and as many
+ * observations as half of what that span is expected to hold, between RAMP_SAMPLES and MIN_SAMPLES.
+ * A server that sustains under 1 req/s gives 20 observations only over half a minute: with a fixed
+ * count the window would reach back to a queue long drained, and with a fixed span never fill.
+ */
+export function observationWindow(rateRps: number, controlWindowS: number, windowS: number, ramp: boolean): { horizonS: number; minSamples: number } {
+  const horizonS = Math.min(3 * windowS, Math.max(controlWindowS, MIN_SAMPLES / Math.max(1e-6, rateRps)));
+  if (ramp) return { horizonS, minSamples: RAMP_SAMPLES };
+  return { horizonS, minSamples: Math.min(MIN_SAMPLES, Math.max(RAMP_SAMPLES, Math.floor(0.5 * rateRps * horizonS))) };
 }
 
 export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome & { records: RequestRecord[] }> {
@@ -147,7 +166,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   if (ring.length === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
   const { ep, transport, target, model, api } = await connectTarget({
     endpoint: opts.endpoint, model: opts.model, workload: opts.workload, timeoutMs, transport: opts.transport, env: opts.env,
-    probe: ring[0] as PreparedRequest, onTarget: opts.onTarget, bounds: { prompts: MAX_REQUESTS, durationS },
+    onTarget: opts.onTarget, bounds: { prompts: MAX_REQUESTS, durationS },
   });
   const originNs = nowNs();
   const startEpochMs = Date.now();
@@ -206,7 +225,8 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     // While ramping, judge only requests sent at the current rate (earlier ones were sent slower
     // and make the server look idler than it is); afterwards, the last windowS.
     const sinceS = state.phase === 'ramp' ? rateSetAtS : t - controlWindowS;
-    const value = observedValue({ key: opts.control.key, records, live: [...live.values()], nowS: t, sinceS, limitMs: opts.control.limitMs, minSamples: state.phase === 'ramp' ? RAMP_SAMPLES : MIN_SAMPLES });
+    const { horizonS, minSamples } = observationWindow(state.rateRps, controlWindowS, windowS, state.phase === 'ramp');
+    const value = observedValue({ key: opts.control.key, records, live: [...live.values()], nowS: t, sinceS, limitMs: opts.control.limitMs, minSamples, horizonS });
     // First tokens per second over the control window: the rate the server takes requests in.
     const spanS = state.phase === 'ramp' ? Math.min(controlWindowS, t - sinceS) : Math.min(windowS / 2, t - rateSetAtS + controlWindowS);
     const firsts = records.filter((r) => isSuccess(r) && (r.chunk_times_s[0] as number) >= t - spanS).length + [...live.values()].filter((f) => f.firstS !== null && f.firstS >= t - spanS).length;
@@ -220,7 +240,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     const ok = recent.filter(isSuccess);
     const meanS = ok.length === 0 ? 10 : ok.reduce((sum, r) => sum + (doneAt(r) - r.send_time_s), 0) / ok.length;
     cap = Math.min(10_000, Math.max(16, Math.ceil(state.rateRps * meanS * 2)));
-    const point: RatePoint = { t_s: t, offered_rps: offered, achieved_rps: inPeriod.length / periodS, value_ms: value, phase: state.phase, in_flight: pending.size };
+    const point: RatePoint = { t_s: t, offered_rps: offered, achieved_rps: inPeriod.length / periodS, admitted_rps: admittedRps, value_ms: value, phase: state.phase, in_flight: pending.size };
     timeline.push(point);
     opts.onTick?.(point);
     if (state.phase === 'settled') settledAtS ??= t;
@@ -291,6 +311,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   const evidence = {
     server: serverEvidenceFromScrapes(windowScrapes, opts.knownConfig ?? {}),
     client: clientEvidence(windowRecords, { loopLagP99Ms: lag.p99Ms(), loopLagMaxMs: lag.maxMs(), cpuMs: null, wallMs: (endS - from) * 1000, threads: 1 }, true),
+    metrics: scraped.metrics,
   };
   const result = buildResult(windowRecords, { workload: opts.workload, model, api, slo: opts.slo, serverMetrics: scraped.serverMetrics, maxLoopLagMs: lag.maxMs(), startEpochMs, evidence, known: opts.knownConfig });
   const reasons: string[] = [];

@@ -33,6 +33,7 @@ export function simEvidence(des: DesOutput, resolved: ResolvedServerConfig): Ser
   }
   return {
     source: 'simulator',
+    engine: 'vllm',
     samples: steps,
     running_mean: span > 0 ? t.runningIntegral / span : null,
     running_peak: des.runningPeak,

@@ -136,7 +136,7 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
       startup_time_s: ctx.startupTimeS,
     },
   };
-  const evidence = { server: simEvidence(des, ctx.resolved), client: null };
+  const evidence = { server: simEvidence(des, ctx.resolved), client: null, metrics: null };
   const diagnosis = metrics.completed === 0 ? null : diagnose({ result, evidence, known: ctx.resolved, slo: ctx.slo ?? null, source: 'simulated' });
   return { ...result, evidence, diagnosis };
 }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { before, test } from 'node:test';
-import { Diagnosis, type BenchmarkResult, type ClientEvidence, type ServerEvidence } from '../../src/domain/index.js';
+import { Diagnosis, type BenchmarkResult, type ClientEvidence, type RunEvidence, type ServerEvidence } from '../../src/domain/index.js';
 import { diagnose, prefillSteps, withDiagnosis, type DiagnoseInput } from '../../src/diagnose/classify.js';
 import { diagnosisLines, knobText } from '../../src/diagnose/text.js';
 import { simulate } from '../../src/sim/index.js';
@@ -18,16 +18,16 @@ before(() => {
 });
 
 const server = (over: Partial<ServerEvidence> = {}): ServerEvidence => ({
-  source: 'metrics', samples: 20, running_mean: 10, running_peak: 16, waiting_mean: 0, waiting_peak: 0, waiting_share: 0, capped_share: 0,
+  source: 'metrics', engine: 'vllm', samples: 20, running_mean: 10, running_peak: 16, waiting_mean: 0, waiting_peak: 0, waiting_share: 0, capped_share: 0,
   running_limit: 16, running_limit_known: true, kv_usage_mean: 0.2, kv_usage_peak: 0.3, kv_full_share: 0, preemptions: 0,
   queue_ms_mean: 5, prefill_ms_mean: 40, decode_ms_mean: 640, step_tokens_mean: 100, ...over,
 });
-const client = (over: Partial<ClientEvidence> = {}): ClientEvidence => ({ loop_lag_p99_ms: 2, loop_lag_max_ms: 5, late_send_share: 0, cpu_share: 0.3, threads: 1, ...over });
+const client = (over: Partial<ClientEvidence> = {}): ClientEvidence => ({ loop_lag_p99_ms: 2, loop_lag_max_ms: 5, late_send_share: 0, cpu_share: 0.3, threads: 1, backlog_growth: null, backlog_arrivals: null, ...over });
 
-function run(over: { result?: Partial<BenchmarkResult>; server?: Partial<ServerEvidence> | null; client?: Partial<ClientEvidence>; slo?: DiagnoseInput['slo']; known?: DiagnoseInput['known'] } = {}): Diagnosis {
+function run(over: { result?: Partial<BenchmarkResult>; server?: Partial<ServerEvidence> | null; client?: Partial<ClientEvidence>; slo?: DiagnoseInput['slo']; known?: DiagnoseInput['known']; metrics?: RunEvidence['metrics'] } = {}): Diagnosis {
   const d = diagnose({
     result: { ...base, ...over.result },
-    evidence: { server: over.server === null ? null : server(over.server), client: client(over.client) },
+    evidence: { server: over.server === null ? null : server(over.server), client: client(over.client), metrics: over.metrics ?? 'vllm' },
     known: over.known ?? { max_num_seqs: 16 },
     slo: over.slo === undefined ? { ttft_p99_ms: 120 } : over.slo,
     source: 'measured',
@@ -131,4 +131,35 @@ test('withDiagnosis keeps a run’s own diagnosis and gives one to a result with
   const given = withDiagnosis(bare, { max_num_seqs: 16 }, { ttft_p99_ms: 500 });
   assert.equal(given.diagnosis?.bottleneck, 'none');
   assert.equal(given.diagnosis?.source, 'measured');
+});
+
+test('failed requests are a finding of their own: counted, quoted, and never "no bottleneck: the server kept up"', () => {
+  const lost = { ...base, completed: 22, failed: 18, lmb: { ...base.lmb, error_samples: [{ status: null, message: 'the server closed the connection before answering', count: 18 }] } };
+  const d = run({ result: lost, slo: null });
+  assert.deepEqual(d.failures, { count: 18, of: 40, first_errors: ['18× the server closed the connection before answering'] });
+  assert.doesNotMatch(d.summary, /no bottleneck|kept up/);
+  assert.match(d.summary, /^18 of 40 requests failed \(18× the server closed the connection before answering\)/);
+  assert.ok(diagnosisLines(d).length > 0, 'the terminal shows it');
+  assert.equal(run({ slo: null }).failures, null);
+});
+
+test('an open loop whose requests in flight kept growing is saturated, whatever the server exports', () => {
+  // 8× capacity: over the second half of the sending, 100 arrived and the backlog grew by 85.
+  const d = run({ server: null, metrics: 'unrecognised', slo: { ttft_p99_ms: 500 }, result: { request_rate: 8 }, client: { backlog_growth: 85, backlog_arrivals: 100 } });
+  assert.equal(d.saturated, true);
+  // Poisson noise around a steady count is not.
+  assert.equal(run({ slo: { ttft_p99_ms: 500 }, result: { request_rate: 8 }, client: { backlog_growth: 4, backlog_arrivals: 100 } }).saturated, false);
+});
+
+test('advice speaks the server’s language: llama.cpp’s flags for llama.cpp, nothing of vLLM’s for a server no one reads', () => {
+  // llama-server: 4 slots busy, requests deferred for most of the run.
+  const llama = run({ metrics: 'llamacpp', known: {}, server: { engine: 'llamacpp', running_limit_known: false, running_peak: 4, running_limit: 4, running_mean: 4, waiting_share: 0.9, capped_share: 0.9, waiting_mean: 12, queue_ms_mean: null, prefill_ms_mean: null, decode_ms_mean: null, kv_usage_mean: null, kv_usage_peak: null, kv_full_share: null, preemptions: null } });
+  assert.equal(llama.bottleneck, 'admission');
+  assert.deepEqual(llama.knobs, []);
+  assert.match(llama.hints[0] ?? '', /--parallel/);
+  assert.ok(diagnosisLines(llama).some((l) => l.includes('try: raise --parallel')));
+  const blind = run({ server: null, metrics: 'unrecognised', result: { server_metrics: null } });
+  assert.notEqual(blind.bottleneck, 'none');
+  assert.deepEqual(blind.knobs, []);
+  assert.match(blind.summary, /none of the series lm-bench reads/);
 });

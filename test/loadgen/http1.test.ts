@@ -247,3 +247,66 @@ test('preconnect opens the connections before any request; a refused port fails 
   assert.equal(out.error?.code, 'ECONNREFUSED');
   await refused.close();
 });
+
+test('a reused connection closed before any byte of the answer sends the request again, once, on a new connection', async () => {
+  const pool = newPool();
+  const before0 = raw.connections();
+  try {
+    // Every answer says keep-alive, then the server hangs up on the next request without a word.
+    script = (s, n) => {
+      if (n % 2 === 0) s.write('HTTP/1.1 200 OK\r\nkeep-alive: timeout=5\r\ncontent-length: 2\r\n\r\nok');
+      else s.destroy();
+    };
+    assert.equal((await send(pool).done).error, null);
+    // Sent on the kept-alive connection, dropped unanswered, sent again on a fresh one and answered.
+    const again = await send(pool).done;
+    assert.equal(again.error, null, again.error?.message);
+    assert.equal(again.body, 'ok');
+    assert.equal(raw.connections() - before0, 2);
+    // A fresh connection that closes unanswered is a failure: nothing says it was not processed.
+    script = (s) => {
+      s.destroy();
+    };
+    const fresh = newPool();
+    const out = await send(fresh).done;
+    assert.equal(out.error?.code, 'LMB_HTTP_CLOSED');
+    await fresh.close();
+    // And a retried request that meets a close again fails rather than looping.
+    const twice = newPool();
+    const n0 = raw.connections();
+    script = (() => {
+      let k = 0;
+      return (s: Socket): void => {
+        if (k++ === 0) s.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+        else s.destroy();
+      };
+    })();
+    assert.equal((await send(twice).done).error, null);
+    assert.equal((await send(twice).done).error?.code, 'LMB_HTTP_CLOSED');
+    assert.equal(raw.connections() - n0, 2, 'one retry, no more');
+    await twice.close();
+  } finally {
+    await pool.close();
+  }
+});
+
+test("the server's Keep-Alive limits are honoured: max= requests per connection, timeout= idle", async () => {
+  const pool = newPool();
+  const before0 = raw.connections();
+  try {
+    // max=N: N more requests on this connection (Apache counts down); max=0: none, so a new one each time.
+    script = (s) => void s.write('HTTP/1.1 200 OK\r\nkeep-alive: timeout=5, max=0\r\ncontent-length: 2\r\n\r\nok');
+    for (let k = 0; k < 3; k++) assert.equal((await send(pool).done).error, null);
+    assert.equal(raw.connections() - before0, 3);
+    // timeout=1 (less a second's margin: 0): the idle connection is closed, not kept for the next request.
+    script = (s) => void s.write('HTTP/1.1 200 OK\r\nkeep-alive: timeout=1\r\ncontent-length: 2\r\n\r\nok');
+    const n0 = raw.connections();
+    await send(pool).done;
+    await pause(300);
+    assert.equal(raw.open(), 0, 'the sweep closed the connection past the server’s idle limit');
+    await send(pool).done;
+    assert.equal(raw.connections() - n0, 2);
+  } finally {
+    await pool.close();
+  }
+});

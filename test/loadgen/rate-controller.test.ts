@@ -90,3 +90,19 @@ test('noise around the aim only makes the walk settle sooner: it still ends with
   assert.ok(settledAt >= 0 && settledAt < 30, `settled at step ${settledAt}`);
   assert.ok(Math.abs(s.rateRps / aimRate - 1) < 0.1, `${s.rateRps.toFixed(2)} vs ${aimRate.toFixed(2)}`);
 });
+
+test('a breach while the server works through an earlier backlog holds the rate instead of cutting it to the floor', () => {
+  // Offered 2 req/s, the server finishing its queue at 3 first tokens a second: TTFT is over the limit
+  // because of the queue, which no cut of the arrival rate shortens.
+  const s: ControlState = { phase: 'track', rateRps: 2, step: 0.2, lastDir: -1, held: 0 };
+  const held = controlStep(s, { valueMs: 3000, failed: 0, admittedRps: 3 }, cfg);
+  assert.equal(held.rateRps, 2);
+  assert.equal(held.held, 0);
+  // Once the server admits what it is offered, a breach cuts the rate again; failures always do.
+  assert.ok(controlStep(s, { valueMs: 3000, failed: 0, admittedRps: 2 }, cfg).rateRps < 2);
+  assert.ok(controlStep(s, { valueMs: 3000, failed: 1, admittedRps: 3 }, cfg).rateRps < 2);
+  // Twenty-five periods of such a drain leave the rate where it was, not at 0.05 req/s.
+  let st = s;
+  for (let k = 0; k < 25; k++) st = controlStep(st, { valueMs: 3000, failed: 0, admittedRps: 2.6 }, cfg);
+  assert.equal(st.rateRps, 2);
+});

@@ -3,6 +3,8 @@ import { test } from 'node:test';
 import type { Workload } from '../../src/domain/index.js';
 import { runBenchmark } from '../../src/loadgen/index.js';
 import { parsePrometheus, summarizeScrapes } from '../../src/loadgen/scrape.js';
+import { detectEngine } from '../../src/diagnose/engines.js';
+import { serverEvidenceFromScrapes } from '../../src/diagnose/evidence.js';
 import { startStubServer } from '../fixtures/loadgen/stub-server.js';
 
 const text = (kvName: string, kv: number[], running: number[], [preempt, hits, queries]: [number, number, number]): string =>
@@ -70,4 +72,18 @@ test('a run scrapes /metrics (old names too); a server without /metrics gives nu
   } finally {
     await none.close();
   }
+});
+
+test('the engine is recognised by its names; a scrape of no known engine reduces to no block, never one of nulls', () => {
+  const llama = parsePrometheus('llamacpp:requests_processing 4\nllamacpp:requests_deferred 7\nllamacpp:tokens_predicted_total 100\n');
+  assert.equal(detectEngine(llama.keys()), 'llamacpp');
+  const sm = summarizeScrapes([llama]);
+  assert.equal(sm?.num_requests_running_peak, 4);
+  assert.equal(sm?.num_requests_waiting_peak, 7);
+  assert.equal(detectEngine(parsePrometheus('sglang:num_running_reqs 3\nsglang:num_queue_reqs 0\n').keys()), 'sglang');
+  assert.equal(detectEngine(parsePrometheus('tgi_queue_size 2\ntgi_batch_current_size 8\n').keys()), 'tgi');
+  const foreign = parsePrometheus('process_cpu_seconds_total 12\nhttp_requests_total 40\n');
+  assert.equal(detectEngine(foreign.keys()), null);
+  assert.equal(summarizeScrapes([foreign]), null);
+  assert.equal(serverEvidenceFromScrapes([foreign], {}), null);
 });
