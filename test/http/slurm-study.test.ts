@@ -5,10 +5,11 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ServiceConfig } from '../../src/http/config.js';
-import { slurmSkipReason } from '../helpers/slurm.js';
+import { localSlurm } from '../helpers/slurm.js';
 import { AUTH, SMALL_WORKLOAD, tempDb, testApp, waitFor } from './helpers.js';
 
-const skip = slurmSkipReason();
+const cluster = localSlurm();
+const skip = cluster.skip;
 
 function jobStates(name: string): string[] {
   const r = spawnSync('squeue', ['--noheader', '--states=all', `--name=lmb-${name}-t0`, '--format=%T'], { encoding: 'utf8' });
@@ -21,7 +22,7 @@ test("DELETE /v1/studies/:id cancels a Slurm study's jobs with scancel (and want
     recommend_candidates: 500,
     shutdown_grace_ms: 20_000,
     rate_limit: { max: 10_000, window_ms: 60_000 },
-    targets: { cluster: { kind: 'slurm', partition: 'gpu', time_limit: '5', engine: 'sim', work_dir: work, poll_interval_s: 0.3, setup: ['sleep 60'] } },
+    targets: { cluster: { kind: 'slurm', partition: cluster.partition, time_limit: '5', engine: 'sim', work_dir: work, poll_interval_s: 0.3, setup: ['sleep 60'] } },
   });
   const app = await testApp(t, tempDb(t), { config });
   const name = `http-slurm-${process.pid}`;

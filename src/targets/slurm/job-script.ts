@@ -99,6 +99,9 @@ export function jobScript(config: SlurmConfig, req: JobRequest): string {
     ...config.extra_sbatch.map((o) => `#SBATCH ${o}`),
     // When the job began on the node: the queue time ends here (the controller only polls).
     `date +%s%3N > ${shellQuote(req.files.started)}`,
+    // The job's output names its comment: a controller that lost the job id (killed between sbatch
+    // and storing it) tells this trial's job from another's by it, once Slurm has forgotten the job.
+    `printf 'lm-bench job %s: %s\\n' "$SLURM_JOB_ID" ${shellQuote(req.comment)}`,
     ...Object.entries(config.env).map(([k, v]) => `export ${k}=${shellQuote(v)}`),
     '# setup (from the Slurm config):',
     ...config.setup,

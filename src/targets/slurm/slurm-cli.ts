@@ -4,8 +4,9 @@ import { LmBenchError } from '../../errors.js';
 /**
  * Slurm's own commands, run as argv (never a shell): sbatch to submit, squeue to see every job of
  * ours in one call, scancel to stop them. Accounting may be off (it is on many small clusters), so
- * nothing here needs sacct: squeue sees finished jobs for MinJobAge seconds, and past that the job's
- * own files in the work dir tell what happened.
+ * nothing depends on sacct: squeue sees finished jobs for MinJobAge seconds, and past that the job's
+ * own files in the work dir tell what happened. Where accounting is on, sacct is a second opinion on
+ * a job squeue no longer lists.
  */
 export interface ExecResult {
   readonly code: number;
@@ -48,6 +49,8 @@ export interface SlurmCli {
   query(ids: readonly string[]): Promise<Map<string, JobStatus>>;
   /** Jobs with these names, in any state Slurm still remembers. */
   findByName(names: readonly string[]): Promise<JobStatus[]>;
+  /** What accounting (sacct) says of these jobs; null where sacct is missing, accounting is off or it fails. */
+  accounted(ids: readonly string[]): Promise<Map<string, JobStatus> | null>;
   cancel(ids: readonly string[]): Promise<void>;
 }
 
@@ -100,6 +103,18 @@ export function createSlurmCli(exec: Exec = execArgv): SlurmCli {
       const r = await exec(['squeue', '--noheader', '--states=all', `--name=${names.join(',')}`, `--format=${FORMAT}`], TIMEOUT_MS);
       if (r.code !== 0) throw unavailable('squeue', r);
       return parseLines(r.stdout);
+    },
+    async accounted(ids) {
+      if (ids.length === 0) return new Map();
+      // -X: the job's own line, not its steps'. No comment column: sacct keeps comments only with AccountingStoreFlags=job_comment.
+      const r = await exec(['sacct', '--noheader', '--parsable2', `--delimiter=${SEP}`, '--allocations', `--jobs=${ids.join(',')}`, '--format=JobIDRaw,JobName,State'], TIMEOUT_MS);
+      if (r.code !== 0) return null;
+      const out = new Map<string, JobStatus>();
+      for (const l of r.stdout.split('\n').filter((x) => x.trim() !== '')) {
+        const [id = '', name = '', state = ''] = l.split(SEP);
+        out.set(id.trim(), { id: id.trim(), name, state: state.trim().split(/\s+/)[0] ?? '', reason: '', comment: '' });
+      }
+      return out;
     },
     async cancel(ids) {
       if (ids.length === 0) return;

@@ -12,8 +12,9 @@ import type { SlurmConfig } from './config.js';
 import { JobResultFile, type JobEngine, type JobTrialFile } from './job-files.js';
 import { jobComment, jobFiles, jobName, jobScript, sbatchArgv, trialDir, type JobFiles, type JobRequest } from './job-script.js';
 import { jobPhase, queueReasonText, type JobEnd } from './job-states.js';
+import { processesExit, sbatchInFlight, sleep, startedJobIds } from './job-finder.js';
 import { createJobWatcher } from './job-watcher.js';
-import { createSlurmCli, type SlurmCli } from './slurm-cli.js';
+import { createSlurmCli, type JobStatus, type SlurmCli } from './slurm-cli.js';
 
 /**
  * The Slurm target: each trial one batch job running `lm-bench trial-run` on a node. It runs on
@@ -46,7 +47,14 @@ export interface SlurmExecutorDeps {
   readonly parallel: number;
   readonly cli?: SlurmCli;
   readonly now?: () => number;
+  /** Pause before asking Slurm again about a job it did not list (default: the poll interval, at least 1 s). */
+  readonly lookAgainMs?: number;
 }
+
+/** Looks after a job Slurm did not list, before the trial is given up on (a transient empty answer, a controller fail-over). */
+const LOOKS_AGAIN = 2;
+/** How long a resumed controller waits for an sbatch the killed one left running (sbatch retries while slurmctld is busy). */
+const SBATCH_IN_FLIGHT_MAX_MS = 120_000;
 
 /** How the node runs lm-bench: the config's `lm_bench`, else this Node.js and this checkout (on the shared filesystem). */
 export function lmBenchArgv(config: SlurmConfig): string[] {
@@ -109,6 +117,7 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
   const now = deps.now ?? Date.now;
   const watcher = createJobWatcher(cli, Math.round(config.poll_interval_s * 1000));
   const lmBench = lmBenchArgv(config);
+  const lookAgainMs = deps.lookAgainMs ?? Math.max(1000, Math.round(config.poll_interval_s * 1000));
   let running = 0;
 
   const requestFor = (input: TrialInput, comment: string): { req: JobRequest; files: JobFiles } => {
@@ -167,6 +176,54 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
     }
   };
 
+  /**
+   * A job squeue did not list, looked for again: in accounting (sacct, where it is on), then, after a
+   * pause, by its name and comment. Null when neither knows it (then the work dir decides).
+   */
+  const lookAgain = async (handle: SlurmHandle): Promise<JobStatus | null> => {
+    const id = handle.job_id;
+    for (let i = 0; i < LOOKS_AGAIN; i++) {
+      const accounted = id === null ? null : ((await cli.accounted([id]))?.get(id) ?? null);
+      if (accounted !== null) return accounted;
+      await sleep(lookAgainMs);
+      const found = await byComment(handle);
+      if (found !== null) return found;
+      if (readResult(handle.dir) !== null) return null; // it ended meanwhile: the result decides
+    }
+    return null;
+  };
+
+  /** The job squeue lists under the trial's name with its comment (the nonce makes it this trial's), the newest if several. */
+  const byComment = async (handle: SlurmHandle): Promise<JobStatus | null> =>
+    (await cli.findByName([handle.name])).filter((j) => j.comment === handle.comment && (handle.job_id === null || j.id === handle.job_id)).at(-1) ?? null;
+
+  /**
+   * A stored handle's job, found again by a controller that starts: by its id, or (killed between
+   * sbatch and storing the id) by an sbatch still running here, its name and comment, or the output
+   * file it left; then in any state Slurm, accounting or the work dir remembers. Null when nothing
+   * says the job exists: the trial is re-queued.
+   */
+  const locate = async (stored: SlurmHandle, hooks: RunHooks | undefined): Promise<SlurmHandle | null> => {
+    let handle = stored;
+    if (handle.job_id === null) {
+      // The killed controller's sbatch outlives it and may submit after this look: wait for it first.
+      const inflight = sbatchInFlight(handle.comment);
+      if (inflight.length > 0) {
+        hooks?.onPhase?.({ phase: 'queued', detail: 'waiting for the sbatch an earlier controller started' });
+        await processesExit(inflight, SBATCH_IN_FLIGHT_MAX_MS);
+      }
+      const id = (await byComment(handle))?.id ?? startedJobIds(handle.dir, handle.comment).at(-1) ?? (await lookAgain(handle))?.id ?? null;
+      if (id === null) return null; // never submitted
+      handle = { ...handle, job_id: id, attempts: [...handle.attempts, id], submitted_at_ms: null };
+      hooks?.onHandle?.(handle);
+      return handle; // follow() reads a result the job left if Slurm has forgotten it
+    }
+    const id = handle.job_id;
+    if ((await cli.query([id])).has(id)) return handle;
+    if (readResult(handle.dir) !== null) return handle;
+    return (await lookAgain(handle)) === null ? null : handle;
+  };
+
   /** Waits for the job to end (resubmitting after a cluster fault), reporting queue and run phases. */
   const follow = async (input: TrialInput, first: SlurmHandle, hooks: RunHooks | undefined): Promise<TrialOutcome> => {
     let handle = first;
@@ -192,14 +249,17 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
       const status = await Promise.race([watcher.next(jobId, aborted ? undefined : signal), measuredResult(handle.dir, fileWait.signal)]);
       fileWait.abort();
       if (status === 'measured') return finished({ ...handle, state: 'COMPLETED' }, 'completed', runStartMs, hooks);
-      if (status === null) {
+      let known = status;
+      if (known === null) {
         if (!aborted && isAborted(signal)) continue; // woken by the stop: decide above
-        return outcomeOf(handle, 'forgotten', runStartMs);
+        // Not listed: a result in the work dir settles it; without one, Slurm is asked again before the job counts as lost.
+        known = readResult(handle.dir) === null ? await lookAgain(handle) : null;
+        if (known === null) return outcomeOf(handle, 'forgotten', runStartMs);
       }
-      const phase = jobPhase(status.state);
+      const phase = jobPhase(known.state);
       switch (phase.phase) {
         case 'queued': {
-          const detail = queueReasonText(status.reason);
+          const detail = queueReasonText(known.reason);
           if (lastPhase !== `queued:${detail}`) hooks?.onPhase?.({ phase: 'queued', detail });
           lastPhase = `queued:${detail}`;
           continue;
@@ -213,7 +273,7 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
           lastPhase = 'running';
           continue;
         case 'ended': {
-          handle = { ...handle, state: status.state };
+          handle = { ...handle, state: known.state };
           if (phase.end === 'cluster_fault' && handle.attempts.length <= config.max_resubmits) {
             // Not the configuration's doing: the same trial again, as a new job.
             handle = await submit(input, handle, hooks);
@@ -278,16 +338,14 @@ export function createSlurmExecutor(spec: SlurmSpec, deps: SlurmExecutorDeps): E
     },
     async reattach(input, raw, hooks) {
       const parsed = SlurmHandle.safeParse(raw);
-      if (!parsed.success || parsed.data.cancelled_by_lm_bench === true) return null;
-      let handle = parsed.data;
-      if (handle.job_id === null) {
-        // Killed between sbatch and storing its answer: the job, if any, is known by name and comment.
-        const found = (await cli.findByName([handle.name])).filter((j) => j.comment === handle.comment);
-        const job = found.at(-1);
-        if (job === undefined) return null;
-        handle = { ...handle, job_id: job.id, attempts: [...handle.attempts, job.id], submitted_at_ms: null };
-        hooks?.onHandle?.(handle);
+      if (!parsed.success) return null;
+      if (parsed.data.cancelled_by_lm_bench === true) {
+        // lm-bench meant to cancel it (the trial runs again); a controller killed before its scancel left it running.
+        if (parsed.data.job_id !== null) await cli.cancel([parsed.data.job_id]);
+        return null;
       }
+      const handle = await locate(parsed.data, hooks);
+      if (handle === null) return null;
       running++;
       const outcome = follow(input, handle, hooks).finally(() => running--);
       return { outcome };

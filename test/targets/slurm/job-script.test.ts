@@ -20,9 +20,12 @@ test('the job script hands every value to bash literally: quotes, $(…), backti
   const config = SlurmConfig.parse({ partition: 'gpu', time_limit: '10', engine: 'sim', work_dir: dir, env: { LMB_HOSTILE: hostile }, setup: ['export LMB_SETUP_RAN=yes'] });
   const file = join(files.dir, 'job.sh');
   writeFileSync(file, jobScript(config, { name: 'lmb-s-t1', comment: 'lmb-trial-1', gpus: 2, files, lmBench: [process.execPath, echo, hostile] }));
-  const r = spawnSync('bash', [file], { cwd: files.dir, encoding: 'utf8' });
+  const r = spawnSync('bash', [file], { cwd: files.dir, encoding: 'utf8', env: { ...process.env, SLURM_JOB_ID: '77' } });
   assert.equal(r.status, 0, r.stderr);
-  const seen = JSON.parse(r.stdout) as { argv: string[]; env: string };
+  const [said, argvLine] = r.stdout.trim().split('\n');
+  // The job's output first names the job and its comment: how a restarted controller recognises it (job-finder.ts).
+  assert.equal(said, 'lm-bench job 77: lmb-trial-1');
+  const seen = JSON.parse(argvLine ?? '') as { argv: string[]; env: string };
   assert.deepEqual(seen.argv, [hostile, 'trial-run', '--trial', files.trial, '--result', files.result]);
   assert.equal(seen.env, hostile);
   for (const f of ['PWNED', 'PWNED2', 'PWNED3']) assert.equal(existsSync(join(files.dir, f)) || existsSync(join(dir, f)), false, `${f} was not created`);

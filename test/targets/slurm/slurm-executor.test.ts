@@ -17,14 +17,15 @@ import { createSlurmCli, type SlurmCli } from '../../../src/targets/slurm/slurm-
 import { TargetSpec, type TargetSpecInput } from '../../../src/targets/spec.js';
 import type { TuneEvent } from '../../../src/tune/loop.js';
 import { runStudy, trialInputOf } from '../../../src/tune/study-runner.js';
-import { slurmSkipReason } from '../../helpers/slurm.js';
+import { localSlurm } from '../../helpers/slurm.js';
 
 /**
  * The Slurm target against a real cluster: scripts/slurm-local.sh up (one node, four placeholder
  * GPUs). Each study here is real sbatch jobs running `lm-bench trial-run` on the node; the tests run
  * side by side, as studies sharing a cluster do.
  */
-const skip = slurmSkipReason();
+const cluster = localSlurm();
+const skip = cluster.skip;
 const catalog = defaultCatalog();
 const spacePath = join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml');
 const space = loadSpace(spacePath);
@@ -52,7 +53,7 @@ async function study(name: string, opts: { gpus?: number; budget: number; parall
   const dir = mkdtempSync(join(tmpdir(), `lmb-slurm-${name}-`));
   const workDir = join(dir, 'work');
   const store = openStore(join(dir, 'h.db'));
-  const target = TargetSpec.parse({ kind: 'slurm', partition: 'gpu', time_limit: '5', engine: 'sim', work_dir: workDir, poll_interval_s: 0.3, ...opts.slurm });
+  const target = TargetSpec.parse({ kind: 'slurm', partition: cluster.partition, time_limit: '5', engine: 'sim', work_dir: workDir, poll_interval_s: 0.3, ...opts.slurm });
   const spec = StudySpec.parse({
     name,
     space: spacePath,
@@ -110,7 +111,7 @@ function maxOverlap(iv: { start: number; end: number; gpus: number }[], weight: 
 }
 
 describe('the Slurm target on a real cluster', { skip, concurrency: true, timeout: 300_000 }, () => {
-  test('a study of 4 trials with 2 jobs at a time completes, each trial one job, with the sim target’s numbers', async () => {
+  test('a study of 4 trials with 2 jobs at a time completes, each trial one job, with the sim target’s numbers', { timeout: 120_000 }, async () => {
     const run = await study('four-by-two', { budget: 4, parallel: 2, slurm: {} });
     assert.equal(run.reason, 'budget');
     assert.equal(run.trials.length, 4);
@@ -131,7 +132,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     if (local.status === 'ok') assert.equal(first.result?.output_throughput, local.result.output_throughput);
   });
 
-  test('jobs that need more GPUs than are free wait in the queue behind each other (queue time is not trial time)', async () => {
+  test('jobs that need more GPUs than are free wait in the queue behind each other (queue time is not trial time)', { timeout: 120_000 }, async () => {
     const tp2: ServerConfig[] = [{ tensor_parallel_size: 2 }, { tensor_parallel_size: 2, max_num_seqs: 128 }, { tensor_parallel_size: 2, max_num_seqs: 64 }];
     const run = await study('queued', { gpus: 4, budget: 4, parallel: 4, enqueue: tp2, slurm: { setup: ['sleep 2'] } });
     assert.equal(run.reason, 'budget');
@@ -152,7 +153,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     }
   });
 
-  test('a configuration the engine refuses fails its job, and the trial is a launch failure with vLLM’s reason', async () => {
+  test('a configuration the engine refuses fails its job, and the trial is a launch failure with vLLM’s reason', { timeout: 120_000 }, async () => {
     const refused: ServerConfig = { enable_chunked_prefill: false, max_num_batched_tokens: 2048, max_model_len: 8192 };
     const run = await study('refused', { budget: 2, parallel: 2, enqueue: [refused], slurm: {} });
     const t = run.trials.find((x) => x.config.max_num_batched_tokens === 2048) as Trial;
@@ -162,7 +163,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     assert.match(t.failure_reason ?? '', /max_num_batched_tokens \(2048\) is smaller than max_model_len/);
   });
 
-  test('a job that outlives its time limit ends as a trial time-out, not as a configuration that fails to start', async () => {
+  test('a job that outlives its time limit ends as a trial time-out, not as a configuration that fails to start', { timeout: 180_000 }, async () => {
     const run = await study('timeout', { budget: 1, parallel: 1, slurm: { time_limit: '1', engine: 'vllm', vllm: fakeVllm, env: { LMB_FAKE_VLLM_MODE: 'hang' }, startup_timeout_s: 3600, poll_interval_s: 1 } });
     const t = run.trials[0] as Trial;
     assert.equal(t.state, 'failed');
@@ -172,9 +173,9 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     assert.equal((t.attrs['failure'] as { class?: string } | undefined)?.class, 'timeout');
   });
 
-  test('a controller killed between sbatch and storing the job id finds its job again by name and comment', async () => {
+  test('a controller killed between sbatch and storing the job id finds its job again by name and comment', { timeout: 120_000 }, async () => {
     const dir = mkdtempSync(join(tmpdir(), 'lmb-slurm-lost-id-'));
-    const target = TargetSpec.parse({ kind: 'slurm', partition: 'gpu', time_limit: '5', engine: 'sim', work_dir: join(dir, 'work'), poll_interval_s: 0.3, setup: ['sleep 2'] });
+    const target = TargetSpec.parse({ kind: 'slurm', partition: cluster.partition, time_limit: '5', engine: 'sim', work_dir: join(dir, 'work'), poll_interval_s: 0.3, setup: ['sleep 2'] });
     if (target.kind !== 'slurm') throw new Error('unreachable');
     const spec = StudySpec.parse({ name: `lost-id-${process.pid}`, space: spacePath, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo: workload.slo, objectives: [...DEFAULT_OBJECTIVES], target: JSON.stringify(target), seed: 1, budget_trials: 1, budget_hours: null, parallel: 1 });
     const input = trialInputOf(spec, { id: 41, number: 0, config: {} } as Trial);
@@ -210,7 +211,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     }
   });
 
-  test('a job lost to a node failure is resubmitted as a new job, within max_resubmits, and never counted as infeasible', async () => {
+  test('a job lost to a node failure is resubmitted as a new job, within max_resubmits, and never counted as infeasible', { timeout: 120_000 }, async () => {
     // A real node failure would kill every test's jobs on this one-node cluster, so the fault is
     // injected where Slurm reports it: the first job really is killed (scancel) once it runs, and
     // squeue's answer for it says NODE_FAIL. Everything else is the real cluster.
@@ -234,7 +235,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
       };
     };
     const dir = mkdtempSync(join(tmpdir(), 'lmb-slurm-nodefail-'));
-    const base = { kind: 'slurm', partition: 'gpu', time_limit: '5', engine: 'sim', work_dir: join(dir, 'work'), poll_interval_s: 0.3, setup: ['sleep 1'] };
+    const base = { kind: 'slurm', partition: cluster.partition, time_limit: '5', engine: 'sim', work_dir: join(dir, 'work'), poll_interval_s: 0.3, setup: ['sleep 1'] };
     const spec = StudySpec.parse({ name: `nodefail-${process.pid}`, space: spacePath, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo: workload.slo, objectives: [...DEFAULT_OBJECTIVES], target: JSON.stringify(base), seed: 1, budget_trials: 1, budget_hours: null, parallel: 1 });
     const resubmitting = TargetSpec.parse(base);
     const cli = faultingCli();
@@ -258,7 +259,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     assert.match(lost.reason, /NODE_FAIL/);
   });
 
-  test('a job cancelled by someone else ends its trial as cancelled, not infeasible', async () => {
+  test('a job cancelled by someone else ends its trial as cancelled, not infeasible', { timeout: 120_000 }, async () => {
     let cancelled = false;
     const run = await study('cancelled', {
       budget: 1,
