@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { assertNever } from '../errors.js';
 
 /**
  * Latency service-level objectives. Aggregate keys (`ttft_p99_ms`, …) constrain a run's percentiles;
@@ -94,4 +95,61 @@ export function checkSlo(slo: Slo | undefined, result: Readonly<Record<string, u
     checks.push({ key, limitMs: limit, valueMs: value, ok: value <= limit });
   }
   return checks;
+}
+
+/**
+ * Requests a run lost: sent but never answered in full (an HTTP error, a dropped connection, a
+ * harness's `failed` count). The latency figures of a result describe only the requests that
+ * completed, so a run that lost requests looks better than it was unless the loss is counted.
+ */
+export interface LostRequests {
+  readonly lost: number;
+  readonly total: number;
+  /** lost ÷ total, 0 when nothing was sent. */
+  readonly share: number;
+}
+
+export function lostRequests(result: { readonly completed: number; readonly failed: number }): LostRequests {
+  const total = result.completed + result.failed;
+  return { lost: result.failed, total, share: total === 0 ? 0 : result.failed / total };
+}
+
+/**
+ * The share of requests an SLO key tolerates losing. A lost request counts as one that missed every
+ * latency limit, so "p99 ≤ T" (99% of requests within T) survives at most 1% lost, p90 10%, p50
+ * half; a mean has no room for a request that never finished.
+ */
+export function lostShareAllowed(key: SloKey): number {
+  const { stat } = sloField(key);
+  switch (stat) {
+    case 'mean':
+      return 0;
+    case 'p50':
+      return 0.5;
+    case 'p90':
+      return 0.1;
+    case 'p95':
+      return 0.05;
+    case 'p99':
+      return 0.01;
+    default:
+      return assertNever(stat, 'SLO statistic');
+  }
+}
+
+/** The SLO keys whose limit the run's lost requests break on their own (empty when none do). */
+export function lostBreaks(slo: Slo | undefined, result: { readonly completed: number; readonly failed: number }): SloKey[] {
+  if (slo === undefined) return [];
+  const { share } = lostRequests(result);
+  if (share === 0) return [];
+  return SLO_KEYS.filter((k) => slo[k] !== undefined && share > lostShareAllowed(k));
+}
+
+/**
+ * The SLO verdict of a measured run: every latency limit holds for the requests that completed, and
+ * the requests it lost are few enough that each limit would hold with them counted as misses.
+ * (`checkSlo` alone reads only the percentiles, which describe the completed requests.)
+ */
+export function meetsSlo(slo: Slo | undefined, result: Readonly<Record<string, unknown>> & { readonly completed: number; readonly failed: number }): boolean {
+  return checkSlo(slo, result).every((c) => c.ok) && lostBreaks(slo, result).length === 0;
 }

@@ -16,8 +16,8 @@ export function isFinished(s: TrialState): boolean {
   return s === 'complete' || s === 'failed' || s === 'pruned';
 }
 
-/** How a trial's configuration was chosen. */
-export const TrialOrigin = z.enum(['default', 'space_filling', 'simulated', 'history', 'surrogate', 'random', 'grid', 'enqueued', 'ingested']);
+/** How a trial's configuration was chosen (`remeasure`: an earlier trial's configuration again, to tell tied ones apart). */
+export const TrialOrigin = z.enum(['default', 'space_filling', 'simulated', 'history', 'surrogate', 'random', 'grid', 'enqueued', 'ingested', 'remeasure']);
 export type TrialOrigin = z.infer<typeof TrialOrigin>;
 
 export const ObjectiveName = z.enum([

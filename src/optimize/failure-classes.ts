@@ -6,7 +6,8 @@ import { z } from 'zod';
  * (test/fixtures/vllm-failures holds a corpus of real messages, V0 and V1 engines), and the numbers the
  * message states are kept as facts: the failure rules (failure-rules.ts) turn them into constraints on
  * the knobs. The order of the patterns matters: an OOM during CUDA-graph capture is a graph failure, and
- * a KV-cache shortfall mentions memory but is not an OOM.
+ * a KV-cache shortfall mentions memory but is not an OOM. Other engines behind a command target say the
+ * same things in their own words; llama.cpp's (test/fixtures/vllm-failures/llama-cpp.json) are read too.
  */
 export const FAILURE_CLASSES = [
   'oom_load',
@@ -16,6 +17,7 @@ export const FAILURE_CLASSES = [
   'cuda_graph',
   'unsupported_quantization',
   'unsupported_dtype',
+  'knob_limit',
   'timeout',
   'crash',
   'unknown',
@@ -44,6 +46,7 @@ export const FAILURE_CLASS_TEXT: Record<FailureClass, string> = {
   cuda_graph: 'CUDA-graph capture failed',
   unsupported_quantization: 'quantization not supported on this GPU or checkpoint',
   unsupported_dtype: 'dtype not supported on this GPU',
+  knob_limit: 'a knob past a limit the server states',
   timeout: 'time-out',
   crash: 'crash',
   unknown: 'unknown',
@@ -144,18 +147,37 @@ function promptFacts(text: string, f: Facts): void {
     put(f, 'max_model_len', num(m[2]));
     return;
   }
+  // llama-server: "request (5000 tokens) exceeds the available context size (4096 tokens)", or the older
+  // bare sentence with the numbers as fields of the error body. Its context is one slot's.
+  m = new RegExp(`request \\(${N} tokens\\) exceeds the available context size \\(${N} tokens\\)`, 'i').exec(text);
+  if (m !== null) {
+    put(f, 'prompt_tokens', num(m[1]));
+    put(f, 'requested_tokens', num(m[1]));
+    put(f, 'max_model_len', num(m[2]));
+    return;
+  }
+  if (/exceeds the available context size|exceed_context_size_error/i.test(text)) {
+    const p = num(new RegExp(`"n_prompt_tokens"\\s*:\\s*${N}`).exec(text)?.[1]);
+    put(f, 'prompt_tokens', p);
+    put(f, 'requested_tokens', p);
+    put(f, 'max_model_len', num(new RegExp(`"n_ctx"\\s*:\\s*${N}`).exec(text)?.[1]));
+    return;
+  }
   m = new RegExp(`prompts? of ${N} tokens`, 'i').exec(text);
   if (m !== null) put(f, 'prompt_tokens', num(m[1]));
   m = new RegExp(`max_model_len (?:of |= ?|\\()?${N}`, 'i').exec(text);
   if (m !== null) put(f, 'max_model_len', num(m[1]));
 }
 
+/** Server parameters whose stated bound is a bound on one knob: other engines' names for vLLM's knobs. */
+const BOUND_PARAMS: Readonly<Record<string, string>> = { n_seq_max: 'max_num_seqs', n_parallel: 'max_num_seqs' };
+
 const PATTERNS: readonly Pattern[] = [
   // CUDA graphs first: their OOMs and stream errors mention memory or CUDA, but the knob is the graphs.
   { class: 'cuda_graph', re: /capture_end\(\)[\s\S]{0,600}?(?:CUDA error|out of memory)|error during capture|VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS|(?:out of memory|error)[^\n]{0,80}(?:during|while) (?:cuda ?graph|graph) captur|cuda ?graph captur\w*[^\n]{0,80}(?:fail|error|out of memory)|operation not permitted when stream is capturing|cudaErrorStreamCaptur\w+|capture_sizes?[^\n]{0,60}(?:must|should|exceed)/i },
   {
     class: 'kv_cache_too_small',
-    re: /KV cache is needed, which is larger than the available KV cache memory|larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|insufficient (?:memory|space) for (?:the )?KV cache|num_gpu_blocks[^\n]{0,40}(?:<=|is) 0/i,
+    re: /KV cache is needed, which is larger than the available KV cache memory|larger than the maximum number of tokens that can be stored in KV cache|No available memory for the cache blocks|insufficient (?:memory|space) for (?:the )?KV cache|num_gpu_blocks[^\n]{0,40}(?:<=|is) 0|failed to allocate buffer for kv cache|llama_kv_cache_init\(\) failed/i,
     facts: (_m, text, f) => {
       let m = new RegExp(`max seq len \\(${N}\\), \\(${N} GiB KV cache is needed, which is larger than the available KV cache memory \\(${N} GiB\\)`, 'i').exec(text);
       if (m !== null) {
@@ -171,11 +193,13 @@ const PATTERNS: readonly Pattern[] = [
         put(f, 'estimated_max_model_len', num(m[2]));
       }
       if (/No available memory for the cache blocks/i.test(text)) f['kind'] = 'no_blocks';
+      // llama.cpp allocates the whole cache (context × slots) at start-up and stops when the allocation fails.
+      if (/failed to allocate buffer for kv cache|llama_kv_cache_init\(\) failed/i.test(text)) f['kind'] = 'alloc';
     },
   },
   {
     class: 'prompt_too_long',
-    re: /maximum context length is [\d,]+ tokens|model's context length is only [\d,]+ tokens|too long to fit into the model|max_tokens must be at least 1, got -|is longer than the maximum model length|is too long and exceeds (?:the )?limit|maximum context length is exceeded|prompts? of [\d,]+ tokens|max_model_len[^\n]{0,60}rejects[^\n]{0,40}long requests|exceeds? (?:the )?max(?:imum)?[ _]model[ _]len/i,
+    re: /maximum context length is [\d,]+ tokens|model's context length is only [\d,]+ tokens|too long to fit into the model|max_tokens must be at least 1, got -|is longer than the maximum model length|is too long and exceeds (?:the )?limit|maximum context length is exceeded|prompts? of [\d,]+ tokens|max_model_len[^\n]{0,60}rejects[^\n]{0,40}long requests|exceeds? (?:the )?max(?:imum)?[ _]model[ _]len|exceeds the available context size|exceed_context_size_error/i,
     facts: (_m, text, f) => promptFacts(text, f),
   },
   {
@@ -214,9 +238,24 @@ const PATTERNS: readonly Pattern[] = [
       if (g !== null) put(f, 'tried_mib', (num(g[1]) ?? 0) * 1024);
     },
   },
+  {
+    // A server that states the bound it enforces ("n_seq_max must be <= 64", llama.cpp's slot limit): the
+    // rule is that bound, on the knob the parameter is named for.
+    class: 'knob_limit',
+    re: new RegExp(`\\b(${Object.keys(BOUND_PARAMS).join('|')})\\s+must be\\s*(<=|<|>=|>)\\s*${N}`, 'i'),
+    facts: (m, _text, f) => {
+      const param = (m[1] ?? '').toLowerCase();
+      put(f, 'param', param);
+      put(f, 'knob', BOUND_PARAMS[param]);
+      put(f, 'bound_op', m[2]);
+      put(f, 'bound', num(m[3]));
+    },
+  },
   { class: 'timeout', re: /timed? ?out|time-out|not healthy after|Watchdog caught collective operation timeout|deadline exceeded|outlived the [\d,]+ ms/i },
   { class: 'crash', re: /Segmentation fault|core dumped|SIGSEGV|SIGKILL|SIGABRT|killed|exited (?:-9|137|139|134)\b|EngineDeadError|EngineCore encountered|NCCL error|illegal memory access|died|Fatal Python error|fatal signal|Engine core initialization failed/i },
 ];
+
+const ERRORISH = /error|fail|exception|abort|fatal|must be|invalid|cannot|unable|refused|exiting/i;
 
 /** The first line of `text` that `re` matches, trimmed to 300 characters. */
 function evidenceLine(text: string, re: RegExp): string {
@@ -254,7 +293,10 @@ export function classifyFailure(report: FailureReport): ClassifiedFailure {
   const hit = matchText(report.reason, report.started);
   if (hit !== null) return hit;
   const said = report.reason.trim() === '' ? (report.httpErrors?.[0]?.message ?? '') : report.reason;
-  const evidence = said.trim().split('\n').find((l) => l.trim() !== '')?.trim().slice(0, 300) ?? '';
+  const lines = said.split('\n').map((l) => l.trim()).filter((l) => l !== '');
+  // An unrecognised log's first line is often a banner; its last line that reads like an error says what
+  // went wrong, and is what two identical failures are recognised by (failure-rules.ts).
+  const evidence = (lines.findLast((l) => ERRORISH.test(l)) ?? lines[0] ?? '').slice(0, 300);
   if (report.code === 'LMB_ERR_TRIAL_TIMEOUT') return { class: 'timeout', facts: {}, evidence };
   if (report.code === 'LMB_ERR_SERVER_CRASHED') return { class: 'crash', facts: {}, evidence };
   return { class: 'unknown', facts: {}, evidence };

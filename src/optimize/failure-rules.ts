@@ -1,6 +1,11 @@
 import { z } from 'zod';
 import type { ResolvedServerConfig } from '../domain/index.js';
 import { FAILURE_CLASS_TEXT, FailureClass, type ClassifiedFailure } from './failure-classes.js';
+import { contrastDrafts, failureKey, type RuleBound } from './contrast-rules.js';
+import { RuleCondition, RuleOp, type FailureEvidence } from './rule-condition.js';
+
+export type { RuleBound } from './contrast-rules.js';
+export { RuleCondition, RuleOp, type FailureEvidence } from './rule-condition.js';
 
 /**
  * Failures as knowledge: each classified failure whose class names its cause becomes a rule on the
@@ -9,19 +14,11 @@ import { FAILURE_CLASS_TEXT, FailureClass, type ClassifiedFailure } from './fail
  * depends on, fails too (a KV-cache shortfall at max_model_len 32k and gpu_memory_utilization 0.8 on one
  * GPU will recur at 64k and 0.7 on one GPU, not at 0.95 or on two). Where the message states the bound
  * itself the rule uses it (the prompt length vLLM refused; the longest context the KV cache holds).
- * Time-outs, crashes and unknown failures make no rule: they say nothing about which knob, and the
- * learned feasibility classifier takes them instead.
+ * Where a server states the bound it enforces (llama.cpp's "n_seq_max must be <= 64") the rule is that bound.
+ * Time-outs, crashes and unknown failures name no knob; they teach by contrast with the trials that got
+ * further (contrast-rules.ts): an unknown failure rules out its suspect knobs' dominance region, and a
+ * failure seen twice the whole region past what worked.
  */
-export const RuleOp = z.enum(['<', '<=', '>=', '>', '==']);
-export type RuleOp = z.infer<typeof RuleOp>;
-
-export const RuleCondition = z.strictObject({
-  knob: z.string(),
-  op: RuleOp,
-  value: z.union([z.number(), z.string(), z.boolean()]),
-});
-export type RuleCondition = z.infer<typeof RuleCondition>;
-
 export const RuleTrial = z.strictObject({ study: z.string(), number: z.int().nonnegative() });
 export type RuleTrial = z.infer<typeof RuleTrial>;
 
@@ -37,13 +34,6 @@ export const FailureRule = z.strictObject({
   scope: z.enum(['deployment', 'workload']),
 });
 export type FailureRule = z.infer<typeof FailureRule>;
-
-export interface FailureEvidence {
-  readonly study: string;
-  readonly number: number;
-  readonly config: ResolvedServerConfig;
-  readonly failure: ClassifiedFailure;
-}
 
 type Resolved = Readonly<Record<string, unknown>>;
 
@@ -97,6 +87,9 @@ export function conditionsFor(failure: ClassifiedFailure, r: ResolvedServerConfi
       // Activation and sampler memory grow with the token budget and the batch: both are part of the region.
       const base = [tp, quant, { knob: 'kv_cache_dtype', op: '==', value: r.kv_cache_dtype } as RuleCondition, { knob: 'gpu_memory_utilization', op: '<=', value: r.gpu_memory_utilization } as RuleCondition, batched, seqs];
       if (failure.facts['kind'] === 'no_blocks') return base;
+      // An allocation that failed outright (llama.cpp sizes the cache from the context and the slots, not
+      // from a memory share): more context or more sequences fail the same way, whatever the utilization.
+      if (failure.facts['kind'] === 'alloc') return [tp, quant, { knob: 'kv_cache_dtype', op: '==', value: r.kv_cache_dtype }, seqs, { knob: 'max_model_len', op: '>=', value: r.max_model_len }];
       return [...base, fits === undefined ? { knob: 'max_model_len', op: '>=', value: r.max_model_len } : { knob: 'max_model_len', op: '>', value: fits }];
     }
     case 'oom_load':
@@ -122,12 +115,23 @@ export function conditionsFor(failure: ClassifiedFailure, r: ResolvedServerConfi
       if (kv === undefined && (r.kv_cache_dtype === 'auto' || failure.facts['dtype'] === 'bfloat16')) return null;
       return [{ knob: 'kv_cache_dtype', op: '==', value: typeof kv === 'string' && r.kv_cache_dtype !== 'auto' ? r.kv_cache_dtype : (kv ?? r.kv_cache_dtype) }];
     }
+    case 'knob_limit': {
+      const knob = failure.facts['knob'];
+      const bound = fact(failure, 'bound');
+      const stated = RuleOp.safeParse(failure.facts['bound_op']);
+      if (typeof knob !== 'string' || bound === undefined || !stated.success || stated.data === '==') return null;
+      // "must be <= 64" rules out what is above 64.
+      return [{ knob, op: OUTSIDE[stated.data], value: bound }];
+    }
     case 'timeout':
     case 'crash':
     case 'unknown':
       return null;
   }
 }
+
+/** The region outside a stated bound: `must be <= b` fails above b. */
+const OUTSIDE: Record<Exclude<RuleOp, '=='>, RuleOp> = { '<=': '>', '<': '>=', '>=': '<', '>': '<=' };
 
 const fmt = (v: RuleCondition['value']): string => (typeof v === 'number' ? v.toLocaleString('en') : String(v));
 const OPPOSITE: Record<RuleOp, string> = { '<': '>=', '<=': '>', '>=': '<', '>': '<=', '==': '!=' };
@@ -148,6 +152,15 @@ function because(rule: Pick<FailureRule, 'class'>, evidence: readonly FailureEvi
   if (rule.class === 'kv_cache_too_small' && f !== undefined) {
     const fits = fact(f, 'estimated_max_model_len');
     if (fits !== undefined) return `failed: the KV cache holds ${fits.toLocaleString('en')} tokens`;
+    if (f.facts['kind'] === 'alloc') return 'failed: the KV cache could not be allocated';
+  }
+  if (rule.class === 'knob_limit' && f !== undefined && typeof f.facts['param'] === 'string') {
+    return `failed: the server caps ${f.facts['param']} (${f.evidence.slice(0, 120)})`;
+  }
+  if ((rule.class === 'unknown' || rule.class === 'crash' || rule.class === 'timeout') && f !== undefined) {
+    // A rule learned by contrast: the words it was recognised by, and that every trial that worked lies outside it.
+    const same = evidence.length > 1 && new Set(evidence.map(failureKey)).size === 1 ? 'the same way' : `(${FAILURE_CLASS_TEXT[rule.class]})`;
+    return `failed ${same}, unlike every trial that got further: "${f.evidence.slice(0, 120)}"`;
   }
   return `failed: ${FAILURE_CLASS_TEXT[rule.class]}`;
 }
@@ -186,7 +199,7 @@ function within(a: readonly RuleCondition[], b: readonly RuleCondition[]): boole
  * is dropped (its trials move to the wider rule). `study` names the study the text is written for
  * (its own trials by number, others' as study#number).
  */
-export function learnRules(evidence: readonly FailureEvidence[], study?: string): FailureRule[] {
+export function learnRules(evidence: readonly FailureEvidence[], study?: string, bounds: readonly RuleBound[] = []): FailureRule[] {
   interface Draft {
     cls: FailureClass;
     avoid: RuleCondition[];
@@ -216,6 +229,13 @@ export function learnRules(evidence: readonly FailureEvidence[], study?: string)
     if (same !== undefined) same.ev.push(e);
     else drafts.push({ cls: e.failure.class, avoid, ev: [e] });
   }
+  // Failures that name no knob, contrasted with the trials that got further.
+  for (const d of contrastDrafts(evidence, bounds)) {
+    const key = conditionsKey(d.avoid);
+    const same = drafts.find((x) => x.cls === d.cls && conditionsKey(x.avoid) === key);
+    if (same !== undefined) same.ev.push(...d.ev.filter((e) => !same.ev.includes(e)));
+    else drafts.push({ cls: d.cls, avoid: [...d.avoid], ev: [...d.ev] });
+  }
   // Fold regions contained in a wider one into it (the first-found wider region keeps them).
   const kept: Draft[] = [];
   for (const d of drafts) {
@@ -231,7 +251,8 @@ export function learnRules(evidence: readonly FailureEvidence[], study?: string)
       trials,
       text: `${ruleRegionText(d.avoid)}: ${trialList(trials, study)} ${because({ class: d.cls }, d.ev)}`,
       // Prompt lengths and run-time memory peaks depend on the workload the server saw.
-      scope: d.cls === 'prompt_too_long' || d.cls === 'oom_runtime' ? 'workload' : 'deployment',
+      // Rules learned by contrast stand on what this workload's trials did, not on a stated cause.
+      scope: d.cls === 'prompt_too_long' || d.cls === 'oom_runtime' || d.cls === 'unknown' || d.cls === 'crash' || d.cls === 'timeout' ? 'workload' : 'deployment',
     };
   });
 }

@@ -1,11 +1,14 @@
-import type { BenchmarkResult, Objective, ServerConfig, Slo, Study, StudySpec, Trial } from '../domain/index.js';
+import { lostBreaks, type BenchmarkResult, type Objective, type ServerConfig, type Slo, type Study, type StudySpec, type Trial } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { Rng } from '../util/rng.js';
 import { goodputPerGpu, objectiveTarget, objectiveVector, sloConstraints } from './objectives.js';
 import { paretoFront } from './pareto.js';
 import type { Sampler } from './sampler.js';
-import { targetsOf } from '../model/targets.js';
+import { targetsOf, type TargetValues } from '../model/targets.js';
+import { remeasureCandidate } from './repeats.js';
+import { configKey } from './sampler.js';
+import { initialDesignSize } from './surrogate-sampler.js';
 
 /**
  * A study with ask/tell over the store (Optuna's Study facade, aesthetics-anchors §4.7). The store
@@ -17,12 +20,15 @@ export type TellOutcome =
   | { readonly state: 'failed'; readonly reason: string; readonly started: boolean | null }
   | { readonly state: 'pruned'; readonly reason?: string };
 
-/** Objective values of a measured result (goodput is throughput per GPU when the SLOs hold, else 0). */
+/**
+ * Objective values of a measured result (goodput is throughput per GPU when the SLOs hold, else 0; the
+ * SLOs hold only if the requests the run lost, counted as misses, break none of them).
+ */
 export function valuesFromResult(result: BenchmarkResult, objectives: readonly Objective[], slo: Slo, gpuCount: number): Record<string, number | null> {
   const t = targetsOf(result, gpuCount);
   const out: Record<string, number | null> = {};
   for (const o of objectives) {
-    if (o.name === 'goodput_per_gpu') out[o.name] = goodputPerGpu(t, sloConstraints(slo));
+    if (o.name === 'goodput_per_gpu') out[o.name] = lostBreaks(slo, result).length > 0 ? 0 : goodputPerGpu(t, sloConstraints(slo));
     else if (o.name === 'max_rate_under_slo') out[o.name] = null;
     else out[o.name] = t[objectiveTarget(o.name)] ?? null;
   }
@@ -33,13 +39,15 @@ export class OptimizationStudy {
   readonly #store: Store;
   readonly #sampler: Sampler;
   readonly #rng: Rng;
+  readonly #remeasure: boolean;
   readonly id: number;
 
   /** Use `createOptimizationStudy`. */
-  constructor(store: Store, study: Study, sampler: Sampler, rng: Rng) {
+  constructor(store: Store, study: Study, sampler: Sampler, rng: Rng, opts: StudyOptions = {}) {
     this.#store = store;
     this.#sampler = sampler;
     this.#rng = rng;
+    this.#remeasure = opts.remeasure ?? true;
     this.id = study.id;
   }
 
@@ -59,8 +67,9 @@ export class OptimizationStudy {
   }
 
   /**
-   * Up to q running trials: enqueued (waiting) ones first, then the sampler's proposals, each created
-   * running so another executor cannot take it.
+   * Up to q running trials: enqueued (waiting) ones first, then a re-measurement when the best measured
+   * configurations are within noise of each other (repeats.ts; one per ask, once the initial design is
+   * done), then the sampler's proposals, each created running so another executor cannot take it.
    */
   async ask(q = 1): Promise<Trial[]> {
     const out: Trial[] = [];
@@ -68,6 +77,13 @@ export class OptimizationStudy {
       const claimed = this.#store.claimWaitingTrial(this.id);
       if (claimed === null) break;
       out.push(claimed);
+    }
+    const spec = this.spec;
+    const finished = this.trials().filter((t) => t.state === 'complete' || t.state === 'failed').length;
+    if (out.length < q && this.#remeasure && finished >= initialDesignSize(spec.budget_trials)) {
+      // A pick within noise of others is not a pick: measuring one of them again is worth more than a new candidate.
+      const again = remeasureCandidate(this.trials(), spec.slo, spec.budget_trials);
+      if (again !== null) out.push(this.#store.createTrial(this.id, { config: again.config, origin: 'remeasure', state: 'running', attrs: { tied: again.tied } }));
     }
     if (out.length < q) {
       const proposals = await this.#sampler.propose(
@@ -117,22 +133,51 @@ export class OptimizationStudy {
     return told;
   }
 
-  /** Complete trials on the Pareto front of the objectives, among those meeting the SLOs. */
+  /**
+   * Complete trials on the Pareto front of the objectives, among those meeting the SLOs (lost requests
+   * counted). A configuration measured more than once is one point, the mean of its measurements, named
+   * by its first trial; one that missed the SLOs on any measurement is out.
+   */
   bestTrials(): Trial[] {
     const spec = this.spec;
     const constraints = sloConstraints(spec.slo);
-    const ok = this.#store.listTrials(this.id, { states: ['complete'] }).filter((t) => {
-      if (t.result === null) return false;
+    const groups = new Map<string, { first: Trial; targets: TargetValues[]; ok: boolean }>();
+    for (const t of this.#store.listTrials(this.id, { states: ['complete'] })) {
+      if (t.result === null) continue;
       const targets = targetsOf(t.result, spec.hardware.count);
-      return constraints.every((c) => (targets[c.target] ?? Number.POSITIVE_INFINITY) <= c.limitMs);
-    });
-    const pts = ok.map((t) => objectiveVector(targetsOf(t.result as BenchmarkResult, spec.hardware.count), spec.objectives));
-    return paretoFront(pts).map((i) => ok[i] as Trial);
+      const ok = lostBreaks(spec.slo, t.result).length === 0 && constraints.every((c) => (targets[c.target] ?? Number.POSITIVE_INFINITY) <= c.limitMs);
+      const k = configKey(t.config);
+      const g = groups.get(k);
+      if (g === undefined) groups.set(k, { first: t, targets: [targets], ok });
+      else {
+        g.targets.push(targets);
+        g.ok &&= ok;
+      }
+    }
+    const ok = [...groups.values()].filter((g) => g.ok);
+    const pts = ok.map((g) => objectiveVector(meanTargets(g.targets), spec.objectives));
+    return paretoFront(pts).map((i) => (ok[i] as { first: Trial }).first);
   }
 }
 
+export interface StudyOptions {
+  /** Re-measure tied best configurations before proposing new ones (default true; benchmarks of samplers turn it off). */
+  readonly remeasure?: boolean;
+}
+
+/** The mean of each target over repeated measurements of one configuration. */
+function meanTargets(all: readonly TargetValues[]): TargetValues {
+  const out: Record<string, number> = {};
+  const keys = new Set(all.flatMap((t) => Object.keys(t)));
+  for (const k of keys) {
+    const xs = all.map((t) => (t as Record<string, number | undefined>)[k]).filter((x): x is number => x !== undefined);
+    if (xs.length > 0) out[k] = xs.reduce((a, b) => a + b, 0) / xs.length;
+  }
+  return out;
+}
+
 /** Creates (or resumes, when the same spec exists) a study in the store. */
-export function createOptimizationStudy(store: Store, spec: StudySpec, sampler: Sampler, rng: Rng): OptimizationStudy {
+export function createOptimizationStudy(store: Store, spec: StudySpec, sampler: Sampler, rng: Rng, opts: StudyOptions = {}): OptimizationStudy {
   const study = store.createStudy(spec);
-  return new OptimizationStudy(store, study, sampler, rng);
+  return new OptimizationStudy(store, study, sampler, rng, opts);
 }

@@ -1,4 +1,4 @@
-import type { BenchmarkResult, ServerConfig, Trial } from '../domain/index.js';
+import { lostBreaks, type BenchmarkResult, type ServerConfig, type Trial } from '../domain/index.js';
 import type { FeatureContext, KnobEncoder } from '../model/features.js';
 import type { Surrogate } from '../model/surrogate.js';
 import { targetsOf, type TargetName } from '../model/targets.js';
@@ -87,7 +87,8 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       const constraints = sloConstraints(spec.slo);
       const targets = [...new Set<TargetName>([...spec.objectives.map((x) => objectiveTarget(x.name)), ...constraints.map((c) => c.target)])];
       const measured = ctx.trials.filter((t) => t.state === 'complete' && t.result !== null);
-      const feasible = measured.filter((t) => meetsConstraints(targetsOf(t.result as BenchmarkResult, spec.hardware.count), constraints));
+      // A run whose lost requests break an SLO is not feasible, however good its surviving requests look.
+      const feasible = measured.filter((t) => lostBreaks(spec.slo, t.result as BenchmarkResult).length === 0 && meetsConstraints(targetsOf(t.result as BenchmarkResult, spec.hardware.count), constraints));
       const pts = feasible.map((t) => objectiveVector(targetsOf(t.result as BenchmarkResult, spec.hardware.count), spec.objectives));
       const frontTrials = paretoFront(pts).map((i) => feasible[i] as Trial);
       const seeds = frontTrials.length > 0 ? frontTrials : measured.slice(-3);

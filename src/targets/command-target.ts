@@ -1,8 +1,10 @@
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { BenchmarkResult } from '../domain/index.js';
+import { defaultCatalog } from '../catalog/index.js';
+import { ResolvedServerConfig, type BenchmarkResult } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
+import { resolveConfig } from '../physics/index.js';
 import { spawnArgv, splitArgv, stopProcess } from './process.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
 
@@ -12,6 +14,11 @@ import type { Target, TrialInput, TrialOutcome } from './types.js';
  * LMB_TRIAL_FILE (the trial as JSON) and LMB_RESULT_FILE (where to write a benchmark result JSON).
  * Exit 0 = measured; non-zero = the configuration failed, with the last lines of stderr as reason;
  * a command outliving the trial timeout is killed (SIGTERM, then SIGKILL).
+ *
+ * The trial file's `config` holds every knob: the values the trial chose and, for the rest, the values
+ * vLLM would resolve them to on this deployment; `explicit` names the knobs the trial chose. A harness
+ * for another engine cannot know vLLM's defaults, and the defaults trial chooses none, so without this
+ * it would map an empty config to its own engine's defaults while the report compares against vLLM's.
  */
 export interface CommandTargetOptions {
   readonly command: string;
@@ -20,12 +27,30 @@ export interface CommandTargetOptions {
   readonly parseResult: (raw: unknown, input: TrialInput) => BenchmarkResult;
   readonly env?: NodeJS.ProcessEnv;
   readonly now?: () => number;
+  /** vLLM's value for every knob of the trial's config on its GPU and model; default: the bundled catalog's. */
+  readonly resolve?: (input: TrialInput) => ResolvedServerConfig;
+}
+
+/** What the harness reads from LMB_TRIAL_FILE: the trial, its config complete (see above), and which knobs it chose. */
+export type TrialFile = Omit<TrialInput, 'config'> & { readonly config: ResolvedServerConfig; readonly explicit: string[] };
+
+export function trialFileOf(input: TrialInput, resolved: ResolvedServerConfig): TrialFile {
+  // The trial's own values win: vLLM resolves some knobs against others (a capture size above the token
+  // budget is cut down), and a harness should be handed what the trial asked for.
+  const chosen = Object.entries(input.config).filter(([, v]) => v !== undefined);
+  return { ...input, config: ResolvedServerConfig.parse({ ...resolved, ...Object.fromEntries(chosen) }), explicit: chosen.map(([k]) => k).sort() };
+}
+
+function catalogResolve(input: TrialInput): ResolvedServerConfig {
+  const catalog = defaultCatalog();
+  return resolveConfig(input.config, catalog.gpu(input.hardware.gpu), catalog.model(input.model));
 }
 
 export function createCommandTarget(opts: CommandTargetOptions): Target {
   const argv = splitArgv(opts.command);
   if (argv.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--command is empty', { details: { field: 'command' } });
   const now = opts.now ?? Date.now;
+  const resolve = opts.resolve ?? catalogResolve;
   return {
     kind: 'command',
     async runTrial(input: TrialInput, signal?: AbortSignal): Promise<TrialOutcome> {
@@ -34,7 +59,7 @@ export function createCommandTarget(opts: CommandTargetOptions): Target {
       const trialFile = join(dir, 'trial.json');
       const resultFile = join(dir, 'result.json');
       try {
-        await writeFile(trialFile, JSON.stringify(input, null, 2));
+        await writeFile(trialFile, JSON.stringify(trialFileOf(input, resolve(input)), null, 2));
         const p = spawnArgv(argv, {
           env: { ...(opts.env ?? process.env), LMB_TRIAL_FILE: trialFile, LMB_RESULT_FILE: resultFile },
         });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BenchmarkResult, ServerMetrics, STAT_KEYS } from '../domain/index.js';
+import { BenchmarkResult, ServerMetrics, STAT_KEYS, type ErrorSample } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { buildResult, newDraft, put, RawNum } from '../ingest/draft.js';
 import type { TrialInput } from './types.js';
@@ -10,6 +10,10 @@ import type { TrialInput } from './types.js';
  * metric), `server_metrics` when it has them; a complete lm-bench or `vllm bench serve` result is
  * accepted as it is. Missing stats are not invented: the ingest normaliser fills them with vLLM's
  * empty-sample 0 only where the harness gave none of that metric (then the file is rejected).
+ *
+ * What the run lost is kept, since the tuner judges a trial by it (tune/lost-requests.ts): `failed`, or,
+ * when a harness gives `completed` without it, the workload's prompts that did not complete; and the
+ * error texts of `vllm bench serve`'s per-request `errors` list (or an lm-bench result's own samples).
  */
 const Harness = z.looseObject({
   output_throughput: RawNum,
@@ -39,6 +43,9 @@ export function normalizeHarnessResult(raw: unknown, input: TrialInput): Benchma
     throw new LmBenchError('LMB_ERR_COMMAND_FAILED', `result file has no figure for ${missing.join(', ')} (e.g. p99_${missing[0] ?? 'ttft'}_ms)`);
   }
   const d = newDraft('linear');
+  if (typeof obj['failed'] !== 'number' && typeof obj['completed'] === 'number' && obj['completed'] < input.workload.num_prompts) {
+    put(d, 'failed', input.workload.num_prompts - obj['completed']);
+  }
   for (const key of ['duration', 'completed', 'failed', 'total_input_tokens', 'total_output_tokens', 'request_throughput', 'output_throughput', 'total_token_throughput', 'max_output_tokens_per_s', 'max_concurrent_requests', ...STAT_KEYS] as const) {
     const v = obj[key];
     if (typeof v === 'number') put(d, key, v);
@@ -62,5 +69,23 @@ export function normalizeHarnessResult(raw: unknown, input: TrialInput): Benchma
           prefix_cache_hit_rate: null,
           ...sm,
         });
-  return attach({ ...result, server_metrics: serverMetrics, lmb: { ...result.lmb, source: 'loadgen' } });
+  const samples = errorSamplesOf(obj['errors']);
+  return attach({ ...result, server_metrics: serverMetrics, lmb: { ...result.lmb, source: 'loadgen', ...(samples.length === 0 ? {} : { error_samples: samples }) } });
+}
+
+/**
+ * `vllm bench serve`'s per-request `errors` (an empty string for a request that succeeded) as error
+ * samples: one per distinct message, numbers aside, most frequent first, at most five.
+ */
+function errorSamplesOf(raw: unknown): ErrorSample[] {
+  if (!Array.isArray(raw)) return [];
+  const groups = new Map<string, ErrorSample>();
+  for (const e of raw) {
+    if (typeof e !== 'string' || e.trim() === '') continue;
+    const message = e.trim().slice(0, 500);
+    const key = message.replace(/\d+(?:\.\d+)?/g, '#');
+    const g = groups.get(key);
+    groups.set(key, { status: null, message: g?.message ?? message, count: (g?.count ?? 0) + 1 });
+  }
+  return [...groups.values()].sort((a, b) => b.count - a.count).slice(0, 5);
 }

@@ -1,10 +1,12 @@
 import type { Catalog } from '../catalog/index.js';
 import type { ServerConfig, StudySpec, Trial } from '../domain/index.js';
 import { ClassifiedFailure, classifyFailure, FAILURE_CLASS_TEXT } from '../optimize/failure-classes.js';
-import { learnRules, ruleFor, type FailureEvidence, type FailureRule } from '../optimize/failure-rules.js';
+import { learnRules, ruleFor, type FailureEvidence, type FailureRule, type RuleBound } from '../optimize/failure-rules.js';
 import { resolveConfig } from '../physics/index.js';
 import type { Store } from '../store/store.js';
 import type { TrialOutcome } from '../targets/types.js';
+import { lostRequests } from '../domain/index.js';
+import { tooManyLost } from './lost-requests.js';
 
 /**
  * The study's book of failures: it classifies each failed trial from what the target said (kept as the
@@ -15,7 +17,7 @@ import type { TrialOutcome } from '../targets/types.js';
  * the same rules without a table of their own.
  */
 export interface FailureBook {
-  /** The classification of a failed outcome (or of a run whose requests the server refused). */
+  /** The classification of a failed outcome, of a run whose requests the server refused, or of one that lost too many (lost-requests.ts). */
   classify(outcome: TrialOutcome): ClassifiedFailure | null;
   /** Rules from this study's and earlier studies' failures. */
   rules(): FailureRule[];
@@ -48,22 +50,37 @@ export function failureEvidence(store: Store, catalog: Catalog, studyId: number,
   const out: FailureEvidence[] = [];
   for (const t of store.listTrials(studyId, { states: ['failed'] })) {
     const failure = trialFailure(t);
-    if (failure !== null) out.push({ study: studyName, number: t.number, config: resolveConfig(t.config, hw, model), failure });
+    if (failure !== null) out.push({ study: studyName, number: t.number, config: resolveConfig(t.config, hw, model), failure, started: t.started, chosen: Object.keys(t.config) });
   }
   return out;
+}
+
+/** The trials of a study that got further than a failure could: measured ones, and those whose server started. */
+export function ruleBounds(store: Store, catalog: Catalog, studyId: number, studyName: string): RuleBound[] {
+  const study = store.getStudy(studyId);
+  const hw = catalog.gpu(study.spec.hardware.gpu);
+  const model = catalog.model(study.spec.model);
+  return store
+    .listTrials(studyId, { states: ['complete', 'failed'] })
+    .filter((t) => t.state === 'complete' || t.started === true)
+    .map((t) => ({ study: studyName, number: t.number, config: resolveConfig(t.config, hw, model), measured: t.state === 'complete' }));
 }
 
 /** The rules a finished or running study has learned (its own failures only), for history, HTTP and the report. */
 export function studyRules(store: Store, catalog: Catalog, studyId: number): FailureRule[] {
   const name = store.getStudy(studyId).spec.name;
-  return learnRules(failureEvidence(store, catalog, studyId, name), name);
+  return learnRules(failureEvidence(store, catalog, studyId, name), name, ruleBounds(store, catalog, studyId, name));
 }
 
 export function createFailureBook(store: Store, catalog: Catalog, spec: StudySpec): FailureBook {
   const hw = catalog.gpu(spec.hardware.gpu);
   const model = catalog.model(spec.model);
   // Earlier studies do not change while this one runs: read them once.
-  const carried = relatedStudies(store, spec).flatMap((s) => failureEvidence(store, catalog, s.id, s.name).filter((e) => s.sameWorkload || (e.failure.class !== 'prompt_too_long' && e.failure.class !== 'oom_runtime')));
+  const related = relatedStudies(store, spec);
+  // Rules whose scope is the workload (failure-rules.ts) carry only between studies of the same workload.
+  const workloadBound = new Set(['prompt_too_long', 'oom_runtime', 'unknown', 'crash', 'timeout']);
+  const carried = related.flatMap((s) => failureEvidence(store, catalog, s.id, s.name).filter((e) => s.sameWorkload || !workloadBound.has(e.failure.class)));
+  const carriedBounds = related.filter((s) => s.sameWorkload).flatMap((s) => ruleBounds(store, catalog, s.id, s.name));
   // Recomputed only when the loop says a trial failed (refresh): samplers ask for every candidate.
   let cache: FailureRule[] | null = null;
   // Rules already recorded as events (a resumed study) are not announced again.
@@ -78,17 +95,29 @@ export function createFailureBook(store: Store, catalog: Catalog, spec: StudySpe
     classify(outcome) {
       if (outcome.status === 'failed') return classifyFailure({ code: outcome.code, reason: outcome.reason, started: outcome.started });
       const samples = outcome.result.lmb.error_samples ?? [];
-      if (outcome.result.failed === 0 || samples.length === 0) return null;
+      if (outcome.result.failed === 0) return null;
+      if (tooManyLost(outcome.result)) {
+        // Too many lost to call the run measured, whatever the cause: it fails, with whatever class its errors have.
+        if (samples.length > 0) return classifyFailure({ reason: '', started: true, httpErrors: samples });
+        const { lost, total } = lostRequests(outcome.result);
+        return { class: 'unknown', facts: { requests: lost }, evidence: `${lost} of ${total} requests lost, with no error text` };
+      }
+      if (samples.length === 0) return null;
       const c = classifyFailure({ reason: '', started: true, httpErrors: samples });
-      // Only a refusal the configuration causes makes a served run a failure (a flaky network does not).
+      // Below the limit only a refusal the configuration causes makes a served run a failure (a flaky network does not).
       return c.class === 'prompt_too_long' ? c : null;
     },
     rules() {
       if (cache !== null) return cache;
       const own = store.findStudy(spec.name);
-      cache = learnRules([...carried, ...(own === null ? [] : failureEvidence(store, catalog, own.id, spec.name))], spec.name);
+      cache = learnRules(
+        [...carried, ...(own === null ? [] : failureEvidence(store, catalog, own.id, spec.name))],
+        spec.name,
+        [...carriedBounds, ...(own === null ? [] : ruleBounds(store, catalog, own.id, spec.name))],
+      );
       return cache;
     },
+    /** Called after every finished trial: a measured one bounds the rules learned by contrast. */
     refresh() {
       cache = null;
     },

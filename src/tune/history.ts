@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ServerConfig, Study, Trial } from '../domain/index.js';
-import { checkSlo } from '../domain/index.js';
+import { meetsSlo } from '../domain/index.js';
 import { configKey } from '../optimize/sampler.js';
 import type { Store } from '../store/store.js';
 
@@ -43,7 +43,7 @@ export function historySeeds(store: Store, study: Study, k: number): ServerConfi
     .listRuns({ gpu: spec.hardware.gpu, model: spec.model, limit: 5000 })
     .filter((r) => r.hardware.count === spec.hardware.count && (r.workload?.name ?? r.result.workload?.name) === spec.workload.name)
     .filter((r) => !r.source_path?.startsWith(`study:${spec.name}#`))
-    .filter((r) => checkSlo(spec.slo, r.result).every((c) => c.ok));
+    .filter((r) => meetsSlo(spec.slo, r.result));
   runs.sort((a, b) => b.result.output_throughput - a.result.output_throughput);
   const out: ServerConfig[] = [];
   const seen = new Set<string>();

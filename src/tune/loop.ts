@@ -7,6 +7,7 @@ import type { FailureRule } from '../optimize/failure-rules.js';
 import type { FailureBook } from './failure-book.js';
 import { backfillTrialRuns, recordTrialRun } from './history.js';
 import { withDiagnosis } from '../diagnose/classify.js';
+import { lostReason, requestCounts, tooManyLost, type RequestCounts } from './lost-requests.js';
 
 /**
  * The unattended tuning loop: rounds of ask q → run in parallel → tell, until the trial budget or
@@ -24,7 +25,8 @@ export type TuneEvent =
   | { readonly kind: 'trial_phase'; readonly trial: Trial; readonly phase: TrialPhase }
   /** Stopped with its job cancelled or left to a later controller: re-queued or reattached on resume. */
   | { readonly kind: 'trial_left'; readonly trial: Trial; readonly reason: string }
-  | { readonly kind: 'trial_finished'; readonly trial: Trial; readonly outcome: TrialOutcome }
+  /** `requests`: what the run sent and lost, when it ran to the end (a trial failed for its losses included). */
+  | { readonly kind: 'trial_finished'; readonly trial: Trial; readonly outcome: TrialOutcome; readonly requests?: RequestCounts | null }
   | { readonly kind: 'round'; readonly round: number; readonly maxRelEhvi: number | null }
   /** A rule learned from failures (`carried`: from an earlier study of this deployment, announced at the start). */
   | { readonly kind: 'rule_learned'; readonly rule: FailureRule; readonly carried: boolean }
@@ -194,7 +196,9 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
       return;
     }
     const failure = opts.failures?.classify(outcome) ?? null;
-    if (failure !== null && outcome.status === 'ok') {
+    // What the run lost is kept whatever becomes of the trial, so a failed trial still says it (summary, report).
+    const requests = outcome.status === 'ok' ? requestCounts(outcome.result) : null;
+    if (outcome.status === 'ok' && failure?.class === 'prompt_too_long') {
       // The server ran but refused requests the configuration cannot take (prompts past max_model_len):
       // the measurement is not the workload's, so the trial failed, for a reason the rules can use.
       const refused = failure.facts['requests'] ?? outcome.result.failed;
@@ -205,10 +209,15 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
         reason: `${String(refused)} of ${outcome.result.completed + outcome.result.failed} requests refused: ${failure.evidence}`,
         durationMs: outcome.durationMs,
       };
+    } else if (outcome.status === 'ok' && tooManyLost(outcome.result)) {
+      // Lost past the limit (lost-requests.ts), whatever the cause: the survivors are not the workload, so the
+      // trial failed, with the counts and the first error texts as its reason, never a clean measurement.
+      outcome = { status: 'failed', started: true, code: 'LMB_ERR_REQUESTS_LOST', reason: lostReason(outcome.result), durationMs: outcome.durationMs };
     }
     let told: Trial;
     try {
       if (outcome.status === 'ok' && outcome.attrs !== undefined) store.setTrialAttrs(trial.id, outcome.attrs);
+      if (requests !== null) store.setTrialAttrs(trial.id, { requests });
       // A re-run of a trial a crash left behind must not keep the earlier run's class.
       if (failure !== null || trial.attrs['failure'] !== undefined) store.setTrialAttrs(trial.id, { failure });
       told =
@@ -221,11 +230,10 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
       throw err;
     }
     recordTrialRun(store, study.study, told);
-    store.appendEvent({ studyId: study.id, kind: 'trial_finished', payload: { trial_id: told.id, state: told.state, duration_ms: outcome.durationMs, ...(failure === null ? {} : { failure_class: failure.class }) } });
-    emit({ kind: 'trial_finished', trial: told, outcome });
-    if (failure !== null) {
-      opts.failures?.refresh();
-      announce(false);
-    }
+    store.appendEvent({ studyId: study.id, kind: 'trial_finished', payload: { trial_id: told.id, state: told.state, duration_ms: outcome.durationMs, ...(requests === null ? {} : { requests }), ...(failure === null ? {} : { failure_class: failure.class }) } });
+    emit({ kind: 'trial_finished', trial: told, outcome, requests });
+    // Every finished trial can change the rules: a failure adds one, a trial that worked bounds those learned by contrast.
+    opts.failures?.refresh();
+    announce(false);
   }
 }

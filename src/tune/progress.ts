@@ -89,9 +89,11 @@ export function createProgress(opts: ProgressOptions): { onEvent: (e: TuneEvent)
           const snap = opts.snapshot();
           st.bestGoodput = snap.bestGoodput;
           st.frontSize = snap.frontSize;
+          // A run that lost requests says so on its line, measured or not (a failed one's reason carries the counts).
+          const lost = e.outcome.status === 'ok' && e.requests != null && e.requests.lost > 0 ? `, lost ${e.requests.lost} of ${e.requests.total} requests` : '';
           const what =
             e.outcome.status === 'ok'
-              ? `${e.trial.state}: ${e.outcome.result.output_throughput.toFixed(0)} tok/s, p99 TTFT ${e.outcome.result.p99_ttft_ms.toFixed(0)} ms, p99 ITL ${e.outcome.result.p99_itl_ms.toFixed(1)} ms`
+              ? `${e.trial.state}: ${e.outcome.result.output_throughput.toFixed(0)} tok/s, p99 TTFT ${e.outcome.result.p99_ttft_ms.toFixed(0)} ms, p99 ITL ${e.outcome.result.p99_itl_ms.toFixed(1)} ms${lost}`
               : `failed: ${e.outcome.reason.split('\n')[0] ?? ''}`;
           log(`trial ${e.trial.number} ${what}`);
           break;

@@ -1,6 +1,9 @@
 import type { BenchmarkResult, Diagnosis, ModelSpec, ServerConfig, Study, Trial } from '../domain/index.js';
 import { withDiagnosis } from '../diagnose/classify.js';
-import { checkSlo, vllmServeArgs } from '../domain/index.js';
+import { meetsSlo, vllmServeArgs } from '../domain/index.js';
+import { configGroups, estimateNoise, rankFeasible, withinNoise, type ConfigGroup, type Noise } from '../optimize/repeats.js';
+import { configKey } from '../optimize/sampler.js';
+import { LOST_SHARE_LIMIT, trialRequests, type RequestCounts } from './lost-requests.js';
 import { FAILURE_CLASS_TEXT, type FailureClass } from '../optimize/failure-classes.js';
 import type { FailureRule } from '../optimize/failure-rules.js';
 import { vllmConfigYaml } from '../optimize/recommend.js';
@@ -10,8 +13,11 @@ import type { StopReason } from './loop.js';
 
 /**
  * What a finished (or stopped) study says: every trial, the measured Pareto front, and the
- * recommendation — the SLO-feasible trial with the most output throughput per GPU, measured, not
- * predicted — beside vLLM's defaults on the same workload.
+ * recommendation — the SLO-feasible configuration with the most output throughput per GPU, measured,
+ * not predicted (the mean of its measurements when it was measured more than once) — beside vLLM's
+ * defaults on the same workload. Requests a run lost count against its SLO verdict (domain/slo.ts
+ * `meetsSlo`) and are shown per trial. When other configurations are within measurement noise of the
+ * best (optimize/repeats.ts), the summary names them as tied instead of claiming a single winner.
  */
 export interface TrialSummary {
   readonly number: number;
@@ -19,6 +25,10 @@ export interface TrialSummary {
   readonly origin: Trial['origin'];
   readonly config: ServerConfig;
   readonly meets_slo: boolean | null;
+  /** Requests its run sent and lost (null when it ran no load); a trial that lost more than 5% failed. */
+  readonly requests: RequestCounts | null;
+  /** The first trial of the same configuration when this one measured it again; else null. */
+  readonly repeat_of: number | null;
   readonly metrics: {
     readonly output_throughput: number;
     readonly output_throughput_per_gpu: number;
@@ -40,8 +50,17 @@ export interface StudyRecommendation {
   readonly config: ServerConfig;
   readonly vllm_command: string;
   readonly vllm_config_yaml: string;
+  /** Its metrics: the mean over its measurements (`measurements`) when it was measured more than once. */
   readonly measured: NonNullable<TrialSummary['metrics']>;
-  readonly vs_default: { readonly default_trial: number | null; readonly default_meets_slo: boolean | null; readonly throughput_gain_pct: number | null };
+  /** The trials that measured this configuration. */
+  readonly measurements: number[];
+  /**
+   * Configurations within measurement noise of this one, each by its first trial with its mean
+   * throughput: the pick is then one of a tie, not a winner. Empty when it stands clear.
+   */
+  readonly tied_with: { readonly trial: number; readonly measurements: number; readonly output_throughput: number }[];
+  /** `within_noise`: the gain over the defaults is smaller than the noise (null when there is no gain to judge). */
+  readonly vs_default: { readonly default_trial: number | null; readonly default_meets_slo: boolean | null; readonly throughput_gain_pct: number | null; readonly within_noise: boolean | null };
   /** `knob=value` of the knobs whose values change the model's numerics (fp8 weights or KV cache). */
   readonly numerics_changes: string[];
   /**
@@ -57,7 +76,9 @@ export interface StudySummary {
   readonly trials: TrialSummary[];
   readonly front: number[];
   readonly recommendation: StudyRecommendation | null;
-  readonly counts: { readonly complete: number; readonly failed: number; readonly failed_to_start: number; readonly feasible: number };
+  readonly counts: { readonly complete: number; readonly failed: number; readonly failed_to_start: number; readonly feasible: number; readonly remeasured: number; readonly lost_requests: number };
+  /** The relative run-to-run noise ties are judged by (optimize/repeats.ts): from repeats, or the default. */
+  readonly noise: Noise;
   /** What failed and what was learned from it: failures per class and the rules they became. */
   readonly failures: { readonly by_class: Partial<Record<FailureClass, number[]>>; readonly rules: FailureRule[] };
 }
@@ -88,50 +109,70 @@ export function summarizeStudy(opts: {
   const changes = opts.numericsChanges ?? (() => []);
   const { study, model } = opts;
   const gpus = study.spec.hardware.count;
-  const trials: TrialSummary[] = opts.trials.map((t) => ({
-    number: t.number,
-    state: t.state,
-    origin: t.origin,
-    config: t.config,
-    meets_slo: t.result === null ? null : checkSlo(study.spec.slo, t.result).every((c) => c.ok),
-    metrics: t.result === null ? null : metricsOf(t.result, gpus),
-    failure_reason: t.failure_reason,
-    failure_class: trialFailure(t)?.class ?? null,
-    // Trials stored before runs carried a diagnosis get one from what their result holds.
-    diagnosis: t.result === null ? null : (withDiagnosis(t.result, t.config, study.spec.slo).diagnosis ?? null),
-  }));
+  const firstOf = new Map<string, number>();
+  const trials: TrialSummary[] = opts.trials.map((t) => {
+    const key = configKey(t.config);
+    const first = firstOf.get(key);
+    if (first === undefined && (t.state === 'complete' || t.state === 'failed')) firstOf.set(key, t.number);
+    return {
+      number: t.number,
+      state: t.state,
+      origin: t.origin,
+      config: t.config,
+      meets_slo: t.result === null ? null : meetsSlo(study.spec.slo, t.result),
+      requests: trialRequests(t),
+      repeat_of: t.origin === 'remeasure' && first !== undefined ? first : null,
+      metrics: t.result === null ? null : metricsOf(t.result, gpus),
+      failure_reason: t.failure_reason,
+      failure_class: trialFailure(t)?.class ?? null,
+      // Trials stored before runs carried a diagnosis get one from what their result holds.
+      diagnosis: t.result === null ? null : (withDiagnosis(t.result, t.config, study.spec.slo).diagnosis ?? null),
+    };
+  });
   const byClass: Partial<Record<FailureClass, number[]>> = {};
   for (const t of trials) if (t.failure_class !== null) (byClass[t.failure_class] ??= []).push(t.number);
   const feasible = trials.filter((t) => t.state === 'complete' && t.meets_slo === true && t.metrics !== null);
-  feasible.sort((a, b) => (b.metrics?.output_throughput ?? 0) - (a.metrics?.output_throughput ?? 0));
-  const best = feasible[0];
+  // Configurations, not trials, are ranked: repeats of one are averaged, and one that missed on any run is out.
+  const groups = configGroups(opts.trials, study.spec.slo);
+  const noise = estimateNoise(groups);
+  const ranked = rankFeasible(groups);
+  const best = ranked[0];
+  const firstNumber = (g: ConfigGroup): number => (g.trials[0] as Trial).number;
   const def = trials.find((t) => t.origin === 'default');
+  const defGroup = def === undefined ? undefined : groups.find((g) => g.key === configKey(def.config));
   let recommendation: StudyRecommendation | null = null;
-  if (best?.metrics) {
-    const defTput = def?.meets_slo === true ? (def.metrics?.output_throughput ?? null) : null;
+  if (best !== undefined) {
+    const measured = meanMetrics(best.measured, gpus);
     const bestChanges = changes(best.config);
-    const keeper = bestChanges.length === 0 ? undefined : feasible.find((t) => changes(t.config).length === 0);
+    const keeper = bestChanges.length === 0 ? undefined : ranked.find((g) => changes(g.config).length === 0);
+    const defFeasible = defGroup !== undefined && defGroup.feasible && defGroup.measured.length > 0;
+    const defTput = defFeasible ? defGroup.meanThroughput : null;
     recommendation = {
-      trial: best.number,
+      trial: firstNumber(best),
       config: best.config,
       vllm_command: shellQuote(['vllm', ...vllmServeArgs(model.hf_name, best.config)]),
       vllm_config_yaml: vllmConfigYaml(model, best.config),
-      measured: best.metrics,
+      measured,
+      measurements: best.measured.map((t) => t.number),
+      tied_with: ranked
+        .filter((g) => g !== best && withinNoise(best, g, noise))
+        .map((g) => ({ trial: firstNumber(g), measurements: g.measured.length, output_throughput: g.meanThroughput })),
       vs_default: {
         default_trial: def?.number ?? null,
-        default_meets_slo: def?.meets_slo ?? null,
-        throughput_gain_pct: defTput === null || defTput === 0 ? null : (best.metrics.output_throughput / defTput - 1) * 100,
+        default_meets_slo: defGroup === undefined || defGroup.measured.length === 0 ? (def?.meets_slo ?? null) : defGroup.feasible,
+        throughput_gain_pct: defTput === null || defTput === 0 ? null : (measured.output_throughput / defTput - 1) * 100,
+        within_noise: defFeasible && defGroup !== best ? withinNoise(best, defGroup, noise) : null,
       },
       numerics_changes: bestChanges,
       precision_keeping:
-        keeper?.metrics == null
+        keeper === undefined
           ? null
           : {
-              trial: keeper.number,
+              trial: firstNumber(keeper),
               config: keeper.config,
               vllm_command: shellQuote(['vllm', ...vllmServeArgs(model.hf_name, keeper.config)]),
-              measured: keeper.metrics,
-              throughput_vs_pick_pct: (keeper.metrics.output_throughput / best.metrics.output_throughput - 1) * 100,
+              measured: meanMetrics(keeper.measured, gpus),
+              throughput_vs_pick_pct: (keeper.meanThroughput / best.meanThroughput - 1) * 100,
             },
     };
   }
@@ -146,9 +187,42 @@ export function summarizeStudy(opts: {
       failed: trials.filter((t) => t.state === 'failed').length,
       failed_to_start: opts.trials.filter((t) => t.state === 'failed' && t.started === false).length,
       feasible: feasible.length,
+      remeasured: trials.filter((t) => t.origin === 'remeasure').length,
+      lost_requests: trials.reduce((n, t) => n + (t.requests?.lost ?? 0), 0),
     },
+    noise,
     failures: { by_class: byClass, rules: [...(opts.rules ?? [])] },
   };
+}
+
+/** The mean of each metric over a configuration's measurements (one measurement: its own figures). */
+function meanMetrics(measured: readonly Trial[], gpus: number): NonNullable<TrialSummary['metrics']> {
+  const all = measured.map((t) => metricsOf(t.result as BenchmarkResult, gpus));
+  const avg = (f: (m: NonNullable<TrialSummary['metrics']>) => number): number => all.reduce((a, m) => a + f(m), 0) / Math.max(1, all.length);
+  const mem = all.map((m) => m.gpu_memory_reserved_gib).filter((x): x is number => x !== null);
+  return {
+    output_throughput: avg((m) => m.output_throughput),
+    output_throughput_per_gpu: avg((m) => m.output_throughput_per_gpu),
+    p99_ttft_ms: avg((m) => m.p99_ttft_ms),
+    p99_itl_ms: avg((m) => m.p99_itl_ms),
+    p99_tpot_ms: avg((m) => m.p99_tpot_ms),
+    p99_e2el_ms: avg((m) => m.p99_e2el_ms),
+    gpu_memory_reserved_gib: mem.length === 0 ? null : mem.reduce((a, b) => a + b, 0) / mem.length,
+  };
+}
+
+/** "lost 2 of 48 requests", or '' when the run lost none (or ran no load). */
+export function lostText(r: RequestCounts | null): string {
+  return r === null || r.lost === 0 ? '' : `lost ${r.lost} of ${r.total} requests`;
+}
+
+/** The trials that lost requests, in lines (empty when none did). */
+export function formatLost(s: StudySummary): string[] {
+  const lossy = s.trials.filter((t) => (t.requests?.lost ?? 0) > 0);
+  if (lossy.length === 0) return [];
+  const lines = ['', `Requests lost (a trial losing more than ${LOST_SHARE_LIMIT * 100}% failed; fewer count as SLO misses):`];
+  for (const t of lossy) lines.push(`  trial ${t.number}: ${lostText(t.requests)} (${t.state})`);
+  return lines;
 }
 
 /** "What failed and what we learned from it", in lines (empty when nothing failed). */
@@ -166,21 +240,34 @@ export function formatSummary(s: StudySummary): string {
   const lines: string[] = [];
   const sp = s.study.spec;
   lines.push(`Study "${s.study.name}": ${sp.model} on ${sp.hardware.count}× ${sp.hardware.gpu}, workload ${sp.workload.name}, stopped: ${s.stop_reason ?? s.study.state}`);
-  lines.push(`Trials: ${s.trials.length} (${s.counts.complete} measured, ${s.counts.failed} failed, ${s.counts.failed_to_start} of them failed to start; ${s.counts.feasible} meet the SLOs)`);
+  const remeasured = s.counts.remeasured > 0 ? `, ${s.counts.remeasured} re-measurements` : '';
+  const lost = s.counts.lost_requests > 0 ? `; ${s.counts.lost_requests} requests lost in all` : '';
+  lines.push(`Trials: ${s.trials.length} (${s.counts.complete} measured, ${s.counts.failed} failed, ${s.counts.failed_to_start} of them failed to start; ${s.counts.feasible} meet the SLOs${remeasured}${lost})`);
   const r = s.recommendation;
   if (r === null) {
     lines.push('No measured configuration met the SLOs: loosen them, add GPUs, or give the study more trials.');
-    lines.push(...formatFailures(s.failures));
+    lines.push(...formatLost(s), ...formatFailures(s.failures));
     return lines.join('\n');
   }
   const m = r.measured;
-  lines.push('', `Recommended (trial ${r.trial}, measured):`, `  ${r.vllm_command}`);
+  const noise = `±${(s.noise.rel * 100).toFixed(1)}% run-to-run noise, ${s.noise.source === 'repeats' ? `estimated from ${s.noise.dof} repeat(s)` : 'assumed: no repeats yet'}`;
+  const times = r.measurements.length > 1 ? `mean of trials ${r.measurements.join(', ')}` : 'measured once';
+  if (r.tied_with.length > 0) {
+    // No single winner: the pick's lead is smaller than the noise of its measurements.
+    lines.push('', `No single winner: within measurement noise (${noise}) of each other:`);
+    lines.push(`  trial ${r.trial}: ${m.output_throughput.toFixed(0)} tok/s (${times})`);
+    for (const t of r.tied_with) lines.push(`  trial ${t.trial}: ${t.output_throughput.toFixed(0)} tok/s (${t.measurements > 1 ? `mean of ${t.measurements} measurements` : 'measured once'})`);
+    lines.push(`  Any of them will do; re-measure them (more trials) to tell them apart. The highest mean, trial ${r.trial}:`, `  ${r.vllm_command}`);
+  } else {
+    lines.push('', `Recommended (trial ${r.trial}, ${times}; clear of the others beyond ${noise}):`, `  ${r.vllm_command}`);
+  }
   lines.push(`  output ${m.output_throughput.toFixed(0)} tok/s (${m.output_throughput_per_gpu.toFixed(0)} per GPU), p99 TTFT ${m.p99_ttft_ms.toFixed(0)} ms, p99 ITL ${m.p99_itl_ms.toFixed(1)} ms, p99 TPOT ${m.p99_tpot_ms.toFixed(1)} ms`);
   const v = r.vs_default;
   if (v.default_trial !== null) {
+    const gain = v.throughput_gain_pct === null ? '' : `${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}% output throughput`;
     lines.push(
       v.default_meets_slo === true && v.throughput_gain_pct !== null
-        ? `  vs vLLM defaults (trial ${v.default_trial}): ${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}% output throughput`
+        ? `  vs vLLM defaults (trial ${v.default_trial}): ${v.within_noise === true ? `${gain}, within measurement noise: not a measured gain` : gain}`
         : `  vs vLLM defaults (trial ${v.default_trial}): the defaults ${v.default_meets_slo === false ? 'miss the SLOs' : 'did not run'}`,
     );
   } else {
@@ -197,6 +284,6 @@ export function formatSummary(s: StudySummary): string {
   }
   lines.push('', '  vllm serve --config:', ...r.vllm_config_yaml.trimEnd().split('\n').map((l) => `    ${l}`));
   lines.push('', `Pareto front (trial numbers): ${s.front.join(', ') || '–'}`);
-  lines.push(...formatFailures(s.failures));
+  lines.push(...formatLost(s), ...formatFailures(s.failures));
   return lines.join('\n');
 }

@@ -24,9 +24,24 @@ function classify(e: Entry): ReturnType<typeof classifyFailure> {
     : classifyFailure({ reason: e.text, started: e.where !== 'startup', code: null });
 }
 
+/** llama.cpp's words for the same failures (a harness running llama-server behind the command target). */
+const llama = JSON.parse(readFileSync(new URL('../fixtures/vllm-failures/llama-cpp.json', import.meta.url), 'utf8')) as Entry[];
+
 test('the corpus covers every class with real messages', () => {
-  for (const c of FAILURE_CLASSES) assert.ok(corpus.filter((e) => e.class === c).length >= 3, `${c}: at least three messages`);
-  assert.equal(new Set(corpus.map((e) => e.id)).size, corpus.length);
+  const all = [...corpus, ...llama];
+  for (const c of FAILURE_CLASSES) assert.ok(all.filter((e) => e.class === c).length >= 3, `${c}: at least three messages`);
+  assert.equal(new Set(all.map((e) => e.id)).size, all.length);
+});
+
+test("llama.cpp's start-up refusals and KV-cache allocation failures get a class, with the bound a message states", () => {
+  const wrong = llama.map((e) => ({ e, got: classify(e) })).filter((x) => x.got.class !== x.e.class);
+  assert.deepEqual(wrong.map((x) => `${x.e.id}: ${x.got.class} (${x.got.evidence})`), []);
+  for (const e of llama) {
+    const got = classify(e).facts;
+    for (const [k, v] of Object.entries(e.facts)) assert.equal(got[k], v, `${e.id}: ${k}`);
+  }
+  // The KV-cache allocation is told apart from vLLM's shortfall: its rule leaves gpu_memory_utilization out.
+  assert.equal(classify(llama.find((e) => e.id === 'llama-kv-alloc-cuda') as Entry).facts['kind'], 'alloc');
 });
 
 test('every real vLLM failure message gets its class', () => {

@@ -4,7 +4,9 @@ import { fileURLToPath } from 'node:url';
 import { createCommandTarget } from '../../src/targets/command-target.js';
 import { splitArgv } from '../../src/targets/process.js';
 import type { TrialInput } from '../../src/targets/types.js';
-import type { BenchmarkResult } from '../../src/domain/index.js';
+import type { BenchmarkResult, ServerConfig } from '../../src/domain/index.js';
+import { defaultCatalog } from '../../src/catalog/index.js';
+import { resolveConfig } from '../../src/physics/index.js';
 
 const harness = fileURLToPath(new URL('../fixtures/targets/harness.mjs', import.meta.url));
 const input: TrialInput = {
@@ -71,4 +73,26 @@ test('exit 0 without a result, or a result the normaliser rejects, is a failure 
   const missing = createCommandTarget({ command: '/nonexistent/harness', timeoutMs: 10_000, parseResult: passThrough });
   const c = await missing.runTrial(input);
   assert.ok(c.status === 'failed' && /ENOENT|exited 127/.test(c.reason), c.status === 'failed' ? c.reason : '');
+});
+
+const llamaHarness = fileURLToPath(new URL('../fixtures/targets/llama-harness.mjs', import.meta.url));
+
+test("the trial file carries every knob at vLLM's resolved value, so a harness for another engine can map the defaults", async () => {
+  const catalog = defaultCatalog();
+  const resolved = (c: ServerConfig): ReturnType<typeof resolveConfig> => resolveConfig(c, catalog.gpu('H100-SXM'), catalog.model('llama-3.1-8b'));
+  const t = createCommandTarget({ command: `${process.execPath} ${llamaHarness}`, timeoutMs: 10_000, parseResult: passThrough });
+  // vLLM's defaults trial chooses nothing: the harness still gets vLLM's value of each knob, and maps them.
+  // On an H100 vLLM's default max_num_seqs is past llama-server's slot limit, which it says in its own words.
+  const defaults = resolved({});
+  assert.ok(defaults.max_num_seqs > 64, `vLLM's default max_num_seqs on H100 is ${defaults.max_num_seqs}`);
+  const d = await t.runTrial({ ...input, config: {} });
+  assert.equal(d.status, 'failed');
+  if (d.status === 'failed') assert.match(d.reason, new RegExp(`--parallel ${defaults.max_num_seqs} --ctx-size ${defaults.max_model_len * defaults.max_num_seqs} --batch-size ${defaults.max_num_batched_tokens}[\\s\\S]*n_seq_max must be <= 64`));
+  // A tuned trial: its own values, the rest at vLLM's, and which knobs it chose.
+  const out = await t.runTrial({ ...input, config: { max_num_seqs: 32, max_model_len: 4096 } });
+  assert.equal(out.status, 'ok', out.status === 'failed' ? out.reason : '');
+  if (out.status !== 'ok') return;
+  const raw = out.result as unknown as Record<string, unknown>;
+  assert.deepEqual(raw['echo_config'], { ...resolved({ max_num_seqs: 32, max_model_len: 4096 }), max_num_seqs: 32, max_model_len: 4096 });
+  assert.deepEqual(raw['echo_explicit'], ['max_model_len', 'max_num_seqs']);
 });

@@ -1,6 +1,6 @@
 import type { Catalog } from '../../catalog/index.js';
 import type { Study, StudySpec, Trial } from '../../domain/index.js';
-import { checkSlo } from '../../domain/index.js';
+import { meetsSlo } from '../../domain/index.js';
 import { OptimizationStudy } from '../../optimize/study.js';
 import type { Sampler } from '../../optimize/sampler.js';
 import { loadSpace, type SearchSpace } from '../../space/index.js';
@@ -121,7 +121,7 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
             ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
           });
   const feasible = complete
-    .filter((t) => checkSlo(spec.slo, t.result as NonNullable<Trial['result']>).every((c) => c.ok))
+    .filter((t) => meetsSlo(spec.slo, t.result as NonNullable<Trial['result']>))
     .sort((a, b) => (b.result?.output_throughput ?? 0) - (a.result?.output_throughput ?? 0));
   const top: { label: string; trial: Trial }[] = feasible.slice(0, LATENCY_CANDIDATES).map((t, i) => ({ label: `${i === 0 ? 'recommended' : `#${i + 1}`} (trial ${t.number})`, trial: t }));
   const def = complete.find((t) => t.origin === 'default');

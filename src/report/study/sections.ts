@@ -62,7 +62,10 @@ export function answerSection(a: StudyAnalysis): Section {
   const conf: string[] = [];
   const headroom = (name: string, value: number, limit: number | undefined): string | null => (limit === undefined ? null : `${name} ${fmt(value, 1)} ms of ${limit} ms (${fmt((1 - value / limit) * 100)}% headroom)`);
   const room = [headroom('p99 TTFT', m.p99_ttft_ms, slo.ttft_p99_ms), headroom('p99 ITL', m.p99_itl_ms, slo.itl_p99_ms), headroom('p99 TPOT', m.p99_tpot_ms, slo.tpot_p99_ms)].filter((x): x is string => x !== null);
-  conf.push(`Measured once (trial ${rec.trial}); ${room.length > 0 ? `SLO headroom: ${room.join(', ')}.` : 'no latency SLO set.'}`);
+  const times = rec.measurements.length > 1 ? `Measured ${rec.measurements.length} times (trials ${rec.measurements.join(', ')}; the figures are their mean)` : `Measured once (trial ${rec.trial})`;
+  conf.push(`${times}; ${room.length > 0 ? `SLO headroom: ${room.join(', ')}.` : 'no latency SLO set.'}`);
+  const noise = `±${(s.noise.rel * 100).toFixed(1)}% run-to-run noise (${s.noise.source === 'repeats' ? `estimated from ${s.noise.dof} repeat(s)` : 'assumed, no repeats'})`;
+  if (v.within_noise === true) conf.push(`The gain over vLLM’s defaults is within the ${noise}: not a measured gain.`);
   if (a.model.available) {
     const e = a.model.mape.output_throughput_per_gpu;
     const method = a.model.parityMethod === 'cross_validation' ? `${a.model.folds}-fold cross-validated` : 'in-sample (too few runs to hold any out)';
@@ -85,7 +88,11 @@ export function answerSection(a: StudyAnalysis): Section {
             : `The best measured configuration that keeps the checkpoint’s precision is trial ${k.trial}: ${fmt(k.measured.output_throughput)} tok/s (${k.throughput_vs_pick_pct.toFixed(1)}% against the pick), p99 TTFT ${fmt(k.measured.p99_ttft_ms)} ms, p99 ITL ${fmt(k.measured.p99_itl_ms, 1)} ms:</p><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(k.vllm_command)}</pre><p>`
         }</p>`;
   const html = `${intro}
-<p><b>Recommended: trial ${rec.trial}</b> (${escapeHtml(s.trials.find((t) => t.number === rec.trial)?.origin ?? '')}), the measured configuration with the most output throughput that meets the SLOs.</p>
+${
+  rec.tied_with.length === 0
+    ? `<p><b>Recommended: trial ${rec.trial}</b> (${escapeHtml(s.trials.find((t) => t.number === rec.trial)?.origin ?? '')}), the measured configuration with the most output throughput that meets the SLOs, clear of the others beyond the ${escapeHtml(noise)}.</p>`
+    : `<p><b>No single winner.</b> Trial ${rec.trial} has the highest mean (${fmt(m.output_throughput)} tok/s), but ${rec.tied_with.map((t) => `trial ${t.trial} (${fmt(t.output_throughput)} tok/s${t.measurements > 1 ? `, ${t.measurements} runs` : ''})`).join(', ')} ${rec.tied_with.length === 1 ? 'is' : 'are'} within the ${escapeHtml(noise)} of it: any of them will do, and more measurements would tell them apart. Trial ${rec.trial}’s configuration is shown.</p>`
+}
 <h3>Command line</h3><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(rec.vllm_command)}</pre>
 <h3><code>vllm serve --config config.yaml</code></h3><pre>${escapeHtml(rec.vllm_config_yaml)}</pre>
 ${numerics}
@@ -137,15 +144,16 @@ export function trialTableSection(a: StudyAnalysis): Section {
   return {
     kind: 'table',
     title: `All trials (${a.trials.length})`,
-    columns: ['trial', 'state', 'origin', 'meets SLOs', 'bottleneck', 'out tok/s/GPU', 'predicted tok/s/GPU', 'p99 TTFT ms', 'p99 ITL ms', 'p99 TPOT ms', 'memory GiB', 'configuration (as set; the rest at vLLM defaults)'],
+    columns: ['trial', 'state', 'origin', 'meets SLOs', 'requests lost', 'bottleneck', 'out tok/s/GPU', 'predicted tok/s/GPU', 'p99 TTFT ms', 'p99 ITL ms', 'p99 TPOT ms', 'memory GiB', 'configuration (as set; the rest at vLLM defaults)'],
     rows: a.summary.trials.map((t): Cell[] => {
       const m = t.metrics;
       const p = preds[t.number]?.output_throughput_per_gpu;
       return [
         t.number,
         t.state,
-        t.origin,
+        t.repeat_of === null ? t.origin : `${t.origin} of ${t.repeat_of}`,
         t.meets_slo === null ? null : t.meets_slo ? 'yes' : 'no',
+        t.requests === null ? null : `${t.requests.lost} of ${t.requests.total}`,
         t.diagnosis === null ? null : bottleneckLabel(t.diagnosis),
         m?.output_throughput_per_gpu ?? null,
         p === undefined ? null : iv(p),

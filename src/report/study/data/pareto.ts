@@ -1,5 +1,5 @@
 import type { KnobValue, Slo } from '../../../domain/index.js';
-import { checkSlo } from '../../../domain/index.js';
+import { meetsSlo } from '../../../domain/index.js';
 import { paretoFront } from '../../../optimize/pareto.js';
 import type { StudyAnalysis } from '../types.js';
 
@@ -75,7 +75,7 @@ export function buildParetoData(a: StudyAnalysis, metric: ParetoMetric): ParetoD
       throughputHigh: null,
       memoryGib: r.server_metrics?.gpu_memory_reserved_gib ?? null,
       dominated: !onFront.has(i),
-      meetsSlo: checkSlo(spec.slo, r).every((c) => c.ok),
+      meetsSlo: meetsSlo(spec.slo, r),
       recommended: t.number === recTrial,
       config: (a.effectiveConfigs[t.number] ?? t.config) as Record<string, KnobValue>,
     };

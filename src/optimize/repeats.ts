@@ -1,0 +1,128 @@
+import { meetsSlo, type ServerConfig, type Slo, type Trial } from '../domain/index.js';
+import { configKey } from './sampler.js';
+
+/**
+ * Measurement noise, repeats and ties. A study may measure one configuration more than once (a
+ * re-measurement, `remeasure` origin): the configuration's figure is then the mean of its
+ * measurements. Two configurations are tied when their mean output throughputs differ by less than
+ * twice the standard error of the difference, SE = σ · sqrt(m₁²/n₁ + m₂²/n₂) with σ the relative
+ * run-to-run noise. σ comes from the study's own repeats (pooled relative deviations from each
+ * configuration's mean) shrunk toward DEFAULT_NOISE_REL, which counts as NOISE_PRIOR_DOF degrees of
+ * freedom, so one lucky pair of repeats cannot declare the study noiseless. 3% is what short load runs
+ * of one server vary by run to run (lm-bench's own repeats of the same configuration, and the 228–239
+ * tok/s spread of the re-measurements that raised this question): with one run each, candidates within
+ * about 8.5% of each other are not told apart; with three each, about 5%.
+ */
+export const DEFAULT_NOISE_REL = 0.03;
+export const NOISE_PRIOR_DOF = 2;
+/** Standard errors a difference must exceed to count as real (a two-sided test at about 95%). */
+export const TIE_Z = 2;
+/** Measurements of one configuration beyond which re-measuring it buys little (the SE falls as 1/√n). */
+export const MAX_MEASUREMENTS = 3;
+/** At most this share of a study's budget goes to re-measurements (at least one trial). */
+export const REMEASURE_SHARE = 0.25;
+
+export interface ConfigGroup {
+  readonly key: string;
+  readonly config: ServerConfig;
+  /** The configuration's finished trials, in order; the first names the group. */
+  readonly trials: readonly Trial[];
+  /** Its measured (complete) trials. */
+  readonly measured: readonly Trial[];
+  /** Mean output throughput of the measured trials (0 when none). */
+  readonly meanThroughput: number;
+  /** Every trial of it finished measured and met the SLOs (lost requests counted). */
+  readonly feasible: boolean;
+}
+
+export interface Noise {
+  readonly rel: number;
+  /** Degrees of freedom from repeats (0: the default alone). */
+  readonly dof: number;
+  readonly source: 'default' | 'repeats';
+}
+
+export interface Ties {
+  /** The best configuration and those within noise of it, best first (their groups). */
+  readonly groups: readonly ConfigGroup[];
+  readonly noise: Noise;
+}
+
+const mean = (xs: readonly number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
+
+/** Finished trials grouped by configuration, in order of first appearance. */
+export function configGroups(trials: readonly Trial[], slo: Slo): ConfigGroup[] {
+  const byKey = new Map<string, Trial[]>();
+  for (const t of trials) {
+    if (t.state !== 'complete' && t.state !== 'failed') continue;
+    const k = configKey(t.config);
+    const g = byKey.get(k);
+    if (g === undefined) byKey.set(k, [t]);
+    else g.push(t);
+  }
+  return [...byKey.entries()].map(([key, ts]) => {
+    const measured = ts.filter((t) => t.state === 'complete' && t.result !== null);
+    return {
+      key,
+      config: (ts[0] as Trial).config,
+      trials: ts,
+      measured,
+      meanThroughput: mean(measured.map((t) => t.result?.output_throughput ?? 0)),
+      // A configuration that failed or missed once is not one to recommend on its better runs.
+      feasible: measured.length === ts.length && measured.every((t) => t.result !== null && meetsSlo(slo, t.result)),
+    };
+  });
+}
+
+/** The relative run-to-run noise, from the repeats there are, shrunk toward the default. */
+export function estimateNoise(groups: readonly ConfigGroup[]): Noise {
+  let ss = 0;
+  let dof = 0;
+  for (const g of groups) {
+    if (g.measured.length < 2 || g.meanThroughput <= 0) continue;
+    for (const t of g.measured) ss += ((t.result?.output_throughput ?? 0) / g.meanThroughput - 1) ** 2;
+    dof += g.measured.length - 1;
+  }
+  if (dof === 0) return { rel: DEFAULT_NOISE_REL, dof: 0, source: 'default' };
+  const rel = Math.sqrt((ss + NOISE_PRIOR_DOF * DEFAULT_NOISE_REL ** 2) / (dof + NOISE_PRIOR_DOF));
+  return { rel, dof, source: 'repeats' };
+}
+
+/** Whether two configurations' mean throughputs are within the noise of each other. */
+export function withinNoise(a: ConfigGroup, b: ConfigGroup, noise: Noise): boolean {
+  const se = noise.rel * Math.sqrt(a.meanThroughput ** 2 / Math.max(1, a.measured.length) + b.meanThroughput ** 2 / Math.max(1, b.measured.length));
+  return Math.abs(a.meanThroughput - b.meanThroughput) <= TIE_Z * se;
+}
+
+/** The feasible configurations by mean throughput, best first. */
+export function rankFeasible(groups: readonly ConfigGroup[]): ConfigGroup[] {
+  return groups.filter((g) => g.feasible && g.measured.length > 0).sort((a, b) => b.meanThroughput - a.meanThroughput);
+}
+
+/** The best feasible configuration and every one within noise of it; null when fewer than two are tied. */
+export function findTies(trials: readonly Trial[], slo: Slo): Ties | null {
+  const groups = configGroups(trials, slo);
+  const noise = estimateNoise(groups);
+  const ranked = rankFeasible(groups);
+  const best = ranked[0];
+  if (best === undefined) return null;
+  const tied = ranked.filter((g) => g === best || withinNoise(best, g, noise));
+  return tied.length < 2 ? null : { groups: tied, noise };
+}
+
+/**
+ * The configuration to measure again, or null: when the best measured configurations are tied, the
+ * tied one measured fewest times (the leader first among equals), while it has fewer than
+ * MAX_MEASUREMENTS, none of it is running, and re-measurements have not used their share of the budget.
+ */
+export function remeasureCandidate(trials: readonly Trial[], slo: Slo, budgetTrials: number): { config: ServerConfig; tied: number[] } | null {
+  const spent = trials.filter((t) => t.origin === 'remeasure').length;
+  if (spent >= Math.max(1, Math.floor(budgetTrials * REMEASURE_SHARE))) return null;
+  const ties = findTies(trials, slo);
+  if (ties === null) return null;
+  const pending = new Set(trials.filter((t) => t.state === 'running' || t.state === 'waiting').map((t) => configKey(t.config)));
+  const open = ties.groups.filter((g) => g.measured.length < MAX_MEASUREMENTS && !pending.has(g.key));
+  if (open.length === 0) return null;
+  const pick = [...open].sort((a, b) => a.measured.length - b.measured.length || b.meanThroughput - a.meanThroughput)[0] as ConfigGroup;
+  return { config: pick.config, tied: ties.groups.map((g) => (g.trials[0] as Trial).number) };
+}
