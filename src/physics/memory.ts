@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hasFp8Compute, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
+import { hasFp8Compute, localAttention, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
 import type { StartupFailure } from './failure.js';
 import { cudagraphCaptureSizes, kvDtypeBytes } from './resolve.js';
 import { linearFormat, weightBytesPerGpu } from './weights.js';
@@ -51,15 +51,19 @@ export const MemoryBreakdown = z.strictObject({
 });
 export type MemoryBreakdown = z.infer<typeof MemoryBreakdown>;
 
-/** KV bytes one token costs in one layer on one GPU (KV heads replicated when TP exceeds them). */
+/**
+ * KV bytes one token costs in one layer on one GPU (KV heads replicated when TP exceeds them). MLA's
+ * latent is one "head" that every TP rank keeps whole (vLLM `ModelConfig.get_num_kv_heads` is 1 for MLA).
+ */
 export function kvBytesPerTokenLayerPerGpu(r: ResolvedServerConfig, model: ModelSpec): number {
+  if (model.mla !== null) return (model.mla.kv_lora_rank + model.mla.qk_rope_head_dim) * kvDtypeBytes(r);
   const kvHeadsPerGpu = Math.max(1, model.num_kv_heads / r.tensor_parallel_size);
   return 2 * kvHeadsPerGpu * model.head_dim * kvDtypeBytes(r);
 }
 
-/** Layers that attend to the whole context (all but the sliding-window ones). */
+/** Layers that attend to the whole context (all but the sliding-window or chunked ones). */
 export function fullAttentionLayers(model: ModelSpec): number {
-  return model.layers - (model.sliding_window?.layers ?? 0);
+  return model.layers - (localAttention(model)?.layers ?? 0);
 }
 
 /**
@@ -72,12 +76,16 @@ export function kvBytesPerTokenPerGpu(r: ResolvedServerConfig, model: ModelSpec)
 }
 
 /**
- * vLLM's hybrid KV cache manager for models with sliding-window layers: one block group of the full
- * layers and ⌈sliding / full⌉ groups of sliding layers, all drawing pages of the same size from one
- * pool; a request holds at most ⌈window / block⌉ + 1 blocks in each sliding group.
+ * vLLM's hybrid KV cache manager for models with sliding-window (or chunked) layers: one block group of
+ * the full layers and ⌈sliding / full⌉ groups of sliding layers, all drawing pages of the same size
+ * from one pool; a request holds at most ⌈window / block⌉ + 1 blocks in each sliding group. vLLM sizes
+ * a group by the smaller layer count (`kv_cache_utils` uniform page size); every model lm-bench derives
+ * has no more full layers than local ones (gpt-oss 1:1, Gemma 2 1:1, Gemma 3 1:5, Llama 4 1:3), so the
+ * full layers are one group. A model whose every layer slides is derived as full attention
+ * (catalog/hf-config.ts), so `full` is never 0 here.
  */
 export function slidingGroups(r: ResolvedServerConfig, model: ModelSpec): { groups: number; maxBlocks: number } | null {
-  const sw = model.sliding_window;
+  const sw = localAttention(model);
   if (sw === null) return null;
   return { groups: Math.ceil(sw.layers / Math.max(1, fullAttentionLayers(model))), maxBlocks: Math.ceil(sw.tokens / r.block_size) + 1 };
 }

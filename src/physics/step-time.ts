@@ -1,8 +1,8 @@
-import type { Hardware, ModelSpec, ResolvedServerConfig } from '../domain/index.js';
+import { localAttention, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
 import { fp8Compute, kvBytesPerTokenLayerPerGpu, fullAttentionLayers } from './memory.js';
 import type { SimProfile } from '../domain/index.js';
 import { cudagraphCaptureSizes } from './resolve.js';
-import { BYTES_PER_WEIGHT, expertFormat, expertSliceBytesPerLayer, expertsTouched, linearFormat, moeLayout } from './weights.js';
+import { BYTES_PER_WEIGHT, expertFormat, expertSliceBytesPerLayer, expertsTouched, linearFormat, moeLayers, moeLayout } from './weights.js';
 
 /**
  * Step-time model: one engine step of vLLM V1 priced kernel by kernel on one GPU of a replica, from the
@@ -82,28 +82,31 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   const attnPeak = hw.bf16_tflops * 1e12 * p.mfu_bf16 * p.attn_compute_share;
   const bw = hw.hbm_bandwidth_gbs * 1e9;
   const wBytes = BYTES_PER_WEIGHT[linearFormat(r, model)];
+  const gemm = (params: number, width: number): Gemm => ({ params, bytes: params * wBytes, width });
   const qkv = (d * (model.num_attention_heads + 2 * model.num_kv_heads) * hd) / tp;
   const o = (model.num_attention_heads * hd * d) / tp;
-  const gemms: Gemm[] = [
-    { params: qkv, bytes: qkv * wBytes, width: d + (heads + 2 * kvHeads) * hd },
-    { params: o, bytes: o * wBytes, width: heads * hd + d },
-  ];
+  const gemms: Gemm[] = model.mla === null ? [gemm(qkv, d + (heads + 2 * kvHeads) * hd), gemm(o, heads * hd + d)] : mlaGemms(model, tp).map((g) => gemm(g.params, g.width));
+  const mlpGemms = (inter: number): Gemm[] => [gemm((2 * d * inter) / tp, d + (2 * inter) / tp), gemm((inter * d) / tp, inter / tp + d)];
   const moe = model.moe;
   // A dense model's MLP, or an MoE model's shared experts: sharded over TP, every token through it.
   const denseInter = moe === null ? model.intermediate_size : moe.shared_experts * moe.expert_intermediate_size;
-  if (denseInter > 0) {
-    const up = (2 * d * denseInter) / tp;
-    const down = (denseInter * d) / tp;
-    gemms.push({ params: up, bytes: up * wBytes, width: d + (2 * denseInter) / tp }, { params: down, bytes: down * wBytes, width: denseInter / tp + d });
-  }
+  if (denseInter > 0) gemms.push(...mlpGemms(denseInter));
   const moeS = moe === null ? null : moeLayerCost(r, hw, model, p);
+  // An MoE model's dense layers (DeepSeek's first three, Llama 4 Maverick's every other one) run a dense
+  // MLP of `intermediate_size` in place of the shared experts and the routed ones.
+  const denseLayers = moe === null ? 0 : model.layers - moeLayers(model);
+  const sharedGemms = moe === null || denseInter === 0 ? [] : mlpGemms(denseInter);
+  const denseLayerGemms = denseLayers === 0 ? [] : mlpGemms(model.intermediate_size);
   const headParams = (d * model.vocab_size) / tp;
   const kvTok = kvBytesPerTokenLayerPerGpu(r, model);
   const fullLayers = fullAttentionLayers(model);
   const windowLayers = L - fullLayers;
-  const windowTokens = model.sliding_window?.tokens ?? Number.POSITIVE_INFINITY;
+  const windowTokens = localAttention(model)?.tokens ?? Number.POSITIVE_INFINITY;
   const etaKv = p.eta_kv * (r.kv_cache_dtype === 'auto' ? 1 : FP8_KV_EFFICIENCY);
-  const attnFlopsPerPair = 4 * heads * hd;
+  const attnFlopsPerPair = model.mla === null ? 4 * heads * hd : 2 * heads * (model.mla.qk_nope_head_dim + model.mla.qk_rope_head_dim + model.mla.v_head_dim);
+  // MLA decodes in the latent space (vLLM's absorbed MLA decode path: q·k over kv_lora_rank +
+  // qk_rope_head_dim, p·v over kv_lora_rank) and prefills with the latent expanded to per-head K and V.
+  const decodeFlopsPerPair = model.mla === null ? attnFlopsPerPair : 2 * heads * (2 * model.mla.kv_lora_rank + model.mla.qk_rope_head_dim);
   const floorS = p.kernel_floor_us / 1e6;
   const layerFixedS = p.layer_fixed_us / 1e6;
   const arLatencyS = tp === 1 ? 0 : (hw.interconnect.kind === 'nvlink' || hw.interconnect.kind === 'infinity_fabric' ? p.allreduce_nvlink_us : p.allreduce_pcie_us) / 1e6;
@@ -123,7 +126,8 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
 
   const kernelS = (memS: number, compS: number): number => Math.max(floorS, Math.max(memS, compS) + (1 - OVERLAP) * Math.min(memS, compS));
   // Attention of one layer: the cached KV read once per step (and the new tokens' KV written), vs its FLOPs.
-  const attnS = (reads: number, pairs: number, newTokens: number): number => kernelS((kvTok * (reads + newTokens)) / (bw * etaKv), (attnFlopsPerPair * pairs) / attnPeak);
+  const attnS = (reads: number, pairs: number, newTokens: number, flopsPerPair: number): number => kernelS((kvTok * (reads + newTokens)) / (bw * etaKv), (flopsPerPair * pairs) / attnPeak);
+  const gemmsS = (gs: readonly Gemm[], t: number): number => gs.reduce((acc, g) => acc + kernelS((g.bytes + t * g.width * ACT_BYTES) / (bw * p.eta_weights), (2 * g.params * t) / peak), 0);
 
   const gpuMs = (b: StepBatch): number => {
     const fullGraph = b.decodeOnly && b.tokens <= cgMax;
@@ -133,12 +137,15 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
     if (moeS !== null) layerS += moeS(t);
     if (tp > 1) layerS += 2 * (arLatencyS + (arBytesPerToken * t) / linkBw);
     // A sliding-window layer reads and attends to the last `window` tokens only.
-    const attn = fullLayers * attnS(b.kvReadTokens, b.attnPairs, b.tokens) + (windowLayers === 0 ? 0 : windowLayers * attnS(b.windowKvReadTokens, b.windowPairs, b.tokens));
+    const perPair = b.decodeOnly ? decodeFlopsPerPair : attnFlopsPerPair;
+    const attn = fullLayers * attnS(b.kvReadTokens, b.attnPairs, b.tokens, perPair) + (windowLayers === 0 ? 0 : windowLayers * attnS(b.windowKvReadTokens, b.windowPairs, b.tokens, perPair));
+    // Dense layers of an MoE model: their MLP replaces the shared and routed experts priced in layerS.
+    const denseS = denseLayers === 0 ? 0 : denseLayers * (gemmsS(denseLayerGemms, t) - gemmsS(sharedGemms, t) - (moeS === null ? 0 : moeS(t)));
     const headS = kernelS((headParams * 2 + b.sampled * (d + model.vocab_size / tp) * ACT_BYTES) / (bw * p.eta_weights), (2 * headParams * b.sampled) / peak);
     // Launch overheads: full graphs replay in one go; mixed batches run attention outside the graph
     // (PIECEWISE); eager mode and batches past the largest capture size launch every kernel.
     const launchMs = r.enforce_eager || b.tokens > cgMax ? eagerMs : fullGraph ? 0 : piecewiseMs;
-    return (L * layerS + attn + headS) * 1000 + p.step_fixed_ms + launchMs;
+    return (L * layerS + denseS + attn + headS) * 1000 + p.step_fixed_ms + launchMs;
   };
   const stepMs = (b: StepBatch): number => {
     const g = gpuMs(b);
@@ -193,6 +200,29 @@ function moeLayerCost(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p
     if (dp > 1) s += 2 * (dispatchS + (all * d * ACT_BYTES * (dp - 1)) / dp / linkBw);
     return s;
   };
+}
+
+/**
+ * The attention projections of one MLA layer on one GPU (vLLM `DeepseekV2MLAAttention`): the
+ * down-projections of the query and the KV latent are replicated on every rank (`fused_qkv_a_proj`, or
+ * `kv_a_proj_with_mqa` beside a column-parallel `q_proj` without a query LoRA); the up-projections
+ * (`q_b_proj`, `kv_b_proj`, absorbed into attention when decoding, same FLOPs per token) and `o_proj`
+ * shard over TP.
+ */
+function mlaGemms(model: ModelSpec, tp: number): { params: number; width: number }[] {
+  const mla = model.mla;
+  if (mla === null) return [];
+  const d = model.hidden_size;
+  const heads = model.num_attention_heads / tp;
+  const qHead = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
+  const latent = mla.kv_lora_rank + mla.qk_rope_head_dim;
+  const kvB = { params: mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim), width: mla.kv_lora_rank + heads * (mla.qk_nope_head_dim + mla.v_head_dim) };
+  const o = { params: heads * mla.v_head_dim * d, width: heads * mla.v_head_dim + d };
+  if (mla.q_lora_rank === null) {
+    return [{ params: d * heads * qHead, width: d + heads * qHead }, { params: d * latent, width: d + latent }, kvB, o];
+  }
+  const q = mla.q_lora_rank;
+  return [{ params: d * (q + latent), width: d + q + latent }, { params: q * heads * qHead, width: q + heads * qHead }, kvB, o];
 }
 
 /** ms of one uniform decode step of `batch` requests at `contextTokens` each, on a built step model. */

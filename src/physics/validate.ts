@@ -1,4 +1,4 @@
-import type { Hardware, ModelSpec, ResolvedServerConfig } from '../domain/index.js';
+import { checkpointQuantMethod, quantGroupColumns, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
 import type { StartupFailure, StartupRule } from './failure.js';
 
 /** What validation needs besides the config: the GPU, how many of them, and the model. */
@@ -71,22 +71,28 @@ export function validateConfig(r: ResolvedServerConfig, ctx: StartupContext): St
   return null;
 }
 
-/** FP8 checkpoints (Qwen's) scale weights in 128 × 128 blocks: a shard must hold whole blocks. */
+/** FP8 checkpoints (Qwen's, DeepSeek's) scale weights in 128 × 128 blocks: a shard must hold whole blocks. */
 export const FP8_BLOCK = 128;
 
-/** C19: `--quantization` that contradicts the checkpoint's own format (vLLM ModelConfig._verify_quantization). */
+/**
+ * C19: `--quantization` that contradicts the checkpoint's own quant_method (vLLM
+ * ModelConfig._verify_quantization): a pre-quantized checkpoint fixes the method, so only `none` or
+ * the checkpoint's own method pass (a ModelOpt or compressed-tensors FP8 checkpoint refuses `fp8`).
+ */
 function checkCheckpoint(r: ResolvedServerConfig, m: ModelSpec): StartupFailure | null {
-  if (m.native_quantization === 'none' || r.quantization === 'none' || r.quantization === m.native_quantization) return null;
+  const method = checkpointQuantMethod(m);
+  if (method === 'none' || r.quantization === 'none' || r.quantization === method) return null;
   return fail(
     'C19',
-    `ValueError: Quantization method specified in the model config (${m.native_quantization}) does not match the quantization method specified in the \`quantization\` argument (${r.quantization}).`,
+    `ValueError: Quantization method specified in the model config (${method}) does not match the quantization method specified in the \`quantization\` argument (${r.quantization}).`,
   );
 }
 
 /**
  * C17: without expert parallelism every GPU holds a 1/(DP·TP) slice of each expert, which must divide
- * its width (vLLM FusedMoE `divide`). C18: an FP8 block-quantized checkpoint's slice must also be whole
- * 128-wide blocks (vLLM Fp8LinearMethod/Fp8MoEMethod `validate_block_quant_shapes`). With expert
+ * its width (vLLM FusedMoE `divide`). C18: a block- or group-quantized checkpoint's slice must also be
+ * whole blocks (vLLM Fp8LinearMethod/Fp8MoEMethod `validate_block_quant_shapes`; the AWQ/GPTQ/Marlin
+ * methods' `input_size_per_partition % group_size` checks). With expert
  * parallelism each GPU holds whole experts and neither applies; a dense FP8 checkpoint's MLP is
  * sliced over TP alone.
  */
@@ -99,10 +105,13 @@ function checkExperts(r: ResolvedServerConfig, m: ModelSpec): StartupFailure | n
   if (m.moe !== null && !ep && width % shards !== 0) {
     return fail('C17', `AssertionError: ${width} is not divisible by ${shards} (moe_intermediate_size must be divisible by tensor_parallel_size × data_parallel_size without --enable-expert-parallel)`);
   }
-  if (m.native_quantization === 'fp8' && !ep && (width / shards) % FP8_BLOCK !== 0) {
+  const group = quantGroupColumns(m);
+  if (group !== null && !ep && (width / shards) % group !== 0) {
     return fail(
       'C18',
-      `ValueError: The output_size of gate's and up's weight = ${width / shards} is not divisible by weight quantization block_n = ${FP8_BLOCK}.`,
+      m.native_quantization === 'fp8'
+        ? `ValueError: The output_size of gate's and up's weight = ${width / shards} is not divisible by weight quantization block_n = ${group}.`
+        : `ValueError: The input_size_per_partition of down's weight = ${width / shards} is not divisible by the quantization group_size = ${group}.`,
     );
   }
   return null;

@@ -1,6 +1,6 @@
 import { Environment, ParseError } from '@marcbachmann/cel-js';
 import type { KnobValue, ServerConfig } from '../domain/index.js';
-import { maxLength, maxRequestTokens } from '../domain/index.js';
+import { checkpointQuantMethod, maxLength, maxRequestTokens, quantGroupColumns } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { SpaceContext } from './context.js';
 import { MEMORY_FUNCTIONS, type MemoryFacts, type MemoryFunctionName } from './memory.js';
@@ -9,7 +9,8 @@ import { MEMORY_FUNCTIONS, type MemoryFacts, type MemoryFunctionName } from './m
  * The safe expression engine for rules, defaults, activation conditions and symbols: CEL
  * (@marcbachmann/cel-js 8), side-effect free and non-Turing-complete. Variables are maps:
  * `config` (the knobs), `model` (data/models.yaml, plus `is_moe`, `experts`, `experts_per_token` and
- * `expert_intermediate_size`, 0 for a dense model), `hardware` (data/hardware.yaml plus `gpus`, the
+ * `expert_intermediate_size`, 0 for a dense model; `quant_method` and `quant_group`, the checkpoint's
+ * quant_method or 'none' and its columns per weight scale or 0), `hardware` (data/hardware.yaml plus `gpus`, the
  * GPU count) and `workload` (`max_request_tokens`, `max_input_tokens`, `max_output_tokens`,
  * `shared_prefix_tokens`). CEL's `int` is a BigInt here: integer fields are passed as BigInt, or `%`
  * and `==` against an int literal fail; `min`/`max` are added for ints and doubles.
@@ -77,6 +78,9 @@ export function contextVars(ctx: SpaceContext): Omit<CelVars, 'config'> {
   model['experts'] = BigInt(moe?.experts ?? 0);
   model['experts_per_token'] = BigInt(moe?.top_k ?? 0);
   model['expert_intermediate_size'] = BigInt(moe?.expert_intermediate_size ?? 0);
+  // The checkpoint's quant_method ('none' unquantized) and the columns per weight scale a slice must hold (0: none).
+  model['quant_method'] = checkpointQuantMethod(ctx.model);
+  model['quant_group'] = BigInt(quantGroupColumns(ctx.model) ?? 0);
   const hardware = plainToCel(ctx.hardware) as CelMap;
   hardware['gpus'] = BigInt(ctx.gpuCount);
   const w = ctx.workload;
