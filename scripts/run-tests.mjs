@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Node 20's test runner takes paths, not globs, so we resolve test/**/*.test.ts ourselves
 // and hand them to `node --import tsx --test`. Optional filters: substrings of paths.
-import { readFileSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { spawnSync } from 'node:child_process';
 
@@ -30,6 +31,7 @@ if (files.length === 0) {
 const ALONE = /^\/\/ lmb-test: alone$/m;
 const alone = files.filter((f) => ALONE.test(readFileSync(join(root, f), 'utf8')));
 const together = files.filter((f) => !alone.includes(f));
+const hfCache = mkdtempSync(join(tmpdir(), 'lmb-test-hf-'));
 const run = (list, concurrency) =>
   list.length === 0
     ? 0
@@ -38,7 +40,9 @@ const run = (list, concurrency) =>
         ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...list],
         // LMB_LOOPBACK_ONLY: the load runner refuses any host off this machine, so no test can send traffic
         // elsewhere however it is written.
-        { stdio: 'inherit', cwd: root, env: { ...process.env, LMB_TEST: '1', LMB_LOOPBACK_ONLY: '1' } },
+        // HF_HUB_OFFLINE and an empty HF_HUB_CACHE: no test reads the user's Hugging Face cache or asks
+        // the hub; the tests that resolve models from a cache or a hub make their own, on loopback.
+        { stdio: 'inherit', cwd: root, env: { ...process.env, LMB_TEST: '1', LMB_LOOPBACK_ONLY: '1', HF_HUB_OFFLINE: '1', HF_HUB_CACHE: hfCache, HF_HOME: hfCache } },
       ).status ?? 1);
 const first = run(together, 2);
 if (alone.length > 0) console.log(`\n# ${alone.length} timing-sensitive file(s), one at a time: ${alone.join(' ')}`);

@@ -45,7 +45,8 @@ export const ERROR_CATALOG = {
   LMB_ERR_FILE_NOT_FOUND: user('A file named on the command line or in a config does not exist', 404),
   LMB_ERR_CONFIG_INVALID: user('A YAML or JSON file does not match its schema (file, line and field are named)'),
   LMB_ERR_UNKNOWN_GPU: user('The GPU is not in data/hardware.yaml'),
-  LMB_ERR_UNKNOWN_MODEL: user('The model is not in data/models.yaml'),
+  LMB_ERR_UNKNOWN_MODEL: user('The model is not in the catalog, nor a config.json path, nor a Hugging Face repo in the local cache or on the hub'),
+  LMB_ERR_HUB_UNAUTHORIZED: user('The Hugging Face hub refused the request: a gated or private repo needs HF_TOKEN', 401),
   LMB_ERR_UNSUPPORTED_ARCHITECTURE: user("The model's config.json names an architecture lm-bench cannot derive a ModelSpec from"),
   LMB_ERR_MODEL_CONFIG_INVALID: user("A model's config.json lacks a field lm-bench needs or holds an absurd value (the field is named)"),
   LMB_ERR_UNKNOWN_KNOB: user('The knob is not a vLLM engine argument lm-bench knows'),
@@ -79,6 +80,7 @@ export const ERROR_CATALOG = {
 
   /* Operational: the world outside misbehaved */
   LMB_ERR_ENDPOINT_UNREACHABLE: operational('The endpoint does not answer', 502),
+  LMB_ERR_HUB_UNAVAILABLE: operational("The Hugging Face hub did not answer with the model's config.json (an error, a time-out, no network)", 502),
   LMB_ERR_ENDPOINT_BAD_RESPONSE: operational('The endpoint answered with something that is not an OpenAI-compatible reply', 502),
   LMB_ERR_TARGET_LAUNCH_FAILED: operational('The target server exited or never became healthy', 502),
   LMB_ERR_SERVER_CRASHED: operational('The server started, then died under load (e.g. a CUDA out-of-memory error)', 502),

@@ -19,34 +19,67 @@ export interface Catalog {
   readonly profile: SimProfile;
   gpu(name: string): Hardware;
   model(name: string): ModelSpec;
+  /** The model by id, alias or Hugging Face id (the catalog's, then those registered), or null. */
+  find(name: string): ModelSpec | null;
   /** The efficiencies the simulator prices this GPU with: the default, with the GPU's platform overrides. */
   profileFor(hw: Hardware): SimProfile;
 }
 
-const norm = (s: string): string => s.trim().toLowerCase().replaceAll('_', '-');
+/**
+ * Names compare case-insensitively with `_` and spaces as `-`, and without the vendor's prefix, so the
+ * names `nvidia-smi` prints (`NVIDIA H100 80GB HBM3`, `NVIDIA A100-SXM4-80GB`, `AMD Instinct MI300X`)
+ * find their GPU through its aliases.
+ */
+const norm = (s: string): string =>
+  s
+    .trim()
+    .toLowerCase()
+    .replace(/[_\s]+/g, '-')
+    .replace(/^(nvidia|amd-instinct|amd)-/, '');
 
-function lookup<T extends { id: string; aliases: string[] }>(
-  items: readonly T[],
-  name: string,
-  code: 'LMB_ERR_UNKNOWN_GPU' | 'LMB_ERR_UNKNOWN_MODEL',
-  extra: (t: T) => string[] = () => [],
-): T {
+function find<T extends { id: string; aliases: string[] }>(items: readonly T[], name: string, extra: (t: T) => string[] = () => []): T | null {
   const n = norm(name);
-  const hit = items.find((t) => [t.id, ...t.aliases, ...extra(t)].some((a) => norm(a) === n));
-  if (hit) return hit;
-  const what = code === 'LMB_ERR_UNKNOWN_GPU' ? 'GPU' : 'model';
-  throw new LmBenchError(code, `unknown ${what} "${name}"; known: ${items.map((t) => t.id).join(', ')}`, {
-    details: { field: what === 'GPU' ? 'gpu' : 'model', value: name },
-  });
+  return items.find((t) => [t.id, ...t.aliases, ...extra(t)].some((a) => norm(a) === n)) ?? null;
+}
+
+/**
+ * Models resolved from a config.json (resolve-model.ts) in this process, by id: a study, a stored run
+ * or a trial's worker registers the spec it carries, so the catalog's synchronous lookups find it.
+ */
+const registered = new Map<string, ModelSpec>();
+
+export function registerModel(spec: ModelSpec): void {
+  registered.set(spec.id, spec);
+}
+
+/** GPUs read from a datasheet file (gpu-file.ts), by id, likewise. */
+const registeredGpus = new Map<string, Hardware>();
+
+export function registerGpu(hw: Hardware): void {
+  registeredGpus.set(hw.id, hw);
 }
 
 export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpec[], profile: SimProfile): Catalog {
+  const findModel = (name: string): ModelSpec | null => find(models, name, (m) => [m.hf_name]) ?? find([...registered.values()], name, (m) => [m.hf_name]);
   return {
     gpus,
     models,
     profile,
-    gpu: (name) => lookup(gpus, name, 'LMB_ERR_UNKNOWN_GPU'),
-    model: (name) => lookup(models, name, 'LMB_ERR_UNKNOWN_MODEL', (m) => [m.hf_name]),
+    gpu: (name) => {
+      const hit = find(gpus, name) ?? find([...registeredGpus.values()], name);
+      if (hit !== null) return hit;
+      throw new LmBenchError('LMB_ERR_UNKNOWN_GPU', `unknown GPU "${name}"; known: ${gpus.map((g) => g.id).join(', ')} (or the names nvidia-smi prints for them), or a YAML file of the GPU's datasheet figures`, {
+        details: { field: 'gpu', value: name },
+      });
+    },
+    find: findModel,
+    model: (name) => {
+      const hit = findModel(name);
+      if (hit !== null) return hit;
+      throw new LmBenchError('LMB_ERR_UNKNOWN_MODEL', `unknown model "${name}"; known: ${models.map((m) => m.id).join(', ')}; --model also takes a config.json, a directory holding one, or a Hugging Face repo id`, {
+        details: { field: 'model', value: name },
+      });
+    },
     profileFor: (hw) => withOverrides(profile, hw.sim),
   };
 }

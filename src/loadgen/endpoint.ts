@@ -1,7 +1,9 @@
-import { isIP } from 'node:net';
 import { LmBenchError } from '../errors.js';
 import { classifyError } from './client.js';
 import { authHeaders, openPool, redactKey, type Transport } from './transport.js';
+import { isLoopbackHost } from '../util/loopback.js';
+
+export { isLoopbackHost };
 
 /**
  * Where the load goes, checked before any load is sent: any http(s) server the user names (usually
@@ -20,14 +22,6 @@ export interface Endpoint {
   readonly path: string;
   readonly loopback: boolean;
   readonly tls: boolean;
-}
-
-export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h.endsWith('.localhost')) return true;
-  if (isIP(h) === 4) return h.split('.')[0] === '127';
-  if (isIP(h) === 6) return h === '::1' || h === '0:0:0:0:0:0:0:1' || /^::ffff:127\./.test(h);
-  return false;
 }
 
 export function parseEndpoint(raw: string): Endpoint {

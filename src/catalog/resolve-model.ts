@@ -1,0 +1,122 @@
+import { existsSync, statSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { basename, dirname, join, resolve } from 'node:path';
+import type { ModelSpec } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { findCachedConfig, hubCacheRoot, isRepoId, readConfigFile, writeCachedConfig, type Env } from './hf-cache.js';
+import { modelSpecFromHfConfig, normalisedConfigHash } from './hf-config.js';
+import { fetchHubConfig, hubEndpoint, HubNotFound } from './hf-hub.js';
+import type { Catalog } from './index.js';
+
+/**
+ * `--model NAME` (and every `model` field) to a ModelSpec, in this order (issue 24):
+ *
+ * 1. a catalog id or alias, or a catalog model's Hugging Face id (case-insensitive);
+ * 2. a path: a directory holding `config.json`, or a `config.json` file (as `vllm serve PATH` takes);
+ * 3. an ORG/NAME repo in the local Hugging Face cache (hf-cache.ts), at the revision `refs/main` names;
+ * 4. the hub (`$HF_ENDPOINT`, `HF_TOKEN`), `config.json` only, stored in the cache where
+ *    huggingface_hub would; never when `HF_HUB_OFFLINE=1` or `offline`.
+ *
+ * A name none of them knows fails with what was tried, in order, and how to point at a config.json.
+ */
+export interface ResolvedModel {
+  readonly spec: ModelSpec;
+  readonly origin: 'catalog' | 'path' | 'hf-cache' | 'hub';
+  /** normalisedConfigHash of the config.json the spec was derived from; null for a catalog model. */
+  readonly config_hash: string | null;
+  /** The catalog id, the file read, or the URL fetched. */
+  readonly location: string;
+}
+
+export interface ResolveOptions {
+  readonly catalog: Catalog;
+  readonly env: Env;
+  readonly home?: string | undefined;
+  readonly cwd?: string | undefined;
+  /** `--offline`: the hub is never asked (as HF_HUB_OFFLINE=1). */
+  readonly offline?: boolean | undefined;
+  readonly timeoutMs?: number | undefined;
+}
+
+export async function resolveModel(name: string, o: ResolveOptions): Promise<ResolvedModel> {
+  const tried: string[] = [];
+  const known = o.catalog.find(name);
+  if (known !== null) return { spec: known, origin: 'catalog', config_hash: null, location: `catalog: ${known.id}` };
+  tried.push('the catalog (data/models.yaml ids, aliases and Hugging Face ids)');
+
+  const cwd = o.cwd ?? process.cwd();
+  const home = o.home ?? homedir();
+  const path = resolve(cwd, name.startsWith('~/') ? join(home, name.slice(2)) : name);
+  if (existsSync(path)) {
+    const file = statSync(path).isDirectory() ? join(path, 'config.json') : path;
+    if (!existsSync(file)) throw new LmBenchError('LMB_ERR_UNKNOWN_MODEL', `${path} is a directory without a config.json; --model takes a directory holding the model's config.json, or the file itself`, { details: { field: 'model', value: name } });
+    const dir = file === path ? dirname(path) : path;
+    return fromFile(file, { id: basename(dir).toLowerCase(), hfName: dir, origin: 'path' });
+  }
+  tried.push(`a path (${path} does not exist)`);
+
+  if (!isRepoId(name)) throw unknown(name, tried);
+  const root = hubCacheRoot(o.env, home);
+  const cached = findCachedConfig(root, name);
+  const meta = { id: name.toLowerCase(), hfName: name };
+  if (cached !== null && existsSync(cached.path)) return fromFile(cached.path, { ...meta, origin: 'hf-cache', revision: cached.revision });
+  if (cached !== null && !existsSync(cached.path)) {
+    // A link to a blob that is gone, or to itself: say which, rather than fetching over it.
+    readConfigFile(cached.path);
+  }
+  tried.push(`the Hugging Face cache (${join(root, `models--${name.split('/').join('--')}`)}: not there)`);
+
+  const offline = o.offline === true || ['1', 'true', 'yes'].includes((o.env['HF_HUB_OFFLINE'] ?? '').toLowerCase());
+  if (offline) {
+    tried.push(`the hub (not asked: ${o.offline === true ? '--offline' : 'HF_HUB_OFFLINE=1'})`);
+    throw unknown(name, tried);
+  }
+  let fetched: Awaited<ReturnType<typeof fetchHubConfig>>;
+  try {
+    fetched = await fetchHubConfig(name, { env: o.env, timeoutMs: o.timeoutMs });
+  } catch (err) {
+    if (!(err instanceof HubNotFound)) throw err;
+    tried.push(`the hub (${hubEndpoint(o.env)}: ${err.message})`);
+    throw unknown(name, tried);
+  }
+  const { spec, hash } = derive(fetched.bytes.toString('utf8'), fetched.url, { ...meta, source: `${fetched.url} (commit ${fetched.commit})` });
+  // Cached as the hub client would, so the next resolution (and vLLM itself) finds it offline. A cache
+  // we cannot write (read-only) costs the next run a fetch, not this one its answer.
+  let location = fetched.url;
+  try {
+    location = writeCachedConfig(root, name, { commit: fetched.commit, etag: fetched.etag ?? hash, bytes: fetched.bytes });
+  } catch {
+    // left uncached
+  }
+  return { spec, origin: 'hub', config_hash: hash, location };
+}
+
+function fromFile(file: string, m: { id: string; hfName: string; origin: 'path' | 'hf-cache'; revision?: string }): ResolvedModel {
+  const { text, realPath } = readConfigFile(file);
+  const source = m.revision === undefined ? file : `${file} (revision ${m.revision})`;
+  const { spec, hash } = derive(text, file, { id: m.id, hfName: m.hfName, source });
+  return { spec, origin: m.origin, config_hash: hash, location: realPath === file ? file : `${file} → ${realPath}` };
+}
+
+function derive(text: string, where: string, meta: { id: string; hfName: string; source: string }): { spec: ModelSpec; hash: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new LmBenchError('LMB_ERR_MODEL_CONFIG_INVALID', `${where}: not JSON (${(err as Error).message})`, { details: { field: 'model', value: where } });
+  }
+  try {
+    return { spec: modelSpecFromHfConfig(json, meta), hash: normalisedConfigHash(json) };
+  } catch (err) {
+    if (err instanceof LmBenchError) throw new LmBenchError(err.code, `${where}: ${err.message}`, { details: err.details, cause: err });
+    throw err;
+  }
+}
+
+function unknown(name: string, tried: readonly string[]): LmBenchError {
+  return new LmBenchError(
+    'LMB_ERR_UNKNOWN_MODEL',
+    `unknown model "${name}": tried ${tried.map((t, i) => `${i + 1}. ${t}`).join('; ')}. Point --model at a directory holding the model's config.json (or the file), or at an ORG/NAME Hugging Face repo id (downloaded with \`huggingface-cli download ORG/NAME config.json\`, or fetched from the hub when online)`,
+    { details: { field: 'model', value: name } },
+  );
+}
