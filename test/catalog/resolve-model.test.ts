@@ -34,11 +34,11 @@ before(async () => {
   hub = Object.assign(h, {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
-    close: () => {
+    close: (): Promise<void> => {
       server.closeAllConnections();
       return new Promise<void>((r) => server.close(() => r()));
     },
-  }) as Hub;
+  });
 });
 after(() => hub.close());
 
