@@ -73,7 +73,7 @@ const runs = Number(values.runs ?? 60);
 const dir = mkdtempSync(join(tmpdir(), 'lmb-bench-service-'));
 const db = join(dir, 'service.db');
 
-// 1. History and a trained model (default surrogate spec, as `lm-bench model train`).
+// 1. History and a trained model (default surrogate spec, as `lm-bench surrogate train`).
 const catalog = defaultCatalog();
 const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
 const chat = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload);

@@ -87,7 +87,7 @@ const cv = await crossValidate(train.rows, train.featureNames, spec, { folds, rn
 await pool.close();
 const cvS = (performance.now() - t1) / 1000;
 const t2 = performance.now();
-// The final model carries the k-fold interval calibration, as `lm-bench model train` saves it.
+// The final model carries the k-fold interval calibration, as `lm-bench surrogate train` saves it.
 const full = { ...(await fitSurrogate(train.rows, train.featureNames, spec, rng.fork('full'))), intervalScale: cv.intervalScale };
 const fitS = (performance.now() - t2) / 1000;
 const transfer = evaluateSurrogate(full, test.rows);

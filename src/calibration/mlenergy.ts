@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import type { Workload } from '../domain/index.js';
+import type { Hardware, ModelSpec, Workload } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { SimSummary, SimulateInput } from '../sim/index.js';
 import { parseCsv } from './csv.js';
@@ -72,10 +72,45 @@ export interface MlenergyPoint {
 export const PROMPT_MEAN_TOKENS = 400;
 export const PROMPT_STD_TOKENS = 600;
 
+/** What of a row the protocol reads: the layout, the sweep's max_num_seqs and the mean output length. */
+export type MlenergySetup = Pick<MlenergyRow, 'line' | 'num_gpus' | 'tp' | 'max_num_seqs' | 'avg_output_len'>;
+
 /**
- * The rows the catalog knows, as simulations. The MoE model's 2-GPU rows ran `--tensor-parallel-size 2
- * --enable-expert-parallel` (ML.ENERGY's toolkit labels them tp=1, ep=2), so TP is the GPU count for it.
+ * One row's run as a simulation of `model` on `gpu` (both already resolved). The MoE model's 2-GPU rows
+ * ran `--tensor-parallel-size 2 --enable-expert-parallel` (ML.ENERGY's toolkit labels them tp=1, ep=2),
+ * so TP is the GPU count for an MoE model. Typed on `MlenergySetup` so no measured column can reach it.
  */
+export function mlenergyInput(row: MlenergySetup, model: ModelSpec, gpu: Hardware, prompt = { mean: PROMPT_MEAN_TOKENS, std: PROMPT_STD_TOKENS }): Omit<SimulateInput, 'catalog'> {
+  // The repeats depend on the GPU: by catalog id, so an alias ("b200_sxm") gets B200's sweep.
+  const n = mlenergyRequests({ gpu: gpu.id, max_num_seqs: row.max_num_seqs });
+  const workload: Workload = {
+    name: `mlenergy-${row.line}`,
+    api: 'chat',
+    input_len: { dist: 'lognormal', mean: prompt.mean, std: prompt.std, min: 4, max: 16_000 },
+    output_len: { dist: 'lognormal', mean: row.avg_output_len, std: 0.71 * row.avg_output_len, min: 1, max: 4096 },
+    arrival: { kind: 'burst' },
+    num_prompts: n,
+    ignore_eos: true,
+  };
+  return {
+    config: {
+      tensor_parallel_size: model.moe === null ? row.tp : row.num_gpus,
+      ...(model.moe === null ? {} : { enable_expert_parallel: true }),
+      max_num_seqs: row.max_num_seqs,
+      max_num_batched_tokens: 8192,
+      max_model_len: 20480,
+      async_scheduling: true,
+    },
+    hardware: { gpu: gpu.id, count: row.num_gpus },
+    model: model.id,
+    workload,
+    seed: 1,
+    runtimeFailures: false,
+    window: { startAfterFirstTokens: row.max_num_seqs, endAfterFinished: n - row.max_num_seqs - 1 },
+  };
+}
+
+/** The rows the catalog knows, as simulations (rows of another model or GPU are left out). */
 export function mlenergyPoints(rows: readonly MlenergyRow[], catalog: Catalog, prompt = { mean: PROMPT_MEAN_TOKENS, std: PROMPT_STD_TOKENS }): MlenergyPoint[] {
   const out: MlenergyPoint[] = [];
   for (const row of rows) {
@@ -87,41 +122,13 @@ export function mlenergyPoints(rows: readonly MlenergyRow[], catalog: Catalog, p
     } catch {
       continue;
     }
-    const n = mlenergyRequests(row);
-    const workload: Workload = {
-      name: `mlenergy-${row.line}`,
-      api: 'chat',
-      input_len: { dist: 'lognormal', mean: prompt.mean, std: prompt.std, min: 4, max: 16_000 },
-      output_len: { dist: 'lognormal', mean: row.avg_output_len, std: 0.71 * row.avg_output_len, min: 1, max: 4096 },
-      arrival: { kind: 'burst' },
-      num_prompts: n,
-      ignore_eos: true,
-    };
-    out.push({
-      row,
-      model: model.id,
-      input: {
-        config: {
-          tensor_parallel_size: model.moe === null ? row.tp : row.num_gpus,
-          ...(model.moe === null ? {} : { enable_expert_parallel: true }),
-          max_num_seqs: row.max_num_seqs,
-          max_num_batched_tokens: 8192,
-          max_model_len: 20480,
-          async_scheduling: true,
-        },
-        hardware: { gpu: gpu.id, count: row.num_gpus },
-        model: model.id,
-        workload,
-        seed: 1,
-        runtimeFailures: false,
-        window: { startAfterFirstTokens: row.max_num_seqs, endAfterFinished: n - row.max_num_seqs - 1 },
-      },
-    });
+    out.push({ row, model: model.id, input: mlenergyInput(row, model, gpu, prompt) });
   }
   return out;
 }
 
-export function mlenergyPrediction(s: SimSummary, _p: MlenergyPoint): { outputThroughput: number; medianItlMs: number; meanRunning: number } | null {
+/** What ML.ENERGY reports of a run, from its simulation (null: the run never reached its window). */
+export function mlenergyPrediction(s: SimSummary, _p?: MlenergyPoint): { outputThroughput: number; medianItlMs: number; meanRunning: number } | null {
   if (s.window === null) return null;
   return { outputThroughput: s.window.outputThroughput, medianItlMs: s.itlMs.median, meanRunning: s.window.meanRunning };
 }

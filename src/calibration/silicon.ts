@@ -53,7 +53,8 @@ export const SYSTEM_GPUS: Readonly<Record<string, string>> = {
   l40s: 'L40S',
 };
 
-const REQUIRED = ['backend', 'model_path', 'system', 'isl', 'osl', 'batch_size', 'tp_size'] as const;
+/** The columns a silicon-layout file must have (what `sim predict` recognises the layout by). */
+export const SILICON_REQUIRED_COLUMNS = ['backend', 'model_path', 'system', 'isl', 'osl', 'batch_size', 'tp_size'] as const;
 
 function intField(r: CsvRecord, file: string, name: string, required: boolean): number | null {
   const raw = r.fields[name];
@@ -76,7 +77,7 @@ function measuredField(r: CsvRecord, file: string, name: string): number | null 
 
 /** Records of a CSV in silicon_sample's layout; extra columns are ignored, measured ones may be absent. */
 export function siliconRows(columns: readonly string[], records: readonly CsvRecord[], file: string): SiliconRow[] {
-  const missing = REQUIRED.filter((c) => !columns.includes(c));
+  const missing = SILICON_REQUIRED_COLUMNS.filter((c) => !columns.includes(c));
   if (missing.length > 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: missing column(s) ${missing.join(', ')}`, { details: { file, field: missing[0] } });
   return records.map((r) => {
     const f = (k: string): string => r.fields[k] ?? '';

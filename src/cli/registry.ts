@@ -15,12 +15,14 @@ export const COMMANDS = {
   run: { summary: 'load runner against an OpenAI-compatible server (like `vllm bench serve`)', load: () => import('./commands/run.js') },
   space: { summary: 'search space: knobs, rules and what pruning removes', load: () => import('./commands/space.js') },
   ingest: { summary: 'ingest benchmark results (vLLM, GuideLLM, genai-perf, lm-bench) into the store', load: () => import('./commands/ingest.js') },
-  model: { summary: 'surrogate models: `model train` and `model eval` (k-fold MAPE, R², knob importance)', load: () => import('./commands/model.js') },
+  surrogate: { summary: 'surrogate models: `surrogate train` and `surrogate eval` (k-fold MAPE, R², knob importance)', load: () => import('./commands/surrogate.js') },
   tune: { summary: 'an unattended tuning study: propose, measure, learn, until the budget is spent', load: () => import('./commands/tune.js') },
   report: { summary: 'the HTML deployment report of a tuning study, with one SVG per plot', load: () => import('./commands/report.js') },
   serve: { summary: 'the HTTP service: recommendations, studies and history over /v1 (loopback by default)', load: () => import('./commands/serve.js') },
   'trial-run': { summary: 'one trial inside a Slurm batch job (what `tune --target slurm` submits)', load: () => import('./commands/trial-run.js') },
   recommend: { summary: 'the best predicted configuration under the SLOs, with intervals and the Pareto set', load: () => import('./commands/recommend.js') },
+  // Deprecated alias of `surrogate` for one release (prints a note on stderr); listed last in --help.
+  model: { summary: 'deprecated: the old name of `surrogate` (goes in the next release)', load: () => import('./commands/model.js') },
 } as const satisfies Record<string, CommandEntry>;
 
 export type CommandName = keyof typeof COMMANDS;

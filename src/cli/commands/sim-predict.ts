@@ -1,7 +1,9 @@
 import { resolve } from 'node:path';
 import { parseCsv } from '../../calibration/csv.js';
-import { predictRow, siliconRows, SYSTEM_GPUS, type RowPrediction, type SiliconRow } from '../../calibration/silicon.js';
-import { defaultCatalog } from '../../catalog/index.js';
+import { MLENERGY_MEASURED_COLUMNS, mlenergyEntries, predictMlenergyEntry, type MlenergyPrediction } from '../../calibration/mlenergy-rows.js';
+import { detectRowLayout, headerLineOf, type RowLayout } from '../../calibration/row-layout.js';
+import { predictRow, siliconRows, SYSTEM_GPUS, type RowPrediction } from '../../calibration/silicon.js';
+import { defaultCatalog, type Catalog } from '../../catalog/index.js';
 import type { SimProfile } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { readUserFile } from '../../util/yaml.js';
@@ -10,47 +12,47 @@ import { writeJson, type CliIo } from '../io.js';
 import { profileFromFlags } from '../sim-profile-flag.js';
 
 /**
- * `lm-bench sim predict --rows FILE.csv`: every row of a CSV in aiconfigurator's silicon layout
- * predicted by the simulator under the row's measurement protocol (src/calibration/silicon.ts), in
- * input order; with measured columns present, each row's error and the MAPE per model and GPU. The
- * measured columns are never read to predict.
+ * `lm-bench sim predict --rows FILE.csv`: every row of a CSV predicted by the simulator under the
+ * protocol it was measured with, in input order. The layout is read from the header: aiconfigurator's
+ * silicon rows (mean TTFT and TPOT, src/calibration/silicon.ts) or ML.ENERGY v3's rows (steady-state
+ * output throughput and median ITL, src/calibration/mlenergy-rows.ts). With measured columns present,
+ * each row's signed error and the MAPE per model and GPU. The measured columns are never read to predict.
  */
-export const PREDICT_USAGE = `  lm-bench sim predict --rows FILE.csv [--profile auto|default|stored] [--db PATH] [--json]`;
+export const PREDICT_USAGE = `  lm-bench sim predict --rows FILE.csv [--profile auto|default|stored] [--db PATH] [--json]
+                   (aiconfigurator silicon or ML.ENERGY v3 rows, told apart by the header)`;
 
-interface RowOut extends RowPrediction {
+/** A predicted row of either layout: its figures, what was measured, and the signed error of each figure. */
+interface RowOut {
+  readonly line: number;
   readonly model: string;
   readonly gpu: string;
-  readonly measured: { readonly ttft_ms: number | null; readonly tpot_ms: number | null };
-  readonly error_pct: { readonly ttft: number | null; readonly tpot: number | null };
+  readonly error: { readonly code: string; readonly message: string } | null;
+  readonly measured: Readonly<Record<string, number | null>>;
+  readonly error_pct: Readonly<Record<string, number | null>>;
 }
 
-const pct = (sim: number | null, meas: number | null): number | null => (sim === null || meas === null ? null : (sim / meas - 1) * 100);
+/** Signed % error of a prediction against its measurement; null when either is missing. */
+export const errorPct = (sim: number | null, meas: number | null): number | null => (sim === null || meas === null ? null : (sim / meas - 1) * 100);
 
-function mapeTable(rows: readonly RowOut[]): { model: string; gpu: string; rows: number; ttft_mape_pct: number | null; tpot_mape_pct: number | null }[] {
-  const keys = [...new Set(rows.filter((r) => r.error === null && (r.measured.ttft_ms !== null || r.measured.tpot_ms !== null)).map((r) => `${r.model}|${r.gpu}`))];
+/** MAPE per model and GPU (in order of first appearance) of each `error_pct` figure, as `<figure>_mape_pct`. */
+function mapeTable(rows: readonly RowOut[], figures: readonly string[]): Record<string, string | number | null>[] {
+  const compared = rows.filter((r) => r.error === null && figures.some((f) => r.error_pct[f] !== null));
+  const keys = [...new Set(compared.map((r) => `${r.model}|${r.gpu}`))];
   return keys.map((k) => {
     const [model, gpu] = k.split('|') as [string, string];
-    // The rows of this model and GPU that have something to compare with.
-    const g = rows.filter((r) => r.error === null && r.model === model && r.gpu === gpu && (r.measured.ttft_ms !== null || r.measured.tpot_ms !== null));
-    const m = (xs: (number | null)[]): number | null => {
-      const v = xs.filter((x): x is number => x !== null).map(Math.abs);
+    const g = compared.filter((r) => r.model === model && r.gpu === gpu);
+    const m = (f: string): number | null => {
+      const v = g.map((r) => r.error_pct[f] ?? null).filter((x): x is number => x !== null).map(Math.abs);
       return v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length;
     };
-    return { model, gpu, rows: g.length, ttft_mape_pct: m(g.map((r) => r.error_pct.ttft)), tpot_mape_pct: m(g.map((r) => r.error_pct.tpot)) };
+    return { model, gpu, rows: g.length, ...Object.fromEntries(figures.map((f) => [`${f}_mape_pct`, m(f)])) };
   });
 }
 
-export function predictCmd(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseFlags(argv, { rows: { type: 'string' }, profile: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } });
-  const file = resolve(io.cwd, requireFlag(values.rows, 'rows'));
-  const text = readUserFile(file, '--rows');
-  const { columns, records } = parseCsv(text, file);
-  if (records.length === 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: no rows after the header`, { details: { file } });
-  const rows: SiliconRow[] = siliconRows(columns, records, file);
-  const catalog = defaultCatalog();
+/** One GPU's profile per run (`--profile`), looked up once; undefined for a GPU the catalog lacks (the row says so). */
+function profileCache(values: { profile?: string | undefined; db?: string | undefined }, io: CliIo, catalog: Catalog): (gpuId: string | undefined) => SimProfile | undefined {
   const profiles = new Map<string, SimProfile>();
-  const profileOf = (system: string): SimProfile | undefined => {
-    const id = SYSTEM_GPUS[system];
+  return (id) => {
     if (id === undefined) return undefined;
     let p = profiles.get(id);
     if (p === undefined) {
@@ -59,32 +61,89 @@ export function predictCmd(argv: readonly string[], io: CliIo): Promise<number> 
     }
     return p;
   };
-  const tty = io.stderr.isTTY === true && values.json !== true;
-  const out: RowOut[] = rows.map((r, i) => {
-    if (tty) io.stderr.write(`\rsimulating row ${i + 1}/${rows.length}…`);
-    const p = predictRow(r, catalog, profileOf(r.system));
+}
+
+function siliconOut(rows: ReturnType<typeof siliconRows>, catalog: Catalog, profileOf: (id: string | undefined) => SimProfile | undefined, tick: (i: number) => void): (RowOut & RowPrediction)[] {
+  return rows.map((r, i) => {
+    tick(i);
+    const p = predictRow(r, catalog, profileOf(SYSTEM_GPUS[r.system]));
     return {
       ...p,
       model: r.modelPath,
       gpu: r.system,
       measured: { ttft_ms: r.measuredTtftMs, tpot_ms: r.measuredTpotMs },
-      error_pct: { ttft: pct(p.ttft_ms, r.measuredTtftMs), tpot: pct(p.tpot_ms, r.measuredTpotMs) },
+      error_pct: { ttft: errorPct(p.ttft_ms, r.measuredTtftMs), tpot: errorPct(p.tpot_ms, r.measuredTpotMs) },
     };
   });
-  if (tty) io.stderr.write('\n');
-  const mape = mapeTable(out);
-  if (values.json === true) writeJson(io, { rows: out, mape });
-  else {
-    const f = (x: number | null, d = 1): string => (x === null ? '–' : x.toFixed(d));
-    const lines = out.map((r) =>
-      r.error !== null
-        ? `line ${r.line}: ${r.error.code}: ${r.error.message}`
-        : `line ${r.line}: TTFT ${f(r.ttft_ms)} ms${r.measured.ttft_ms === null ? '' : ` (measured ${f(r.measured.ttft_ms)}, ${f(r.error_pct.ttft)}%)`}, TPOT ${f(r.tpot_ms, 2)} ms${r.measured.tpot_ms === null ? '' : ` (measured ${f(r.measured.tpot_ms, 2)}, ${f(r.error_pct.tpot)}%)`}`,
-    );
-    io.stdout.write(`${lines.join('\n')}\n`);
-    if (mape.length > 0 && mape.some((m) => m.ttft_mape_pct !== null)) {
-      io.stdout.write(`\nMAPE per model and GPU:\n${mape.map((m) => `  ${m.model} on ${m.gpu} (${m.rows} rows): TTFT ${f(m.ttft_mape_pct)}%, TPOT ${f(m.tpot_mape_pct)}%`).join('\n')}\n`);
-    }
+}
+
+function mlenergyOut(entries: ReturnType<typeof mlenergyEntries>, catalog: Catalog, profileOf: (id: string | undefined) => SimProfile | undefined, tick: (i: number) => void): (RowOut & MlenergyPrediction)[] {
+  const noMeasure = Object.fromEntries(MLENERGY_MEASURED_COLUMNS.map((c) => [c, null]));
+  return entries.map((e, i) => {
+    tick(i);
+    const p = predictMlenergyEntry(e, catalog, profileOf(e.row === null ? undefined : safeGpu(catalog, e.row.gpu)?.id));
+    const measured = e.row?.measured ?? noMeasure;
+    return {
+      line: p.line,
+      model: e.model,
+      gpu: e.gpu,
+      output_throughput_tok_s: p.output_throughput_tok_s,
+      median_itl_ms: p.median_itl_ms,
+      error: p.error,
+      measured,
+      error_pct: { output_throughput: errorPct(p.output_throughput_tok_s, measured['output_throughput_tok_s'] ?? null), median_itl: errorPct(p.median_itl_ms, measured['median_itl_ms'] ?? null) },
+    };
+  });
+}
+
+function safeGpu(catalog: Catalog, name: string): Catalog['gpus'][number] | undefined {
+  try {
+    return catalog.gpu(name);
+  } catch {
+    return undefined;
   }
+}
+
+const f = (x: number | null | undefined, d = 1): string => (x === null || x === undefined ? '–' : x.toFixed(d));
+/** "12.3 ms (measured 11.0, 11.8%)", the parenthesis only when something was measured. */
+const vs = (sim: number | null, unit: string, meas: number | null | undefined, pctErr: number | null | undefined, d: number): string =>
+  `${f(sim, d)} ${unit}${meas === null || meas === undefined ? '' : ` (measured ${f(meas, d)}, ${f(pctErr)}%)`}`;
+
+function humanText(layout: RowLayout, rows: readonly RowOut[], mape: readonly Record<string, string | number | null>[]): string {
+  const num = (r: Readonly<Record<string, unknown>>, k: string): number | null => (typeof r[k] === 'number' ? r[k] : null);
+  const lines = rows.map((r) => {
+    if (r.error !== null) return `line ${r.line}: ${r.error.code}: ${r.error.message}`;
+    const o = r as unknown as Record<string, unknown>;
+    return layout === 'mlenergy-v3'
+      ? `line ${r.line}: output throughput ${vs(num(o, 'output_throughput_tok_s'), 'tok/s', r.measured['output_throughput_tok_s'], r.error_pct['output_throughput'], 0)}, median ITL ${vs(num(o, 'median_itl_ms'), 'ms', r.measured['median_itl_ms'], r.error_pct['median_itl'], 2)}`
+      : `line ${r.line}: TTFT ${vs(num(o, 'ttft_ms'), 'ms', r.measured['ttft_ms'], r.error_pct['ttft'], 1)}, TPOT ${vs(num(o, 'tpot_ms'), 'ms', r.measured['tpot_ms'], r.error_pct['tpot'], 2)}`;
+  });
+  let s = `${lines.join('\n')}\n`;
+  if (mape.length > 0) {
+    const labels: [string, string][] = layout === 'mlenergy-v3' ? [['output_throughput', 'output throughput'], ['median_itl', 'median ITL']] : [['ttft', 'TTFT'], ['tpot', 'TPOT']];
+    const row = (m: Record<string, string | number | null>): string =>
+      `  ${String(m['model'])} on ${String(m['gpu'])} (${String(m['rows'])} rows): ${labels.map(([k, l]) => `${l} ${f(num(m, `${k}_mape_pct`))}%`).join(', ')}`;
+    s += `\nMAPE per model and GPU:\n${mape.map(row).join('\n')}\n`;
+  }
+  return s;
+}
+
+export function predictCmd(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(argv, { rows: { type: 'string' }, profile: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } });
+  const file = resolve(io.cwd, requireFlag(values.rows, 'rows'));
+  const text = readUserFile(file, '--rows');
+  const { columns, records } = parseCsv(text, file);
+  const layout = detectRowLayout(columns, file, headerLineOf(text));
+  if (records.length === 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: no rows after the header`, { details: { file } });
+  const catalog = defaultCatalog();
+  const profileOf = profileCache(values, io, catalog);
+  const tty = io.stderr.isTTY === true && values.json !== true;
+  const tick = (i: number): void => void (tty && io.stderr.write(`\rsimulating row ${i + 1}/${records.length}…`));
+  const out: RowOut[] =
+    layout === 'mlenergy-v3' ? mlenergyOut(mlenergyEntries(records, file), catalog, profileOf, tick) : siliconOut(siliconRows(columns, records, file), catalog, profileOf, tick);
+  if (tty) io.stderr.write('\n');
+  const mape = mapeTable(out, layout === 'mlenergy-v3' ? ['output_throughput', 'median_itl'] : ['ttft', 'tpot']);
+  if (values.json === true) writeJson(io, { layout, rows: out, mape });
+  else io.stdout.write(humanText(layout, out, mape));
   return Promise.resolve(out.every((r) => r.error !== null) ? 1 : 0);
 }
