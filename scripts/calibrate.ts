@@ -364,6 +364,8 @@ ${[...new Set(mleResults.map(({ m }) => `${m.model}|${m.row.gpu}`))]
 
 Sensitivity to the assumed prompt lengths: ${sensitivity.join('; ')}.
 
+\`lm-bench sim predict\` predicts such rows from a file: [sim-predict.md](sim-predict.md).
+
 ## Older public tables (V0-era stacks; not fitted)
 
 ${historical.summary}
