@@ -10,22 +10,15 @@ import type { Bottleneck, ServerEngine } from '../domain/index.js';
  * llama.cpp's `llamacpp:` gauges (llama-server with `--metrics`: slots busy and requests deferred for
  * want of a slot; no queue, prefill or KV histograms); Hugging Face TGI's `tgi_` series.
  */
-export interface EngineMetrics {
-  readonly running: readonly string[];
-  readonly waiting: readonly string[];
-  readonly kvUsage: readonly string[];
-  readonly preemptions: readonly string[];
-  readonly queueSum: readonly string[];
-  readonly queueCount: readonly string[];
-  readonly prefillSum: readonly string[];
-  readonly prefillCount: readonly string[];
-  readonly decodeSum: readonly string[];
-  readonly decodeCount: readonly string[];
-  readonly stepTokensSum: readonly string[];
-  readonly stepTokensCount: readonly string[];
-}
+const METRIC_FIELDS = [
+  'running', 'waiting', 'kvUsage', 'preemptions', 'queueSum', 'queueCount', 'prefillSum', 'prefillCount',
+  'decodeSum', 'decodeCount', 'stepTokensSum', 'stepTokensCount',
+] as const;
+/** For each field of the evidence, the series that carry it (the first present is read), or none. */
+export type EngineMetrics = Readonly<Record<(typeof METRIC_FIELDS)[number], readonly string[]>>;
 
-const NONE: readonly string[] = [];
+/** An engine that exports only some of the fields: the rest read nothing. */
+const only = (some: Partial<EngineMetrics>): EngineMetrics => Object.fromEntries(METRIC_FIELDS.map((f) => [f, some[f] ?? []])) as EngineMetrics;
 
 export const ENGINE_METRICS: Record<ServerEngine, EngineMetrics> = {
   vllm: {
@@ -42,49 +35,25 @@ export const ENGINE_METRICS: Record<ServerEngine, EngineMetrics> = {
     stepTokensSum: ['vllm:iteration_tokens_total_sum'],
     stepTokensCount: ['vllm:iteration_tokens_total_count'],
   },
-  sglang: {
+  sglang: only({
     running: ['sglang:num_running_reqs'],
     waiting: ['sglang:num_queue_reqs'],
     kvUsage: ['sglang:token_usage'],
-    preemptions: NONE,
     queueSum: ['sglang:queue_time_seconds_sum'],
     queueCount: ['sglang:queue_time_seconds_count'],
-    prefillSum: NONE,
-    prefillCount: NONE,
-    decodeSum: NONE,
-    decodeCount: NONE,
-    stepTokensSum: NONE,
-    stepTokensCount: NONE,
-  },
-  llamacpp: {
+  }),
+  llamacpp: only({
     running: ['llamacpp:requests_processing'],
     waiting: ['llamacpp:requests_deferred'],
     // Older builds only; current ones export no KV gauge.
     kvUsage: ['llamacpp:kv_cache_usage_ratio'],
-    preemptions: NONE,
-    queueSum: NONE,
-    queueCount: NONE,
-    prefillSum: NONE,
-    prefillCount: NONE,
-    decodeSum: NONE,
-    decodeCount: NONE,
-    stepTokensSum: NONE,
-    stepTokensCount: NONE,
-  },
-  tgi: {
+  }),
+  tgi: only({
     running: ['tgi_batch_current_size'],
     waiting: ['tgi_queue_size'],
-    kvUsage: NONE,
-    preemptions: NONE,
     queueSum: ['tgi_request_queue_duration_sum'],
     queueCount: ['tgi_request_queue_duration_count'],
-    prefillSum: NONE,
-    prefillCount: NONE,
-    decodeSum: NONE,
-    decodeCount: NONE,
-    stepTokensSum: NONE,
-    stepTokensCount: NONE,
-  },
+  }),
 };
 
 const PREFIXES: readonly [string, ServerEngine][] = [
@@ -106,7 +75,7 @@ export function detectEngine(names: Iterable<string>): ServerEngine | null {
 }
 
 /** Every series name a run keeps from a scrape, whatever the engine. */
-export const KEPT_SERIES: ReadonlySet<string> = new Set(Object.values(ENGINE_METRICS).flatMap((m: EngineMetrics) => Object.values(m).flat() as string[]));
+export const KEPT_SERIES: ReadonlySet<string> = new Set(Object.values(ENGINE_METRICS).flatMap((m) => METRIC_FIELDS.flatMap((f) => m[f])));
 
 /**
  * What to change on an engine other than vLLM, in its own flags: lm-bench's knob advice is vLLM's

@@ -73,6 +73,12 @@ export interface Observation {
    * is full and then jumps, so the latency alone would let the rate run past what the server admits.
    */
   readonly admittedRps?: number | null;
+  /**
+   * The span `admittedRps` was counted over, s. With it, "admits less than it is offered" must stand
+   * out of the count's Poisson noise (two standard deviations): at 0.5 req/s a few seconds hold two or
+   * three first tokens, and a bare ratio would call the server saturated half the time.
+   */
+  readonly admittedSpanS?: number | null;
   /** Requests that failed in the window. */
   readonly failed: number;
   /**
@@ -89,6 +95,12 @@ export function initialState(startRps: number): ControlState {
 }
 
 const clamp = (x: number, lo: number, hi: number): number => Math.min(hi, Math.max(lo, x));
+
+/** The server takes requests in well over the offered rate without failing them: an earlier backlog draining. */
+export function draining(obs: Observation, rateRps: number, cfg: ControllerSettings): boolean {
+  const admitted = obs.admittedRps ?? null;
+  return obs.failed === 0 && admitted !== null && admitted > rateRps * cfg.drainFactor;
+}
 
 export function controlStep(s: ControlState, obs: Observation, cfg: ControllerSettings): ControlState {
   const bound = (r: number): number => clamp(r, cfg.minRps, cfg.maxRps);
@@ -110,9 +122,13 @@ export function controlStep(s: ControlState, obs: Observation, cfg: ControllerSe
   // queue is building that the window's latency does not show yet. That is a breach too.
   const b = obs.backlog ?? null;
   const backlogGrew = b !== null && b.grew > Math.max((1 - cfg.saturation) * b.sent, 3 * Math.sqrt(Math.max(1, b.meanInFlight)));
-  const saturated = (admitted !== null && admitted < s.rateRps * cfg.saturation) || backlogGrew;
+  const spanS = obs.admittedSpanS ?? null;
+  const expected = spanS === null ? null : s.rateRps * spanS;
+  const admittedShort =
+    admitted !== null && (expected === null || spanS === null ? admitted < s.rateRps * cfg.saturation : admitted * spanS < cfg.saturation * expected - 2 * Math.sqrt(expected));
+  const saturated = admittedShort || backlogGrew;
   const dir: -1 | 1 = value > aim || saturated ? -1 : 1;
-  if (dir < 0 && obs.failed === 0 && admitted !== null && admitted > s.rateRps * cfg.drainFactor) return { ...s, held: 0 };
+  if (dir < 0 && draining(obs, s.rateRps, cfg)) return { ...s, held: 0 };
   const step = s.lastDir !== 0 && dir !== s.lastDir ? Math.max(cfg.minStep, s.step / 2) : s.step;
   let rateRps = s.rateRps * (1 + step) ** dir;
   if (dir > 0 && admitted !== null) rateRps = Math.max(s.rateRps, Math.min(rateRps, admitted * cfg.maxUp));

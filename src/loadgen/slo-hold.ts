@@ -7,7 +7,7 @@ import { requestBody, sendRequest, watchInFlight, type InFlight } from './client
 import { clockFrom, nowNs, startLagMonitor } from './clock.js';
 import { connectTarget } from './connect.js';
 import { syntheticRequests, type PreparedRequest } from './prompts.js';
-import { controlStep, DEFAULT_CONTROLLER, initialState, type ControlPhase, type ControllerSettings } from './rate-controller.js';
+import { controlStep, DEFAULT_CONTROLLER, draining, initialState, type ControlPhase, type ControllerSettings } from './rate-controller.js';
 import { buildResult } from './result.js';
 import { startScraper } from './scrape.js';
 import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
@@ -106,6 +106,8 @@ export function observedValue(o: {
   readonly minSamples: number;
   /** Observations older than this many seconds are never used, however few the recent ones. */
   readonly horizonS: number;
+  /** Requests sent before this were sent into a backlog since drained: their latencies are not the rate's. */
+  readonly sentSinceS?: number;
 }): number | null {
   const { metric, stat } = sloField(o.key);
   if (metric !== 'ttft' && metric !== 'e2el') {
@@ -116,13 +118,15 @@ export function observedValue(o: {
   // never one older than the horizon: a breach from a queue long drained says nothing of the rate now,
   // and too few recent observations is "cannot judge" (null), never a breach.
   const seen: { at: number; ms: number }[] = [];
+  const sentSinceS = o.sentSinceS ?? Number.NEGATIVE_INFINITY;
   for (const r of o.records) {
-    if (!isSuccess(r)) continue;
+    if (!isSuccess(r) || r.send_time_s < sentSinceS) continue;
     const first = r.chunk_times_s[0] as number;
     const at = metric === 'ttft' ? first : (r.done_time_s ?? first);
     seen.push({ at, ms: (at - r.send_time_s) * 1000 });
   }
   for (const f of o.live) {
+    if (f.sendS < sentSinceS) continue;
     if (metric === 'ttft' && f.firstS !== null) {
       seen.push({ at: f.firstS, ms: (f.firstS - f.sendS) * 1000 });
       continue;
@@ -207,6 +211,8 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   };
 
   let rateSetAtS = 0;
+  let drainedAtS = Number.NEGATIVE_INFINITY;
+  let lastStepAtS = 0;
   /** Sent and finished counts at each control tick of the walk (the backlog's growth is their difference). */
   const ticks: { t: number; sent: number; finished: number }[] = [];
   const backlog = (t: number): { grew: number; sent: number; meanInFlight: number } | null => {
@@ -226,13 +232,26 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     // and make the server look idler than it is); afterwards, the last windowS.
     const sinceS = state.phase === 'ramp' ? rateSetAtS : t - controlWindowS;
     const { horizonS, minSamples } = observationWindow(state.rateRps, controlWindowS, windowS, state.phase === 'ramp');
-    const value = observedValue({ key: opts.control.key, records, live: [...live.values()], nowS: t, sinceS, limitMs: opts.control.limitMs, minSamples, horizonS });
+    const value = observedValue({ key: opts.control.key, records, live: [...live.values()], nowS: t, sinceS, limitMs: opts.control.limitMs, minSamples, horizonS, sentSinceS: drainedAtS });
     // First tokens per second over the control window: the rate the server takes requests in.
-    const spanS = state.phase === 'ramp' ? Math.min(controlWindowS, t - sinceS) : Math.min(windowS / 2, t - rateSetAtS + controlWindowS);
+    // Over the walk, long enough to expect MIN_SAMPLES first tokens at the current rate (within the
+    // horizon): at 0.5 req/s a few seconds hold two or three, and the cap on a step up, the saturation
+    // test and the drain test would read noise.
+    const walkSpanS = Math.max(Math.min(windowS / 2, t - rateSetAtS + controlWindowS), Math.min(horizonS, MIN_SAMPLES / Math.max(1e-6, state.rateRps)));
+    const spanS = Math.min(t, state.phase === 'ramp' ? Math.min(controlWindowS, t - sinceS) : walkSpanS);
     const firsts = records.filter((r) => isSuccess(r) && (r.chunk_times_s[0] as number) >= t - spanS).length + [...live.values()].filter((f) => f.firstS !== null && f.firstS >= t - spanS).length;
     const admittedRps = spanS >= periodS ? firsts / spanS : null;
     const offered = state.rateRps;
-    state = controlStep(state, { valueMs: value, failed: recent.filter((r) => !isSuccess(r)).length, admittedRps, backlog: backlog(t) }, cfg);
+    // Each step of the walk needs news: at a low rate the window holds the same few answers for many
+    // periods, and stepping on each of them walks the rate five times on one piece of evidence.
+    const news = records.filter((r) => isSuccess(r) && (r.chunk_times_s[0] as number) >= lastStepAtS).length + [...live.values()].filter((f) => f.firstS !== null && f.firstS >= lastStepAtS).length;
+    const failedNow = recent.filter((r) => !isSuccess(r)).length;
+    const stale = state.phase !== 'ramp' && failedNow === 0 && news < Math.max(2, Math.ceil(minSamples / 4));
+    const obs = { valueMs: stale ? null : value, failed: failedNow, admittedRps, admittedSpanS: spanS, backlog: backlog(t) };
+    // While a backlog drains the rate is held; once it has drained, what was sent into it is not judged again.
+    if (state.phase !== 'ramp' && value !== null && value > cfg.limitMs * (1 - cfg.margin) && draining(obs, state.rateRps, cfg)) drainedAtS = t;
+    if (obs.valueMs !== null) lastStepAtS = t;
+    state = controlStep(state, obs, cfg);
     if (state.phase === 'ramp') ticks.length = 0;
     else ticks.push({ t, sent, finished: records.length });
     if (state.rateRps !== offered) rateSetAtS = t;

@@ -106,3 +106,14 @@ test('a breach while the server works through an earlier backlog holds the rate 
   for (let k = 0; k < 25; k++) st = controlStep(st, { valueMs: 3000, failed: 0, admittedRps: 2.6 }, cfg);
   assert.equal(st.rateRps, 2);
 });
+
+test('at a low rate, admitting less than offered is saturation only when it stands out of the count’s noise', () => {
+  const walking: ControlState = { phase: 'track', rateRps: 0.4, step: 0.2, lastDir: 1, held: 0 };
+  // 14 first tokens in 50 s at 0.4 req/s (20 expected): within noise, not saturation, so the walk
+  // does not step down (a bare ratio, 0.28 against 0.9 × 0.4, read it as saturation).
+  const noisy = controlStep(walking, { valueMs: 100, failed: 0, admittedRps: 14 / 50, admittedSpanS: 50 }, cfg);
+  assert.equal(noisy.lastDir, 1);
+  assert.ok(noisy.rateRps >= 0.4);
+  // 40 of 100 expected over 250 s: a server taking in well under what it is offered.
+  assert.ok(controlStep(walking, { valueMs: 100, failed: 0, admittedRps: 40 / 250, admittedSpanS: 250 }, cfg).rateRps < 0.4);
+});
