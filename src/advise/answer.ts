@@ -110,7 +110,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     numericsChanges: (c) => space.numericsChanges(c),
   });
   const rec = withSimulatedDiagnoses(rec0, opts.simulator);
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: catalog.findOwn(model.id) === null ? model.hf_name : model.id, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
   const study = info.metadata['study'];
   return {
     ...rec,

@@ -11,6 +11,11 @@ export interface Deployment {
   readonly gpu: string;
   readonly gpus: number;
   readonly model: ModelSpec;
+  /**
+   * How `--model` names the model in the commands: the catalog id, or for a model derived from a
+   * config.json its Hugging Face id or directory (`hf_name`), which resolves again in another shell.
+   */
+  readonly modelRef?: string;
   readonly workload: Workload;
   /** The workload file as the user named it (or where to save the workload the answer carries). */
   readonly workloadRef: string;
@@ -59,7 +64,7 @@ export function enqueueCommand(d: Deployment, configs: readonly ServerConfig[]):
   const slo = formatSloString(d.slo);
   return shellQuote([
     'lm-bench', 'tune', '--study', nextStudyName(d),
-    '--gpu', d.gpu, '--gpus', String(d.gpus), '--model', d.model.id, '--workload', d.workloadRef,
+    '--gpu', d.gpu, '--gpus', String(d.gpus), '--model', d.modelRef ?? d.model.id, '--workload', d.workloadRef,
     ...(slo === '' ? [] : ['--slo', slo]),
     // One trial more than queued: a new study measures vLLM's defaults first, as its baseline.
     '--budget-trials', String(configs.length + 1),

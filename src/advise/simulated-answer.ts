@@ -107,7 +107,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     });
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
   const next = measurementsThatMatter(best, ran, constraints);
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: catalog.findOwn(model.id) === null ? model.hf_name : model.id, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
   const bestRec = best === null ? null : describe(best);
   const sd = SIMULATOR_LOG_SD;
   return {

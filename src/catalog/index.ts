@@ -21,6 +21,12 @@ export interface Catalog {
   model(name: string): ModelSpec;
   /** The model by id, alias or Hugging Face id (the catalog's, then those registered), or null. */
   find(name: string): ModelSpec | null;
+  /**
+   * The catalog's own model (data/models.yaml) by id, alias or Hugging Face id, or null; never a
+   * registered one, so `--model ORG/NAME` is read from its config.json even after a stored spec of the
+   * same name was registered (resolve-model.ts).
+   */
+  findOwn(name: string): ModelSpec | null;
   /** The efficiencies the simulator prices this GPU with: the default, with the GPU's platform overrides. */
   profileFor(hw: Hardware): SimProfile;
 }
@@ -47,9 +53,22 @@ function find<T extends { id: string; aliases: string[] }>(items: readonly T[], 
  * or a trial's worker registers the spec it carries, so the catalog's synchronous lookups find it.
  */
 const registered = new Map<string, ModelSpec>();
+/** The normalised config.json hash each registered spec was derived from (null: unknown). */
+const registeredHashes = new Map<string, string | null>();
 
-export function registerModel(spec: ModelSpec): void {
+export function registerModel(spec: ModelSpec, configHash: string | null = null): void {
   registered.set(spec.id, spec);
+  if (configHash !== null || !registeredHashes.has(spec.id)) registeredHashes.set(spec.id, configHash);
+}
+
+/**
+ * A registered (stored) model by id, else by Hugging Face name, with its config hash; null when none.
+ * For names that no longer resolve from a file (a `ID@HASH8` id, a cache since emptied).
+ */
+export function findRegisteredModel(name: string): { spec: ModelSpec; configHash: string | null } | null {
+  const all = [...registered.values()];
+  const spec = find(all, name) ?? find(all, name, (m) => [m.hf_name]);
+  return spec === null ? null : { spec, configHash: registeredHashes.get(spec.id) ?? null };
 }
 
 /** GPUs read from a datasheet file (gpu-file.ts), by id, likewise. */
@@ -60,7 +79,10 @@ export function registerGpu(hw: Hardware): void {
 }
 
 export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpec[], profile: SimProfile): Catalog {
-  const findModel = (name: string): ModelSpec | null => find(models, name, (m) => [m.hf_name]) ?? find([...registered.values()], name, (m) => [m.hf_name]);
+  const findOwn = (name: string): ModelSpec | null => find(models, name, (m) => [m.hf_name]);
+  // A registered model's own id first: two checkpoints of one repo share a Hugging Face name
+  // (`qwen/x` and `qwen/x@1a2b3c4d`), and a lookup by id must not land on the other by that name.
+  const findModel = (name: string): ModelSpec | null => findOwn(name) ?? find([...registered.values()], name) ?? find([...registered.values()], name, (m) => [m.hf_name]);
   return {
     gpus,
     models,
@@ -73,6 +95,7 @@ export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpe
       });
     },
     find: findModel,
+    findOwn,
     model: (name) => {
       const hit = findModel(name);
       if (hit !== null) return hit;

@@ -2,11 +2,11 @@ import { existsSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import type { ModelSpec } from '../domain/index.js';
-import { LmBenchError } from '../errors.js';
+import { isLmBenchError, LmBenchError } from '../errors.js';
 import { findCachedConfig, hubCacheRoot, isRepoId, readConfigFile, writeCachedConfig, type Env } from './hf-cache.js';
 import { modelSpecFromHfConfig, normalisedConfigHash } from './hf-config.js';
 import { fetchHubConfig, hubEndpoint, HubNotFound } from './hf-hub.js';
-import type { Catalog } from './index.js';
+import { findRegisteredModel, type Catalog } from './index.js';
 
 /**
  * `--model NAME` (and every `model` field) to a ModelSpec, in this order (issue 24):
@@ -17,11 +17,14 @@ import type { Catalog } from './index.js';
  * 4. the hub (`$HF_ENDPOINT`, `HF_TOKEN`), `config.json` only, stored in the cache where
  *    huggingface_hub would; never when `HF_HUB_OFFLINE=1` or `offline`.
  *
- * A name none of them knows fails with what was tried, in order, and how to point at a config.json.
+ * A spec the history stored (registered when the store was opened) answers a `ID@HASH8` id (the
+ * second checkpoint of a name, store.ts `adoptModelSpec`) at once, and any other name only when none of
+ * the above knows it (a cache emptied since): a file, when there is one, always wins, so a changed
+ * checkpoint is read as it is now. A name none of them knows fails with what was tried, in order, and how to point at a config.json.
  */
 export interface ResolvedModel {
   readonly spec: ModelSpec;
-  readonly origin: 'catalog' | 'path' | 'hf-cache' | 'hub';
+  readonly origin: 'catalog' | 'path' | 'hf-cache' | 'hub' | 'store';
   /** normalisedConfigHash of the config.json the spec was derived from; null for a catalog model. */
   readonly config_hash: string | null;
   /** The catalog id, the file read, or the URL fetched. */
@@ -39,10 +42,27 @@ export interface ResolveOptions {
 }
 
 export async function resolveModel(name: string, o: ResolveOptions): Promise<ResolvedModel> {
+  try {
+    return await resolveFiles(name, o);
+  } catch (err) {
+    // A name no file answers may still be a spec the history stored (its cache emptied since).
+    if (isLmBenchError(err, 'LMB_ERR_UNKNOWN_MODEL')) {
+      const stored = fromStore(name);
+      if (stored !== null) return stored;
+    }
+    throw err;
+  }
+}
+
+async function resolveFiles(name: string, o: ResolveOptions): Promise<ResolvedModel> {
   const tried: string[] = [];
-  const known = o.catalog.find(name);
+  const known = o.catalog.findOwn(name);
   if (known !== null) return { spec: known, origin: 'catalog', config_hash: null, location: `catalog: ${known.id}` };
   tried.push('the catalog (data/models.yaml ids, aliases and Hugging Face ids)');
+  if (name.includes('@')) {
+    const stored = fromStore(name);
+    if (stored !== null) return stored;
+  }
 
   const cwd = o.cwd ?? process.cwd();
   const home = o.home ?? homedir();
@@ -89,6 +109,11 @@ export async function resolveModel(name: string, o: ResolveOptions): Promise<Res
     // left uncached
   }
   return { spec, origin: 'hub', config_hash: hash, location };
+}
+
+function fromStore(name: string): ResolvedModel | null {
+  const hit = findRegisteredModel(name);
+  return hit === null ? null : { spec: hit.spec, origin: 'store', config_hash: hit.configHash, location: `the history's stored spec ${hit.spec.id}` };
 }
 
 function fromFile(file: string, m: { id: string; hfName: string; origin: 'path' | 'hf-cache'; revision?: string }): ResolvedModel {

@@ -15,6 +15,11 @@ export function knobText(k: KnobAdvice): string {
   return `${k.change} ${k.knob}${k.to === null ? '' : ` to ${String(k.to)}`}`;
 }
 
+/** What to try, in one line: vLLM knob changes, or the server's own flags (empty when neither). */
+export function adviceText(d: Diagnosis): string {
+  return [...d.knobs.map(knobText), ...d.hints].join('; ');
+}
+
 /** The lines a terminal shows for a diagnosis (none for a run without a bottleneck). */
 export function diagnosisLines(d: Diagnosis | null | undefined): string[] {
   if (d === null || d === undefined || (d.bottleneck === 'none' && d.failures === null)) return [];

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BenchmarkResult } from './benchmark-result.js';
 import { HardwareRef } from './hardware.js';
+import { ModelSpec } from './model-spec.js';
 import { ServerConfig } from './server-config.js';
 import { Slo } from './slo.js';
 import { Workload } from './workload.js';
@@ -69,6 +70,13 @@ export const StudySpec = z.strictObject({
   space: z.string(),
   hardware: HardwareRef,
   model: z.string(),
+  /**
+   * The model's spec when it is not a catalog row (derived from a config.json): the study keeps it, so
+   * a resumed study prices and runs the model it began with whatever the Hugging Face cache says now.
+   */
+  model_spec: ModelSpec.optional(),
+  /** normalisedConfigHash of the config.json `model_spec` came from; null for a catalog model. */
+  model_config_hash: z.string().nullable().optional(),
   workload: Workload,
   slo: Slo,
   objectives: z.array(Objective).min(1),

@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
+import { resolveModel } from '../catalog/resolve-model.js';
 import { LmBenchError } from '../errors.js';
 import { loadSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
@@ -39,6 +40,8 @@ export interface AppDeps {
   /** Resume the studies the store says are running once the app is ready (default true). */
   readonly resumeStudies?: boolean;
   readonly version?: string;
+  /** Where model names resolve (HF_HUB_CACHE, HF_HOME, HF_ENDPOINT, HF_TOKEN, HF_HUB_OFFLINE); default process.env. */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
@@ -70,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trainer,
     workloads: bundledWorkloads(),
     now,
+    resolveModel: (name) => resolveModel(name, { catalog, env: deps.env ?? process.env }),
     auth: requireToken(deps.token),
     docs: [],
   };

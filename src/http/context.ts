@@ -2,6 +2,7 @@ import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { DATA_DIR, type Catalog } from '../catalog/index.js';
+import type { ResolvedModel } from '../catalog/resolve-model.js';
 import { Workload } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { SearchSpace } from '../space/index.js';
@@ -24,6 +25,11 @@ export interface ServiceContext {
   readonly trainer: Trainer;
   readonly workloads: ReadonlyMap<string, Workload>;
   readonly now: () => number;
+  /**
+   * A request's `model` to its spec (resolve-model.ts: the catalog, a path on the service's disk, its
+   * Hugging Face cache, the hub unless HF_HUB_OFFLINE=1), before anything is stored.
+   */
+  readonly resolveModel: (name: string) => Promise<ResolvedModel>;
   /** preHandler for routes that change state. */
   readonly auth: (req: FastifyRequest) => Promise<void>;
   /** Each route plugin adds its routes here for the OpenAPI document. */

@@ -1,3 +1,5 @@
+import { registerModel } from '../catalog/index.js';
+import type { ModelSpec } from '../domain/index.js';
 import { isLmBenchError, type ErrorCode } from '../errors.js';
 import { openStore } from '../store/sqlite-store.js';
 import { answer, answeringModel, simulatedFor, type Answer, type Question } from './recommend-core.js';
@@ -16,9 +18,11 @@ export type RecommendTask =
       readonly modelId: number;
       readonly spacePath: string;
       readonly question: Question;
+      /** The question's model when a config.json defined it (this thread's catalog lacks it). */
+      readonly modelSpec?: ModelSpec;
     }
   /** No model covers the question: the simulator answers (the store is read for a calibrated profile). */
-  | { readonly kind: 'simulate'; readonly dbPath: string | null; readonly spacePath: string; readonly question: Question };
+  | { readonly kind: 'simulate'; readonly dbPath: string | null; readonly spacePath: string; readonly question: Question; readonly modelSpec?: ModelSpec };
 
 export type RecommendResult =
   | { readonly ok: true; readonly answer: Answer | null }
@@ -40,6 +44,7 @@ function modelFor(dbPath: string, modelId: number): AnsweringModel {
 
 export default function handle(task: RecommendTask): RecommendResult {
   if (task.kind === 'ping') return { ok: true, answer: null };
+  if (task.modelSpec !== undefined) registerModel(task.modelSpec);
   try {
     if (task.kind === 'simulate') {
       if (task.dbPath === null) return { ok: true, answer: simulatedFor(null, task.spacePath, task.question) };

@@ -1,6 +1,7 @@
 import { Piscina } from 'piscina';
 import type { AnsweringModel } from '../advise/answer.js';
 import { PROFILE_KIND, profileSlot } from '../calibration/profiles.js';
+import type { ModelSpec } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { featureNames } from '../model/features.js';
 import { SURROGATE_KIND, selectSurrogate } from '../model/registry.js';
@@ -25,8 +26,15 @@ export interface CachedAnswer {
   readonly json: string;
 }
 
+/** The question's model as resolved: its spec (a worker thread's catalog lacks a derived one) and config hash. */
+export interface QuestionModel {
+  readonly spec: ModelSpec;
+  /** normalisedConfigHash of its config.json; null for a catalog model. */
+  readonly configHash: string | null;
+}
+
 export interface Recommender {
-  ask(question: Question): Promise<CachedAnswer>;
+  ask(question: Question, model?: QuestionModel): Promise<CachedAnswer>;
   /** Forget the cached latest-model id (the service just saved a model). */
   invalidate(): void;
   /** Age of the latest surrogate in seconds, or null when none is trained. */
@@ -81,16 +89,18 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
   /** The id of the calibrated simulator profile stored for a GPU, or 'default'. */
   const calibratedProfileId = (gpu: string): string => String(opts.store.listModels(PROFILE_KIND).find((m) => m.slot === profileSlot(gpu))?.id ?? 'default');
 
-  async function compute(modelId: number | null, question: Question): Promise<Answer> {
+  async function compute(modelId: number | null, question: Question, qm: QuestionModel | undefined): Promise<Answer> {
+    // A derived model's spec rides with the task: the worker's catalog knows only data/models.yaml.
+    const modelSpec = qm?.configHash === null || qm === undefined ? {} : { modelSpec: qm.spec };
     if (modelId === null) {
       if (pool === null) return simulatedFor(opts.store, opts.spacePath, question);
-      return runTask({ kind: 'simulate', dbPath: opts.dbPath, spacePath: opts.spacePath, question });
+      return runTask({ kind: 'simulate', dbPath: opts.dbPath, spacePath: opts.spacePath, question, ...modelSpec });
     }
     if (pool === null) {
       if (local?.id !== modelId) local = { id: modelId, ...answeringModel(opts.store.getModel(modelId)) };
       return answer(local, opts.spacePath, question);
     }
-    return runTask({ kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question });
+    return runTask({ kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question, ...modelSpec });
   }
 
   async function runTask(task: RecommendTask): Promise<Answer> {
@@ -112,11 +122,13 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     invalidate() {
       checkedAt = Number.NEGATIVE_INFINITY;
     },
-    ask(question) {
+    ask(question, qm) {
       // No model covers the question: the simulator answers (labelled so), until a study or a training run saves one.
       const model = selectSurrogate(models(), { gpu: question.gpu, model: question.model, schema });
       // A simulated answer depends on the profile that prices it: a `sim calibrate` run makes a new key.
-      const questionKey = JSON.stringify(question);
+      // The model's id and its config hash: one name may be two checkpoints (or the same id another
+      // checkpoint in a history since rebuilt), and an answer belongs to the checkpoint it priced.
+      const questionKey = JSON.stringify([question, qm?.configHash ?? null]);
       const key = JSON.stringify([model?.id ?? `simulator:${model === null ? calibratedProfileId(question.gpu) : ''}`, questionKey]);
       let entry = answers.get(key);
       if (entry !== undefined) {
@@ -124,7 +136,7 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
         answers.delete(key);
         answers.set(key, entry);
       } else {
-        const promise = compute(model?.id ?? null, question).then((a) => {
+        const promise = compute(model?.id ?? null, question, qm).then((a) => {
           const cached = { answer: a, json: JSON.stringify(a) };
           fresh.value = cached;
           latest.delete(questionKey);

@@ -9,7 +9,7 @@ import type { SearchSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
 import type { StopMode } from '../targets/types.js';
 import { TargetSpec } from '../targets/spec.js';
-import { buildStudy, featureContext, runStudy } from '../tune/study-runner.js';
+import { buildStudy, featureContext, runStudy, type StudyRunOptions } from '../tune/study-runner.js';
 import { summarizeStudy, type StudySummary } from '../tune/summary.js';
 import { studyRules } from '../tune/failure-book.js';
 import { createRng } from '../util/rng.js';
@@ -102,12 +102,12 @@ export class StudyManager {
     return current.kind === 'sim' && parsed.success && parsed.data.kind === 'sim' ? parsed.data : current;
   }
 
-  create(spec: StudySpec, info: ServiceStudyInfo, enqueue: readonly ServerConfig[] = []): number {
+  create(spec: StudySpec, info: ServiceStudyInfo, enqueue: readonly ServerConfig[] = [], modelSource?: StudyRunOptions['modelSource']): number {
     const target = this.targetOf(spec, info);
     this.checkConfigs(spec, enqueue);
     const existing = this.#o.store.findStudy(spec.name);
     if (existing !== null) throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `a study named "${spec.name}" already exists (id ${existing.id})`, { details: { field: 'name' } });
-    const study = buildStudy(this.#runOptions(spec, target, info.sampler));
+    const study = buildStudy({ ...this.#runOptions(spec, target, info.sampler), ...(modelSource === undefined ? {} : { modelSource }) });
     this.#o.store.appendEvent({ studyId: study.id, kind: SERVICE_STUDY_EVENT, payload: info });
     for (const config of enqueue) study.enqueue(config);
     this.#start(study.id, spec, target, info.sampler);

@@ -54,6 +54,12 @@ export interface RatePoint {
   readonly achieved_rps: number;
   /** First tokens per second over the control window (the rate the server took requests in), when known. */
   readonly admitted_rps: number | null;
+  /**
+   * How the controller read the period: `judged` (the value moved the rate), `no_news` (too few new
+   * observations since its last step: held), `draining` (over the aim while an earlier backlog drained:
+   * held). A period with no value is `no_news` too.
+   */
+  readonly reading: 'judged' | 'no_news' | 'draining';
   /** The controlled percentile over the window, ms (null: too few requests yet). */
   readonly value_ms: number | null;
   readonly phase: ControlPhase;
@@ -249,7 +255,9 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     const stale = state.phase !== 'ramp' && failedNow === 0 && news < Math.max(2, Math.ceil(minSamples / 4));
     const obs = { valueMs: stale ? null : value, failed: failedNow, admittedRps, admittedSpanS: spanS, backlog: backlog(t) };
     // While a backlog drains the rate is held; once it has drained, what was sent into it is not judged again.
-    if (state.phase !== 'ramp' && value !== null && value > cfg.limitMs * (1 - cfg.margin) && draining(obs, state.rateRps, cfg)) drainedAtS = t;
+    const drainNow = state.phase !== 'ramp' && value !== null && value > cfg.limitMs * (1 - cfg.margin) && draining(obs, state.rateRps, cfg);
+    if (drainNow) drainedAtS = t;
+    const reading: RatePoint['reading'] = obs.valueMs === null ? 'no_news' : drainNow ? 'draining' : 'judged';
     if (obs.valueMs !== null) lastStepAtS = t;
     state = controlStep(state, obs, cfg);
     if (state.phase === 'ramp') ticks.length = 0;
@@ -259,7 +267,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     const ok = recent.filter(isSuccess);
     const meanS = ok.length === 0 ? 10 : ok.reduce((sum, r) => sum + (doneAt(r) - r.send_time_s), 0) / ok.length;
     cap = Math.min(10_000, Math.max(16, Math.ceil(state.rateRps * meanS * 2)));
-    const point: RatePoint = { t_s: t, offered_rps: offered, achieved_rps: inPeriod.length / periodS, admitted_rps: admittedRps, value_ms: value, phase: state.phase, in_flight: pending.size };
+    const point: RatePoint = { t_s: t, offered_rps: offered, achieved_rps: inPeriod.length / periodS, admitted_rps: admittedRps, reading, value_ms: value, phase: state.phase, in_flight: pending.size };
     timeline.push(point);
     opts.onTick?.(point);
     if (state.phase === 'settled') settledAtS ??= t;

@@ -1,5 +1,5 @@
 import { defaultCatalog } from '../catalog/index.js';
-import type { Hardware, ModelSpec, ServerConfig, SimProfile, Workload } from '../domain/index.js';
+import { kvElementsPerTokenLayer, type Hardware, type ModelSpec, type ServerConfig, type SimProfile, type Workload } from '../domain/index.js';
 import { fullAttentionLayers, GIB, makeStepModel, memoryModel, moeLayout, priceDecodeMs, pricePrefillMs, resolveConfig } from '../physics/index.js';
 import { createRng } from '../util/rng.js';
 import { lengthSampler } from '../workload/sample.js';
@@ -201,8 +201,9 @@ export function contextFeatures(config: ServerConfig, ctx: FeatureContext): Feat
     ctx.gpuCount,
     lg(model.params_b),
     model.layers,
-    // KV that grows with the context: the full-attention layers' (sliding-window layers hold a window).
-    2 * fullAttentionLayers(model) * model.num_kv_heads * model.head_dim * 2,
+    // KV that grows with the context, at 2 bytes an element: the full-attention layers' (sliding-window
+    // layers hold a window), each K and V of every KV head, or MLA's one latent (the domain's count).
+    fullAttentionLayers(model) * kvElementsPerTokenLayer(model) * 2,
     lg(model.active_params_b),
     model.moe?.experts ?? 0,
     model.moe === null ? 1 : model.moe.top_k / model.moe.experts,

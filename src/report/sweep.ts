@@ -1,6 +1,6 @@
 import type { BenchmarkResult } from '../domain/index.js';
 import { meanLength } from '../domain/index.js';
-import { bottleneckLabel, evidenceText, hasBottleneck, knobText } from '../diagnose/text.js';
+import { bottleneckLabel, evidenceText, hasBottleneck, adviceText } from '../diagnose/text.js';
 import { chartSection, htmlPage, type Cell, type Section } from './html.js';
 import type { VlSpec } from './render.js';
 
@@ -100,7 +100,8 @@ export async function sweepSections(results: readonly BenchmarkResult[]): Promis
 
 /** Why each point that missed its SLOs or saturated did: the bottleneck, its numbers, the knobs to try. */
 function whySections(rows: readonly SweepRow[]): Section[] {
-  const short = rows.filter((r) => hasBottleneck(r.result.diagnosis));
+  const failedSome = (d: BenchmarkResult['diagnosis']): boolean => (d?.failures ?? null) !== null;
+  const short = rows.filter((r) => failedSome(r.result.diagnosis) || hasBottleneck(r.result.diagnosis));
   if (short.length === 0) return [];
   return [
     {
@@ -109,7 +110,7 @@ function whySections(rows: readonly SweepRow[]): Section[] {
       columns: ['#', 'bottleneck', 'missed', 'evidence (seen during the run)', 'try'],
       rows: short.map((r) => {
         const d = r.result.diagnosis as NonNullable<BenchmarkResult['diagnosis']>;
-        return [r.point, bottleneckLabel(d), d.missed.length === 0 ? 'saturated' : d.missed.join(', '), evidenceText(d).join('; '), d.knobs.length === 0 ? d.summary : d.knobs.map(knobText).join('; ')];
+        return [r.point, bottleneckLabel(d), d.missed.length === 0 ? 'saturated' : d.missed.join(', '), evidenceText(d).join('; '), adviceText(d) === '' ? d.summary : adviceText(d)];
       }),
     },
   ];

@@ -1,5 +1,5 @@
 import { LmBenchError } from '../errors.js';
-import type { Study, StudySpec, StudyState, Trial, TrialState } from '../domain/index.js';
+import type { ModelSpec, Study, StudySpec, StudyState, Trial, TrialState } from '../domain/index.js';
 import {
   assertUpdatable,
   assertWaiting,
@@ -9,7 +9,7 @@ import {
   studyNotFound,
   notFound,
 } from './codec.js';
-import { DEFAULT_RUN_META } from './store.js';
+import { adoptedIdentity, DEFAULT_RUN_META } from './store.js';
 import type {
   CompleteOutcome,
   EventFilter,
@@ -19,6 +19,7 @@ import type {
   ModelRecord,
   NewEvent,
   NewModel,
+  NewModelSpec,
   NewRun,
   NewTrial,
   PruneOutcome,
@@ -27,6 +28,7 @@ import type {
   RunRecord,
   Store,
   StoreOptions,
+  StoredModelSpec,
 } from './store.js';
 
 /**
@@ -43,6 +45,7 @@ export class MemoryStore implements Store {
   readonly #runs = new Map<number, RunRecord>();
   readonly #models = new Map<number, ModelRecord>();
   readonly #events: EventRecord[] = [];
+  readonly #modelSpecs = new Map<string, StoredModelSpec>();
   #nextTrialId = 1;
   #nextRunId = 1;
   #nextModelId = 1;
@@ -265,6 +268,24 @@ export class MemoryStore implements Store {
       .filter((m) => kind === undefined || m.kind === kind)
       .reverse()
       .map(({ blob: _blob, ...info }) => clone(info));
+  }
+
+  /* model specs */
+
+  adoptModelSpec(model: NewModelSpec): ModelSpec {
+    this.#open();
+    const hash = model.config_hash;
+    if (hash === null) return clone(model.spec);
+    const { id, stored } = adoptedIdentity((k) => this.#modelSpecs.get(k) ?? null, { ...model, config_hash: hash });
+    if (stored !== null) return clone(stored.spec);
+    const rec: StoredModelSpec = clone({ id, spec: { ...model.spec, id }, config_hash: hash, origin: model.origin, location: model.location, created_at_ms: this.#now() });
+    this.#modelSpecs.set(id, rec);
+    return clone(rec.spec);
+  }
+
+  listModelSpecs(): StoredModelSpec[] {
+    this.#open();
+    return [...this.#modelSpecs.values()].map(clone);
   }
 
   /* events */

@@ -90,6 +90,22 @@ export const MIGRATIONS: readonly string[] = [
   ALTER TABLE models ADD COLUMN slot TEXT;
   CREATE UNIQUE INDEX models_slot ON models (slot) WHERE slot IS NOT NULL;
   `,
+  /*
+   * 3: the LLM specs derived from a config.json (resolve-model.ts) that studies and runs name by id,
+   * with the normalised hash of that config.json: a resumed study, a report or a surrogate finds the
+   * model as it was, whatever the Hugging Face cache holds now. Catalog models need no row. Not the
+   * `models` table, which holds saved surrogates.
+   */
+  `
+  CREATE TABLE model_specs (
+    id            TEXT    PRIMARY KEY,
+    spec          TEXT    NOT NULL,
+    config_hash   TEXT    NOT NULL,
+    origin        TEXT    NOT NULL,
+    location      TEXT    NOT NULL,
+    created_at_ms INTEGER NOT NULL
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -1,6 +1,6 @@
-import type { ServerConfig, Study, StudySpec, StudyState, Trial, TrialOrigin, TrialState } from '../domain/index.js';
+import type { ModelSpec, ServerConfig, Study, StudySpec, StudyState, Trial, TrialOrigin, TrialState } from '../domain/index.js';
 import { decodeJson, valueFromStored } from './codec.js';
-import type { EventRecord, ModelInfo, ModelRecord, RunFilter, RunMeta, RunRecord, SourceFormat } from './store.js';
+import type { EventRecord, ModelInfo, ModelRecord, RunFilter, RunMeta, RunRecord, SourceFormat, StoredModelSpec } from './store.js';
 
 /** SQLite rows ↔ the Store's records (JSON columns decoded faithfully, 0/1 back to booleans). */
 export type Row = Record<string, unknown>;
@@ -109,5 +109,16 @@ export function eventFromRow(r: Row): EventRecord {
     kind: str(r, 'kind'),
     payload: decodeJson(str(r, 'payload')),
     at_ms: r['at_ms'] as number,
+  };
+}
+
+export function modelSpecFromRow(r: Row): StoredModelSpec {
+  return {
+    id: str(r, 'id'),
+    spec: decodeJson<ModelSpec>(str(r, 'spec')),
+    config_hash: str(r, 'config_hash'),
+    origin: str(r, 'origin'),
+    location: str(r, 'location'),
+    created_at_ms: r['created_at_ms'] as number,
   };
 }

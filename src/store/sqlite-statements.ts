@@ -72,6 +72,12 @@ export function prepare(db: Database.Database) {
       `SELECT id, kind, slot, metadata, metrics, size_bytes, created_at_ms FROM models WHERE (@kind IS NULL OR kind = @kind) ORDER BY id DESC`,
     ),
 
+    modelSpecById: db.prepare(`SELECT * FROM model_specs WHERE id = ?`),
+    insertModelSpec: db.prepare(
+      `INSERT INTO model_specs (id, spec, config_hash, origin, location, created_at_ms) VALUES (@id, @spec, @hash, @origin, @location, @now)`,
+    ),
+    allModelSpecs: db.prepare(`SELECT * FROM model_specs ORDER BY created_at_ms, rowid`),
+
     insertEvent: db.prepare(`INSERT INTO events (study_id, kind, payload, at_ms) VALUES (@study, @kind, @payload, @now)`),
     eventById: db.prepare(`SELECT * FROM events WHERE id = ?`),
     listEvents: db.prepare(

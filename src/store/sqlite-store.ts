@@ -2,7 +2,8 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import Database from 'better-sqlite3';
 import { LmBenchError } from '../errors.js';
-import type { Study, StudySpec, StudyState, Trial, TrialState } from '../domain/index.js';
+import { registerModel } from '../catalog/index.js';
+import type { ModelSpec, Study, StudySpec, StudyState, Trial, TrialState } from '../domain/index.js';
 import {
   assertUpdatable,
   assertWaiting,
@@ -20,6 +21,7 @@ import {
   groupValues,
   modelFromRow,
   modelInfoFromRow,
+  modelSpecFromRow,
   runFromRow,
   runParams,
   studyFromRow,
@@ -28,7 +30,7 @@ import {
   type ValueRow,
 } from './sqlite-rows.js';
 import { prepare, type Statements } from './sqlite-statements.js';
-import { DEFAULT_RUN_META } from './store.js';
+import { adoptedIdentity, DEFAULT_RUN_META } from './store.js';
 import type {
   CompleteOutcome,
   EventFilter,
@@ -38,6 +40,7 @@ import type {
   ModelRecord,
   NewEvent,
   NewModel,
+  NewModelSpec,
   NewRun,
   NewTrial,
   PruneOutcome,
@@ -46,6 +49,7 @@ import type {
   RunRecord,
   Store,
   StoreOptions,
+  StoredModelSpec,
 } from './store.js';
 
 /** Milliseconds a connection waits for another writer's lock before SQLITE_BUSY. */
@@ -301,6 +305,28 @@ export class SqliteStore implements Store {
     return this.#tx('listModels', false, () => (this.#s.listModels.all({ kind: kind ?? null }) as Row[]).map(modelInfoFromRow));
   }
 
+  /* model specs */
+
+  adoptModelSpec(model: NewModelSpec): ModelSpec {
+    const hash = model.config_hash;
+    if (hash === null) return model.spec;
+    return this.#tx('adoptModelSpec', true, () => {
+      const find = (id: string): StoredModelSpec | null => {
+        const row = this.#s.modelSpecById.get(id) as Row | undefined;
+        return row ? modelSpecFromRow(row) : null;
+      };
+      const { id, stored } = adoptedIdentity(find, { ...model, config_hash: hash });
+      if (stored !== null) return stored.spec;
+      const spec = { ...model.spec, id };
+      this.#s.insertModelSpec.run({ id, spec: encodeJson(spec), hash, origin: model.origin, location: model.location, now: this.#now() });
+      return spec;
+    });
+  }
+
+  listModelSpecs(): StoredModelSpec[] {
+    return this.#tx('listModelSpecs', false, () => (this.#s.allModelSpecs.all() as Row[]).map(modelSpecFromRow));
+  }
+
   /* events */
 
   appendEvent(event: NewEvent): EventRecord {
@@ -418,7 +444,12 @@ export interface OpenStoreOptions {
   readonly readonly?: boolean;
 }
 
-/** Opens (creating the file and its folder on demand) and migrates the SQLite store at `path`. */
+/**
+ * Opens (creating the file and its folder on demand) and migrates the SQLite store at `path`. Every LLM
+ * spec the history stored is registered with the catalog (`registerModel`), so the synchronous
+ * lookups of training, `recommend`, the report, the service and its workers find the runs and studies
+ * of models that are not in data/models.yaml, as they were stored.
+ */
 export function openStore(path: string, options: OpenStoreOptions = {}): SqliteStore {
   let db: Db;
   try {
@@ -427,7 +458,9 @@ export function openStore(path: string, options: OpenStoreOptions = {}): SqliteS
   } catch (err) {
     throw storeError(err, `open ${path}`);
   }
-  return new SqliteStore(db, { now: options.now ?? Date.now });
+  const store = new SqliteStore(db, { now: options.now ?? Date.now });
+  for (const m of store.listModelSpecs()) registerModel(m.spec, m.config_hash);
+  return store;
 }
 
 /** `LMB_DB`, else `.lm-bench/lm-bench.db` under the working directory. */

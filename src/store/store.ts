@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   BenchmarkResult,
   HardwareRef,
+  ModelSpec,
   ServerConfig,
   Workload,
   type Study,
@@ -111,6 +112,18 @@ export interface Store {
   latestModel(kind: string): ModelRecord | null;
   /** Newest first, without the blobs. */
   listModels(kind?: string): ModelInfo[];
+
+  /* ------------------------------------------------------------ model specs */
+
+  /**
+   * Records the LLM spec a study or run names (`resolveModel`'s answer) and returns the spec to use:
+   * a catalog model (`config_hash` null) as it is, with no row; a new id stored as given; an id stored
+   * with the same config hash, the stored spec; an id stored with another hash (a second checkpoint
+   * of one name), the spec under `ID@HASH8` (stored on first sight), so the two never share a history.
+   */
+  adoptModelSpec(model: NewModelSpec): ModelSpec;
+  /** Every stored spec, oldest first. */
+  listModelSpecs(): StoredModelSpec[];
 
   /* ----------------------------------------------------------------- events */
 
@@ -264,6 +277,42 @@ export interface ModelInfo {
 
 export interface ModelRecord extends ModelInfo {
   readonly blob: Uint8Array;
+}
+
+/** A spec to adopt: what `resolveModel` answers (catalog/resolve-model.ts `ResolvedModel`). */
+export interface NewModelSpec {
+  readonly spec: ModelSpec;
+  /** normalisedConfigHash of its config.json; null for a catalog model (nothing stored). */
+  readonly config_hash: string | null;
+  /** Where it was resolved from: path, hf-cache, hub (or store). */
+  readonly origin: string;
+  /** The file read or URL fetched. */
+  readonly location: string;
+}
+
+export const StoredModelSpec = z.strictObject({
+  id: z.string().min(1),
+  spec: ModelSpec,
+  config_hash: z.string(),
+  origin: z.string(),
+  location: z.string(),
+  created_at_ms: z.number(),
+});
+export type StoredModelSpec = z.infer<typeof StoredModelSpec>;
+
+/** The first 8 hex digits of a config hash: the suffix that tells two checkpoints of one name apart. */
+export const HASH_SUFFIX_CHARS = 8;
+
+/**
+ * Which id a spec is adopted under, given what is stored (the pure half of `adoptModelSpec`, shared by
+ * both stores and by reads that must not write, `GET /v1/runs?model=`): `stored` is the row to return,
+ * or null when `id` is new.
+ */
+export function adoptedIdentity(find: (id: string) => StoredModelSpec | null, model: NewModelSpec & { config_hash: string }): { id: string; stored: StoredModelSpec | null } {
+  const plain = find(model.spec.id);
+  if (plain === null || plain.config_hash === model.config_hash) return { id: model.spec.id, stored: plain };
+  const id = `${model.spec.id}@${model.config_hash.slice(0, HASH_SUFFIX_CHARS)}`;
+  return { id, stored: find(id) };
 }
 
 export interface NewEvent {

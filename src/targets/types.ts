@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { BenchmarkResult} from '../domain/index.js';
-import { HardwareRef, ServerConfig, Slo, Workload } from '../domain/index.js';
+import { HardwareRef, ModelSpec, ServerConfig, Slo, Workload } from '../domain/index.js';
 import type { ErrorCode } from '../errors.js';
 
 /**
@@ -23,6 +23,11 @@ export const TrialInput = z.strictObject({
   workload: Workload,
   hardware: HardwareRef,
   model: z.string(),
+  /**
+   * The model's spec when it is not a catalog row (derived from a config.json, the study's
+   * `model_spec`): a worker thread, a Slurm job's node or a harness has no other way to know it.
+   */
+  model_spec: ModelSpec.optional(),
   slo: Slo,
 });
 export type TrialInput = z.infer<typeof TrialInput>;

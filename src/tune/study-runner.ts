@@ -1,4 +1,4 @@
-import type { Catalog } from '../catalog/index.js';
+import { registerModel, type Catalog } from '../catalog/index.js';
 import type { ServerConfig, StudySpec, Trial } from '../domain/index.js';
 import type { FeatureContext } from '../model/features.js';
 import { configKey } from '../optimize/sampler.js';
@@ -48,13 +48,39 @@ export interface StudyRunOptions {
   readonly keepSurrogate?: boolean;
   /** Configurations queued right after vLLM's defaults when the study is new (`tune --enqueue`). */
   readonly enqueue?: readonly ServerConfig[];
+  /**
+   * Where the study's `model_spec` was resolved from (resolve-model.ts `origin`, `location`): recorded
+   * with the spec in the history when the study is created, not before, so a study refused on the way
+   * (an empty space, a cluster that refuses the job) leaves the database as it was.
+   */
+  readonly modelSource?: { readonly origin: string; readonly location: string };
+}
+
+/**
+ * Registers the spec a study carries (a model derived from a config.json) with the catalog, on create
+ * and on resume alike: the study runs the model it began with, whatever the Hugging Face cache (or
+ * another study of the same name's checkpoint) says now.
+ */
+export function registerStudyModel(spec: StudySpec): void {
+  if (spec.model_spec !== undefined) registerModel(spec.model_spec, spec.model_config_hash ?? null);
+}
+
+/** Stores a new study's derived model spec (store.ts `adoptModelSpec`), under the id the edge gave it. */
+function adoptStudyModel(opts: StudyRunOptions): void {
+  const { model_spec: spec, model_config_hash: hash } = opts.spec;
+  if (spec === undefined || hash === undefined || hash === null) return;
+  const adopted = opts.store.adoptModelSpec({ spec, config_hash: hash, origin: opts.modelSource?.origin ?? 'study', location: opts.modelSource?.location ?? `study ${opts.spec.name}` });
+  if (adopted.id !== spec.id) {
+    // Another writer stored a checkpoint under this id since the edge looked: the study would name the wrong spec.
+    throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `the history now holds another config.json under the model id ${spec.id}; run the command again`, { details: { field: 'model' } });
+  }
 }
 
 export function featureContext(spec: StudySpec, catalog: Catalog): FeatureContext {
   return { hardware: catalog.gpu(spec.hardware.gpu), gpuCount: spec.hardware.count, model: catalog.model(spec.model), workload: spec.workload };
 }
 
-export function trialInputOf(spec: StudySpec, trial: Trial): TrialInput {
+export function trialInputOf(spec: StudySpec, trial: Pick<Trial, 'id' | 'number' | 'config'>): TrialInput {
   return {
     trial_id: trial.id,
     trial_number: trial.number,
@@ -65,11 +91,13 @@ export function trialInputOf(spec: StudySpec, trial: Trial): TrialInput {
     workload: spec.workload,
     hardware: spec.hardware,
     model: spec.model,
+    ...(spec.model_spec === undefined ? {} : { model_spec: spec.model_spec }),
     slo: spec.slo,
   };
 }
 
 export function buildStudy(opts: StudyRunOptions, failures: FailureBook = createFailureBook(opts.store, opts.catalog, opts.spec)): OptimizationStudy {
+  registerStudyModel(opts.spec);
   const ctx = featureContext(opts.spec, opts.catalog);
   const rng = createRng(opts.spec.seed);
   const bound = spaceSource(opts.space, ctx, opts.spec.keep_precision === true ? { pins: opts.space.precisionPins() } : {});
@@ -119,6 +147,7 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
       details: { field: 'space', rules: report.rules.filter((r) => r.removed > 0).map((r) => r.id) },
     });
   }
+  if (isNew) adoptStudyModel(opts);
   const study = createOptimizationStudy(opts.store, opts.spec, sampler, rng.fork('study'));
   const seen = new Set(study.trials().map((t) => configKey(t.config)));
   if (isNew) {
@@ -153,10 +182,11 @@ export async function runStudy(opts: StudyRunOptions): Promise<{ study: Optimiza
     // The bisection runs several loads per configuration; as Slurm jobs each would queue anew.
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--objective max-rate is not available with --target slurm yet (each probe would be a job of its own); use --objective throughput', { details: { field: 'objective' } });
   }
+  registerStudyModel(opts.spec);
   const executor = createExecutor(opts.target, opts.spec.parallel);
   try {
     // A partition, account or GPU request the cluster refuses fails here, before a study is stored.
-    await executor.preflight?.({ trial_id: 0, trial_number: 0, study: opts.spec.name, seed: opts.spec.seed, config: {}, workload: opts.spec.workload, hardware: opts.spec.hardware, model: opts.spec.model, slo: opts.spec.slo });
+    await executor.preflight?.(trialInputOf(opts.spec, { id: 0, number: 0, config: {} }));
     const failures = createFailureBook(opts.store, opts.catalog, opts.spec);
     const study = buildStudy(opts, failures);
     const deadlineMs = opts.spec.budget_hours === null ? null : opts.now() + opts.spec.budget_hours * 3_600_000;

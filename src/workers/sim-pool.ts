@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { defaultCatalog } from '../catalog/index.js';
 import type { SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { SimSummary, SimulateInput } from '../sim/index.js';
@@ -16,6 +17,16 @@ export interface SimPool {
   close(): Promise<void>;
 }
 
+/**
+ * A point names its model by id; a worker thread's catalog knows only data/models.yaml, so a model
+ * this process registered (derived from a config.json, stored in the history) crosses as its spec.
+ */
+function portable(p: Omit<SimulateInput, 'catalog'>): Omit<SimulateInput, 'catalog'> {
+  if (typeof p.model !== 'string') return p;
+  const catalog = defaultCatalog();
+  return catalog.findOwn(p.model) === null ? { ...p, model: catalog.model(p.model) } : p;
+}
+
 export function createSimPool(threads = Math.max(1, availableParallelism())): SimPool {
   const pool = new Piscina({ filename: new URL('./sim-batch-worker.mjs', import.meta.url).href, minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   return {
@@ -25,7 +36,7 @@ export function createSimPool(threads = Math.max(1, availableParallelism())): Si
       const parts = Array.from({ length: Math.min(threads, Math.max(1, points.length)) }, (_, k) => points.map((_, i) => i).filter((i) => i % threads === k));
       let outs: SimBatchResult[];
       try {
-        outs = await Promise.all(parts.map((idx) => pool.run({ points: idx.map((i) => points[i] as Omit<SimulateInput, 'catalog'>), profiles } satisfies SimBatchTask) as Promise<SimBatchResult>));
+        outs = await Promise.all(parts.map((idx) => pool.run({ points: idx.map((i) => portable(points[i] as Omit<SimulateInput, 'catalog'>)), profiles } satisfies SimBatchTask) as Promise<SimBatchResult>));
       } catch (err) {
         throw new LmBenchError('LMB_ERR_WORKER_FAILED', `simulator worker failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }

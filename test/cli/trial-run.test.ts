@@ -5,6 +5,7 @@ import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { defaultCatalog } from '../../src/catalog/index.js';
 import { JobResultFile, type JobTrialFile } from '../../src/targets/slurm/job-files.js';
 import type { TrialInput } from '../../src/targets/types.js';
 
@@ -48,6 +49,17 @@ test('trial-run on the sim engine measures the trial and writes the outcome, exi
   if (r.result?.status !== 'ok') return;
   assert.equal(r.result.result.completed, 12);
   assert.ok(r.result.ended_at_ms >= r.result.began_at_ms);
+});
+
+test('a trial file carrying a model spec (a model the node’s catalog lacks) runs on it', () => {
+  const spec = { ...defaultCatalog().model('llama-3.1-8b'), id: 'acme/llama-like-8b', hf_name: 'Acme/Llama-Like-8B', aliases: [], source: 'a config.json' };
+  const r = runJob({ trial: { ...trial, model: spec.id, model_spec: spec }, engine: { kind: 'sim' } });
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.result?.status, 'ok');
+  if (r.result?.status !== 'ok') return;
+  assert.equal(r.result.result.model_id, 'Acme/Llama-Like-8B');
+  const without = runJob({ trial: { ...trial, model: spec.id }, engine: { kind: 'sim' } });
+  assert.notEqual(without.status, 0, 'without the spec the node does not know the model');
 });
 
 test('a configuration the engine refuses is a failed outcome with its reason, exit 3', () => {

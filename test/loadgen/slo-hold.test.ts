@@ -74,11 +74,10 @@ test('slo-hold against sim serve ramps, finds where TTFT p95 meets its limit, an
   const shown = tl.map((p) => `${p.t_s.toFixed(0)}s ${p.offered_rps.toFixed(1)}rps ${p.value_ms?.toFixed(0) ?? '-'}ms ${p.phase}`).join('; ');
   for (let i = 0; i + 1 < tl.length; i++) {
     const [p, next] = [tl[i], tl[i + 1]] as [RatePoint, RatePoint];
-    // (Or held, while the server admitted well over the offered rate: a backlog draining.)
-    const draining = (next.admitted_rps ?? 0) > 1.25 * next.offered_rps;
-    if ((p.value_ms ?? 0) > aimMs && !draining) assert.ok(next.offered_rps < p.offered_rps, `over the aim at ${p.t_s.toFixed(1)} s but the rate did not come down: ${shown}`);
+    // (Or held, in a period the controller did not judge: a backlog draining, or nothing new to read.)
+    if ((p.value_ms ?? 0) > aimMs && p.reading === 'judged') assert.ok(next.offered_rps < p.offered_rps, `over the aim at ${p.t_s.toFixed(1)} s but the rate did not come down: ${shown}`);
   }
-  assert.ok(tl.some((p) => (p.value_ms ?? 0) > aimMs), `the latency never reached the aim: ${shown}`);
+  assert.ok(tl.some((p) => (p.value_ms ?? 0) > aimMs && p.reading === 'judged'), `the latency never reached the aim in a judged period: ${shown}`);
   if (out.reliable) {
     assert.ok(out.max_sustainable_rps !== null && out.max_sustainable_rps > 0);
     assert.ok(out.settled_at_s !== null && out.settled_at_s <= 45);

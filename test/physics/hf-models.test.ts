@@ -6,6 +6,7 @@ import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
 import { modelSpecFromHfConfig } from '../../src/catalog/hf-config.js';
 import type { ModelSpec, ServerConfig } from '../../src/domain/index.js';
 import { embeddingParams, makeStepModel, memoryModel, priceDecodeMs, resolveConfig, startupCheck, weightBytesTotal } from '../../src/physics/index.js';
+import { contextFeatures, CONTEXT_FEATURES } from '../../src/model/features.js';
 import { loadSpace } from '../../src/space/index.js';
 import { ctxOf, VLLM_SPACE } from '../space/helpers.js';
 
@@ -119,4 +120,14 @@ test('C18/C19 for derived checkpoints: the checkpoint fixes --quantization, and 
   const awqVerdict = space.isFeasible({ tensor_parallel_size: 2, max_model_len: 8192 }, { ...base, model: awq72 });
   assert.equal(awqVerdict.ok ? 'kept' : awqVerdict.rule, 'C18');
   assert.ok(space.isFeasible({ quantization: 'fp8' }, ctxOf('H100-SXM', 8, 'qwen3-30b-a3b-fp8')).ok);
+});
+
+test('the surrogate’s KV feature is the domain’s KV per token: MLA’s latent, not 2 × heads × head_dim', () => {
+  const chat = ctxOf('H100-SXM', 8, 'llama-3.1-8b').workload;
+  const at = CONTEXT_FEATURES.indexOf('model_kv_bytes_per_token');
+  const feature = (m: ModelSpec): number => contextFeatures({}, { hardware: h200, gpuCount: 8, model: m, workload: chat }).row[at] ?? Number.NaN;
+  const ds = derived('deepseek-v3');
+  assert.equal(feature(ds), ds.layers * (512 + 64) * 2);
+  const llama = catalog.model('llama-3.1-8b');
+  assert.equal(feature(llama), 32 * 2 * 8 * 128 * 2, 'a dense model’s value is unchanged');
 });

@@ -4,6 +4,7 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { defaultCatalog } from '../../src/catalog/index.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { SCHEMA_VERSION, defaultDbPath, openStore } from '../../src/store/index.js';
 import { storeContract } from './store.contract.js';
@@ -27,6 +28,23 @@ storeContract('SqliteStore', (options) => {
 });
 
 describe('SqliteStore specifics', () => {
+  it('opening a file registers every model spec it stored, so the catalog finds them by id as they were stored', () => {
+    const t = tempDir();
+    try {
+      const path = join(t.dir, 'specs.db');
+      const spec = { ...defaultCatalog().model('qwen3-8b'), id: 'stored-org/only-in-this-file', hf_name: 'Stored-Org/Only-In-This-File', layers: 7, source: 'test' };
+      const s1 = openStore(path);
+      s1.adoptModelSpec({ spec, config_hash: 'c'.repeat(64), origin: 'path', location: '/m/config.json' });
+      s1.close();
+      assert.equal(defaultCatalog().find(spec.id), null, 'adopting alone registers nothing in this process');
+      const s2 = openStore(path, { readonly: true });
+      s2.close();
+      assert.equal(defaultCatalog().model(spec.id).layers, 7);
+    } finally {
+      t.dispose();
+    }
+  });
+
   it('migrates an empty file to the current schema, in WAL mode with foreign keys on', () => {
     const t = tempDir();
     try {
@@ -37,7 +55,7 @@ describe('SqliteStore specifics', () => {
       assert.equal(db.pragma('user_version', { simple: true }), SCHEMA_VERSION);
       assert.equal(db.pragma('journal_mode', { simple: true }), 'wal');
       const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`).all() as { name: string }[]).map((r) => r.name);
-      assert.deepEqual(tables, ['events', 'models', 'runs', 'studies', 'trial_values', 'trials']);
+      assert.deepEqual(tables, ['events', 'model_specs', 'models', 'runs', 'studies', 'trial_values', 'trials']);
       db.close();
       const store = openStore(path);
       // Foreign keys are per connection: a trial row pointing at no study must be refused.

@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { isLmBenchError } from '../../src/errors.js';
+import { defaultCatalog } from '../../src/catalog/index.js';
 import { runMetric, type Store, type StoreOptions } from '../../src/store/index.js';
 import { manualClock, sampleResult, sampleRun, sampleSpec } from './samples.js';
 
@@ -305,6 +306,37 @@ export function storeContract(label: string, factory: StoreFactory): void {
         assert.deepEqual(store.listModels('surrogate').map((m) => [m.id, m.slot]), [[a2.id, 'study:a'], [free.id, null], [b1.id, 'study:b']]);
         assert.throws(() => store.getModel(a1.id), code('LMB_ERR_NOT_FOUND'));
         assert.deepEqual(store.getModel(a2.id).metadata, { n: 2 });
+      }),
+    );
+
+    it(
+      'adopts derived model specs: a new id as given, the same hash the stored spec, another hash its own ID@HASH8; a catalog model stores nothing',
+      withStore(({ store, advance }) => {
+        const base = { ...defaultCatalog().model('qwen3-8b'), id: 'org/qwen', hf_name: 'Org/Qwen', source: 'a config.json' };
+        const hashA = 'a'.repeat(64);
+        const hashB = `1234abcd${'b'.repeat(56)}`;
+        assert.equal(store.adoptModelSpec({ spec: defaultCatalog().model('qwen3-8b'), config_hash: null, origin: 'catalog', location: 'catalog' }).id, 'qwen3-8b');
+        assert.deepEqual(store.listModelSpecs(), []);
+        const first = store.adoptModelSpec({ spec: base, config_hash: hashA, origin: 'hf-cache', location: '/cache/a/config.json' });
+        assert.equal(first.id, 'org/qwen');
+        advance(1);
+        // The same checkpoint again (a later field of the derivation aside): the stored spec comes back.
+        const again = store.adoptModelSpec({ spec: { ...base, layers: base.layers + 1 }, config_hash: hashA, origin: 'hf-cache', location: '/elsewhere' });
+        assert.deepEqual(again, first);
+        const second = store.adoptModelSpec({ spec: { ...base, layers: 48 }, config_hash: hashB, origin: 'path', location: '/cache/b/config.json' });
+        assert.equal(second.id, 'org/qwen@1234abcd');
+        assert.equal(second.layers, 48);
+        assert.equal(store.adoptModelSpec({ spec: { ...base, layers: 48 }, config_hash: hashB, origin: 'path', location: '/x' }).id, 'org/qwen@1234abcd');
+        const listed = store.listModelSpecs();
+        assert.deepEqual(listed.map((m) => [m.id, m.config_hash, m.origin, m.location]), [
+          ['org/qwen', hashA, 'hf-cache', '/cache/a/config.json'],
+          ['org/qwen@1234abcd', hashB, 'path', '/cache/b/config.json'],
+        ]);
+        assert.equal(listed[0]?.spec.layers, base.layers);
+        assert.equal((listed[1]?.created_at_ms ?? 0) - (listed[0]?.created_at_ms ?? 0), 1);
+        // Returned specs are copies.
+        (listed[0]?.spec.aliases ?? []).push('mutated');
+        assert.deepEqual(store.listModelSpecs()[0]?.spec.aliases, base.aliases);
       }),
     );
 

@@ -4,6 +4,8 @@ import { StudySpec, Workload } from '../../domain/index.js';
 import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
 import { loadSpace } from '../../space/index.js';
 import { openStore } from '../../store/sqlite-store.js';
+import { identifyResolvedModel, studyModelFields } from '../../store/adopt-model.js';
+import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { studyRules } from '../../tune/failure-book.js';
@@ -14,13 +16,14 @@ import { writeStudyReport } from '../report-files.js';
 import { studyProgress } from '../study-progress.js';
 
 const usage = `Usage: lm-bench demo [--model M] [--gpu G] [--gpus N] [--workload FILE] [--trials N] [--parallel K] [--seed S]
-                     [--db PATH] [--out DIR] [--json]
+                     [--offline] [--db PATH] [--out DIR] [--json]
 
 What \`npm start\` runs: a short tuning study on the embedded simulator — Llama-3.1-8B on 1×H100-SXM,
 the chat workload (data/workloads/chat.yaml) and its SLOs (TTFT p99 ≤ 350 ms, ITL p99 ≤ 50 ms), 24
 trials, 2 at a time — then prints the recommended vLLM flags beside vLLM's defaults and writes the
 HTML report (reports/demo/report.html, or --out DIR). --model, --gpu, --gpus and --workload try another
-deployment the same way (e.g. --model gpt-oss-120b --gpus 8). Each run is a new study in
+deployment the same way (e.g. --model gpt-oss-120b --gpus 8); --model also takes a directory holding
+a config.json or a Hugging Face repo id, --gpu a datasheet YAML (as \`tune\`). Each run is a new study in
 .lm-bench/demo.db, so later runs also learn from earlier ones.
 `;
 
@@ -40,20 +43,21 @@ export const command: Command = {
       db: { type: 'string' },
       out: { type: 'string' },
       json: { type: 'boolean' },
+      ...OFFLINE_FLAG,
     });
     const catalog = defaultCatalog();
     const workload = loadYamlFile(v.workload === undefined ? join(DATA_DIR, 'workloads', 'chat.yaml') : resolve(io.cwd, v.workload), Workload);
     // Unknown names fail here, with the catalog's list, before anything is stored.
-    const model = catalog.model(v.model ?? 'llama-3.1-8b');
-    const gpu = catalog.gpu(v.gpu ?? 'H100-SXM');
+    const resolved = await resolveModelFlag(v.model ?? 'llama-3.1-8b', io, v.offline);
+    const gpu = resolveGpuFlag(v.gpu ?? 'H100-SXM', io);
     const gpus = numberFlag(v.gpus, 'gpus', { int: true, min: 1, max: 64 }) ?? 1;
     const spacePath = join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml');
     const now = Date.now();
-    const spec = StudySpec.parse({
+    const draft = {
       name: `demo-${new Date(now).toISOString().replace(/[:.]/g, '-')}`,
       space: spacePath,
       hardware: { gpu: gpu.id, count: gpus },
-      model: model.id,
+      model: resolved.spec.id,
       workload,
       slo: workload.slo ?? {},
       objectives: [...DEFAULT_OBJECTIVES],
@@ -63,15 +67,17 @@ export const command: Command = {
       budget_hours: null,
       parallel: numberFlag(v.parallel, 'parallel', { int: true, min: 1, max: 8 }) ?? 2,
       measure: 'fixed',
-    });
+    };
+    StudySpec.parse(draft);
     const dbPath = v.db ?? join(io.cwd, '.lm-bench', 'demo.db');
     const store = openStore(dbPath);
     try {
+      const spec = StudySpec.parse({ ...draft, ...studyModelFields(identifyResolvedModel(store, resolved, catalog)) });
       const json = v.json === true;
       if (!json) io.stderr.write(`lm-bench demo: tuning ${spec.model} on ${gpus}× ${spec.hardware.gpu} for the "${workload.name}" workload on the simulator (${spec.budget_trials} trials)\n`);
       const progress = studyProgress({ io, store, spec, model: catalog.model(spec.model), json });
       const space = loadSpace(spacePath);
-      const { study, summary } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent });
+      const { study, summary } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent, modelSource: resolved });
       progress.finish();
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, catalog, study.id) });
       const outDir = resolve(io.cwd, v.out ?? join('reports', 'demo'));

@@ -3,12 +3,14 @@ import { defaultCatalog } from '../../catalog/index.js';
 import { ERROR_CATALOG, LmBenchError } from '../../errors.js';
 import { ingestFiles, parseSidecar, type IngestSummary } from '../../ingest/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
+import { adoptResolvedModel, identifyResolvedModel } from '../../store/adopt-model.js';
+import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { parseKnobAssignments } from '../../domain/index.js';
 import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { readUserFile } from '../../util/yaml.js';
 
-const USAGE = `Usage: lm-bench ingest PATH… [--server-config FILE] [--set knob=value…] [--gpu G --gpus N --model M] [--db PATH] [--json]
+const USAGE = `Usage: lm-bench ingest PATH… [--server-config FILE] [--set knob=value…] [--gpu G --gpus N --model M] [--offline] [--db PATH] [--json]
 
 Stores existing benchmark results in the history database, one transaction per file (all of it or
 none). Directories are walked. Formats: vllm bench serve results (legacy, 2025, newest; JSON Lines from
@@ -22,9 +24,11 @@ the flags, else the sidecar, else the file.
 
   --server-config FILE  YAML/JSON with knobs (and optionally gpu, gpus, model)
   --set knob=value      a knob of the server config; repeatable
-  --gpu G               GPU from data/hardware.yaml
+  --gpu G               GPU from data/hardware.yaml (or the name nvidia-smi prints), or a datasheet YAML
   --gpus N              GPUs the server used (default tensor_parallel_size × data_parallel_size)
-  --model M             model from data/models.yaml
+  --model M             model from data/models.yaml, a directory holding its config.json (or the
+                        file), or a Hugging Face repo id (the local cache, else the hub)
+  --offline             never ask the Hugging Face hub (as HF_HUB_OFFLINE=1)
   --db PATH             database (default $LMB_DB, else .lm-bench/lm-bench.db)
   --json                one JSON document on stdout
 
@@ -37,7 +41,7 @@ export const command: Command = {
   name: 'ingest',
   summary: 'store existing benchmark results (vLLM, GuideLLM, genai-perf, lm-bench) in the history',
   usage: USAGE,
-  run(argv: readonly string[], io: CliIo): Promise<number> {
+  async run(argv: readonly string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseFlags(
       argv,
       {
@@ -48,6 +52,7 @@ export const command: Command = {
         model: { type: 'string' },
         db: { type: 'string' },
         json: { type: 'boolean' },
+        offline: { type: 'boolean' },
       },
       true,
     );
@@ -62,10 +67,10 @@ export const command: Command = {
     const hasConfig = base.serverConfig !== undefined || (values.set?.length ?? 0) > 0;
     const serverConfig = hasConfig ? parseKnobAssignments(values.set, base.serverConfig ?? {}) : undefined;
     // Flags are checked up front (exit 2); names found inside files are checked per run.
-    const gpu = values.gpu ?? base.gpu;
-    if (gpu !== undefined) catalog.gpu(gpu);
-    const model = values.model ?? base.model;
-    if (model !== undefined) catalog.model(model);
+    const gpuName = values.gpu ?? base.gpu;
+    const gpu = gpuName === undefined ? undefined : resolveGpuFlag(gpuName, io).id;
+    const modelName = values.model ?? base.model;
+    const resolved = modelName === undefined ? undefined : await resolveModelFlag(modelName, io, values.offline);
     const gpus = numberFlag(values.gpus, 'gpus', { int: true, min: 1, max: 4096 }) ?? base.gpus;
 
     const dbPath = values.db === undefined ? defaultDbPath(io) : at(io.cwd, values.db);
@@ -73,6 +78,9 @@ export const command: Command = {
     const progress = io.stderr.isTTY === true && values.json !== true;
     let summary: IngestSummary;
     try {
+      // The runs name the model by the id its checkpoint has in this history; its spec is stored only
+      // when a run is (a rejected file leaves the database as it was).
+      const model = resolved === undefined ? undefined : identifyResolvedModel(store, resolved, catalog).spec.id;
       summary = ingestFiles(store, positionals, {
         cwd: io.cwd,
         catalog,
@@ -82,13 +90,14 @@ export const command: Command = {
         model,
         onFile: progress ? (r, i) => io.stderr.write(`\r\x1b[K[${i + 1}] ${r.status} ${relative(io.cwd, r.path)}`) : undefined,
       });
+      if (resolved !== undefined && summary.accepted > 0) adoptResolvedModel(store, resolved, catalog);
     } finally {
       store.close();
     }
     if (progress) io.stderr.write('\r\x1b[K');
     if (values.json === true) writeJson(io, { db: dbPath, ...summary });
     else io.stdout.write(formatSummary(summary, io.cwd, dbPath));
-    return Promise.resolve(summary.rejected.length === 0 ? 0 : ERROR_CATALOG.LMB_ERR_INGEST_REJECTED.exitCode);
+    return summary.rejected.length === 0 ? 0 : ERROR_CATALOG.LMB_ERR_INGEST_REJECTED.exitCode;
   },
 };
 

@@ -3,7 +3,7 @@ import { answerQuestion } from '../../advise/answer.js';
 import { formatAnswer } from '../../advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
 import { Workload, parseSloString, type Slo } from '../../domain/index.js';
-import { isLmBenchError, LmBenchError, toLmBenchError } from '../../errors.js';
+import { isLmBenchError, LmBenchError } from '../../errors.js';
 import { simulatedAnswer } from '../../advise/simulated-answer.js';
 import { priorSimulator } from '../../optimize/prior-simulator.js';
 import { featureNames } from '../../model/features.js';
@@ -11,13 +11,19 @@ import { loadSurrogateFor } from '../../model/registry.js';
 import { spaceEncoder } from '../../optimize/space-source.js';
 import { loadSpace } from '../../space/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
+import { identifyResolvedModel } from '../../store/adopt-model.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
+import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 
 const USAGE = `Usage:
   lm-bench recommend --gpu GPU --gpus N --model MODEL --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
-                     [--keep-precision] [--db PATH] [--space FILE] [--candidates N] [--seed S] [--json]
+                     [--keep-precision] [--offline] [--db PATH] [--space FILE] [--candidates N] [--seed S] [--json]
+
+MODEL is a catalog id, a directory holding the model's config.json (or the file), or a Hugging Face
+repo id (ORG/NAME) read from the local cache or, unless --offline or HF_HUB_OFFLINE=1, the hub. GPU is
+a catalog GPU (or the name nvidia-smi prints) or a YAML file of the GPU's datasheet figures.
 
 The best configuration the surrogate predicts for this deployment under the SLOs (default: the
 workload file's slo), picked by a stated rule (the highest lower bound of throughput per GPU among
@@ -44,18 +50,19 @@ const OPTIONS = {
   'keep-precision': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
+  ...OFFLINE_FLAG,
 } as const;
 
-function runSync(argv: readonly string[], io: CliIo): number {
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseFlags(argv, OPTIONS);
   if (values.help === true) {
     io.stdout.write(`${USAGE}\n`);
     return 0;
   }
   const catalog = defaultCatalog();
-  const hardware = catalog.gpu(requireFlag(values.gpu, 'gpu'));
+  const hardware = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
   const gpuCount = numberFlag(requireFlag(values.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 64 }) ?? 1;
-  const model = catalog.model(requireFlag(values.model, 'model'));
+  const resolved = await resolveModelFlag(requireFlag(values.model, 'model'), io, values.offline);
   const workloadArg = requireFlag(values.workload, 'workload');
   const workload = loadYamlFile(resolve(io.cwd, workloadArg), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   let slo: Slo;
@@ -69,6 +76,8 @@ function runSync(argv: readonly string[], io: CliIo): number {
   const space = loadSpace(values.space === undefined ? resolve(PROJECT_ROOT, 'search-spaces/vllm.yaml') : resolve(io.cwd, values.space));
   const store = openStore(values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db));
   try {
+    // A question writes nothing: the model's id is the one its checkpoint has in this history.
+    const model = identifyResolvedModel(store, resolved, catalog).spec;
     const encoder = spaceEncoder(space);
     const question = {
       gpu: hardware.id,
@@ -99,14 +108,6 @@ function runSync(argv: readonly string[], io: CliIo): number {
     return 0;
   } finally {
     store.close();
-  }
-}
-
-function run(argv: readonly string[], io: CliIo): Promise<number> {
-  try {
-    return Promise.resolve(runSync(argv, io));
-  } catch (err) {
-    return Promise.reject(toLmBenchError(err));
   }
 }
 

@@ -105,7 +105,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       max_rate_rps: reasons.length === 0 ? chosen.maxRateRps : null,
       reliable: reasons.length === 0,
       unreliable_reasons: reasons,
-      probes: probes.map(({ result, ...p }) => ({ ...p, p99_ttft_ms: result.p99_ttft_ms, p99_itl_ms: result.p99_itl_ms, failed: result.failed, diagnosis: result.diagnosis ?? null })),
+      probes: probes.map(({ result, ...p }) => ({ ...p, p95_ttft_ms: result.p95_ttft_ms, p99_ttft_ms: result.p99_ttft_ms, p99_itl_ms: result.p99_itl_ms, failed: result.failed, diagnosis: result.diagnosis ?? null })),
       result: chosen.result,
     };
     const verdict = body.reliable ? `max rate ${chosen.maxRateRps.toFixed(2)} req/s meeting ${keys.join(', ')} (${probes.length} load runs)` : `no reliable answer: ${reasons.join('; ')}`;

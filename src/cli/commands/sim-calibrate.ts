@@ -3,6 +3,8 @@ import { calibrate, CALIBRATE_PARAMS, historyPoints } from '../../calibration/hi
 import { saveProfile } from '../../calibration/profiles.js';
 import { defaultCatalog } from '../../catalog/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
+import { identifyResolvedModel } from '../../store/adopt-model.js';
+import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { createSimPool } from '../../workers/sim-pool.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo } from '../io.js';
@@ -13,16 +15,18 @@ import { writeJson, type CliIo } from '../io.js';
  * `sim serve`, `sim predict` and `tune --target sim` price that GPU with them from then on
  * (`--profile default` to compare). Refuses when fewer than 6 runs are usable.
  */
-export const CALIBRATE_USAGE = `  lm-bench sim calibrate --gpu GPU [--model MODEL] [--db PATH] [--threads N] [--json]`;
+export const CALIBRATE_USAGE = `  lm-bench sim calibrate --gpu GPU [--model MODEL] [--offline] [--db PATH] [--threads N] [--json]`;
 
 export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseFlags(argv, { gpu: { type: 'string' }, model: { type: 'string' }, db: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' } });
+  const { values } = parseFlags(argv, { gpu: { type: 'string' }, model: { type: 'string' }, db: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' }, offline: { type: 'boolean' } });
   const catalog = defaultCatalog();
-  const hw = catalog.gpu(requireFlag(values.gpu, 'gpu'));
-  const model = values.model === undefined ? undefined : catalog.model(values.model).id;
+  const hw = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
+  const resolved = values.model === undefined ? undefined : await resolveModelFlag(values.model, io, values.offline);
   const threads = numberFlag(values.threads, 'threads', { int: true, min: 1, max: 64 });
   const store = openStore(values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db));
   try {
+    // The runs of this checkpoint are stored under the id the history gave it.
+    const model = resolved === undefined ? undefined : identifyResolvedModel(store, resolved, catalog).spec.id;
     const { points, skipped } = historyPoints(store, catalog, { gpu: hw.id, model });
     const pool = createSimPool(threads);
     const tty = io.stderr.isTTY === true && values.json !== true;

@@ -12,16 +12,17 @@ import { simulate } from '../../sim/index.js';
 import { CALIBRATE_USAGE, calibrateCmd } from './sim-calibrate.js';
 import { PREDICT_USAGE, predictCmd } from './sim-predict.js';
 import { profileFromFlags } from '../sim-profile-flag.js';
+import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 
 const USAGE = `Usage:
   lm-bench sim run --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
                    (--input-len N --output-len N | --workload FILE)
                    [--concurrency N | --request-rate R [--burstiness B]] [--num-prompts N] [--seed S]
-                   [--profile auto|default|stored] [--db PATH] [--json]
+                   [--profile auto|default|stored] [--offline] [--db PATH] [--json]
   lm-bench sim serve --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
                    [--port 8000] [--host 127.0.0.1] [--speed K] [--startup-scale F]
                    [--api-key KEY] [--ssl-certfile FILE --ssl-keyfile FILE]
-                   [--profile auto|default|stored] [--db PATH]
+                   [--profile auto|default|stored] [--offline] [--db PATH]
 ${PREDICT_USAGE}
 ${CALIBRATE_USAGE}
 
@@ -35,7 +36,9 @@ CUDA graphs: tens of seconds) has passed, ÷ K, × F (--startup-scale 0 to answe
 of a run-time CUDA OOM when gpu_memory_utilization leaves little headroom (exit 1, torch's message).
 Steps are priced with the GPU's calibrated profile when \`sim calibrate\` stored one in --db
 (default .lm-bench/lm-bench.db), else data/sim-profile.yaml (--profile default forces that).
-A configuration that vLLM would refuse exits with status 3 and vLLM's reason.`;
+A configuration that vLLM would refuse exits with status 3 and vLLM's reason.
+--model takes a catalog id, a directory holding a config.json, or a Hugging Face repo id (the local
+cache, else the hub unless --offline); --gpu a catalog GPU, nvidia-smi's name, or a datasheet YAML.`;
 
 const ALL_KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
 const BOOLEAN_KNOBS = new Set(['enable_chunked_prefill', 'enable_prefix_caching', 'enforce_eager', 'async_scheduling', 'enable_expert_parallel']);
@@ -62,6 +65,7 @@ const COMMON = {
   'served-model-name': { type: 'string' },
   profile: { type: 'string' },
   db: { type: 'string' },
+  offline: { type: 'boolean' },
 } as const;
 
 /** vLLM-style flags and --set pairs → one validated ServerConfig (--set wins). */
@@ -167,7 +171,7 @@ export function formatResultText(r: BenchmarkResult): string {
   return s;
 }
 
-function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
+async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseFlags(argv, {
     ...COMMON,
     ...vllmFlagOptions(),
@@ -182,8 +186,8 @@ function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   });
   const v = values as Record<string, unknown>;
   const catalog = defaultCatalog();
-  const gpu = catalog.gpu(requireFlag(values.gpu, 'gpu'));
-  const model = catalog.model(requireFlag(values.model, 'model'));
+  const gpu = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
+  const model = (await resolveModelFlag(requireFlag(values.model, 'model'), io, values.offline)).spec;
   const config = configFromFlags(v);
   const workload = workloadFromFlags(v, io.cwd);
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
@@ -199,7 +203,7 @@ function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   }
   if (values.json === true) writeJson(io, { ...out.result, lmb: { ...out.result.lmb, sim_profile: source } });
   else io.stdout.write(`${formatResultText(out.result)}Simulator profile: ${source}\n`);
-  return Promise.resolve(0);
+  return 0;
 }
 
 /** `--ssl-certfile` and `--ssl-keyfile` together or not at all, as vLLM asks. */
@@ -237,9 +241,9 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
   );
   const v = values as Record<string, unknown>;
   const catalog = defaultCatalog();
-  const gpu = catalog.gpu(requireFlag(values.gpu, 'gpu'));
+  const gpu = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
   const modelName = values.model ?? positionals.find((p) => p !== 'serve');
-  const model = catalog.model(requireFlag(modelName, 'model'));
+  const model = (await resolveModelFlag(requireFlag(modelName, 'model'), io, values.offline)).spec;
   const config = configFromFlags(v);
   const port = numberFlag(values.port, 'port', { int: true, min: 0, max: 65535 }) ?? 8000;
   const speed = numberFlag(values.speed, 'speed', { min: 1e-3, max: 1e6 }) ?? 1;

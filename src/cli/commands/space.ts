@@ -1,21 +1,25 @@
 import { isAbsolute, join } from 'node:path';
-import { defaultCatalog, PROJECT_ROOT } from '../../catalog/index.js';
+import { PROJECT_ROOT } from '../../catalog/index.js';
 import { Workload } from '../../domain/index.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { loadSpace, type PruneReport } from '../../space/index.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
+import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 
-const USAGE = `Usage: lm-bench space [--space FILE…] --gpu GPU --gpus N --model MODEL --workload FILE [--json]
+const USAGE = `Usage: lm-bench space [--space FILE…] --gpu GPU --gpus N --model MODEL --workload FILE [--offline] [--json]
 
 Loads the search space (files merged in order; default search-spaces/vllm.yaml), binds it to the
 hardware, model and workload, and reports how many configurations each constraint rule removes
 (first-match attribution in rule order) and how many remain.
 
   --space FILE     search-space file; repeat to layer your own rules and knobs on top
-  --gpu GPU        GPU from data/hardware.yaml (H100-SXM, A100-80GB, L40S, …)
+  --gpu GPU        GPU from data/hardware.yaml (H100-SXM, A100-80GB, L40S, …, or the name nvidia-smi
+                   prints), or a YAML file of the GPU's datasheet figures
   --gpus N         GPUs available (tensor_parallel_size × data_parallel_size must fit)
-  --model MODEL    model from data/models.yaml (llama-3.1-8b, …)
+  --model MODEL    model from data/models.yaml (llama-3.1-8b, …), a directory holding its config.json
+                   (or the file), or a Hugging Face repo id (the local cache, else the hub)
+  --offline        never ask the Hugging Face hub (as HF_HUB_OFFLINE=1)
   --workload FILE  workload YAML (data/workloads/chat.yaml, …)
   --json           one JSON document on stdout
 `;
@@ -26,7 +30,7 @@ export const command: Command = {
   name: 'space',
   summary: 'search space: knobs, rules and what pruning removes',
   usage: USAGE,
-  run(argv: readonly string[], io: CliIo): Promise<number> {
+  async run(argv: readonly string[], io: CliIo): Promise<number> {
     const { values } = parseFlags(argv, {
       space: { type: 'string', multiple: true },
       gpu: { type: 'string' },
@@ -34,12 +38,12 @@ export const command: Command = {
       model: { type: 'string' },
       workload: { type: 'string' },
       json: { type: 'boolean' },
+      ...OFFLINE_FLAG,
     });
     const files = (values.space ?? [join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml')]).map((f) => at(io.cwd, f));
-    const catalog = defaultCatalog();
-    const hardware = catalog.gpu(requireFlag(values.gpu, 'gpu'));
+    const hardware = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
     const gpuCount = numberFlag(requireFlag(values.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 1024 }) ?? 1;
-    const model = catalog.model(requireFlag(values.model, 'model'));
+    const model = (await resolveModelFlag(requireFlag(values.model, 'model'), io, values.offline)).spec;
     const workload = loadYamlFile(at(io.cwd, requireFlag(values.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
     const space = loadSpace(files);
     if (io.stderr.isTTY === true && values.json !== true) io.stderr.write('pruning…\r');
@@ -47,7 +51,7 @@ export const command: Command = {
     if (io.stderr.isTTY === true && values.json !== true) io.stderr.write('         \r');
     if (values.json === true) writeJson(io, { ...report, knobs: space.knobs.map((k) => ({ name: k.name, flag: k.flag, type: k.type, when: k.when ?? null })) });
     else io.stdout.write(formatReport(report, space.knobs.length));
-    return Promise.resolve(0);
+    return 0;
   },
 };
 

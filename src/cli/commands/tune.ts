@@ -13,7 +13,10 @@ import type { Store } from '../../store/store.js';
 import { bindSimProfile } from '../../targets/sim-target.js';
 import { TargetSpec } from '../../targets/spec.js';
 import { SlurmConfig } from '../../targets/slurm/config.js';
-import { runStudy } from '../../tune/study-runner.js';
+import { registerStudyModel, runStudy } from '../../tune/study-runner.js';
+import type { ResolvedModel } from '../../catalog/resolve-model.js';
+import { identifyResolvedModel, studyModelFields } from '../../store/adopt-model.js';
+import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { studyRules } from '../../tune/failure-book.js';
 import { loadYamlFile } from '../../util/yaml.js';
@@ -31,9 +34,14 @@ const usage = `Usage:
                 [--vllm-bin vllm] [--vllm-port 18000]
                 --budget-trials N [--budget-hours H] [--parallel K] [--seed S]
                 [--objective throughput|max-rate] [--sampler surrogate|random] [--keep-precision]
-                [--enqueue knob=value,knob=value …] [--db PATH]
+                [--enqueue knob=value,knob=value …] [--offline] [--db PATH]
                 [--report-dir DIR | --no-report] [--json]
   lm-bench tune --study NAME [--db PATH] [--json]     resume a study with its stored settings
+
+MODEL is a catalog id, a directory holding the model's config.json (or the file), or a Hugging Face
+repo id (ORG/NAME) read from the local cache or, unless --offline or HF_HUB_OFFLINE=1, the hub; the
+study stores the spec derived from it, with the config's hash, and keeps it when resumed. GPU is a
+catalog GPU (or the name nvidia-smi prints) or a YAML file of the GPU's datasheet figures.
 
 Runs a tuning study: vLLM's defaults first, then the best matches from the history and the simulator's
 best configurations for the deployment (defaults included, at most a quarter of the budget), then
@@ -87,6 +95,7 @@ const flags = {
   'no-report': { type: 'boolean' },
   db: { type: 'string' },
   json: { type: 'boolean' },
+  ...OFFLINE_FLAG,
 } as const;
 
 type Values = ReturnType<typeof parseFlags<typeof flags>>['values'];
@@ -150,10 +159,10 @@ function objectiveMode(raw: string | undefined): 'fixed' | 'max_rate' {
   throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be throughput or max-rate, got "${raw}"`, { details: { field: 'objective' } });
 }
 
-function specFromFlags(v: Values, name: string, target: TargetSpec, spacePath: string, cwd: string): StudySpec {
-  const catalog = defaultCatalog();
-  const gpu = catalog.gpu(requireFlag(v.gpu, 'gpu')).id;
-  const model = catalog.model(requireFlag(v.model, 'model')).id;
+function specFromFlags(v: Values, study: { name: string; target: TargetSpec; spacePath: string; model: string }, io: CliIo): StudySpec {
+  const { name, target, spacePath, model } = study;
+  const cwd = io.cwd;
+  const gpu = resolveGpuFlag(requireFlag(v.gpu, 'gpu'), io).id;
   const workload = loadYamlFile(resolve(cwd, requireFlag(v.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   const budgetHours = numberFlag(v['budget-hours'], 'budget-hours', { min: 0.001 });
   const res = StudySpec.safeParse({
@@ -219,6 +228,23 @@ function boundTarget(given: TargetSpec, existing: StudySpec | null, store: Store
   return bindSimProfile(given, store, defaultCatalog(), hw);
 }
 
+/**
+ * The study's model: the spec a study of this name began with when the same model is named again (a
+ * changed config.json in the cache does not change a running study's model; said on stderr), else the
+ * resolved one under the id the history gives it (a second checkpoint of one name gets an id of its own).
+ */
+function withModel(given: StudySpec, resolved: ResolvedModel, existing: StudySpec | null, store: Store, io: CliIo): StudySpec {
+  const kept = existing?.model_spec;
+  if (existing !== null && kept !== undefined && kept.hf_name.toLowerCase() === resolved.spec.hf_name.toLowerCase()) {
+    if (resolved.config_hash !== (existing.model_config_hash ?? null)) {
+      io.stderr.write(`lm-bench tune: ${resolved.location} differs from the config.json study "${given.name}" began with; the study keeps its model (${existing.model})\n`);
+    }
+    return { ...given, model: existing.model, model_spec: kept, model_config_hash: existing.model_config_hash ?? null };
+  }
+  // Stored with the study when it is created (study-runner.ts), not now: a refused study stores nothing.
+  return { ...given, ...studyModelFields(identifyResolvedModel(store, resolved, defaultCatalog())) };
+}
+
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values: v } = parseFlags(argv, flags);
   const name = requireFlag(v.study, 'study');
@@ -233,9 +259,17 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (v['no-report'] !== true) assertOutputDir(resolve(io.cwd, v['report-dir'] ?? join('reports', name)), v['report-dir'] === undefined ? 'study' : 'report-dir');
   const enqueue = (v.enqueue ?? []).map((text) => parseKnobAssignments(text.split(',').map((p) => p.trim()).filter((p) => p !== ''), {}, 'enqueue'));
   const deploymentGiven = v.gpu !== undefined || v.model !== undefined || v.workload !== undefined;
-  const fromFlags = deploymentGiven
-    ? specFromFlags(v, name, target ?? targetSpec(v, dbPath, io), v.space === undefined ? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml') : resolve(io.cwd, v.space), io.cwd)
-    : null;
+  // The model is resolved (a file read, perhaps the hub asked) before the store is opened: a name that
+  // does not resolve fails with its code and stores nothing.
+  const resolvedModel = deploymentGiven ? await resolveModelFlag(requireFlag(v.model, 'model'), io, v.offline) : null;
+  const fromFlags =
+    resolvedModel === null
+      ? null
+      : specFromFlags(
+          v,
+          { name, target: target ?? targetSpec(v, dbPath, io), spacePath: v.space === undefined ? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml') : resolve(io.cwd, v.space), model: resolvedModel.spec.id },
+          io,
+        );
   const store = openStore(dbPath);
   try {
     const existing = store.findStudy(name);
@@ -250,9 +284,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }
       spec = existing.spec;
     } else {
-      const given = fromFlags as StudySpec;
+      const given = withModel(fromFlags as StudySpec, resolvedModel as ResolvedModel, existing?.spec ?? null, store, io);
       spec = { ...given, target: JSON.stringify(boundTarget(TargetSpec.parse(JSON.parse(given.target)), existing?.spec ?? null, store, defaultCatalog().gpu(given.hardware.gpu))) };
     }
+    registerStudyModel(spec);
     const resolvedTarget = TargetSpec.parse(JSON.parse(spec.target));
     const space = loadSpace(spec.space);
     const json = v.json === true;
@@ -284,6 +319,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         enqueue,
         signal: ac.signal,
         onEvent: progress.onEvent,
+        ...(resolvedModel === null ? {} : { modelSource: { origin: resolvedModel.origin, location: resolvedModel.location } }),
       });
       progress.finish();
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, defaultCatalog(), study.id) });

@@ -3,6 +3,7 @@ import { workloadOf, type ServiceContext } from '../context.js';
 import { RecommendationRequest, RecommendationResponse } from '../schemas.js';
 import { parseInput } from '../validate.js';
 import { LmBenchError } from '../../errors.js';
+import { identifyResolvedModel } from '../../store/adopt-model.js';
 
 /** `POST /v1/recommendations`: the same core as `lm-bench recommend`, from the cached trained model. */
 export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, { ctx }, done) => {
@@ -17,7 +18,9 @@ export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }
   app.post('/v1/recommendations', async (req, reply) => {
     const body = parseInput(RecommendationRequest, req.body, 'body');
     const hardware = ctx.catalog.gpu(body.gpu);
-    const model = ctx.catalog.model(body.model);
+    // A question stores nothing: the model gets the id its checkpoint has in the history.
+    const resolved = identifyResolvedModel(ctx.store, await ctx.resolveModel(body.model), ctx.catalog);
+    const model = resolved.spec;
     const workload = workloadOf(ctx, body.workload);
     const max = ctx.config.limits.recommend_candidates;
     if (body.candidates !== undefined && body.candidates > max) {
@@ -35,7 +38,7 @@ export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }
       candidates: body.candidates ?? ctx.config.recommend_candidates,
       seed: body.seed,
       keepPrecision: body.keep_precision,
-    });
+    }, { spec: model, configHash: resolved.config_hash });
     return reply.type('application/json; charset=utf-8').send(json);
   });
   done();

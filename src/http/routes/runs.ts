@@ -2,6 +2,7 @@ import type { FastifyPluginCallback } from 'fastify';
 import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, ServerConfig } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import type { RunFilter } from '../../store/store.js';
+import { adoptResolvedModel, identifyResolvedModel } from '../../store/adopt-model.js';
 import type { ServiceContext } from '../context.js';
 import { ingestBody } from '../ingest-body.js';
 import { IngestRequest, IngestResponse, RunsPage, RunsQuery } from '../schemas.js';
@@ -51,17 +52,22 @@ export const runRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, {
     },
     { method: 'GET', url: '/v1/runs', summary: 'Stored runs, newest first; filter by model, gpu, gpus, source_format and config.<knob>=value', auth: false, query: RunsQuery, response: { status: 200, schema: RunsPage } },
   );
-  app.post('/v1/runs', { preHandler: ctx.auth }, (req, reply) => {
+  app.post('/v1/runs', { preHandler: ctx.auth }, async (req, reply) => {
     const body = parseInput(IngestRequest, req.body, 'body');
     if (body.gpu !== undefined) ctx.catalog.gpu(body.gpu);
-    if (body.model !== undefined) ctx.catalog.model(body.model);
-    return reply.status(201).send(ingestBody(ctx.store, ctx.catalog, body));
+    const resolved = body.model === undefined ? undefined : await ctx.resolveModel(body.model);
+    // The runs name the checkpoint by its id in the history; its spec is stored once a run is.
+    const model = resolved === undefined ? undefined : identifyResolvedModel(ctx.store, resolved, ctx.catalog).spec.id;
+    const out = ingestBody(ctx.store, ctx.catalog, { ...body, ...(model === undefined ? {} : { model }) });
+    if (resolved !== undefined && out.accepted > 0) adoptResolvedModel(ctx.store, resolved, ctx.catalog);
+    return reply.status(201).send(out);
   });
-  app.get('/v1/runs', (req, reply) => {
+  app.get('/v1/runs', async (req, reply) => {
     const { rest, config } = configFilter(req.query as Record<string, unknown>);
     const q = parseInput(RunsQuery, rest, 'query');
+    const model = q.model === undefined ? undefined : identifyResolvedModel(ctx.store, await ctx.resolveModel(q.model), ctx.catalog).spec.id;
     const filter: RunFilter = {
-      ...(q.model === undefined ? {} : { model: ctx.catalog.model(q.model).id }),
+      ...(model === undefined ? {} : { model }),
       ...(q.gpu === undefined ? {} : { gpu: ctx.catalog.gpu(q.gpu).id }),
       ...(q.gpus === undefined ? {} : { gpuCount: q.gpus }),
       ...(q.source_format === undefined ? {} : { sourceFormat: q.source_format }),

@@ -2,6 +2,7 @@ import type { FastifyPluginCallback } from 'fastify';
 import { StudySpec } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
+import { identifyResolvedModel, studyModelFields } from '../../store/adopt-model.js';
 import { bindSimProfile } from '../../targets/sim-target.js';
 import { countsAgainstBudget } from '../../tune/loop.js';
 import { workloadOf, type ServiceContext } from '../context.js';
@@ -27,8 +28,10 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
     return { id: s.id, name: s.spec.name, state: s.state, active: ctx.studies.isActive(s.id) };
   };
 
-  app.post('/v1/studies', { preHandler: ctx.auth }, (req, reply) => {
+  app.post('/v1/studies', { preHandler: ctx.auth }, async (req, reply) => {
     const body = parseInput(StudyRequest, req.body, 'body');
+    // Resolved before anything is stored; the spec is recorded with the study when it is created.
+    const resolved = await ctx.resolveModel(body.model);
     const hardware = { gpu: ctx.catalog.gpu(body.gpu).id, count: body.gpus };
     const target = bindSimProfile(ctx.studies.profile(body.target), ctx.store, ctx.catalog, ctx.catalog.gpu(hardware.gpu));
     const limits = ctx.config.limits;
@@ -39,7 +42,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
       name: body.name,
       space: ctx.space.files.length === 1 ? ctx.space.files[0] : ctx.space.files.join(','),
       hardware,
-      model: ctx.catalog.model(body.model).id,
+      ...studyModelFields(identifyResolvedModel(ctx.store, resolved, ctx.catalog)),
       workload,
       slo: body.slo ?? workload.slo ?? {},
       objectives: body.objectives ?? [...DEFAULT_OBJECTIVES],
@@ -50,7 +53,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
       parallel: body.parallel,
       measure: body.measure,
     });
-    const id = ctx.studies.create(spec, { profile: body.target, sampler: body.sampler }, body.enqueue);
+    const id = ctx.studies.create(spec, { profile: body.target, sampler: body.sampler }, body.enqueue, { origin: resolved.origin, location: resolved.location });
     return reply.status(202).header('location', `/v1/studies/${id}`).send(accepted(id));
   });
 

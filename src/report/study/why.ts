@@ -1,5 +1,5 @@
 import type { Diagnosis } from '../../domain/index.js';
-import { bottleneckLabel, evidenceText, knobText } from '../../diagnose/text.js';
+import { bottleneckLabel, evidenceText, adviceText } from '../../diagnose/text.js';
 import { escapeHtml, type Section } from '../html.js';
 import type { TrialSummary } from '../../tune/summary.js';
 import { configText } from './sections.js';
@@ -16,7 +16,7 @@ function row(t: TrialSummary, d: Diagnosis): string {
     t.meets_slo === null ? '–' : t.meets_slo ? 'yes' : 'no',
     bottleneckLabel(d),
     evidenceText(d).join('; '),
-    d.knobs.length === 0 ? '–' : d.knobs.map(knobText).join('; '),
+    adviceText(d) === '' ? '–' : adviceText(d),
     configText(t.config),
   ];
   return `<tr>${cells.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`;

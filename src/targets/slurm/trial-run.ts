@@ -1,5 +1,5 @@
 import { createServer } from 'node:net';
-import type { Catalog } from '../../catalog/index.js';
+import { registerModel, type Catalog } from '../../catalog/index.js';
 import { loadAgainst } from '../factory.js';
 import { createSimTarget } from '../sim-target.js';
 import type { TrialOutcome } from '../types.js';
@@ -32,6 +32,8 @@ export interface JobTrialDeps {
 
 export async function runJobTrial(job: JobTrialFile, deps: JobTrialDeps): Promise<TrialOutcome> {
   const { trial, engine } = job;
+  // The node knows only the trial file: a model a config.json defined travels in it.
+  if (trial.model_spec !== undefined) registerModel(trial.model_spec);
   switch (engine.kind) {
     case 'sim':
       return createSimTarget({ catalog: deps.catalog, now: deps.now }).runTrial(trial);

@@ -178,7 +178,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     const target = TargetSpec.parse({ kind: 'slurm', partition: cluster.partition, time_limit: '5', engine: 'sim', work_dir: join(dir, 'work'), poll_interval_s: 0.3, setup: ['sleep 2'] });
     if (target.kind !== 'slurm') throw new Error('unreachable');
     const spec = StudySpec.parse({ name: `lost-id-${process.pid}`, space: spacePath, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo: workload.slo, objectives: [...DEFAULT_OBJECTIVES], target: JSON.stringify(target), seed: 1, budget_trials: 1, budget_hours: null, parallel: 1 });
-    const input = trialInputOf(spec, { id: 41, number: 0, config: {} } as Trial);
+    const input = trialInputOf(spec, { id: 41, number: 0, config: {} });
     // The first controller: only its provisional handle (name and comment, no id) reached the store.
     const first = createSlurmExecutor(target, { parallel: 1 });
     const seen: { provisional: Record<string, unknown> | null } = { provisional: null };
@@ -241,7 +241,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     const cli = faultingCli();
     if (resubmitting.kind !== 'slurm') throw new Error('unreachable');
     const handles: SlurmHandle[] = [];
-    const ok = await createSlurmExecutor(resubmitting, { parallel: 1, cli }).run(trialInputOf(spec, { id: 51, number: 0, config: {} } as Trial), { onHandle: (h) => handles.push(SlurmHandle.parse(h)) });
+    const ok = await createSlurmExecutor(resubmitting, { parallel: 1, cli }).run(trialInputOf(spec, { id: 51, number: 0, config: {} }), { onHandle: (h) => handles.push(SlurmHandle.parse(h)) });
     assert.equal(ok.status, 'ok', ok.status === 'failed' ? ok.reason : '');
     const last = handles.at(-1) as SlurmHandle;
     assert.equal(last.attempts.length, 2);
@@ -251,7 +251,7 @@ describe('the Slurm target on a real cluster', { skip, concurrency: true, timeou
     // With no resubmission left, the trial ends as lost to the cluster: started unknown, so not infeasible.
     const noRetry = TargetSpec.parse({ ...base, max_resubmits: 0 });
     if (noRetry.kind !== 'slurm') throw new Error('unreachable');
-    const lost = await createSlurmExecutor(noRetry, { parallel: 1, cli: faultingCli() }).run(trialInputOf(spec, { id: 52, number: 1, config: {} } as Trial));
+    const lost = await createSlurmExecutor(noRetry, { parallel: 1, cli: faultingCli() }).run(trialInputOf(spec, { id: 52, number: 1, config: {} }));
     assert.equal(lost.status, 'failed');
     if (lost.status !== 'failed') return;
     assert.equal(lost.code, 'LMB_ERR_SLURM_JOB_LOST');
