@@ -7,7 +7,7 @@ import type { PriorSimulator } from '../optimize/prior-simulator.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
-import { enqueueCommand, measureCommands, vllmServeCommand, type MeasureCommands } from './commands.js';
+import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand, type MeasureCommands } from './commands.js';
 
 /**
  * One recommendation as plain data: the answer `lm-bench recommend`, `POST /v1/recommendations` and
@@ -110,7 +110,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     numericsChanges: (c) => space.numericsChanges(c),
   });
   const rec = withSimulatedDiagnoses(rec0, opts.simulator);
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: catalog.findOwn(model.id) === null ? model.hf_name : model.id, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
   const study = info.metadata['study'];
   return {
     ...rec,

@@ -1,4 +1,5 @@
 import { formatSloString, vllmServeArgs, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
+import type { Catalog } from '../catalog/index.js';
 import { shellQuote } from '../util/shell.js';
 
 /**
@@ -20,6 +21,11 @@ export interface Deployment {
   /** The workload file as the user named it (or where to save the workload the answer carries). */
   readonly workloadRef: string;
   readonly slo: Slo;
+}
+
+/** `Deployment.modelRef`: the catalog id for a catalog model, else the spec's `hf_name`. */
+export function modelRefOf(catalog: Catalog, model: ModelSpec): string {
+  return catalog.findOwn(model.id) === null ? model.hf_name : model.id;
 }
 
 export interface MeasureCommands {

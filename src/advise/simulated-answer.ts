@@ -11,7 +11,7 @@ import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
 import type { Answer, Question } from './answer.js';
-import { enqueueCommand, measureCommands, vllmServeCommand } from './commands.js';
+import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
 /**
  * A recommendation with no history: the simulator answers. A simulated search of the pruned space
@@ -107,7 +107,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     });
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
   const next = measurementsThatMatter(best, ran, constraints);
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: catalog.findOwn(model.id) === null ? model.hf_name : model.id, workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
   const bestRec = best === null ? null : describe(best);
   const sd = SIMULATOR_LOG_SD;
   return {

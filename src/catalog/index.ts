@@ -19,8 +19,6 @@ export interface Catalog {
   readonly profile: SimProfile;
   gpu(name: string): Hardware;
   model(name: string): ModelSpec;
-  /** The model by id, alias or Hugging Face id (the catalog's, then those registered), or null. */
-  find(name: string): ModelSpec | null;
   /**
    * The catalog's own model (data/models.yaml) by id, alias or Hugging Face id, or null; never a
    * registered one, so `--model ORG/NAME` is read from its config.json even after a stored spec of the
@@ -66,6 +64,8 @@ export function registerModel(spec: ModelSpec, configHash: string | null = null)
  * For names that no longer resolve from a file (a `ID@HASH8` id, a cache since emptied).
  */
 export function findRegisteredModel(name: string): { spec: ModelSpec; configHash: string | null } | null {
+  // A registered model's own id first: two checkpoints of one repo share a Hugging Face name
+  // (`qwen/x` and `qwen/x@1a2b3c4d`), and a lookup by id must not land on the other by that name.
   const all = [...registered.values()];
   const spec = find(all, name) ?? find(all, name, (m) => [m.hf_name]);
   return spec === null ? null : { spec, configHash: registeredHashes.get(spec.id) ?? null };
@@ -80,9 +80,7 @@ export function registerGpu(hw: Hardware): void {
 
 export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpec[], profile: SimProfile): Catalog {
   const findOwn = (name: string): ModelSpec | null => find(models, name, (m) => [m.hf_name]);
-  // A registered model's own id first: two checkpoints of one repo share a Hugging Face name
-  // (`qwen/x` and `qwen/x@1a2b3c4d`), and a lookup by id must not land on the other by that name.
-  const findModel = (name: string): ModelSpec | null => findOwn(name) ?? find([...registered.values()], name) ?? find([...registered.values()], name, (m) => [m.hf_name]);
+  const findModel = (name: string): ModelSpec | null => findOwn(name) ?? findRegisteredModel(name)?.spec ?? null;
   return {
     gpus,
     models,
@@ -94,7 +92,6 @@ export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpe
         details: { field: 'gpu', value: name },
       });
     },
-    find: findModel,
     findOwn,
     model: (name) => {
       const hit = findModel(name);

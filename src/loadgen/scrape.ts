@@ -85,23 +85,26 @@ type ScrapePool = ReturnType<typeof openPool>;
 
 /** One GET of /metrics, cut to the series a run keeps; null when the server has none. */
 export async function scrapeOnce(pool: ScrapePool, t: Transport, timeoutMs = 2000): Promise<Scrape | null> {
-  return (await scrapeNamed(pool, t, timeoutMs))?.kept ?? null;
+  const all = await scrapeAll(pool, t, timeoutMs);
+  return all === null ? null : keptOf(all);
 }
 
-/** A scrape and the engine its names belong to (null: Prometheus text of no engine lm-bench reads). */
-async function scrapeNamed(pool: ScrapePool, t: Transport, timeoutMs = 2000): Promise<{ kept: Scrape; engine: ReturnType<typeof detectEngine> } | null> {
+/** One GET of /metrics, every series; null when the server has none. */
+async function scrapeAll(pool: ScrapePool, t: Transport, timeoutMs = 2000): Promise<Map<string, number[]> | null> {
   try {
     const res = await pool.request({ method: 'GET', path: '/metrics', headers: authHeaders(t), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     const text = await res.body.text();
     if (res.statusCode !== 200) return null;
     const parsed = parsePrometheus(text);
-    if (parsed.size === 0) return null;
-    const engine = detectEngine(parsed.keys());
-    for (const name of parsed.keys()) if (!KEPT.has(name)) parsed.delete(name);
-    return { kept: parsed, engine };
+    return parsed.size === 0 ? null : parsed;
   } catch {
     return null;
   }
+}
+
+function keptOf(parsed: Map<string, number[]>): Scrape {
+  for (const name of parsed.keys()) if (!KEPT.has(name)) parsed.delete(name);
+  return parsed;
 }
 
 export interface Scraped {
@@ -129,12 +132,14 @@ export async function startScraper(origin: string, t: Transport, intervalMs = 50
   // Its own connection, so a scrape never waits behind the load's streams.
   const pool = openPool(origin, t, 1);
   const close = (): Promise<void> => pool.close().catch(() => pool.destroy());
-  const named = await scrapeNamed(pool, t);
-  if (named === null) {
+  const first = await scrapeAll(pool, t);
+  if (first === null) {
     await close();
     return { stop: () => Promise.resolve({ serverMetrics: null, scrapes: [], timesMs: [], metrics: 'absent' }) };
   }
-  const before = named.kept;
+  // Whose names the server speaks, from the whole first exposition (the kept series are only ours).
+  const engine = detectEngine(first.keys());
+  const before = keptOf(first);
   const timesMs: number[] = [];
   const keep = (s: Sample): void => {
     samples.push(s);
@@ -158,7 +163,7 @@ export async function startScraper(origin: string, t: Transport, intervalMs = 50
       if (after !== null) keep(after);
       await close();
       const serverMetrics = summarizeScrapes(samples);
-      return { serverMetrics, scrapes: samples, timesMs, metrics: named.engine === null || serverMetrics === null ? 'unrecognised' : named.engine };
+      return { serverMetrics, scrapes: samples, timesMs, metrics: engine === null || serverMetrics === null ? 'unrecognised' : engine };
     },
   };
 }

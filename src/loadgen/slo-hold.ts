@@ -245,12 +245,19 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     // test and the drain test would read noise.
     const walkSpanS = Math.max(Math.min(windowS / 2, t - rateSetAtS + controlWindowS), Math.min(horizonS, MIN_SAMPLES / Math.max(1e-6, state.rateRps)));
     const spanS = Math.min(t, state.phase === 'ramp' ? Math.min(controlWindowS, t - sinceS) : walkSpanS);
-    const firsts = records.filter((r) => isSuccess(r) && (r.chunk_times_s[0] as number) >= t - spanS).length + [...live.values()].filter((f) => f.firstS !== null && f.firstS >= t - spanS).length;
+    // Each step of the walk also needs news: at a low rate the window holds the same few answers for
+    // many periods, and stepping on each of them walks the rate five times on one piece of evidence.
+    // One pass over the first tokens counts both.
+    let firsts = 0;
+    let news = 0;
+    const countFirst = (atS: number): void => {
+      if (atS >= t - spanS) firsts++;
+      if (atS >= lastStepAtS) news++;
+    };
+    for (const r of records) if (isSuccess(r)) countFirst(r.chunk_times_s[0] as number);
+    for (const f of live.values()) if (f.firstS !== null) countFirst(f.firstS);
     const admittedRps = spanS >= periodS ? firsts / spanS : null;
     const offered = state.rateRps;
-    // Each step of the walk needs news: at a low rate the window holds the same few answers for many
-    // periods, and stepping on each of them walks the rate five times on one piece of evidence.
-    const news = records.filter((r) => isSuccess(r) && (r.chunk_times_s[0] as number) >= lastStepAtS).length + [...live.values()].filter((f) => f.firstS !== null && f.firstS >= lastStepAtS).length;
     const failedNow = recent.filter((r) => !isSuccess(r)).length;
     const stale = state.phase !== 'ramp' && failedNow === 0 && news < Math.max(2, Math.ceil(minSamples / 4));
     const obs = { valueMs: stale ? null : value, failed: failedNow, admittedRps, admittedSpanS: spanS, backlog: backlog(t) };

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { defaultCatalog } from '../../src/catalog/index.js';
+import { defaultCatalog, findRegisteredModel } from '../../src/catalog/index.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { SCHEMA_VERSION, defaultDbPath, openStore } from '../../src/store/index.js';
 import { storeContract } from './store.contract.js';
@@ -36,7 +36,7 @@ describe('SqliteStore specifics', () => {
       const s1 = openStore(path);
       s1.adoptModelSpec({ spec, config_hash: 'c'.repeat(64), origin: 'path', location: '/m/config.json' });
       s1.close();
-      assert.equal(defaultCatalog().find(spec.id), null, 'adopting alone registers nothing in this process');
+      assert.equal(findRegisteredModel(spec.id), null, 'adopting alone registers nothing in this process');
       const s2 = openStore(path, { readonly: true });
       s2.close();
       assert.equal(defaultCatalog().model(spec.id).layers, 7);
