@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import type { ServerConfig, SimProfile, Workload } from '../domain/index.js';
+import type { ModelSpec, ServerConfig, SimProfile, Workload } from '../domain/index.js';
 import { LmBenchError, isLmBenchError, type ErrorCode } from '../errors.js';
 import { simulateSummary, type SimulateInput } from '../sim/index.js';
 import type { CsvRecord } from './csv.js';
@@ -117,36 +117,49 @@ export interface RowPlan {
 
 const rowError = (code: ErrorCode, message: string): LmBenchError => new LmBenchError(code, message);
 
+/**
+ * `--quantization` for a row's `precision`. A pre-quantized checkpoint (nvidia/…-FP8, Qwen's -FP8,
+ * gpt-oss's MXFP4) is served in its own format with no flag (ModelOpt's refuses `--quantization fp8`),
+ * so `fp8` on an fp8 checkpoint, and `fp4` on an MXFP4 or NVFP4 one, mean the checkpoint itself;
+ * `fp8` on a bf16 checkpoint is vLLM's online fp8. A precision the checkpoint cannot be is refused.
+ */
+function quantizationOf(row: SiliconRow, model: ModelSpec): ServerConfig['quantization'] {
+  const own = model.native_quantization;
+  const refuse = (): LmBenchError =>
+    rowError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `precision "${row.precision}" of ${row.modelPath}, whose checkpoint is ${own === 'none' ? model.dtype : own}: name the checkpoint that was run`);
+  switch (row.precision) {
+    case '':
+    case 'bf16':
+    case 'fp16':
+      return 'none';
+    case 'fp8':
+      if (own === 'none') return 'fp8';
+      if (own === 'fp8') return 'none';
+      throw refuse();
+    case 'fp4':
+    case 'mxfp4':
+    case 'nvfp4':
+      if (own === 'mxfp4' || own === 'fp4') return 'none';
+      throw rowError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `precision "${row.precision}" of ${row.modelPath}: only fp4 checkpoints (gpt-oss's MXFP4, ModelOpt NVFP4) are simulated in fp4`);
+    default:
+      throw rowError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `precision "${row.precision}" of ${row.modelPath} is not simulated (bf16, fp8 and fp4 checkpoints, and online fp8, are)`);
+  }
+}
+
 /** The simulation that reproduces a row's measurement, or a catalog error for what cannot be simulated. */
-export function planRow(row: SiliconRow, catalog: Catalog): RowPlan {
+export function planRow(row: SiliconRow, catalog: Catalog, modelId: string = row.modelPath): RowPlan {
   if (row.backend !== 'vllm') throw rowError('LMB_ERR_INVALID_ARGUMENT', `backend "${row.backend}": only vllm rows are simulated`);
   if (row.mode !== 'agg') throw rowError('LMB_ERR_INVALID_ARGUMENT', `mode "${row.mode}": only aggregated serving (agg) is simulated`);
   if (row.pp !== 1) throw rowError('LMB_ERR_INVALID_ARGUMENT', `pp_size ${row.pp}: pipeline parallelism is not simulated`);
   const gpuId = SYSTEM_GPUS[row.system];
   if (gpuId === undefined) throw rowError('LMB_ERR_UNKNOWN_GPU', `unknown system "${row.system}"; known: ${Object.keys(SYSTEM_GPUS).join(', ')}`);
   const hw = catalog.gpu(gpuId);
-  const model = catalog.model(row.modelPath);
+  const model = catalog.model(modelId);
   const dp = row.attentionDp ?? 1;
   const gpus = row.tp * dp;
-  let quantization: ServerConfig['quantization'];
-  switch (row.precision) {
-    case '':
-    case 'bf16':
-    case 'fp16':
-      quantization = 'none';
-      break;
-    case 'fp8':
-      quantization = 'fp8';
-      break;
-    case 'fp4':
-    case 'mxfp4':
-      // The checkpoint's own MXFP4 experts (gpt-oss): no --quantization flag; dense fp4 is not simulated.
-      if (model.native_quantization !== 'mxfp4') throw rowError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `precision "${row.precision}" of ${row.modelPath}: only MXFP4 checkpoints (gpt-oss) are simulated in fp4`);
-      quantization = 'none';
-      break;
-    default:
-      throw rowError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `precision "${row.precision}" of ${row.modelPath} is not simulated (bf16, fp8 and MXFP4 checkpoints are)`);
-  }
+  const quantization = quantizationOf(row, model);
+  // The KV cache InferenceX runs in fp8 for an fp8 model, whether the checkpoint or vLLM quantized it.
+  const fp8 = quantization === 'fp8' || model.native_quantization === 'fp8';
   const protocol: Protocol = row.attentionDp === null ? 'aic-sweep' : 'inferencex';
   const v = version(row.backendVersion);
   const conc = row.batchSize;
@@ -166,7 +179,7 @@ export function planRow(row: SiliconRow, catalog: Catalog): RowPlan {
           gpu_memory_utilization: 0.9,
           async_scheduling: true,
           quantization,
-          kv_cache_dtype: quantization === 'fp8' ? 'fp8' : 'auto',
+          kv_cache_dtype: fp8 ? 'fp8' : 'auto',
           // InferenceX's gpt-oss scripts capture graphs up to 2048 (the Llama/Qwen ones keep vLLM's default).
           ...(model.native_quantization === 'mxfp4' ? { max_cudagraph_capture_size: 2048 } : {}),
         }
@@ -207,10 +220,11 @@ export function simulatePlan(plan: RowPlan, profile?: SimProfile): { ttftMs: num
   return { ttftMs: out.summary.ttftMs.mean, tpotMs: out.summary.tpotMs.mean };
 }
 
-export function predictRow(row: SiliconRow, catalog: Catalog, profile?: SimProfile): RowPrediction {
+/** `modelId`: the id the row's model resolved to (sim predict resolves names first), else its model_path. */
+export function predictRow(row: SiliconRow, catalog: Catalog, profile?: SimProfile, modelId?: string): RowPrediction {
   let protocol: Protocol | null = null;
   try {
-    const plan = planRow(row, catalog);
+    const plan = planRow(row, catalog, modelId);
     protocol = plan.protocol;
     const p = simulatePlan(plan, profile);
     return { line: row.line, protocol, ttft_ms: p.ttftMs, tpot_ms: p.tpotMs, error: null };

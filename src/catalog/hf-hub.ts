@@ -36,7 +36,9 @@ export async function fetchHubConfig(repoId: string, o: { env: Env; revision?: s
   const signal = AbortSignal.timeout(timeoutMs);
   for (let hop = 0; ; hop++) {
     const u = new URL(url);
-    if (o.env['LMB_LOOPBACK_ONLY'] === '1' && !isLoopbackHost(u.hostname)) {
+    // The process's own flag counts too: a test that hands the resolver an environment of its own
+    // (an empty one, say) still never reaches past this machine.
+    if ((o.env['LMB_LOOPBACK_ONLY'] === '1' || process.env['LMB_LOOPBACK_ONLY'] === '1') && !isLoopbackHost(u.hostname)) {
       throw new LmBenchError('LMB_ERR_HUB_UNAVAILABLE', `${u.origin} is not on this machine and LMB_LOOPBACK_ONLY=1: the hub is not asked`, { details: { field: 'model', value: repoId } });
     }
     let res: Awaited<ReturnType<typeof request>>;

@@ -43,7 +43,10 @@ export function precisionFromHfConfig(top: Section, text: Section): Precision {
   const dtype = dtypeOf(top, text);
   const q = optSection(top, 'quantization_config') ?? optSection(text, 'quantization_config');
   if (q === null) return { dtype, native_quantization: 'none', quantization_method: null, quant_group_size: null };
-  const method = optString(q, 'quant_method');
+  // ModelOpt's own layout (hf_quant_config.json) names its producer, not a quant_method; vLLM's
+  // `_parse_quant_hf_config` reads it as modelopt.
+  const producer = optSection(q, 'producer');
+  const method = optString(q, 'quant_method') ?? (producer !== null && optString(producer, 'name') === 'modelopt' ? 'modelopt' : null);
   const field = `${q.at}quant_method`;
   if (method === null) throw invalid(field, 'is missing');
   const m = method.toLowerCase();

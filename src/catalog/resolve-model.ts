@@ -5,6 +5,7 @@ import type { ModelSpec } from '../domain/index.js';
 import { isLmBenchError, LmBenchError } from '../errors.js';
 import { findCachedConfig, hubCacheRoot, isRepoId, readConfigFile, writeCachedConfig, type Env } from './hf-cache.js';
 import { modelSpecFromHfConfig, normalisedConfigHash } from './hf-config.js';
+import { isObject, type Json } from './hf-fields.js';
 import { fetchHubConfig, hubEndpoint, HubNotFound } from './hf-hub.js';
 import { findRegisteredModel, type Catalog } from './index.js';
 
@@ -119,17 +120,34 @@ function fromStore(name: string): ResolvedModel | null {
 function fromFile(file: string, m: { id: string; hfName: string; origin: 'path' | 'hf-cache'; revision?: string }): ResolvedModel {
   const { text, realPath } = readConfigFile(file);
   const source = m.revision === undefined ? file : `${file} (revision ${m.revision})`;
-  const { spec, hash } = derive(text, file, { id: m.id, hfName: m.hfName, source });
+  const quantFile = join(dirname(file), HF_QUANT_CONFIG);
+  const quant = existsSync(quantFile) ? { text: readConfigFile(quantFile).text, where: quantFile } : null;
+  const { spec, hash } = derive(text, file, { id: m.id, hfName: m.hfName, source }, quant);
   return { spec, origin: m.origin, config_hash: hash, location: realPath === file ? file : `${file} → ${realPath}` };
 }
 
-function derive(text: string, where: string, meta: { id: string; hfName: string; source: string }): { spec: ModelSpec; hash: string } {
-  let json: unknown;
+/**
+ * ModelOpt up to 0.29 wrote its quantization beside config.json, in `hf_quant_config.json`, not inside
+ * it (nvidia/Llama-3.1-8B-Instruct-FP8 and its kin). vLLM's `get_config` reads that file as the
+ * `quantization_config` when config.json has none, and so does the resolver: otherwise such a
+ * checkpoint would be priced as bf16, twice its real weight bytes.
+ */
+const HF_QUANT_CONFIG = 'hf_quant_config.json';
+
+/** Whether config.json states its quantization itself (at the top, or in a multimodal wrapper's text_config). */
+const hasQuantization = (config: Json): boolean => 'quantization_config' in config || (isObject(config['text_config']) && 'quantization_config' in config['text_config']);
+
+function parseJson(text: string, where: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch (err) {
     throw new LmBenchError('LMB_ERR_MODEL_CONFIG_INVALID', `${where}: not JSON (${(err as Error).message})`, { details: { field: 'model', value: where } });
   }
+}
+
+function derive(text: string, where: string, meta: { id: string; hfName: string; source: string }, quant: { text: string; where: string } | null = null): { spec: ModelSpec; hash: string } {
+  const parsed = parseJson(text, where);
+  const json = quant !== null && isObject(parsed) && !hasQuantization(parsed) ? { ...parsed, quantization_config: parseJson(quant.text, quant.where) } : parsed;
   try {
     return { spec: modelSpecFromHfConfig(json, meta), hash: normalisedConfigHash(json) };
   } catch (err) {

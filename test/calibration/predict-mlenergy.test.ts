@@ -39,7 +39,7 @@ interface Out {
 }
 
 async function predict(file: string, json = true): Promise<{ code: number; out: Out | null; stdout: string; stderr: string }> {
-  const io = captureIo(process.cwd(), {});
+  const io = captureIo(process.cwd(), { HF_HUB_OFFLINE: '1' });
   const code = await main(['sim', 'predict', '--rows', file, '--profile', 'default', ...(json ? ['--json'] : [])], io);
   return { code, out: json ? (JSON.parse(io.out()) as Out) : null, stdout: io.out(), stderr: io.err() };
 }

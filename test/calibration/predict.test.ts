@@ -14,8 +14,8 @@ interface Out {
   mape: { model: string; gpu: string; rows: number; ttft_mape_pct: number | null; tpot_mape_pct: number | null }[];
 }
 
-async function predict(file: string, extra: string[] = []): Promise<{ code: number; out: Out; text: string }> {
-  const io = captureIo(process.cwd(), {});
+async function predict(file: string, extra: string[] = [], env: Record<string, string> = { HF_HUB_OFFLINE: '1', HF_HUB_CACHE: mkdtempSync(join(tmpdir(), 'lmb-hf-')) }): Promise<{ code: number; out: Out; text: string }> {
+  const io = captureIo(process.cwd(), env);
   const code = await main(['sim', 'predict', '--rows', file, '--profile', 'default', '--json', ...extra], io);
   return { code, out: JSON.parse(io.out()) as Out, text: io.err() };
 }
@@ -41,7 +41,7 @@ test('sim predict: one answer per row in input order, within the stated toleranc
   assert.match(out.rows[5]?.error?.message ?? '', /acme\/Imaginary-7B/);
   assert.equal(out.rows[6]?.error?.code, 'LMB_ERR_UNKNOWN_GPU');
   assert.equal(out.rows[10]?.error?.code, 'LMB_ERR_KNOB_OUT_OF_DOMAIN');
-  assert.match(out.rows[10]?.error?.message ?? '', /fp4.*only MXFP4 checkpoints/);
+  assert.match(out.rows[10]?.error?.message ?? '', /fp4.*only fp4 checkpoints/);
   assert.match(out.rows[6]?.error?.message ?? '', /tpu_v5e/);
   // A row without measured columns is predicted all the same.
   const blank = out.rows[7];

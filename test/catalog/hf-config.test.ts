@@ -47,7 +47,7 @@ const published: [id: string, total: number, active: number | null, what: string
   ['mistral-small-24b-instruct-2501', 23.6, null, 'Mistral-Small-24B-Instruct-2501: 23.6B'],
   ['deepseek-v3', 671, 37, 'DeepSeek-V3 card: 671B total, 37B active (the 14B MTP module aside)'],
   ['llama-4-scout-17b-16e-instruct', 109, 17, 'Llama-4-Scout card: 109B total, 17B active'],
-  ['llama-3.1-8b-instruct-fp8', 8.03, 8.03, 'nvidia/Llama-3.1-8B-Instruct-FP8: the 8.03B of Llama 3.1 8B'],
+  ['llama-3.1-8b-fp8', 8.03, 8.03, 'nvidia/Llama-3.1-8B-Instruct-FP8: the 8.03B of Llama 3.1 8B'],
   ['llama-3.1-8b-instruct-w4a16', 8.03, 8.03, 'RedHatAI Llama-3.1-8B-Instruct quantized.w4a16'],
   ['qwen2.5-7b-instruct-awq', 7.62, 7.62, 'Qwen2.5-7B-Instruct-AWQ: the 7.61B of Qwen2.5-7B'],
 ];
@@ -97,7 +97,7 @@ test('Llama 4 Scout: chunked attention on 36 of 48 layers, every layer MoE with 
 
 test('precision: each quantizer layout maps to its format, method and group', () => {
   const cases: [string, ModelSpec['native_quantization'], string, number | null, ModelSpec['dtype']][] = [
-    ['llama-3.1-8b-instruct-fp8', 'fp8', 'modelopt', null, 'bfloat16'],
+    ['llama-3.1-8b-fp8', 'fp8', 'modelopt', null, 'bfloat16'],
     ['llama-3.1-8b-instruct-w4a16', 'w4a16', 'compressed-tensors', 128, 'bfloat16'],
     ['qwen2.5-7b-instruct-awq', 'awq', 'awq', 128, 'float16'],
     ['qwen3-30b-a3b-fp8', 'fp8', 'fp8', 128, 'bfloat16'],

@@ -89,12 +89,13 @@ test('a directory holding config.json, or the file, derives the spec; the hash n
 
 test('an ORG/NAME repo in the local cache resolves at refs/main, offline, without asking the hub', async () => {
   const o = opts({ env: { HF_HUB_OFFLINE: '1' } });
-  cacheEntry(o.env['HF_HUB_CACHE'] as string, 'nvidia/Llama-3.1-8B-Instruct-FP8', fixture('llama-3.1-8b-instruct-fp8'));
+  // A fine-tune of a catalog model: its own name, so the cache answers, not the catalog.
+  cacheEntry(o.env['HF_HUB_CACHE'] as string, 'acme/Llama-3.1-8B-Instruct-FP8-ft', fixture('llama-3.1-8b-fp8'));
   const before0 = hub.seen.length;
-  const r = await resolveModel('nvidia/Llama-3.1-8B-Instruct-FP8', o);
+  const r = await resolveModel('acme/Llama-3.1-8B-Instruct-FP8-ft', o);
   assert.equal(r.origin, 'hf-cache');
-  assert.equal(r.spec.id, 'nvidia/llama-3.1-8b-instruct-fp8');
-  assert.equal(r.spec.hf_name, 'nvidia/Llama-3.1-8B-Instruct-FP8');
+  assert.equal(r.spec.id, 'acme/llama-3.1-8b-instruct-fp8-ft');
+  assert.equal(r.spec.hf_name, 'acme/Llama-3.1-8B-Instruct-FP8-ft');
   assert.equal(r.spec.native_quantization, 'fp8');
   assert.equal(hub.seen.length, before0);
   // HF_HOME/hub is the cache when HF_HUB_CACHE is unset.
@@ -102,6 +103,30 @@ test('an ORG/NAME repo in the local cache resolves at refs/main, offline, withou
   cacheEntry(join(home, 'hub'), 'microsoft/phi-4', fixture('phi-4'));
   const viaHome = await resolveModel('microsoft/phi-4', { catalog, env: { HF_HOME: home, HF_HUB_OFFLINE: '1' }, home });
   assert.equal(viaHome.origin, 'hf-cache');
+});
+
+test('a ModelOpt checkpoint whose quantization is in hf_quant_config.json beside config.json is fp8, as vLLM reads it', async () => {
+  const o = opts({ env: { HF_HUB_OFFLINE: '1' } });
+  const full = JSON.parse(fixture('llama-3.1-8b-fp8')) as Record<string, unknown>;
+  const { quantization_config: quant, ...bare } = full;
+  const folder = cacheEntry(o.env['HF_HUB_CACHE'] as string, 'acme/Llama-3.1-8B-FP8-old-modelopt', JSON.stringify(bare));
+  const plain = await resolveModel('acme/Llama-3.1-8B-FP8-old-modelopt', o);
+  assert.equal(plain.spec.native_quantization, 'none', 'config.json alone says bf16');
+  // ModelOpt ≤ 0.29 wrote only producer and quantization, no quant_method.
+  const { quant_method: _m, ...modelopt } = quant as Record<string, unknown>;
+  writeFileSync(join(folder, 'snapshots', 'abc123', 'hf_quant_config.json'), JSON.stringify(modelopt));
+  const r = await resolveModel('acme/Llama-3.1-8B-FP8-old-modelopt', o);
+  assert.equal(r.spec.native_quantization, 'fp8');
+  assert.equal(r.spec.quantization_method, 'modelopt');
+  assert.notEqual(r.config_hash, plain.config_hash, 'the quantization is part of the checkpoint identity');
+  // A config.json with its own quantization_config wins over the file beside it.
+  writeFileSync(join(folder, 'snapshots', 'abc123', 'hf_quant_config.json'), '{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}}');
+  const own = cacheEntry(o.env['HF_HUB_CACHE'] as string, 'acme/own-quant', fixture('llama-3.1-8b-fp8'));
+  writeFileSync(join(own, 'snapshots', 'abc123', 'hf_quant_config.json'), '{"producer": {"name": "modelopt"}, "quantization": {"quant_algo": "NVFP4"}}');
+  assert.equal((await resolveModel('acme/own-quant', o)).spec.native_quantization, 'fp8');
+  // A broken one is refused with its path.
+  writeFileSync(join(folder, 'snapshots', 'abc123', 'hf_quant_config.json'), '{"producer": ');
+  await assert.rejects(resolveModel('acme/Llama-3.1-8B-FP8-old-modelopt', o), (e) => isLmBenchError(e, 'LMB_ERR_MODEL_CONFIG_INVALID') && /hf_quant_config\.json: not JSON/.test((e as Error).message));
 });
 
 test('a broken or looping cache link, and a 50 MB config.json, are refused with the path and the reason', async () => {

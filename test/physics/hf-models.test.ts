@@ -22,7 +22,7 @@ const start = (m: ModelSpec, config: ServerConfig, gpus = 8, hw = h100) => start
 test('weight bytes per format: linear layers at the format’s bits a weight (scales included), embeddings and lm_head at bf16', () => {
   const cases: [string, number][] = [
     ['llama-3.1-8b', 16], // bf16
-    ['llama-3.1-8b-instruct-fp8', 8], // ModelOpt FP8: scales per tensor
+    ['llama-3.1-8b-fp8', 8], // ModelOpt FP8: scales per tensor
     ['llama-3.1-8b-instruct-w4a16', 4 + 16 / 128], // a 16-bit scale per 128
     ['qwen2.5-7b-instruct-awq', 4 + 20 / 128], // a 16-bit scale and a 4-bit zero point per 128
   ];
@@ -101,7 +101,7 @@ test('local layers are block groups of their own: Gemma 3 has 6 groups of 1024-t
 });
 
 test('C18/C19 for derived checkpoints: the checkpoint fixes --quantization, and 4-bit groups must divide each slice', () => {
-  const modelopt = derived('llama-3.1-8b-instruct-fp8');
+  const modelopt = derived('llama-3.1-8b-fp8');
   const c19 = start(modelopt, { quantization: 'fp8' });
   assert.ok(!c19.ok && c19.failure.rule === 'C19', 'a ModelOpt FP8 checkpoint refuses --quantization fp8');
   assert.match(c19.failure.message, /model config \(modelopt\)/);

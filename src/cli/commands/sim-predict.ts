@@ -1,14 +1,15 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { parseCsv } from '../../calibration/csv.js';
 import { MLENERGY_MEASURED_COLUMNS, mlenergyEntries, predictMlenergyEntry, type MlenergyPrediction } from '../../calibration/mlenergy-rows.js';
 import { detectRowLayout, headerLineOf, type RowLayout } from '../../calibration/row-layout.js';
 import { predictRow, siliconRows, SYSTEM_GPUS, type RowPrediction } from '../../calibration/silicon.js';
-import { defaultCatalog, type Catalog } from '../../catalog/index.js';
+import { defaultCatalog, registerModel, type Catalog } from '../../catalog/index.js';
 import type { SimProfile } from '../../domain/index.js';
-import { LmBenchError } from '../../errors.js';
+import { isLmBenchError, LmBenchError, type ErrorCode } from '../../errors.js';
 import { readUserFile } from '../../util/yaml.js';
 import { parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo } from '../io.js';
+import { OFFLINE_FLAG, resolveModelFlag } from '../model-flag.js';
 import { profileFromFlags } from '../sim-profile-flag.js';
 
 /**
@@ -18,8 +19,9 @@ import { profileFromFlags } from '../sim-profile-flag.js';
  * output throughput and median ITL, src/calibration/mlenergy-rows.ts). With measured columns present,
  * each row's signed error and the MAPE per model and GPU. The measured columns are never read to predict.
  */
-export const PREDICT_USAGE = `  lm-bench sim predict --rows FILE.csv [--profile auto|default|stored] [--db PATH] [--json]
-                   (aiconfigurator silicon or ML.ENERGY v3 rows, told apart by the header)`;
+export const PREDICT_USAGE = `  lm-bench sim predict --rows FILE.csv [--profile auto|default|stored] [--db PATH] [--offline] [--json]
+                   (aiconfigurator silicon or ML.ENERGY v3 rows, told apart by the header; each row's
+                    model resolved as --model is: catalog, config.json path, Hugging Face cache, hub)`;
 
 /** A predicted row of either layout: its figures, what was measured, and the signed error of each figure. */
 interface RowOut {
@@ -63,10 +65,20 @@ function profileCache(values: { profile?: string | undefined; db?: string | unde
   };
 }
 
-function siliconOut(rows: ReturnType<typeof siliconRows>, catalog: Catalog, profileOf: (id: string | undefined) => SimProfile | undefined, tick: (i: number) => void): (RowOut & RowPrediction)[] {
+function siliconOut(
+  rows: ReturnType<typeof siliconRows>,
+  models: ReadonlyMap<string, { id: string } | { error: LmBenchError }>,
+  catalog: Catalog,
+  profileOf: (id: string | undefined) => SimProfile | undefined,
+  tick: (i: number) => void,
+): (RowOut & RowPrediction)[] {
   return rows.map((r, i) => {
     tick(i);
-    const p = predictRow(r, catalog, profileOf(SYSTEM_GPUS[r.system]));
+    const m = models.get(r.modelPath);
+    const p: RowPrediction =
+      m !== undefined && 'error' in m
+        ? { ...unresolved(r.line, m.error), protocol: null, ttft_ms: null, tpot_ms: null }
+        : predictRow(r, catalog, profileOf(SYSTEM_GPUS[r.system]), m?.id);
     return {
       ...p,
       model: r.modelPath,
@@ -128,8 +140,33 @@ function humanText(layout: RowLayout, rows: readonly RowOut[], mape: readonly Re
   return s;
 }
 
-export function predictCmd(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseFlags(argv, { rows: { type: 'string' }, profile: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' } });
+/**
+ * Each model a file names, resolved once as `--model` is (catalog, path, Hugging Face cache, hub) and
+ * registered, so the rows' synchronous catalog lookups find it; the map gives the id to look up. A
+ * relative path is read from the file's folder. A name that does not resolve is left as it is: its
+ * rows answer with the resolver's error (what was tried), the other rows are still predicted.
+ */
+async function resolveRowModels(names: readonly string[], dir: string, io: CliIo, offline: boolean | undefined): Promise<Map<string, { id: string } | { error: LmBenchError }>> {
+  const out = new Map<string, { id: string } | { error: LmBenchError }>();
+  for (const name of new Set(names)) {
+    if (name === '') continue;
+    try {
+      const r = await resolveModelFlag(name, { ...io, cwd: dir }, offline);
+      registerModel(r.spec, r.config_hash);
+      out.set(name, { id: r.spec.id });
+    } catch (err) {
+      if (!isLmBenchError(err)) throw err;
+      out.set(name, { error: err });
+    }
+  }
+  return out;
+}
+
+/** A row whose model did not resolve: the resolver's error, as the row's answer. */
+const unresolved = (line: number, err: LmBenchError): { line: number; error: { code: ErrorCode; message: string } } => ({ line, error: { code: err.code, message: err.message } });
+
+export async function predictCmd(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(argv, { rows: { type: 'string' }, profile: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' }, ...OFFLINE_FLAG });
   const file = resolve(io.cwd, requireFlag(values.rows, 'rows'));
   const text = readUserFile(file, '--rows');
   const { columns, records } = parseCsv(text, file);
@@ -139,11 +176,23 @@ export function predictCmd(argv: readonly string[], io: CliIo): Promise<number> 
   const profileOf = profileCache(values, io, catalog);
   const tty = io.stderr.isTTY === true && values.json !== true;
   const tick = (i: number): void => void (tty && io.stderr.write(`\rsimulating row ${i + 1}/${records.length}…`));
-  const out: RowOut[] =
-    layout === 'mlenergy-v3' ? mlenergyOut(mlenergyEntries(records, file), catalog, profileOf, tick) : siliconOut(siliconRows(columns, records, file), catalog, profileOf, tick);
+  let out: RowOut[];
+  if (layout === 'mlenergy-v3') {
+    const entries = mlenergyEntries(records, file);
+    const models = await resolveRowModels(entries.map((e) => e.model), dirname(file), io, values.offline);
+    const resolvedEntries = entries.map((e) => {
+      const m = models.get(e.model);
+      return m === undefined || e.row === null ? e : 'error' in m ? { ...e, row: null, error: m.error } : { ...e, row: { ...e.row, model_id: m.id } };
+    });
+    out = mlenergyOut(resolvedEntries, catalog, profileOf, tick);
+  } else {
+    const rows = siliconRows(columns, records, file);
+    const models = await resolveRowModels(rows.map((r) => r.modelPath), dirname(file), io, values.offline);
+    out = siliconOut(rows, models, catalog, profileOf, tick);
+  }
   if (tty) io.stderr.write('\n');
   const mape = mapeTable(out, layout === 'mlenergy-v3' ? ['output_throughput', 'median_itl'] : ['ttft', 'tpot']);
   if (values.json === true) writeJson(io, { layout, rows: out, mape });
   else io.stdout.write(humanText(layout, out, mape));
-  return Promise.resolve(out.every((r) => r.error !== null) ? 1 : 0);
+  return out.every((r) => r.error !== null) ? 1 : 0;
 }
