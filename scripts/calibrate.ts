@@ -3,7 +3,8 @@
  * README naming its source). Fits the efficiencies of `data/sim-profile.yaml` on the dense rows of
  * aiconfigurator's H100 silicon sample under their measurement protocol (src/calibration/silicon.ts),
  * reports fit and leave-one-model-out errors, checks the fitted profile on data it never saw (ML.ENERGY's
- * max_num_seqs sweeps on H100 and B200, older public tables), and writes docs/calibration.md.
+ * max_num_seqs sweeps on H100 and B200, models outside the catalog resolved from their config.json,
+ * older public tables), and writes docs/calibration.md.
  *
  *   node --import tsx scripts/calibrate.ts            # fit, write data/sim-profile.yaml and the doc
  *   node --import tsx scripts/calibrate.ts --moe-only # keep the dense parameters of the file, fit the MoE ones
@@ -18,6 +19,7 @@ import { parse as parseYaml, stringify } from 'yaml';
 import { parseCsv } from '../src/calibration/csv.js';
 import { fitProfile, type MeasuredPoint, type PredictedPoint } from '../src/calibration/fit.js';
 import { PROMPT_MEAN_TOKENS, PROMPT_STD_TOKENS, mlenergyPoints, mlenergyPrediction, parseMlenergy, type MlenergyRow } from '../src/calibration/mlenergy.js';
+import { outOfCatalogCheck } from '../src/calibration/out-of-catalog-check.js';
 import { planRow, siliconRows, type RowPlan, type SiliconRow } from '../src/calibration/silicon.js';
 import { PROJECT_ROOT, defaultCatalog } from '../src/catalog/index.js';
 import { PROFILE_BOUNDS, SimProfileFile, type ProfileParam, type SimProfile } from '../src/domain/index.js';
@@ -209,6 +211,15 @@ for (const prompt of [{ mean: 150, std: 200 }, { mean: 1000, std: 1500 }]) {
   sensitivity.push(`prompts of mean ${prompt.mean} tokens: throughput MAPE ${mapeOf(tput)}, median ITL MAPE ${mapeOf(itl)}`);
 }
 const historical = historicalPoints(fitted, DATA, catalog);
+// Held out: checkpoints outside the catalog, by their Hugging Face ids from a cache of their config.json.
+const outOfCatalog = await outOfCatalogCheck({
+  catalog,
+  pool,
+  profile: fitted,
+  dataDir: DATA,
+  fixturesDir: join(PROJECT_ROOT, 'test', 'fixtures', 'hf-configs'),
+  mle: { points: mlePoints, summaries: mleSummaries },
+});
 await pool.close();
 
 if (!reportOnly) {
@@ -241,6 +252,18 @@ function keptLomoSection(): string {
   }
   const m = /### Leave one model out\n[\s\S]*?(?=\n## )/.exec(old);
   return m === null ? '' : `${m[0].trim()}\n`;
+}
+
+/** Likewise `--report` does not refit the MoE parameters per TP: the leave-one-TP-out lines are the last full fit's. */
+function keptLotpoLines(): string {
+  let old = '';
+  try {
+    old = readFileSync(join(PROJECT_ROOT, 'docs', 'calibration.md'), 'utf8');
+  } catch {
+    return '';
+  }
+  const m = /\| leave one TP out [^\n]*\n(?:\| held out: TP[^\n]*\n)*/.exec(old);
+  return m === null ? '' : m[0].trimEnd();
 }
 
 const groupTable = (scores: Scored[], by: (s: Scored) => string): string => {
@@ -325,7 +348,7 @@ ${MOE_PARAMS.map((k) => `| ${k} | ${START[k]} | ${Number(fitted[k].toPrecision(4
 ${groupTable(moeScores, byModelTp)}
 | **fit, all TP** | ${moeScores.length} | ${mapeOf(moeScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(moeScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
 | before the fit | ${moeRefScores.length} | ${mapeOf(moeRefScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(moeRefScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
-${reportOnly ? '' : `| leave one TP out (each TP predicted by the fit on the other two) | ${lotpoScores.length} | ${mapeOf(lotpoScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(lotpoScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
+${reportOnly ? keptLotpoLines() : `| leave one TP out (each TP predicted by the fit on the other two) | ${lotpoScores.length} | ${mapeOf(lotpoScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(lotpoScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
 ${groupTable(lotpoScores, (s) => `held out: TP${s.p.row.tp}`)}`}
 
 Not identifiable from these rows: expert parallelism and data-parallel attention (every row is TP only,
@@ -366,6 +389,7 @@ Sensitivity to the assumed prompt lengths: ${sensitivity.join('; ')}.
 
 \`lm-bench sim predict\` predicts such rows from a file: [sim-predict.md](sim-predict.md).
 
+${outOfCatalog.section}
 ## Older public tables (V0-era stacks; not fitted)
 
 ${historical.summary}
@@ -381,6 +405,8 @@ ${[...fitScores, ...moeScores].map((s) => `| ${s.p.model} | ${s.p.row.tp} | ${s.
 | model | GPU | TP | max_num_seqs | throughput measured | sim | median ITL measured | sim |
 | --- | --- | --- | --- | --- | --- | --- | --- |
 ${mleResults.map(({ m, pred }) => `| ${m.model} | ${m.row.gpu} | ${m.input.config.tensor_parallel_size ?? m.row.tp}${m.input.config.enable_expert_parallel === true && (m.input.config.tensor_parallel_size ?? 1) > 1 ? " + EP" : ""} | ${m.row.max_num_seqs} | ${fmt(m.row.output_throughput_tok_s)} | ${fmt(pred?.outputThroughput ?? null)} | ${fmt(m.row.median_itl_ms, 1)} | ${fmt(pred?.medianItlMs ?? null, 1)} |`).join('\n')}
+
+${outOfCatalog.table}
 
 ${historical.table}
 `;

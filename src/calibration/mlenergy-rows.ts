@@ -129,6 +129,22 @@ function checkProtocol(row: MlenergyPredictRow, model: ModelSpec): void {
   }
 }
 
+/**
+ * ML.ENERGY serves every model it lists with `--max-model-len 20480` (all of them have at least that
+ * context). A checkpoint with a shorter native context (gemma-2-9b-it's 8,192, phi-4's 16,384) cannot
+ * start so: vLLM refuses a max_model_len past `max_position_embeddings`. Such a row can only have been
+ * measured at the model's own context, so it is predicted there rather than refused; for every model
+ * with 20,480 tokens or more (the catalog's, ML.ENERGY's) nothing changes.
+ */
+export function mlenergyMaxModelLen(model: Pick<ModelSpec, 'native_context'>, protocolTokens: number): number {
+  return Math.min(protocolTokens, model.native_context);
+}
+
+function withinContext(input: ReturnType<typeof mlenergyInput>, model: ModelSpec): ReturnType<typeof mlenergyInput> {
+  const len = input.config.max_model_len;
+  return len === undefined ? input : { ...input, config: { ...input.config, max_model_len: mlenergyMaxModelLen(model, len) } };
+}
+
 /** One row's prediction under a profile (default: the catalog's for the GPU); errors come back in the row. */
 export function predictMlenergyEntry(entry: MlenergyEntry, catalog: Catalog, profile?: SimProfile): MlenergyPrediction {
   const failed = (err: unknown): MlenergyPrediction => {
@@ -141,7 +157,7 @@ export function predictMlenergyEntry(entry: MlenergyEntry, catalog: Catalog, pro
     const model = mlenergyModel(row.model_id, catalog);
     const gpu = catalog.gpu(row.gpu);
     checkProtocol(row, model);
-    const out = simulateSummary({ ...mlenergyInput(row, model, gpu), catalog, ...(profile === undefined ? {} : { profile }) });
+    const out = simulateSummary({ ...withinContext(mlenergyInput(row, model, gpu), model), catalog, ...(profile === undefined ? {} : { profile }) });
     if (!out.ok) throw new LmBenchError('LMB_ERR_STARTUP_FAILED', `${out.failure.rule}: ${out.failure.message}`, { details: { rule: out.failure.rule } });
     const p = mlenergyPrediction(out.summary);
     if (p === null) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `the run never reached ML.ENERGY's steady-state window (${out.summary.completed} requests completed)`);
