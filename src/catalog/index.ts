@@ -71,10 +71,16 @@ export function findRegisteredModel(name: string): { spec: ModelSpec; configHash
   return spec === null ? null : { spec, configHash: registeredHashes.get(spec.id) ?? null };
 }
 
-/** GPUs read from a datasheet file (gpu-file.ts), by id, likewise. */
+/** GPUs read from a datasheet (gpu-file.ts) or carried by a study or trial (`hardware_spec`), by id, likewise. */
 const registeredGpus = new Map<string, Hardware>();
 
-export function registerGpu(hw: Hardware): void {
+/**
+ * `replace`: what this process works on now (a file just read, the datasheet a study, trial or task
+ * carries) wins. `keep`: a stored study's datasheet, registered as a store opens, never displaces
+ * one this process registered first (opening the history must not undo the `--gpu` just given).
+ */
+export function registerGpu(hw: Hardware, mode: 'replace' | 'keep' = 'replace'): void {
+  if (mode === 'keep' && registeredGpus.has(hw.id)) return;
   registeredGpus.set(hw.id, hw);
 }
 

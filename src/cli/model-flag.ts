@@ -1,7 +1,10 @@
+import { existsSync } from 'node:fs';
 import { defaultCatalog } from '../catalog/index.js';
 import { resolveGpu } from '../catalog/gpu-file.js';
 import { resolveModel, type ResolvedModel } from '../catalog/resolve-model.js';
 import type { Hardware } from '../domain/index.js';
+import { isLmBenchError } from '../errors.js';
+import { openStore } from '../store/sqlite-store.js';
 import type { CliIo } from './io.js';
 
 /**
@@ -16,7 +19,18 @@ export function resolveModelFlag(name: string, io: CliIo, offline: boolean | und
   return resolveModel(name, { catalog: defaultCatalog(), env: io.env, cwd: io.cwd, offline: offline === true });
 }
 
-/** A catalog GPU (nvidia-smi's names too) or a datasheet YAML, registered for later lookups by id. */
-export function resolveGpuFlag(name: string, io: CliIo): Hardware {
+/**
+ * A catalog GPU (nvidia-smi's names too) or a datasheet YAML, registered for later lookups by id. With
+ * `dbPath`, a name neither answers may be the id of a datasheet a study in that history carries (the
+ * file since gone): the history is read (never created) for it.
+ */
+export function resolveGpuFlag(name: string, io: CliIo, dbPath?: string): Hardware {
+  try {
+    return resolveGpu(name, defaultCatalog(), io.cwd);
+  } catch (err) {
+    if (!isLmBenchError(err, 'LMB_ERR_UNKNOWN_GPU') || dbPath === undefined || !existsSync(dbPath)) throw err;
+  }
+  // openStore registers every stored study's datasheet.
+  openStore(dbPath, { readonly: true }).close();
   return resolveGpu(name, defaultCatalog(), io.cwd);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { BenchmarkResult } from './benchmark-result.js';
-import { HardwareRef } from './hardware.js';
+import { Hardware, HardwareRef } from './hardware.js';
 import { ModelSpec } from './model-spec.js';
 import { ServerConfig } from './server-config.js';
 import { Slo } from './slo.js';
@@ -69,6 +69,12 @@ export const StudySpec = z.strictObject({
   name: z.string().min(1).max(200),
   space: z.string(),
   hardware: HardwareRef,
+  /**
+   * The GPU's datasheet when it is not a catalog GPU (a `--gpu` YAML file, a datasheet sent to the
+   * service): the study keeps it, so worker threads, Slurm nodes, a resume and the report price the GPU
+   * it began with after the file is gone.
+   */
+  hardware_spec: Hardware.optional(),
   model: z.string(),
   /**
    * The model's spec when it is not a catalog row (derived from a config.json): the study keeps it, so

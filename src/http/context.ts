@@ -2,14 +2,16 @@ import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import type { FastifyRequest } from 'fastify';
 import { DATA_DIR, type Catalog } from '../catalog/index.js';
+import { gpuFromDatasheet } from '../catalog/gpu-file.js';
 import type { ResolvedModel } from '../catalog/resolve-model.js';
-import { Workload } from '../domain/index.js';
+import { Workload, type Hardware } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { SearchSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
 import { loadYamlFile } from '../util/yaml.js';
 import type { ServiceConfig } from './config.js';
 import type { RouteDoc } from './openapi.js';
+import type { GpuRef } from './schemas.js';
 import type { Recommender } from './recommender.js';
 import type { StudyManager } from './study-manager.js';
 import type { Trainer } from './trainer.js';
@@ -40,6 +42,16 @@ export function bundledWorkloads(dir = join(DATA_DIR, 'workloads')): Map<string,
   const out = new Map<string, Workload>();
   for (const f of readdirSync(dir).filter((n) => n.endsWith('.yaml')).sort()) out.set(basename(f, '.yaml'), loadYamlFile(join(dir, f), Workload, 'LMB_ERR_WORKLOAD_INVALID'));
   return out;
+}
+
+/**
+ * A request's `gpu`: a name the catalog answers (a stored study's datasheet included, registered when
+ * the store opened), or a datasheet sent inline, checked like a `--gpu` file. Not registered here: a
+ * request may still be refused, and a study registers the datasheet it keeps when it is created.
+ */
+export function gpuOf(ctx: Pick<ServiceContext, 'catalog'>, ref: GpuRef): Hardware {
+  if (typeof ref === 'string') return ctx.catalog.gpu(ref);
+  return gpuFromDatasheet(ref, ctx.catalog, { source: 'datasheet figures sent to the service', where: 'body.gpu', code: 'LMB_ERR_INVALID_ARGUMENT', idField: 'gpu.id' });
 }
 
 export function workloadOf(ctx: Pick<ServiceContext, 'workloads'>, ref: string | Workload): Workload {

@@ -1,5 +1,5 @@
-import { registerModel } from '../catalog/index.js';
-import type { ModelSpec } from '../domain/index.js';
+import { registerGpu, registerModel } from '../catalog/index.js';
+import type { Hardware, ModelSpec } from '../domain/index.js';
 import { isLmBenchError, type ErrorCode } from '../errors.js';
 import { openStore } from '../store/sqlite-store.js';
 import { answer, answeringModel, simulatedFor, type Answer, type Question } from './recommend-core.js';
@@ -20,9 +20,11 @@ export type RecommendTask =
       readonly question: Question;
       /** The question's model when a config.json defined it (this thread's catalog lacks it). */
       readonly modelSpec?: ModelSpec;
+      /** The question's GPU when a datasheet defined it, likewise. */
+      readonly hardwareSpec?: Hardware;
     }
   /** No model covers the question: the simulator answers (the store is read for a calibrated profile). */
-  | { readonly kind: 'simulate'; readonly dbPath: string | null; readonly spacePath: string; readonly question: Question; readonly modelSpec?: ModelSpec };
+  | { readonly kind: 'simulate'; readonly dbPath: string | null; readonly spacePath: string; readonly question: Question; readonly modelSpec?: ModelSpec; readonly hardwareSpec?: Hardware };
 
 export type RecommendResult =
   | { readonly ok: true; readonly answer: Answer | null }
@@ -45,6 +47,8 @@ function modelFor(dbPath: string, modelId: number): AnsweringModel {
 export default function handle(task: RecommendTask): RecommendResult {
   if (task.kind === 'ping') return { ok: true, answer: null };
   if (task.modelSpec !== undefined) registerModel(task.modelSpec);
+  // Over any datasheet a store opened in this thread registered under the id: the question's own figures price it.
+  if (task.hardwareSpec !== undefined) registerGpu(task.hardwareSpec);
   try {
     if (task.kind === 'simulate') {
       if (task.dbPath === null) return { ok: true, answer: simulatedFor(null, task.spacePath, task.question) };

@@ -1,7 +1,9 @@
 import { Piscina } from 'piscina';
 import type { AnsweringModel } from '../advise/answer.js';
 import { PROFILE_KIND, profileSlot } from '../calibration/profiles.js';
-import type { ModelSpec } from '../domain/index.js';
+import { gpuFigures } from '../catalog/gpu-file.js';
+import { registerGpu } from '../catalog/index.js';
+import type { Hardware, ModelSpec } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { featureNames } from '../model/features.js';
 import { SURROGATE_KIND, selectSurrogate } from '../model/registry.js';
@@ -34,7 +36,8 @@ export interface QuestionModel {
 }
 
 export interface Recommender {
-  ask(question: Question, model?: QuestionModel): Promise<CachedAnswer>;
+  /** `hardware`: the question's GPU when the catalog lacks it (a datasheet), which the answer is priced on. */
+  ask(question: Question, model?: QuestionModel, hardware?: Hardware): Promise<CachedAnswer>;
   /** Forget the cached latest-model id (the service just saved a model). */
   invalidate(): void;
   /** Age of the latest surrogate in seconds, or null when none is trained. */
@@ -89,18 +92,21 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
   /** The id of the calibrated simulator profile stored for a GPU, or 'default'. */
   const calibratedProfileId = (gpu: string): string => String(opts.store.listModels(PROFILE_KIND).find((m) => m.slot === profileSlot(gpu))?.id ?? 'default');
 
-  async function compute(modelId: number | null, question: Question, qm: QuestionModel | undefined): Promise<Answer> {
-    // A derived model's spec rides with the task: the worker's catalog knows only data/models.yaml.
+  async function compute(modelId: number | null, question: Question, qm: QuestionModel | undefined, hw: Hardware | undefined): Promise<Answer> {
+    // A derived model's spec and a datasheet's GPU ride with the task: the worker's catalog knows only data/*.yaml.
     const modelSpec = qm?.configHash === null || qm === undefined ? {} : { modelSpec: qm.spec };
+    const carried = { ...modelSpec, ...(hw === undefined ? {} : { hardwareSpec: hw }) };
+    // In-process, the answer below is computed synchronously right after: no other question re-registers the id in between.
+    if (pool === null && hw !== undefined) registerGpu(hw);
     if (modelId === null) {
       if (pool === null) return simulatedFor(opts.store, opts.spacePath, question);
-      return runTask({ kind: 'simulate', dbPath: opts.dbPath, spacePath: opts.spacePath, question, ...modelSpec });
+      return runTask({ kind: 'simulate', dbPath: opts.dbPath, spacePath: opts.spacePath, question, ...carried });
     }
     if (pool === null) {
       if (local?.id !== modelId) local = { id: modelId, ...answeringModel(opts.store.getModel(modelId)) };
       return answer(local, opts.spacePath, question);
     }
-    return runTask({ kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question, ...modelSpec });
+    return runTask({ kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question, ...carried });
   }
 
   async function runTask(task: RecommendTask): Promise<Answer> {
@@ -122,13 +128,14 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     invalidate() {
       checkedAt = Number.NEGATIVE_INFINITY;
     },
-    ask(question, qm) {
+    ask(question, qm, hw) {
       // No model covers the question: the simulator answers (labelled so), until a study or a training run saves one.
       const model = selectSurrogate(models(), { gpu: question.gpu, model: question.model, schema });
       // A simulated answer depends on the profile that prices it: a `sim calibrate` run makes a new key.
       // The model's id and its config hash: one name may be two checkpoints (or the same id another
-      // checkpoint in a history since rebuilt), and an answer belongs to the checkpoint it priced.
-      const questionKey = JSON.stringify([question, qm?.configHash ?? null]);
+      // checkpoint in a history since rebuilt), and an answer belongs to the checkpoint it priced. Likewise
+      // a datasheet's figures: two clients may send different datasheets under one id.
+      const questionKey = JSON.stringify([question, qm?.configHash ?? null, hw === undefined ? null : gpuFigures(hw)]);
       const key = JSON.stringify([model?.id ?? `simulator:${model === null ? calibratedProfileId(question.gpu) : ''}`, questionKey]);
       let entry = answers.get(key);
       if (entry !== undefined) {
@@ -136,7 +143,7 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
         answers.delete(key);
         answers.set(key, entry);
       } else {
-        const promise = compute(model?.id ?? null, question, qm).then((a) => {
+        const promise = compute(model?.id ?? null, question, qm, hw).then((a) => {
           const cached = { answer: a, json: JSON.stringify(a) };
           fresh.value = cached;
           latest.delete(questionKey);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { GpuFile } from '../catalog/gpu-file.js';
 import { Diagnosis, Objective, ServerConfig, Slo, Study, StudySpec, Trial, Workload } from '../domain/index.js';
 import { RunRecord, SourceFormat } from '../store/store.js';
 
@@ -10,9 +11,21 @@ import { RunRecord, SourceFormat } from '../store/store.js';
 /** A bundled workload by name (data/workloads/<name>.yaml) or a workload written out. */
 export const WorkloadRef = z.union([z.string().regex(/^[\w-]+$/).describe('a bundled workload: chat, summarize, code'), Workload]);
 
+/**
+ * A GPU the catalog lacks, as its datasheet figures: the fields of a `--gpu` YAML file (a client cannot
+ * name a file on the service's disk), with the id its runs and studies are filed under required.
+ */
+export const InlineGpu = GpuFile.extend({
+  id: z.string().regex(/^[\w.-]{1,100}$/, '1-100 letters, digits, "_", "." or "-"').describe('what its runs and studies are filed under; not a catalog GPU id'),
+});
+
+/** A catalog GPU by id, alias or the name nvidia-smi prints (or a datasheet a stored study carries), or a datasheet. */
+export const GpuRef = z.union([z.string().min(1).describe('a catalog GPU id or alias, the name nvidia-smi prints, or the id of a datasheet a stored study began with'), InlineGpu]);
+export type GpuRef = z.infer<typeof GpuRef>;
+
 /** The deployment question both a recommendation and a study ask: hardware, model, workload, SLOs, objectives. */
 const deploymentShape = {
-  gpu: z.string().min(1),
+  gpu: GpuRef,
   gpus: z.int().min(1).max(64),
   model: z.string().min(1),
   workload: WorkloadRef,

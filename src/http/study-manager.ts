@@ -7,9 +7,10 @@ import { spaceSource } from '../optimize/space-source.js';
 import { createOptimizationStudy } from '../optimize/study.js';
 import type { SearchSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
+import { assertGpuFitsHistory } from '../store/adopt-gpu.js';
 import type { StopMode } from '../targets/types.js';
 import { TargetSpec } from '../targets/spec.js';
-import { buildStudy, featureContext, runStudy, type StudyRunOptions } from '../tune/study-runner.js';
+import { buildStudy, featureContext, registerStudySpecs, runStudy, type StudyRunOptions } from '../tune/study-runner.js';
 import { summarizeStudy, type StudySummary } from '../tune/summary.js';
 import { studyRules } from '../tune/failure-book.js';
 import { createRng } from '../util/rng.js';
@@ -103,6 +104,11 @@ export class StudyManager {
   }
 
   create(spec: StudySpec, info: ServiceStudyInfo, enqueue: readonly ServerConfig[] = [], modelSource?: StudyRunOptions['modelSource']): number {
+    // Checked before the datasheet is registered (other figures under a stored id would displace the
+    // stored ones in this process), and in the same synchronous run as the study's creation.
+    assertGpuFitsHistory(this.#o.store, spec.hardware_spec);
+    // The enqueued configurations are checked against the study's GPU, a datasheet sent with it included.
+    registerStudySpecs(spec);
     const target = this.targetOf(spec, info);
     this.checkConfigs(spec, enqueue);
     const existing = this.#o.store.findStudy(spec.name);
@@ -164,6 +170,8 @@ export class StudyManager {
 
   summary(idOrName: number | string): StudySummary {
     const study = this.#o.store.getStudy(idOrName);
+    // Priced on the study's own datasheet, whatever this process registered under its GPU id since.
+    registerStudySpecs(study.spec);
     const ctx = featureContext(study.spec, this.#o.catalog);
     // A sampler is needed to build the study object; only its front is read here.
     const opt = createOptimizationStudy(this.#o.store, study.spec, randomSampler(spaceSource(this.#o.space, ctx)), createRng(study.spec.seed));

@@ -23,6 +23,19 @@ function insideConfig(path: readonly PropertyKey[]): boolean {
   return path.some((p, i) => typeof p === 'string' && CONFIG_FIELDS.has(p) && (p !== 'enqueue' || typeof path[i + 1] === 'number'));
 }
 
+/**
+ * A union (`gpu`: a name or a datasheet; `workload`: a name or a workload) that fails in every branch
+ * comes back from zod as one `invalid_union` at the field ("Invalid input"). When one branch alone took
+ * the value's type (every other failed at its root: a string expected, an object sent), that branch's
+ * first issue is the one to name, under the field's path (`gpu.interconnect.kind`).
+ */
+function unwrapUnion(issue: z.core.$ZodIssue): z.core.$ZodIssue {
+  if (issue.code !== 'invalid_union') return issue;
+  const typed = issue.errors.filter((branch) => !branch.every((i) => i.code === 'invalid_type' && i.path.length === 0));
+  const inner = typed.length === 1 ? typed[0]?.[0] : undefined;
+  return inner === undefined ? issue : unwrapUnion({ ...inner, path: [...issue.path, ...inner.path] });
+}
+
 export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'params'): z.output<S> {
   if (where === 'body' && typeof value === 'string') {
     // fastify hands a text/plain body over as a string: say what the API takes instead of "expected object".
@@ -30,8 +43,9 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
   }
   const res = schema.safeParse(value ?? {});
   if (res.success) return res.data;
-  const issue = res.error.issues[0];
-  if (issue === undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `invalid ${where}`);
+  const first = res.error.issues[0];
+  if (first === undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `invalid ${where}`);
+  const issue = unwrapUnion(first);
   const inConfig = insideConfig(issue.path);
   let path = [...issue.path];
   let code: ErrorCode = inConfig ? 'LMB_ERR_KNOB_OUT_OF_DOMAIN' : 'LMB_ERR_INVALID_ARGUMENT';

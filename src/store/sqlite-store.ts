@@ -31,6 +31,7 @@ import {
 } from './sqlite-rows.js';
 import { prepare, type Statements } from './sqlite-statements.js';
 import { adoptedIdentity, DEFAULT_RUN_META } from './store.js';
+import { registerStoredGpus } from './adopt-gpu.js';
 import type {
   CompleteOutcome,
   EventFilter,
@@ -448,7 +449,8 @@ export interface OpenStoreOptions {
  * Opens (creating the file and its folder on demand) and migrates the SQLite store at `path`. Every LLM
  * spec the history stored is registered with the catalog (`registerModel`), so the synchronous
  * lookups of training, `recommend`, the report, the service and its workers find the runs and studies
- * of models that are not in data/models.yaml, as they were stored.
+ * of models that are not in data/models.yaml, as they were stored; likewise every GPU datasheet a study
+ * carries (`registerStoredGpus`).
  */
 export function openStore(path: string, options: OpenStoreOptions = {}): SqliteStore {
   let db: Db;
@@ -460,6 +462,7 @@ export function openStore(path: string, options: OpenStoreOptions = {}): SqliteS
   }
   const store = new SqliteStore(db, { now: options.now ?? Date.now });
   for (const m of store.listModelSpecs()) registerModel(m.spec, m.config_hash);
+  registerStoredGpus(store);
   return store;
 }
 

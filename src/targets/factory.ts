@@ -5,15 +5,29 @@ import { defaultCatalog } from '../catalog/index.js';
 import type { BenchmarkResult } from '../domain/index.js';
 import { LmBenchError, assertNever } from '../errors.js';
 import { runBenchmark, type Transport } from '../loadgen/index.js';
+import type { PowerSpec } from '../loadgen/power/index.js';
 import { createCommandTarget } from './command-target.js';
 import { normalizeHarnessResult } from './harness-result.js';
+import { serverPowerSpec } from './power.js';
 import { createSimTarget, simSpecProfile } from './sim-target.js';
 import type { TargetSpec } from './spec.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
 import { createVllmTarget } from './vllm-target.js';
 
+/** How a trial's load run reads power: the source, and the environment its sampler runs in (PATH). */
+export interface TrialPower {
+  readonly spec: PowerSpec;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** The power of a server started on this machine: its vendor's SMI tool, over its GPUs (targets/power.ts). */
+export function localServerPower(catalog: Catalog, input: TrialInput, env: Readonly<Record<string, string | undefined>>): TrialPower {
+  return { spec: serverPowerSpec(catalog.gpu(input.hardware.gpu).vendor, input.config, env), env };
+}
+
 /** The load runner against a started server: the workload's API decides the route. */
-export async function loadAgainst(baseUrl: string, model: string | undefined, input: TrialInput, signal?: AbortSignal, transport?: Partial<Transport>): Promise<BenchmarkResult> {
+export async function loadAgainst(baseUrl: string, model: string | undefined, input: TrialInput, signal?: AbortSignal, how: { transport?: Partial<Transport>; power?: TrialPower } = {}): Promise<BenchmarkResult> {
+  const { transport, power } = how;
   const route = input.workload.api === 'chat' ? '/v1/chat/completions' : '/v1/completions';
   const { result } = await runBenchmark({
     endpoint: `${baseUrl.replace(/\/+$/, '')}${route}`,
@@ -25,6 +39,8 @@ export async function loadAgainst(baseUrl: string, model: string | undefined, in
     transport,
     // The knobs the trial sets (a launched server runs them; an endpoint is told to): the diagnosis reads them.
     knownConfig: input.config,
+    power: power?.spec,
+    powerEnv: power?.env,
   });
   return { ...result, server_config: input.config, hardware: input.hardware, model: input.model };
 }
@@ -50,7 +66,7 @@ function createEndpointTarget(spec: EndpointSpec, now: () => number): Target {
       // Read at each trial: the key lives in the environment, never in the study's stored spec.
       const apiKey = process.env[spec.api_key_env] ?? null;
       try {
-        const result = await loadAgainst(baseUrl, undefined, input, signal, { apiKey: apiKey === '' ? null : apiKey, caCertPem, insecure: spec.insecure });
+        const result = await loadAgainst(baseUrl, undefined, input, signal, { transport: { apiKey: apiKey === '' ? null : apiKey, caCertPem, insecure: spec.insecure } });
         return { status: 'ok', result, durationMs: now() - t0 };
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);
@@ -78,14 +94,16 @@ export function createTarget(spec: TargetSpec, slot: number, deps: TargetDeps = 
         kind: 'vllm',
         runTrial(input, signal) {
           const servedModel = catalog.model(input.model).hf_name;
+          const env = { ...process.env, ...spec.env };
           const inner = createVllmTarget({
             executable: spec.executable,
             port: spec.base_port + slot,
             servedModel,
             startupTimeoutMs: spec.startup_timeout_ms,
-            env: { ...process.env, ...spec.env },
+            env,
             ...(spec.state_dir === undefined ? {} : { pidFile: join(spec.state_dir, `vllm-slot-${slot}.pid`) }),
-            runLoad: (baseUrl, i, s) => loadAgainst(baseUrl, servedModel, i, s),
+            // The server's own environment decides which GPUs it sees, so it decides which are sampled.
+            runLoad: (baseUrl, i, s) => loadAgainst(baseUrl, servedModel, i, s, { power: localServerPower(catalog, i, env) }),
             now,
           });
           return inner.runTrial(input, signal);

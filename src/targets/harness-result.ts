@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { BenchmarkResult, ServerMetrics, STAT_KEYS, type ErrorSample } from '../domain/index.js';
+import { BenchmarkResult, Energy, ServerMetrics, STAT_KEYS, type ErrorSample } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { buildResult, newDraft, put, RawNum } from '../ingest/draft.js';
 import type { TrialInput } from './types.js';
@@ -14,6 +14,8 @@ import type { TrialInput } from './types.js';
  * What the run lost is kept, since the tuner judges a trial by it (tune/lost-requests.ts): `failed`, or,
  * when a harness gives `completed` without it, the workload's prompts that did not complete; and the
  * error texts of `vllm bench serve`'s per-request `errors` list (or an lm-bench result's own samples).
+ * A harness that measured power writes lm-bench's `energy` block; one that does not match the schema is
+ * left out rather than costing the trial its measurement.
  */
 const Harness = z.looseObject({
   output_throughput: RawNum,
@@ -70,7 +72,13 @@ export function normalizeHarnessResult(raw: unknown, input: TrialInput): Benchma
           ...sm,
         });
   const samples = errorSamplesOf(obj['errors']);
-  return attach({ ...result, server_metrics: serverMetrics, lmb: { ...result.lmb, source: 'loadgen', ...(samples.length === 0 ? {} : { error_samples: samples }) } });
+  const energy = Energy.safeParse(obj['energy']);
+  return attach({
+    ...result,
+    server_metrics: serverMetrics,
+    ...(energy.success ? { energy: energy.data } : {}),
+    lmb: { ...result.lmb, source: 'loadgen', ...(samples.length === 0 ? {} : { error_samples: samples }) },
+  });
 }
 
 /**

@@ -1,4 +1,4 @@
-import { registerModel } from '../catalog/index.js';
+import { registerGpu, registerModel } from '../catalog/index.js';
 import { createTarget } from './factory.js';
 import { TargetSpec } from './spec.js';
 import { TrialInput, type TrialOutcome } from './types.js';
@@ -13,7 +13,9 @@ export interface TrialTask {
 export default async function runTrialTask(task: TrialTask): Promise<TrialOutcome> {
   const spec = TargetSpec.parse(task.spec);
   const input = TrialInput.parse(task.input);
-  // A worker thread has its own catalog: the model a config.json defined travels with the trial.
+  // A worker thread has its own catalog: the model a config.json defined, and the GPU a datasheet
+  // defined, travel with the trial.
   if (input.model_spec !== undefined) registerModel(input.model_spec);
+  if (input.hardware_spec !== undefined) registerGpu(input.hardware_spec);
   return createTarget(spec, task.slot).runTrial(input);
 }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { BenchmarkResult} from '../domain/index.js';
-import { HardwareRef, ModelSpec, ServerConfig, Slo, Workload } from '../domain/index.js';
+import { Hardware, HardwareRef, ModelSpec, ServerConfig, Slo, Workload } from '../domain/index.js';
 import type { ErrorCode } from '../errors.js';
 
 /**
@@ -22,6 +22,8 @@ export const TrialInput = z.strictObject({
   config: ServerConfig,
   workload: Workload,
   hardware: HardwareRef,
+  /** The GPU's datasheet when it is not a catalog GPU (the study's `hardware_spec`), for the same reason as `model_spec`. */
+  hardware_spec: Hardware.optional(),
   model: z.string(),
   /**
    * The model's spec when it is not a catalog row (derived from a config.json, the study's

@@ -9,6 +9,7 @@ import { surrogateSampler } from '../optimize/surrogate-sampler.js';
 import type { Sampler } from '../optimize/sampler.js';
 import type { SearchSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
+import { assertGpuFitsHistory, registerStudyGpu } from '../store/adopt-gpu.js';
 import { createExecutor } from '../targets/executor.js';
 import type { TargetSpec } from '../targets/spec.js';
 import type { TrialInput } from '../targets/types.js';
@@ -57,12 +58,14 @@ export interface StudyRunOptions {
 }
 
 /**
- * Registers the spec a study carries (a model derived from a config.json) with the catalog, on create
+ * Registers the specs a study carries (a model derived from a config.json, a GPU's datasheet) with the catalog, on create
  * and on resume alike: the study runs the model it began with, whatever the Hugging Face cache (or
  * another study of the same name's checkpoint) says now.
  */
-export function registerStudyModel(spec: StudySpec): void {
+export function registerStudySpecs(spec: StudySpec): void {
   if (spec.model_spec !== undefined) registerModel(spec.model_spec, spec.model_config_hash ?? null);
+  // Likewise the GPU a datasheet defined: the study prices the GPU it began with, file or no file.
+  registerStudyGpu(spec);
 }
 
 /** Stores a new study's derived model spec (store.ts `adoptModelSpec`), under the id the edge gave it. */
@@ -90,6 +93,7 @@ export function trialInputOf(spec: StudySpec, trial: Pick<Trial, 'id' | 'number'
     config: trial.config,
     workload: spec.workload,
     hardware: spec.hardware,
+    ...(spec.hardware_spec === undefined ? {} : { hardware_spec: spec.hardware_spec }),
     model: spec.model,
     ...(spec.model_spec === undefined ? {} : { model_spec: spec.model_spec }),
     slo: spec.slo,
@@ -97,7 +101,7 @@ export function trialInputOf(spec: StudySpec, trial: Pick<Trial, 'id' | 'number'
 }
 
 export function buildStudy(opts: StudyRunOptions, failures: FailureBook = createFailureBook(opts.store, opts.catalog, opts.spec)): OptimizationStudy {
-  registerStudyModel(opts.spec);
+  registerStudySpecs(opts.spec);
   const ctx = featureContext(opts.spec, opts.catalog);
   const rng = createRng(opts.spec.seed);
   const bound = spaceSource(opts.space, ctx, opts.spec.keep_precision === true ? { pins: opts.space.precisionPins() } : {});
@@ -139,6 +143,7 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
     });
   }
   const isNew = opts.store.findStudy(opts.spec.name) === null;
+  if (isNew) assertGpuFitsHistory(opts.store, opts.spec.hardware_spec);
   if (isNew && source.sample(1, rng.fork('space-check')).length === 0) {
     // Nothing to tune: say which rules leave nothing, before a study is stored.
     const report = opts.space.prune(ctx);
@@ -182,7 +187,7 @@ export async function runStudy(opts: StudyRunOptions): Promise<{ study: Optimiza
     // The bisection runs several loads per configuration; as Slurm jobs each would queue anew.
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--objective max-rate is not available with --target slurm yet (each probe would be a job of its own); use --objective throughput', { details: { field: 'objective' } });
   }
-  registerStudyModel(opts.spec);
+  registerStudySpecs(opts.spec);
   const executor = createExecutor(opts.target, opts.spec.parallel);
   try {
     // A partition, account or GPU request the cluster refuses fails here, before a study is stored.

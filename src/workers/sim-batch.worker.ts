@@ -1,4 +1,5 @@
-import type { SimProfile } from '../domain/index.js';
+import { registerGpu } from '../catalog/index.js';
+import type { Hardware, SimProfile } from '../domain/index.js';
 import { isLmBenchError } from '../errors.js';
 import { simulateSummary, type SimSummary, type SimulateInput } from '../sim/index.js';
 
@@ -10,11 +11,14 @@ import { simulateSummary, type SimSummary, type SimulateInput } from '../sim/ind
 export interface SimBatchTask {
   readonly points: readonly Omit<SimulateInput, 'catalog'>[];
   readonly profiles: readonly SimProfile[];
+  /** The points' GPUs the catalog lacks (datasheets), registered before any point is simulated. */
+  readonly gpus?: readonly Hardware[];
 }
 
 export type SimBatchResult = (SimSummary | null)[][];
 
 export default function run(task: SimBatchTask): SimBatchResult {
+  for (const hw of task.gpus ?? []) registerGpu(hw);
   return task.profiles.map((profile) =>
     task.points.map((p) => {
       try {

@@ -1,8 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { datasheetToCarry } from '../catalog/gpu-file.js';
 import { defaultCatalog } from '../catalog/index.js';
-import type { SimProfile } from '../domain/index.js';
-import { LmBenchError } from '../errors.js';
+import type { Hardware, SimProfile } from '../domain/index.js';
+import { isLmBenchError, LmBenchError } from '../errors.js';
 import type { SimSummary, SimulateInput } from '../sim/index.js';
 import type { SimBatchResult, SimBatchTask } from './sim-batch.worker.js';
 
@@ -27,6 +28,22 @@ function portable(p: Omit<SimulateInput, 'catalog'>): Omit<SimulateInput, 'catal
   return catalog.findOwn(p.model) === null ? { ...p, model: catalog.model(p.model) } : p;
 }
 
+/**
+ * The datasheets of the points' GPUs the catalog lacks (a `--gpu` YAML): a worker thread knows only
+ * data/hardware.yaml. A GPU nobody knows stays unknown: its points come back null, as before.
+ */
+function datasheets(points: readonly Omit<SimulateInput, 'catalog'>[]): Hardware[] {
+  const catalog = defaultCatalog();
+  return [...new Set(points.map((p) => p.hardware.gpu))].flatMap((id) => {
+    try {
+      return datasheetToCarry(catalog.gpu(id), catalog) ?? [];
+    } catch (err) {
+      if (isLmBenchError(err, 'LMB_ERR_UNKNOWN_GPU')) return [];
+      throw err;
+    }
+  });
+}
+
 export function createSimPool(threads = Math.max(1, availableParallelism())): SimPool {
   const pool = new Piscina({ filename: new URL('./sim-batch-worker.mjs', import.meta.url).href, minThreads: threads, maxThreads: threads, idleTimeout: 60_000 });
   return {
@@ -34,9 +51,10 @@ export function createSimPool(threads = Math.max(1, availableParallelism())): Si
     async summaries(points, profiles) {
       // Interleaved split: neighbouring rows (similar cost) land on different threads.
       const parts = Array.from({ length: Math.min(threads, Math.max(1, points.length)) }, (_, k) => points.map((_, i) => i).filter((i) => i % threads === k));
+      const gpus = datasheets(points);
       let outs: SimBatchResult[];
       try {
-        outs = await Promise.all(parts.map((idx) => pool.run({ points: idx.map((i) => portable(points[i] as Omit<SimulateInput, 'catalog'>)), profiles } satisfies SimBatchTask) as Promise<SimBatchResult>));
+        outs = await Promise.all(parts.map((idx) => pool.run({ points: idx.map((i) => portable(points[i] as Omit<SimulateInput, 'catalog'>)), profiles, gpus } satisfies SimBatchTask) as Promise<SimBatchResult>));
       } catch (err) {
         throw new LmBenchError('LMB_ERR_WORKER_FAILED', `simulator worker failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
       }

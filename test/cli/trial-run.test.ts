@@ -98,3 +98,16 @@ test('a trial file that is not one is refused naming the file and field, and no 
   assert.match(r.stderr, /trial\.seed/);
   assert.equal(r.result, null);
 });
+
+test('a trial file carrying a GPU datasheet (a GPU the node’s catalog lacks) runs on its figures', () => {
+  const hardware_spec = { ...defaultCatalog().gpu('H100-SXM'), id: 'acme-96', name: 'Acme Tensor 96', aliases: [], memory_gb: 96, memory_visible_gib: 95.04, hbm_bandwidth_gbs: 2000, source: 'a datasheet' };
+  const job = (t: TrialInput): JobTrialFile => ({ trial: t, engine: { kind: 'sim' } });
+  const r = runJob(job({ ...trial, hardware: { gpu: 'acme-96', count: 1 }, hardware_spec }));
+  assert.equal(r.status, 0, r.stderr);
+  assert.equal(r.result?.status, 'ok');
+  const h100 = runJob(job(trial));
+  assert.ok(r.result?.status === 'ok' && h100.result?.status === 'ok');
+  assert.notEqual(r.result.result.output_throughput, h100.result.result.output_throughput, 'priced on the datasheet’s bandwidth, not the H100’s');
+  const without = runJob(job({ ...trial, hardware: { gpu: 'acme-96', count: 1 } }));
+  assert.notEqual(without.status, 0, 'without the datasheet the node does not know the GPU');
+});

@@ -13,9 +13,11 @@ import type { Store } from '../../store/store.js';
 import { bindSimProfile } from '../../targets/sim-target.js';
 import { TargetSpec } from '../../targets/spec.js';
 import { SlurmConfig } from '../../targets/slurm/config.js';
-import { registerStudyModel, runStudy } from '../../tune/study-runner.js';
+import { registerStudySpecs, runStudy } from '../../tune/study-runner.js';
 import type { ResolvedModel } from '../../catalog/resolve-model.js';
 import { identifyResolvedModel, studyModelFields } from '../../store/adopt-model.js';
+import { studyGpuFields } from '../../store/adopt-gpu.js';
+import { gpuFigures } from '../../catalog/gpu-file.js';
 import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { studyRules } from '../../tune/failure-book.js';
@@ -41,7 +43,8 @@ const usage = `Usage:
 MODEL is a catalog id, a directory holding the model's config.json (or the file), or a Hugging Face
 repo id (ORG/NAME) read from the local cache or, unless --offline or HF_HUB_OFFLINE=1, the hub; the
 study stores the spec derived from it, with the config's hash, and keeps it when resumed. GPU is a
-catalog GPU (or the name nvidia-smi prints) or a YAML file of the GPU's datasheet figures.
+catalog GPU (or the name nvidia-smi prints) or a YAML file of the GPU's datasheet figures; the study
+keeps the datasheet (resumed, reported, or named by its id in later commands after the file is gone).
 
 Runs a tuning study: vLLM's defaults first, then the best matches from the history and the simulator's
 best configurations for the deployment (defaults included, at most a quarter of the budget), then
@@ -159,16 +162,16 @@ function objectiveMode(raw: string | undefined): 'fixed' | 'max_rate' {
   throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be throughput or max-rate, got "${raw}"`, { details: { field: 'objective' } });
 }
 
-function specFromFlags(v: Values, study: { name: string; target: TargetSpec; spacePath: string; model: string }, io: CliIo): StudySpec {
+function specFromFlags(v: Values, study: { name: string; target: TargetSpec; spacePath: string; model: string; dbPath: string }, io: CliIo): StudySpec {
   const { name, target, spacePath, model } = study;
   const cwd = io.cwd;
-  const gpu = resolveGpuFlag(requireFlag(v.gpu, 'gpu'), io).id;
+  const hw = resolveGpuFlag(requireFlag(v.gpu, 'gpu'), io, study.dbPath);
   const workload = loadYamlFile(resolve(cwd, requireFlag(v.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   const budgetHours = numberFlag(v['budget-hours'], 'budget-hours', { min: 0.001 });
   const res = StudySpec.safeParse({
     name,
     space: spacePath,
-    hardware: { gpu, count: numberFlag(requireFlag(v.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 64 }) },
+    ...studyGpuFields(hw, numberFlag(requireFlag(v.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 64 }) ?? 1, defaultCatalog()),
     model,
     workload,
     slo: parseSlo(v.slo, workload.slo),
@@ -245,6 +248,19 @@ function withModel(given: StudySpec, resolved: ResolvedModel, existing: StudySpe
   return { ...given, ...studyModelFields(identifyResolvedModel(store, resolved, defaultCatalog())) };
 }
 
+/**
+ * The study's GPU: the datasheet a study of this name began with when the same GPU id is named again (an
+ * edited file does not change a running study's GPU; said on stderr), else the one given.
+ */
+function withGpu(given: StudySpec, existing: StudySpec | null, io: CliIo): StudySpec {
+  const kept = existing?.hardware_spec;
+  if (kept === undefined || given.hardware_spec?.id !== kept.id) return given;
+  if (gpuFigures(given.hardware_spec) !== gpuFigures(kept)) {
+    io.stderr.write(`lm-bench tune: the datasheet of ${kept.id} differs from the one study "${given.name}" began with; the study keeps its GPU\n`);
+  }
+  return { ...given, hardware_spec: kept };
+}
+
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values: v } = parseFlags(argv, flags);
   const name = requireFlag(v.study, 'study');
@@ -267,7 +283,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       ? null
       : specFromFlags(
           v,
-          { name, target: target ?? targetSpec(v, dbPath, io), spacePath: v.space === undefined ? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml') : resolve(io.cwd, v.space), model: resolvedModel.spec.id },
+          { name, target: target ?? targetSpec(v, dbPath, io), spacePath: v.space === undefined ? join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml') : resolve(io.cwd, v.space), model: resolvedModel.spec.id, dbPath },
           io,
         );
   const store = openStore(dbPath);
@@ -284,10 +300,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       }
       spec = existing.spec;
     } else {
-      const given = withModel(fromFlags as StudySpec, resolvedModel as ResolvedModel, existing?.spec ?? null, store, io);
+      const given = withGpu(withModel(fromFlags as StudySpec, resolvedModel as ResolvedModel, existing?.spec ?? null, store, io), existing?.spec ?? null, io);
+      // The study's GPU before the profile is bound to it (a kept datasheet over the file just read).
+      registerStudySpecs(given);
       spec = { ...given, target: JSON.stringify(boundTarget(TargetSpec.parse(JSON.parse(given.target)), existing?.spec ?? null, store, defaultCatalog().gpu(given.hardware.gpu))) };
     }
-    registerStudyModel(spec);
+    registerStudySpecs(spec);
     const resolvedTarget = TargetSpec.parse(JSON.parse(spec.target));
     const space = loadSpace(spec.space);
     const json = v.json === true;

@@ -1,9 +1,11 @@
 import type { FastifyPluginCallback } from 'fastify';
-import { workloadOf, type ServiceContext } from '../context.js';
+import { gpuOf, workloadOf, type ServiceContext } from '../context.js';
 import { RecommendationRequest, RecommendationResponse } from '../schemas.js';
 import { parseInput } from '../validate.js';
 import { LmBenchError } from '../../errors.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
+import { assertGpuFitsHistory } from '../../store/adopt-gpu.js';
+import { datasheetToCarry } from '../../catalog/gpu-file.js';
 
 /** `POST /v1/recommendations`: the same core as `lm-bench recommend`, from the cached trained model. */
 export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, { ctx }, done) => {
@@ -17,7 +19,11 @@ export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }
   });
   app.post('/v1/recommendations', async (req, reply) => {
     const body = parseInput(RecommendationRequest, req.body, 'body');
-    const hardware = ctx.catalog.gpu(body.gpu);
+    const hardware = gpuOf(ctx, body.gpu);
+    // A GPU the catalog lacks travels with the question (the worker's catalog has only data/hardware.yaml),
+    // and may not borrow the history of another GPU filed under its id.
+    const datasheet = datasheetToCarry(hardware, ctx.catalog);
+    assertGpuFitsHistory(ctx.store, datasheet);
     // A question stores nothing: the model gets the id its checkpoint has in the history.
     const resolved = identifyResolvedModel(ctx.store, await ctx.resolveModel(body.model), ctx.catalog);
     const model = resolved.spec;
@@ -38,7 +44,7 @@ export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }
       candidates: body.candidates ?? ctx.config.recommend_candidates,
       seed: body.seed,
       keepPrecision: body.keep_precision,
-    }, { spec: model, configHash: resolved.config_hash });
+    }, { spec: model, configHash: resolved.config_hash }, datasheet);
     return reply.type('application/json; charset=utf-8').send(json);
   });
   done();

@@ -3,9 +3,10 @@ import { StudySpec } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
 import { identifyResolvedModel, studyModelFields } from '../../store/adopt-model.js';
+import { studyGpuFields } from '../../store/adopt-gpu.js';
 import { bindSimProfile } from '../../targets/sim-target.js';
 import { countsAgainstBudget } from '../../tune/loop.js';
-import { workloadOf, type ServiceContext } from '../context.js';
+import { gpuOf, workloadOf, type ServiceContext } from '../context.js';
 import { StudyAccepted, StudyDetail, StudyIdParams, StudyListItem, StudyRequest } from '../schemas.js';
 import { parseInput } from '../validate.js';
 import { z } from 'zod';
@@ -32,8 +33,10 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
     const body = parseInput(StudyRequest, req.body, 'body');
     // Resolved before anything is stored; the spec is recorded with the study when it is created.
     const resolved = await ctx.resolveModel(body.model);
-    const hardware = { gpu: ctx.catalog.gpu(body.gpu).id, count: body.gpus };
-    const target = bindSimProfile(ctx.studies.profile(body.target), ctx.store, ctx.catalog, ctx.catalog.gpu(hardware.gpu));
+    const hw = gpuOf(ctx, body.gpu);
+    // A datasheet rides in the study's spec (workers, a resume, the report find the GPU by it).
+    const gpuFields = studyGpuFields(hw, body.gpus, ctx.catalog);
+    const target = bindSimProfile(ctx.studies.profile(body.target), ctx.store, ctx.catalog, hw);
     const limits = ctx.config.limits;
     if (body.budget_trials > limits.budget_trials) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `body.budget_trials: at most ${limits.budget_trials}`, { details: { field: 'budget_trials' } });
     if (body.parallel > limits.parallel) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `body.parallel: at most ${limits.parallel}`, { details: { field: 'parallel' } });
@@ -41,7 +44,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
     const spec = StudySpec.parse({
       name: body.name,
       space: ctx.space.files.length === 1 ? ctx.space.files[0] : ctx.space.files.join(','),
-      hardware,
+      ...gpuFields,
       ...studyModelFields(identifyResolvedModel(ctx.store, resolved, ctx.catalog)),
       workload,
       slo: body.slo ?? workload.slo ?? {},

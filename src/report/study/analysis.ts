@@ -5,7 +5,7 @@ import { OptimizationStudy } from '../../optimize/study.js';
 import type { Sampler } from '../../optimize/sampler.js';
 import { loadSpace, type SearchSpace } from '../../space/index.js';
 import type { Store } from '../../store/store.js';
-import { featureContext, registerStudyModel } from '../../tune/study-runner.js';
+import { featureContext, registerStudySpecs } from '../../tune/study-runner.js';
 import { summarizeStudy } from '../../tune/summary.js';
 import { studyRules } from '../../tune/failure-book.js';
 import type { StopReason } from '../../tune/loop.js';
@@ -74,8 +74,8 @@ function lastStopReason(store: Store, studyId: number): StopReason | null {
 export function analyzeStudy(store: Store, studyIdOrName: number | string, opts: AnalyzeOptions): StudyAnalysis {
   const study = store.getStudy(studyIdOrName);
   const spec = study.spec;
-  // The model the study ran, as it ran it (a spec derived from a config.json travels with the study).
-  registerStudyModel(spec);
+  // The model and GPU the study ran, as it ran them (a spec derived from a config.json, a datasheet, travel with the study).
+  registerStudySpecs(spec);
   const trials = store.listTrials(study.id);
   const model = opts.catalog.model(spec.model);
   // bestTrials only reads the store; the sampler is never asked.

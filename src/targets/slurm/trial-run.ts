@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
-import { registerModel, type Catalog } from '../../catalog/index.js';
-import { loadAgainst } from '../factory.js';
+import { registerGpu, registerModel, type Catalog } from '../../catalog/index.js';
+import { loadAgainst, localServerPower } from '../factory.js';
 import { createSimTarget } from '../sim-target.js';
 import type { TrialOutcome } from '../types.js';
 import { createVllmTarget } from '../vllm-target.js';
@@ -32,8 +32,9 @@ export interface JobTrialDeps {
 
 export async function runJobTrial(job: JobTrialFile, deps: JobTrialDeps): Promise<TrialOutcome> {
   const { trial, engine } = job;
-  // The node knows only the trial file: a model a config.json defined travels in it.
+  // The node knows only the trial file: a model a config.json defined, and a GPU a datasheet defined, travel in it.
   if (trial.model_spec !== undefined) registerModel(trial.model_spec);
+  if (trial.hardware_spec !== undefined) registerGpu(trial.hardware_spec);
   switch (engine.kind) {
     case 'sim':
       return createSimTarget({ catalog: deps.catalog, now: deps.now }).runTrial(trial);
@@ -45,7 +46,8 @@ export async function runJobTrial(job: JobTrialFile, deps: JobTrialDeps): Promis
         servedModel,
         startupTimeoutMs: engine.startup_timeout_ms,
         echoOutput: true,
-        runLoad: (baseUrl, input, signal) => loadAgainst(baseUrl, servedModel, input, signal),
+        // The job's GPUs (Slurm's CUDA_VISIBLE_DEVICES) are sampled with nvidia-smi / amd-smi when it is on PATH.
+        runLoad: (baseUrl, input, signal) => loadAgainst(baseUrl, servedModel, input, signal, { power: localServerPower(deps.catalog, input, process.env) }),
         now: deps.now,
       });
       return target.runTrial(trial, deps.signal);
