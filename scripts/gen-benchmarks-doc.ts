@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const ORDER: [file: string, title: string][] = [
   ['real-server.md', 'Against a server lm-bench did not build: lost requests, max-rate, slo-hold (issue 29)'],
+  ['model-resolution.md', 'Model resolution from the Hugging Face cache (issue 24)'],
   ['loadgen-accuracy.md', 'Load-runner accuracy at 1 to 2,000 streams (issue 16)'],
   ['load-modes.md', 'Load modes: slo-hold against max-rate (issue 16)'],
   ['slurm.md', 'What the Slurm target adds per trial (issue 15)'],

@@ -36,7 +36,7 @@ export function formatAnswer(a: Answer): string {
     a.source.kind === 'simulator'
       ? `the simulator, from ${a.source.simulator?.simulated ?? 0} simulated runs (${a.source.simulator?.profile ?? 'default profile'}); no measured runs of this GPU and model yet — SIMULATED, not measured`
       : a.source.study === null
-        ? `model ${String(a.model_id)} (lm-bench model train)`
+        ? `model ${String(a.model_id)} (lm-bench surrogate train)`
         : `model ${String(a.model_id)}, saved by study "${a.source.study}"`;
   lines.push(`Rule: ${a.rule}.`, `Answered by ${from}${a.source.validated || a.source.kind === 'simulator' ? '' : ', not cross-validated'}.`, '');
   if (a.best === null) lines.push('No configuration is predicted to start and meet the SLOs.');

@@ -15,6 +15,8 @@ export interface RouteDoc {
   readonly body?: z.ZodType;
   readonly query?: z.ZodObject;
   readonly response?: { readonly status: number; readonly schema?: z.ZodType; readonly contentType?: string };
+  /** An old name kept working for now: `deprecated: true` in the document (OpenAPI's operation field). */
+  readonly deprecated?: boolean;
 }
 
 const json = (schema: z.ZodType, io: 'input' | 'output'): unknown => {
@@ -35,6 +37,7 @@ export function openApiDocument(routes: readonly RouteDoc[], info: { version: st
     paths[path] ??= {};
     paths[path][r.method.toLowerCase()] = {
       summary: r.summary,
+      ...(r.deprecated === true ? { deprecated: true } : {}),
       ...(params.length > 0 ? { parameters: params } : {}),
       ...(r.auth ? { security: [{ bearer: [] }] } : {}),
       ...(r.body === undefined ? {} : { requestBody: { required: true, content: { 'application/json': { schema: json(r.body, 'input') } } } }),
@@ -79,6 +82,7 @@ for (const [path, methods] of Object.entries(doc.paths)) {
     const p = document.createElement('code'); p.textContent = path;
     div.append(m, p);
     if (op.security) { const l = document.createElement('span'); l.className = 'lock'; l.textContent = 'bearer token'; div.append(l); }
+    if (op.deprecated) { const d = document.createElement('span'); d.className = 'lock'; d.textContent = 'deprecated'; div.append(d); }
     const s = document.createElement('div'); s.textContent = op.summary; div.append(s);
     const add = (title, value) => { const d = document.createElement('details'); const sm = document.createElement('summary'); sm.textContent = title; const pre = document.createElement('pre'); pre.textContent = JSON.stringify(value, null, 2); d.append(sm, pre); div.append(d); };
     if (op.parameters) add('parameters', op.parameters);

@@ -7,7 +7,7 @@ import type { ModelInfo, Store } from '../store/store.js';
 import { createFitPool, poolFit, type FitPool } from '../workers/pool.js';
 
 /**
- * Model training for `POST /v1/models/train`: the fits run in the piscina fit pool (src/workers),
+ * Model training for `POST /v1/surrogates/train` (and its deprecated old name `POST /v1/models/train`): the fits run in the piscina fit pool (src/workers),
  * never on the request thread; trainings run one after another (a second request waits its turn).
  */
 export interface TrainRequest {

@@ -28,7 +28,7 @@ export interface SaveSurrogateInput {
   readonly seed: number;
   readonly spaceName: string | null;
   readonly scope: SurrogateScope;
-  /** The study that fitted it (saved into its slot), or null for `model train`. */
+  /** The study that fitted it (saved into its slot), or null for `surrogate train`. */
   readonly study: string | null;
 }
 
@@ -141,7 +141,7 @@ export function loadSurrogateFor(store: Store, q: SurrogateQuestion): LoadedSurr
   if (info === null) {
     throw new LmBenchError(
       'LMB_ERR_MODEL_NOT_TRAINED',
-      `no trained surrogate covers ${q.model} on ${q.gpu}; run a study (\`lm-bench tune\`) or \`lm-bench model train\` first`,
+      `no trained surrogate covers ${q.model} on ${q.gpu}; run a study (\`lm-bench tune\`) or \`lm-bench surrogate train\` first`,
       { details: { gpu: q.gpu, model: q.model } },
     );
   }

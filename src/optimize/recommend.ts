@@ -185,7 +185,7 @@ function rankPool(pool: readonly ServerConfig[], input: RecommendInput, objectiv
 export function recommend(input: RecommendInput): Recommendation {
   const expected = input.schema ?? featureNames(input.encoder);
   if (expected.join('\u0000') !== input.surrogate.featureNames.join('\u0000')) {
-    throw new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', 'the trained model was fitted on another feature schema (search space or lm-bench changed); run `lm-bench model train` again');
+    throw new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', 'the trained model was fitted on another feature schema (search space or lm-bench changed); run `lm-bench surrogate train` again');
   }
   const objectives = input.objectives ?? DEFAULT_OBJECTIVES;
   const constraints = sloConstraints(input.slo);

@@ -6,7 +6,7 @@ import type { Store } from '../store/store.js';
 
 /**
  * A study's measurements join the shared history: each completed trial is stored as a run, so later
- * studies, `model train` and `recommend` learn from it. The content hash is derived from the study and
+ * studies, `surrogate train` and `recommend` learn from it. The content hash is derived from the study and
  * trial ids, so recording twice (a crash between the two writes, then a resume) stores it once.
  */
 export function trialRunHash(study: Study, trial: Trial): string {

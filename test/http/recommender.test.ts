@@ -20,7 +20,7 @@ test('a study’s fit is stood in for by the last answer until its own is comput
     store.close();
   });
   const trained = store.getModel(1);
-  // Copies of the trained surrogate saved as a study would save its refits (into its slot), or as `model train` does.
+  // Copies of the trained surrogate saved as a study would save its refits (into its slot), or as `surrogate train` does.
   const save = (slot?: string): number => store.saveModel({ kind: SURROGATE_KIND, blob: trained.blob, metadata: trained.metadata, metrics: trained.metrics, ...(slot === undefined ? {} : { slot }) }).id;
   const workload = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload);
   const q: Question = { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload, workloadRef: 'chat', slo: workload.slo ?? {}, candidates: 300, seed: 1, keepPrecision: false };

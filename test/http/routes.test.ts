@@ -27,7 +27,7 @@ test('health, metrics, the OpenAPI document and the offline docs page', async (t
 
   const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
   assert.equal(doc.openapi, '3.1.0');
-  for (const p of ['/v1/recommendations', '/v1/runs', '/v1/studies', '/v1/studies/{id}', '/v1/studies/{id}/stop', '/v1/studies/{id}/resume', '/v1/models', '/v1/models/train', '/health', '/metrics']) {
+  for (const p of ['/v1/recommendations', '/v1/runs', '/v1/studies', '/v1/studies/{id}', '/v1/studies/{id}/stop', '/v1/studies/{id}/resume', '/v1/surrogates', '/v1/surrogates/train', '/v1/models', '/v1/models/train', '/health', '/metrics']) {
     assert.ok(doc.paths[p] !== undefined, `${p} documented`);
   }
   // Generated from the zod schema: the request body names its required fields.
@@ -51,7 +51,7 @@ test('writes without the bearer token get 401 and change nothing', async (t) => 
     assert.equal(r.json().error.code, 'LMB_ERR_UNAUTHORIZED');
     assert.equal(r.headers['www-authenticate'], 'Bearer');
   }
-  for (const url of ['/v1/studies', '/v1/models/train', '/v1/studies/1/stop', '/v1/studies/1/resume']) {
+  for (const url of ['/v1/studies', '/v1/surrogates/train', '/v1/models/train', '/v1/studies/1/stop', '/v1/studies/1/resume']) {
     assert.equal((await app.inject({ method: 'POST', url, payload: {} })).statusCode, 401, url);
   }
   assert.equal((await app.inject({ method: 'GET', url: '/v1/runs' })).json().total, 0);

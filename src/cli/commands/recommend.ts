@@ -12,6 +12,8 @@ import { spaceEncoder } from '../../optimize/space-source.js';
 import { loadSpace } from '../../space/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
+import { assertGpuFitsHistory } from '../../store/adopt-gpu.js';
+import { datasheetToCarry } from '../../catalog/gpu-file.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
@@ -23,14 +25,15 @@ const USAGE = `Usage:
 
 MODEL is a catalog id, a directory holding the model's config.json (or the file), or a Hugging Face
 repo id (ORG/NAME) read from the local cache or, unless --offline or HF_HUB_OFFLINE=1, the hub. GPU is
-a catalog GPU (or the name nvidia-smi prints) or a YAML file of the GPU's datasheet figures.
+a catalog GPU (or the name nvidia-smi prints), a YAML file of the GPU's datasheet figures, or the id of
+a datasheet a study in the history began with.
 
 The best configuration the surrogate predicts for this deployment under the SLOs (default: the
 workload file's slo), picked by a stated rule (the highest lower bound of throughput per GPU among
 configurations likely to start and meet the SLOs), with ±2σ intervals, the Pareto set it came from,
 the best configuration that keeps the checkpoint's numerics (no fp8 weights or KV cache) beside it,
 the \`vllm serve\` command line and a \`vllm serve --config\` YAML. The surrogate is the newest one
-covering this GPU and model: saved by a study (\`lm-bench tune\`) or by \`lm-bench model train\`.
+covering this GPU and model: saved by a study (\`lm-bench tune\`) or by \`lm-bench surrogate train\`.
 With none (an empty database, or no runs of this GPU and model), the simulator answers in seconds:
 labelled as simulated, with intervals from its measured error, and the 2-3 runs that would most
 change the answer.
@@ -60,7 +63,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     return 0;
   }
   const catalog = defaultCatalog();
-  const hardware = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
+  const dbPath = values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db);
+  const hardware = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io, dbPath);
   const gpuCount = numberFlag(requireFlag(values.gpus, 'gpus'), 'gpus', { int: true, min: 1, max: 64 }) ?? 1;
   const resolved = await resolveModelFlag(requireFlag(values.model, 'model'), io, values.offline);
   const workloadArg = requireFlag(values.workload, 'workload');
@@ -74,8 +78,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const candidates = numberFlag(values.candidates, 'candidates', { int: true, min: 100, max: 1_000_000 }) ?? 20_000;
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const space = loadSpace(values.space === undefined ? resolve(PROJECT_ROOT, 'search-spaces/vllm.yaml') : resolve(io.cwd, values.space));
-  const store = openStore(values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db));
+  const store = openStore(dbPath);
   try {
+    // A datasheet must not borrow the history (runs, surrogates) of another GPU filed under its id.
+    assertGpuFitsHistory(store, datasheetToCarry(hardware, catalog));
     // A question writes nothing: the model's id is the one its checkpoint has in this history.
     const model = identifyResolvedModel(store, resolved, catalog).spec;
     const encoder = spaceEncoder(space);

@@ -69,7 +69,7 @@ export function answerSection(a: StudyAnalysis): Section {
   if (a.model.available) {
     const e = a.model.mape.output_throughput_per_gpu;
     const method = a.model.parityMethod === 'cross_validation' ? `${a.model.folds}-fold cross-validated` : 'in-sample (too few runs to hold any out)';
-    const saved = a.model.savedBy === null ? `model ${a.model.modelId}, from lm-bench model train` : `model ${a.model.modelId}, saved by study “${a.model.savedBy}”`;
+    const saved = a.model.savedBy === null ? `model ${a.model.modelId}, from lm-bench surrogate train` : `model ${a.model.modelId}, saved by study “${a.model.savedBy}”`;
     conf.push(`The surrogate (${saved}; ${a.model.measuredRows} measured runs for this GPU and model) has a ${method} throughput error of ${e === undefined ? '–' : `${(e * 100).toFixed(1)}%`}.`);
     const hi = (t: TargetName): number | undefined => pred[t]?.high;
     const risky = ([['ttft_p99_ms', slo.ttft_p99_ms], ['itl_p99_ms', slo.itl_p99_ms], ['tpot_p99_ms', slo.tpot_p99_ms]] as const).filter(([t, lim]) => lim !== undefined && (hi(t) ?? 0) > lim).map(([t]) => t);

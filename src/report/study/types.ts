@@ -44,7 +44,7 @@ export type ModelAnalysis =
   | { readonly available: false; readonly reason: string }
   | {
       readonly available: true;
-      /** The saved model the report reads, and the study that saved it (null: \`lm-bench model train\`). */
+      /** The saved model the report reads, and the study that saved it (null: \`lm-bench surrogate train\`). */
       readonly modelId: number;
       readonly savedBy: string | null;
       /** Rows the surrogate was fitted on (store history for this GPU and model) and how many of them were measured. */
