@@ -9,9 +9,14 @@
  *   node --import tsx scripts/calibrate.ts            # fit, write data/sim-profile.yaml and the doc
  *   node --import tsx scripts/calibrate.ts --moe-only # keep the dense parameters of the file, fit the MoE ones
  *   node --import tsx scripts/calibrate.ts --report   # only evaluate the current profile and write the doc
+ *   node --import tsx scripts/calibrate.ts --power    # keep the efficiencies, refit the power model (ML.ENERGY's
+ *                                                     # measured power), write its block of the profile and the doc
  *
  * The dense parameters are fitted on the dense rows; the MoE parameters then on the gpt-oss-120b rows
- * with the dense ones fixed (its attention and lm_head are the dense kernels already fitted).
+ * with the dense ones fixed (its attention and lm_head are the dense kernels already fitted). The power
+ * model (the profile's `power` block, src/physics/power.ts) is fitted last, on ML.ENERGY's measured
+ * average power, from the same simulations of its rows (src/calibration/mlenergy-power.ts); `--report`
+ * reports the stored one.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -22,13 +27,17 @@ import { PROMPT_MEAN_TOKENS, PROMPT_STD_TOKENS, mlenergyPoints, mlenergyPredicti
 import { outOfCatalogCheck } from '../src/calibration/out-of-catalog-check.js';
 import { planRow, siliconRows, type RowPlan, type SiliconRow } from '../src/calibration/silicon.js';
 import { PROJECT_ROOT, defaultCatalog } from '../src/catalog/index.js';
-import { PROFILE_BOUNDS, SimProfileFile, type ProfileParam, type SimProfile } from '../src/domain/index.js';
+import { PROFILE_BOUNDS, SimProfileFile, type PowerProfile, type ProfileParam, type SimProfile } from '../src/domain/index.js';
+import { fitPower, powerObservation, type PowerObservation } from '../src/calibration/mlenergy-power.js';
+import { powerColumns, powerSection, type PowerReportRow } from '../src/calibration/mlenergy-power-report.js';
 import { createSimPool } from '../src/workers/sim-pool.js';
 import { historicalPoints } from './calibrate-historical.js';
 
 const DATA = join(PROJECT_ROOT, 'data', 'calibration');
 const PROFILE_FILE = join(PROJECT_ROOT, 'data', 'sim-profile.yaml');
-const reportOnly = process.argv.includes('--report');
+const powerOnly = process.argv.includes('--power');
+/** No refit of the efficiencies (`--power` refits the power model alone). */
+const reportOnly = process.argv.includes('--report') || powerOnly;
 const moeOnly = process.argv.includes('--moe-only');
 const catalog = defaultCatalog();
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
@@ -141,7 +150,8 @@ const START: SimProfile = {
   frontend_ms: 1.5,
   frontend_us_per_token: 0.5,
 };
-const fromFile = (): SimProfile => SimProfileFile.parse(parseYaml(readFileSync(PROFILE_FILE, 'utf8'))).profile;
+const storedFile = SimProfileFile.parse(parseYaml(readFileSync(PROFILE_FILE, 'utf8')));
+const fromFile = (): SimProfile => storedFile.profile;
 let fitted: SimProfile;
 const lomo: Record<string, SimProfile> = {};
 const lotpo: Record<number, SimProfile> = {};
@@ -190,9 +200,31 @@ if (!reportOnly) for (const tp of moeTps) lotpoScores.push(...(await score(moePo
 
 // Held out: ML.ENERGY max_num_seqs sweeps (dense Qwen3 on H100 and B200).
 const mle = parseMlenergy(readFileSync(join(DATA, 'mlenergy', 'qwen3_lm_arena_chat.csv'), 'utf8'), 'qwen3_lm_arena_chat.csv');
-const mlePoints = mlenergyPoints(mle, catalog);
+// Every step's activity is recorded whatever the power weights (zero ones when the profile has no power
+// block yet): the power fit below reads the activity, not the energy.
+const IDLE_TDP_FRAC = 0.14;
+const activityOnly: PowerProfile = { idle_tdp_frac: IDLE_TDP_FRAC, busy_weight: 0, compute_weight: 0, memory_weight: 0 };
+const mlePoints = mlenergyPoints(mle, catalog).map((m) => ({ ...m, input: { ...m.input, power: storedFile.power?.params ?? activityOnly } }));
 const mleSummaries = (await pool.summaries(mlePoints.map((m) => m.input), [fitted]))[0] ?? [];
 const mleResults = mlePoints.map((m, i) => ({ m, pred: mleSummaries[i] === null || mleSummaries[i] === undefined ? null : mlenergyPrediction(mleSummaries[i], m) }));
+// Power (issue 25): fitted on the same simulations (their window sums), then the simulator's own figures
+// under the fitted model. The idle share is fixed: the saturated rows cannot tell it from busy_weight.
+const IDLE_SOURCE =
+  'an air-cooled B200 idles at 137 W of its 1,000 W (ROCm/legacy-rocm-build issue #5219, nvidia-smi beside an MI355X); ' +
+  'a GPU with a loaded process can stay in its P0 clocks and draw more (NVIDIA/open-gpu-kernel-modules issue #874), which busy_weight covers while steps run';
+const powerObs = mlePoints.map((m, i) => (m.row.avg_power_w === null ? null : powerObservation(m.model, m.row.gpu, m.row.avg_power_w, m.row.output_throughput_tok_s, mleSummaries[i] ?? null)));
+const refitPower = !process.argv.includes('--report') || storedFile.power === undefined;
+const power: PowerProfile = refitPower ? fitPower(powerObs.filter((o): o is PowerObservation => o !== null), IDLE_TDP_FRAC) : (storedFile.power?.params as PowerProfile);
+const roundedPower = Object.fromEntries(Object.entries(power).map(([k, v]) => [k, Number(v.toPrecision(4))])) as PowerProfile;
+if (refitPower) log(`power model fitted: ${JSON.stringify(roundedPower)}`);
+const powerSummaries = refitPower ? ((await pool.summaries(mlePoints.map((m) => ({ ...m.input, power: roundedPower })), [fitted]))[0] ?? []) : mleSummaries;
+const powerRows: (PowerReportRow | null)[] = powerObs.map((o, i) => {
+  const s = powerSummaries[i];
+  if (o === null) return null;
+  const pred = s === null || s === undefined ? null : mlenergyPrediction(s);
+  return { obs: o, predictedPowerW: pred?.avgPowerW ?? null, predictedJoulesPerToken: pred?.energyPerOutputTokenJ ?? null };
+});
+const powerFittedOn = `data/calibration/mlenergy/qwen3_lm_arena_chat.csv: ${powerRows.filter((r) => r !== null).length} rows (Qwen3 8B, 14B, 32B, 30B-A3B on H100 and B200), measured avg_power_w of all the GPUs; idle share fixed`;
 // How much the unpublished prompt lengths matter: the same rows with shorter and longer prompts.
 const sensitivity: string[] = [];
 for (const prompt of [{ mean: 150, std: 200 }, { mean: 1000, std: 1500 }]) {
@@ -222,15 +254,18 @@ const outOfCatalog = await outOfCatalogCheck({
 });
 await pool.close();
 
-if (!reportOnly) {
-  const doc = {
-    version: 1,
-    name: 'default',
-    description: 'fitted on aiconfigurator’s vLLM H100 silicon sample: dense parameters on Qwen3-32B bf16 and Llama-3.1-70B fp8, MoE parameters on gpt-oss-120b; one set for every GPU',
-    fitted_on: `data/calibration/aiconfigurator-h100/vllm_h100.csv: ${densePoints.length} dense rows (${models.join(', ')}), ${moePoints.length} MoE rows (gpt-oss-120b)`,
-    command: 'node --import tsx scripts/calibrate.ts',
-    profile: Object.fromEntries(Object.entries(fitted).map(([k, v]) => [k, Number(v.toPrecision(4))])) as SimProfile,
-  };
+if (!reportOnly || powerOnly) {
+  const doc: SimProfileFile = powerOnly
+    ? { ...storedFile, power: { fitted_on: powerFittedOn, params: roundedPower } }
+    : {
+        version: 1,
+        name: 'default',
+        description: 'fitted on aiconfigurator’s vLLM H100 silicon sample: dense parameters on Qwen3-32B bf16 and Llama-3.1-70B fp8, MoE parameters on gpt-oss-120b; one set for every GPU',
+        fitted_on: `data/calibration/aiconfigurator-h100/vllm_h100.csv: ${densePoints.length} dense rows (${models.join(', ')}), ${moePoints.length} MoE rows (gpt-oss-120b)`,
+        command: 'node --import tsx scripts/calibrate.ts',
+        profile: Object.fromEntries(Object.entries(fitted).map(([k, v]) => [k, Number(v.toPrecision(4))])) as SimProfile,
+        power: { fitted_on: powerFittedOn, params: roundedPower },
+      };
   writeFileSync(
     PROFILE_FILE,
     `# The simulator's efficiencies (src/domain/sim-profile.ts): one set for every GPU, which differs only by\n# its datasheet (data/hardware.yaml). Written by scripts/calibrate.ts; docs/calibration.md has the fit.\n${stringify(doc)}`,
@@ -285,7 +320,7 @@ const mleApe = (f: (r: MlenergyRow) => number, g: (p: NonNullable<(typeof mleRes
 const md = `# Calibration: the simulator against real vLLM
 
 Generated by \`node --import tsx scripts/calibrate.ts\` (fit and report; \`--report\` only reports the
-profile in \`data/sim-profile.yaml\`). Data: \`data/calibration/\`, each folder with its source, commit and
+profile in \`data/sim-profile.yaml\`; \`--power\` refits its power model alone). Data: \`data/calibration/\`, each folder with its source, commit and
 licence. Predictions never read a row's measured columns; \`lm-bench sim predict --rows FILE.csv\` gives the
 same per-row numbers as this page.
 
@@ -389,6 +424,7 @@ Sensitivity to the assumed prompt lengths: ${sensitivity.join('; ')}.
 
 \`lm-bench sim predict\` predicts such rows from a file: [sim-predict.md](sim-predict.md).
 
+${powerSection(powerRows.filter((r): r is PowerReportRow => r !== null), roundedPower, { idleSource: IDLE_SOURCE, refitted: refitPower && !process.argv.includes('--report') })}
 ${outOfCatalog.section}
 ## Older public tables (V0-era stacks; not fitted)
 
@@ -402,9 +438,9 @@ ${[...fitScores, ...moeScores].map((s) => `| ${s.p.model} | ${s.p.row.tp} | ${s.
 
 ## Every ML.ENERGY row
 
-| model | GPU | TP | max_num_seqs | throughput measured | sim | median ITL measured | sim |
-| --- | --- | --- | --- | --- | --- | --- | --- |
-${mleResults.map(({ m, pred }) => `| ${m.model} | ${m.row.gpu} | ${m.input.config.tensor_parallel_size ?? m.row.tp}${m.input.config.enable_expert_parallel === true && (m.input.config.tensor_parallel_size ?? 1) > 1 ? " + EP" : ""} | ${m.row.max_num_seqs} | ${fmt(m.row.output_throughput_tok_s)} | ${fmt(pred?.outputThroughput ?? null)} | ${fmt(m.row.median_itl_ms, 1)} | ${fmt(pred?.medianItlMs ?? null, 1)} |`).join('\n')}
+| model | GPU | TP | max_num_seqs | throughput measured | sim | median ITL measured | sim | power measured (W) | sim | J/token measured | sim |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${mleResults.map(({ m, pred }, i) => `| ${m.model} | ${m.row.gpu} | ${m.input.config.tensor_parallel_size ?? m.row.tp}${m.input.config.enable_expert_parallel === true && (m.input.config.tensor_parallel_size ?? 1) > 1 ? " + EP" : ""} | ${m.row.max_num_seqs} | ${fmt(m.row.output_throughput_tok_s)} | ${fmt(pred?.outputThroughput ?? null)} | ${fmt(m.row.median_itl_ms, 1)} | ${fmt(pred?.medianItlMs ?? null, 1)} | ${powerColumns(powerRows[i] ?? null)} |`).join('\n')}
 
 ${outOfCatalog.table}
 

@@ -107,6 +107,9 @@ export interface MlenergyPrediction {
   readonly line: number;
   readonly output_throughput_tok_s: number | null;
   readonly median_itl_ms: number | null;
+  /** Average power of all the GPUs over the steady-state window, W, and the joules per output token in it (null without a power model). */
+  readonly avg_power_w: number | null;
+  readonly energy_per_output_token_j: number | null;
   readonly error: { readonly code: ErrorCode; readonly message: string } | null;
 }
 
@@ -149,7 +152,7 @@ function withinContext(input: ReturnType<typeof mlenergyInput>, model: ModelSpec
 export function predictMlenergyEntry(entry: MlenergyEntry, catalog: Catalog, profile?: SimProfile): MlenergyPrediction {
   const failed = (err: unknown): MlenergyPrediction => {
     if (!isLmBenchError(err)) throw err;
-    return { line: entry.line, output_throughput_tok_s: null, median_itl_ms: null, error: { code: err.code, message: err.message } };
+    return { line: entry.line, output_throughput_tok_s: null, median_itl_ms: null, avg_power_w: null, energy_per_output_token_j: null, error: { code: err.code, message: err.message } };
   };
   if (entry.row === null) return failed(entry.error);
   const row = entry.row;
@@ -161,7 +164,7 @@ export function predictMlenergyEntry(entry: MlenergyEntry, catalog: Catalog, pro
     if (!out.ok) throw new LmBenchError('LMB_ERR_STARTUP_FAILED', `${out.failure.rule}: ${out.failure.message}`, { details: { rule: out.failure.rule } });
     const p = mlenergyPrediction(out.summary);
     if (p === null) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `the run never reached ML.ENERGY's steady-state window (${out.summary.completed} requests completed)`);
-    return { line: row.line, output_throughput_tok_s: p.outputThroughput, median_itl_ms: p.medianItlMs, error: null };
+    return { line: row.line, output_throughput_tok_s: p.outputThroughput, median_itl_ms: p.medianItlMs, avg_power_w: p.avgPowerW, energy_per_output_token_j: p.energyPerOutputTokenJ, error: null };
   } catch (err) {
     return failed(err);
   }

@@ -27,9 +27,11 @@ export interface MlenergyRow {
   readonly avg_output_len: number;
   readonly output_throughput_tok_s: number;
   readonly median_itl_ms: number;
+  /** Average power of all the run's GPUs together over the steady-state window, W (null where the file leaves it empty). */
+  readonly avg_power_w: number | null;
 }
 
-type NumericColumn = 'num_gpus' | 'tp' | 'dp' | 'ep' | 'max_num_seqs' | 'avg_batch_size' | 'avg_output_len' | 'output_throughput_tok_s' | 'median_itl_ms';
+type NumericColumn = 'num_gpus' | 'tp' | 'dp' | 'ep' | 'max_num_seqs' | 'avg_batch_size' | 'avg_output_len' | 'output_throughput_tok_s' | 'median_itl_ms' | 'avg_power_w';
 
 export function parseMlenergy(text: string, file: string): MlenergyRow[] {
   const { records } = parseCsv(text, file);
@@ -52,6 +54,7 @@ export function parseMlenergy(text: string, file: string): MlenergyRow[] {
       avg_output_len: num('avg_output_len'),
       output_throughput_tok_s: num('output_throughput_tok_s'),
       median_itl_ms: num('median_itl_ms'),
+      avg_power_w: r.fields['avg_power_w'] === undefined || r.fields['avg_power_w'] === '' ? null : num('avg_power_w'),
     };
   });
 }
@@ -127,8 +130,16 @@ export function mlenergyPoints(rows: readonly MlenergyRow[], catalog: Catalog, p
   return out;
 }
 
-/** What ML.ENERGY reports of a run, from its simulation (null: the run never reached its window). */
-export function mlenergyPrediction(s: SimSummary, _p?: MlenergyPoint): { outputThroughput: number; medianItlMs: number; meanRunning: number } | null {
+/**
+ * What ML.ENERGY reports of a run, from its simulation (null: the run never reached its window): the
+ * window's output throughput, the median ITL over the run, and, with a power model, the average power
+ * of all the GPUs over the same window and the joules per output token (energy ÷ the window's tokens).
+ */
+export function mlenergyPrediction(
+  s: SimSummary,
+  _p?: MlenergyPoint,
+): { outputThroughput: number; medianItlMs: number; meanRunning: number; avgPowerW: number | null; energyPerOutputTokenJ: number | null } | null {
   if (s.window === null) return null;
-  return { outputThroughput: s.window.outputThroughput, medianItlMs: s.itlMs.median, meanRunning: s.window.meanRunning };
+  const e = s.energy !== null && s.energy.rule === 'steady-state' ? s.energy : null;
+  return { outputThroughput: s.window.outputThroughput, medianItlMs: s.itlMs.median, meanRunning: s.window.meanRunning, avgPowerW: e?.avgPowerW ?? null, energyPerOutputTokenJ: e?.energyPerOutputTokenJ ?? null };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { Diagnosis, RunEvidence } from './diagnosis.js';
+import { Cost, Energy } from './energy.js';
 import { HardwareRef } from './hardware.js';
 import { ServerConfig } from './server-config.js';
 import { Slo } from './slo.js';
@@ -121,6 +122,10 @@ export const BenchmarkResult = BenchmarkMetrics.extend({
   evidence: RunEvidence.nullable().optional(),
   /** Why the run missed its SLOs or saturated (`none` when it did neither); absent without evidence. */
   diagnosis: Diagnosis.nullable().optional(),
+  /** Power and energy over the load window (issue 25); absent where nothing measured or modelled it. */
+  energy: Energy.nullable().optional(),
+  /** What the deployment costs at the throughput this run measured; absent without a price. */
+  cost: Cost.nullable().optional(),
   lmb: LmbBlock,
 });
 export type BenchmarkResult = z.infer<typeof BenchmarkResult>;

@@ -9,3 +9,4 @@ export * from './trial.js';
 export * from './knob-assignments.js';
 export * from './sim-profile.js';
 export * from './diagnosis.js';
+export * from './energy.js';

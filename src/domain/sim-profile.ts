@@ -92,6 +92,23 @@ export const PROFILE_BOUNDS: Readonly<Record<ProfileParam, readonly [number, num
   frontend_us_per_token: [0.01, 20],
 };
 
+/**
+ * The simulator's GPU power model (src/physics/power.ts), in fractions of each GPU's datasheet TDP so
+ * that one set serves every GPU: a GPU holding a loaded model draws `idle_tdp_frac` × TDP between
+ * steps; while a step runs it adds, of the range from idle to TDP, `busy_weight` for running kernels at
+ * all, `compute_weight` × the tensor-core utilisation (FLOPs ÷ datasheet peak ÷ step time) and
+ * `memory_weight` × the HBM utilisation (bytes ÷ datasheet bandwidth ÷ step time), never past TDP.
+ * Fitted on ML.ENERGY's measured power (docs/calibration.md); a separate block from the step-time
+ * efficiencies, so that a latency fit (`sim calibrate`) never moves it.
+ */
+export const PowerProfile = z.strictObject({
+  idle_tdp_frac: frac,
+  busy_weight: nonneg,
+  compute_weight: nonneg,
+  memory_weight: nonneg,
+});
+export type PowerProfile = z.infer<typeof PowerProfile>;
+
 /** A stored profile: the parameters and where they came from. */
 export const SimProfileFile = z.strictObject({
   version: z.literal(1),
@@ -100,6 +117,8 @@ export const SimProfileFile = z.strictObject({
   fitted_on: z.string(),
   command: z.string(),
   profile: SimProfile,
+  /** The power model's parameters and what they were fitted on; absent: the simulator reports no energy. */
+  power: z.strictObject({ fitted_on: z.string(), params: PowerProfile }).optional(),
 });
 export type SimProfileFile = z.infer<typeof SimProfileFile>;
 

@@ -6,3 +6,5 @@ export * from './startup.js';
 export * from './step-time.js';
 export * from './runtime-oom.js';
 export * from './weights.js';
+export * from './power.js';
+export * from './step-activity.js';

@@ -1,8 +1,10 @@
-import { localAttention, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
-import { fp8Compute, kvBytesPerTokenLayerPerGpu, fullAttentionLayers } from './memory.js';
+import type { Hardware, ModelSpec, ResolvedServerConfig } from '../domain/index.js';
+import { fp8Compute } from './memory.js';
 import type { SimProfile } from '../domain/index.js';
 import { cudagraphCaptureSizes } from './resolve.js';
-import { BYTES_PER_WEIGHT, expertFormat, expertSliceBytesPerLayer, expertsTouched, linearFormat, moeLayers, moeLayout } from './weights.js';
+import { expertFormat, expertSliceBytesPerLayer, expertsTouched, moeLayout } from './weights.js';
+import { ACT_BYTES, linkBytesPerS, stepShapes, type Gemm, type StepBatch } from './step-shapes.js';
+import { makeStepWork, type StepActivity } from './step-activity.js';
 
 /**
  * Step-time model: one engine step of vLLM V1 priced kernel by kernel on one GPU of a replica, from the
@@ -16,30 +18,18 @@ import { BYTES_PER_WEIGHT, expertFormat, expertSliceBytesPerLayer, expertsTouche
  * price a 2,048-token prefill chunk riding with 60 decodes. `makeStepModel` folds every constant once.
  */
 
-/** What one engine step schedules, summed over its requests. */
-export interface StepBatch {
-  /** Tokens in the flat batch (Σ q_i). */
-  tokens: number;
-  /** Requests in the batch. */
-  requests: number;
-  /** Requests that sample a token this step (decodes and final prefill chunks). */
-  sampled: number;
-  /** Σ q_i·(c_i + (q_i + 1)/2): (query, key) pairs of causal attention. */
-  attnPairs: number;
-  /** Σ c_i: cached tokens whose KV is read. */
-  kvReadTokens: number;
-  /** The same two sums with every context capped at the sliding window (= the full ones without a window). */
-  windowPairs: number;
-  windowKvReadTokens: number;
-  /** Every request decodes one token (a uniform decode batch: full CUDA graphs apply). */
-  decodeOnly: boolean;
-}
+export type { StepBatch } from './step-shapes.js';
 
 export interface StepModel {
   /** Step wall time in ms, noise-free. */
   stepMs(b: StepBatch): number;
   /** GPU part only (for features and tests). */
   gpuMs(b: StepBatch): number;
+  /**
+   * `stepMs`, and what the GPU did in the step, written into `out` (the power model's input,
+   * power.ts): its FLOPs and HBM bytes as seconds at the datasheet peaks, and its GPU time.
+   */
+  stepWithActivity(b: StepBatch, out: StepActivity): number;
   readonly captureSizes: readonly number[];
   /** Sliding-window length in tokens (+∞ when every layer attends to the whole context). */
   readonly windowTokens: number;
@@ -51,62 +41,17 @@ const OVERLAP = 0.8;
 const FP8_KV_EFFICIENCY = 0.95;
 /** Prefix caching bookkeeping (reference §13.2: +0.5% CPU). */
 const PREFIX_CACHE_CPU_FACTOR = 1.005;
-/** Activations moved per token by a GEMM (input and output rows), bytes per element. */
-const ACT_BYTES = 2;
-
-/** One GEMM of a layer on one GPU (already divided by TP). */
-interface Gemm {
-  /** Weights each token multiplies by (FLOPs = 2 × params × tokens). */
-  readonly params: number;
-  /** Weight bytes a step reads (the MoE layer's experts are priced apart, `moeLayerCost`). */
-  readonly bytes: number;
-  /** in + out width (activation traffic per token). */
-  readonly width: number;
-}
-
-/** Per-direction bandwidth of one GPU's link (datasheets state NVLink as aggregate bidirectional). */
-function linkBytesPerS(hw: Hardware): number {
-  return (hw.interconnect.bandwidth_gbs / 2) * 1e9;
-}
 
 export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile): StepModel {
-  const tp = r.tensor_parallel_size;
+  const shapes = stepShapes(r, hw, model);
+  const { tp, fp8, gemms, denseLayers, sharedGemms, denseLayerGemms, headParams, kvTok, fullLayers, windowLayers, windowTokens, attnFlopsPerPair, decodeFlopsPerPair } = shapes;
   const L = model.layers;
   const d = model.hidden_size;
-  const hd = model.head_dim;
-  const heads = model.num_attention_heads / tp;
-  // vLLM replicates KV heads when TP exceeds their count: every rank keeps at least one.
-  const kvHeads = Math.max(1, model.num_kv_heads / tp);
-  const fp8 = fp8Compute(r, hw, model);
   const peak = (fp8 ? (hw.fp8_tflops ?? hw.bf16_tflops) : hw.bf16_tflops) * 1e12 * (fp8 ? p.mfu_fp8 : p.mfu_bf16);
   const attnPeak = hw.bf16_tflops * 1e12 * p.mfu_bf16 * p.attn_compute_share;
   const bw = hw.hbm_bandwidth_gbs * 1e9;
-  const wBytes = BYTES_PER_WEIGHT[linearFormat(r, model)];
-  const gemm = (params: number, width: number): Gemm => ({ params, bytes: params * wBytes, width });
-  const qkv = (d * (model.num_attention_heads + 2 * model.num_kv_heads) * hd) / tp;
-  const o = (model.num_attention_heads * hd * d) / tp;
-  const gemms: Gemm[] = model.mla === null ? [gemm(qkv, d + (heads + 2 * kvHeads) * hd), gemm(o, heads * hd + d)] : mlaGemms(model, tp).map((g) => gemm(g.params, g.width));
-  const mlpGemms = (inter: number): Gemm[] => [gemm((2 * d * inter) / tp, d + (2 * inter) / tp), gemm((inter * d) / tp, inter / tp + d)];
-  const moe = model.moe;
-  // A dense model's MLP, or an MoE model's shared experts: sharded over TP, every token through it.
-  const denseInter = moe === null ? model.intermediate_size : moe.shared_experts * moe.expert_intermediate_size;
-  if (denseInter > 0) gemms.push(...mlpGemms(denseInter));
-  const moeS = moe === null ? null : moeLayerCost(r, hw, model, p);
-  // An MoE model's dense layers (DeepSeek's first three, Llama 4 Maverick's every other one) run a dense
-  // MLP of `intermediate_size` in place of the shared experts and the routed ones.
-  const denseLayers = moe === null ? 0 : model.layers - moeLayers(model);
-  const sharedGemms = moe === null || denseInter === 0 ? [] : mlpGemms(denseInter);
-  const denseLayerGemms = denseLayers === 0 ? [] : mlpGemms(model.intermediate_size);
-  const headParams = (d * model.vocab_size) / tp;
-  const kvTok = kvBytesPerTokenLayerPerGpu(r, model);
-  const fullLayers = fullAttentionLayers(model);
-  const windowLayers = L - fullLayers;
-  const windowTokens = localAttention(model)?.tokens ?? Number.POSITIVE_INFINITY;
+  const moeS = model.moe === null ? null : moeLayerCost(r, hw, model, p);
   const etaKv = p.eta_kv * (r.kv_cache_dtype === 'auto' ? 1 : FP8_KV_EFFICIENCY);
-  const attnFlopsPerPair = model.mla === null ? 4 * heads * hd : 2 * heads * (model.mla.qk_nope_head_dim + model.mla.qk_rope_head_dim + model.mla.v_head_dim);
-  // MLA decodes in the latent space (vLLM's absorbed MLA decode path: q·k over kv_lora_rank +
-  // qk_rope_head_dim, p·v over kv_lora_rank) and prefills with the latent expanded to per-head K and V.
-  const decodeFlopsPerPair = model.mla === null ? attnFlopsPerPair : 2 * heads * (2 * model.mla.kv_lora_rank + model.mla.qk_rope_head_dim);
   const floorS = p.kernel_floor_us / 1e6;
   const layerFixedS = p.layer_fixed_us / 1e6;
   const arLatencyS = tp === 1 ? 0 : (hw.interconnect.kind === 'nvlink' || hw.interconnect.kind === 'infinity_fabric' ? p.allreduce_nvlink_us : p.allreduce_pcie_us) / 1e6;
@@ -147,12 +92,20 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
     const launchMs = r.enforce_eager || b.tokens > cgMax ? eagerMs : fullGraph ? 0 : piecewiseMs;
     return (L * layerS + denseS + attn + headS) * 1000 + p.step_fixed_ms + launchMs;
   };
-  const stepMs = (b: StepBatch): number => {
-    const g = gpuMs(b);
+  const withCpu = (g: number, b: StepBatch): number => {
     const cpu = (p.cpu_step_ms + (p.cpu_per_request_us * b.requests) / 1000) * cpuFactor;
     return r.async_scheduling ? Math.max(g, cpu) : g + cpu;
   };
-  return { stepMs, gpuMs, captureSizes, windowTokens };
+  const stepMs = (b: StepBatch): number => withCpu(gpuMs(b), b);
+  const work = makeStepWork(r, hw, model, shapes);
+  const stepWithActivity = (b: StepBatch, out: StepActivity): number => {
+    const g = gpuMs(b);
+    // The same padded batch the GPU time priced: a CUDA graph computes its padding rows too.
+    work(b, b.decodeOnly && b.tokens <= cgMax ? (padTo[b.tokens] as number) : b.tokens, out);
+    out.gpuS = g / 1000;
+    return withCpu(g, b);
+  };
+  return { stepMs, gpuMs, stepWithActivity, captureSizes, windowTokens };
 }
 
 /**
@@ -200,29 +153,6 @@ function moeLayerCost(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p
     if (dp > 1) s += 2 * (dispatchS + (all * d * ACT_BYTES * (dp - 1)) / dp / linkBw);
     return s;
   };
-}
-
-/**
- * The attention projections of one MLA layer on one GPU (vLLM `DeepseekV2MLAAttention`): the
- * down-projections of the query and the KV latent are replicated on every rank (`fused_qkv_a_proj`, or
- * `kv_a_proj_with_mqa` beside a column-parallel `q_proj` without a query LoRA); the up-projections
- * (`q_b_proj`, `kv_b_proj`, absorbed into attention when decoding, same FLOPs per token) and `o_proj`
- * shard over TP.
- */
-function mlaGemms(model: ModelSpec, tp: number): { params: number; width: number }[] {
-  const mla = model.mla;
-  if (mla === null) return [];
-  const d = model.hidden_size;
-  const heads = model.num_attention_heads / tp;
-  const qHead = mla.qk_nope_head_dim + mla.qk_rope_head_dim;
-  const latent = mla.kv_lora_rank + mla.qk_rope_head_dim;
-  const kvB = { params: mla.kv_lora_rank * heads * (mla.qk_nope_head_dim + mla.v_head_dim), width: mla.kv_lora_rank + heads * (mla.qk_nope_head_dim + mla.v_head_dim) };
-  const o = { params: heads * mla.v_head_dim * d, width: heads * mla.v_head_dim + d };
-  if (mla.q_lora_rank === null) {
-    return [{ params: d * heads * qHead, width: d + heads * qHead }, { params: d * latent, width: d + latent }, kvB, o];
-  }
-  const q = mla.q_lora_rank;
-  return [{ params: d * (q + latent), width: d + q + latent }, { params: q * heads * qHead, width: q + heads * qHead }, kvB, o];
 }
 
 /** ms of one uniform decode step of `batch` requests at `contextTokens` each, on a built step model. */

@@ -5,6 +5,7 @@ import { TimeHeap } from './deque.js';
 import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
 import type { StepModel } from '../physics/step-time.js';
+import type { PowerModel } from '../physics/power.js';
 import type { WeightedSample } from './weighted.js';
 import type { SlidingGroups } from './kv-cache.js';
 import { atLimit, KV_FULL } from '../diagnose/evidence.js';
@@ -37,6 +38,8 @@ export interface DesInput {
   readonly rng: Rng;
   /** The engine dies (run-time OOM, physics/runtime-oom.ts) when this many requests have reached it. */
   readonly crashAtRequest?: number | null;
+  /** Price every step's energy with this power model (each replica's `energy`); none without it. */
+  readonly power?: PowerModel | null;
 }
 
 export interface DesRequest {
@@ -93,6 +96,7 @@ export function runDes(input: DesInput): DesOutput {
         rng: input.rng.fork(`replica-${i}`),
         recordTokens: input.recordTokens ?? true,
         itl: input.itl ?? null,
+        power: input.power === undefined || input.power === null ? null : { model: input.power, keepSteps: true },
       }),
     );
   }

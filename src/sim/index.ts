@@ -11,3 +11,5 @@ export * from './server.js';
 export * from './deque.js';
 export * from './summary.js';
 export * from './weighted.js';
+export * from './energy.js';
+export * from './power-profile.js';

@@ -1,9 +1,12 @@
-import type { Hardware, ModelSpec, ResolvedServerConfig, SimProfile } from '../domain/index.js';
+import type { Hardware, ModelSpec, PowerProfile, ResolvedServerConfig, SimProfile } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 import type { MemoryBreakdown } from '../physics/memory.js';
 import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
 import { makeStepModel } from '../physics/step-time.js';
+import { makePowerModel } from '../physics/power.js';
+import type { EnergyTrace } from './energy.js';
+import { ServeEnergy } from './serve-energy.js';
 import { ITERATION_TOKEN_BUCKETS, PromHistogram, REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS } from './histogram.js';
 
 /** What a caller hears about one request as the engine runs it. */
@@ -47,6 +50,8 @@ export interface RealtimeOptions {
   readonly noise: NoiseModel;
   readonly rng: Rng;
   readonly clock: Clock;
+  /** The GPU power model (null: no energy figures). */
+  readonly power?: PowerProfile | null;
 }
 
 export class RealtimeEngine {
@@ -70,6 +75,8 @@ export class RealtimeEngine {
 
   readonly resolved: ResolvedServerConfig;
   readonly memory: MemoryBreakdown;
+  /** The GPUs' power and energy (null without a power model). */
+  readonly energy: ServeEnergy | null;
   private readonly opts: RealtimeOptions;
 
   constructor(opts: RealtimeOptions) {
@@ -78,10 +85,23 @@ export class RealtimeEngine {
     this.memory = memory;
     this.opts = opts;
     const stepModel = makeStepModel(resolved, hw, model, opts.profile);
+    const powerModel = opts.power === undefined || opts.power === null ? null : makePowerModel(hw, opts.power, resolved.tensor_parallel_size);
     for (let i = 0; i < resolved.data_parallel_size; i++) {
-      // A server keeps no per-token history: the client times its own tokens.
-      this.replicas.push(new Replica({ cfg: resolved, numBlocks: memory.numBlocks, sliding: memory.slidingGroups, model: stepModel, noise: opts.noise, rng: opts.rng.fork(`replica-${i}`), recordTokens: false }));
+      // A server keeps no per-token history (the client times its own tokens) and only running energy totals.
+      this.replicas.push(
+        new Replica({
+          cfg: resolved,
+          numBlocks: memory.numBlocks,
+          sliding: memory.slidingGroups,
+          model: stepModel,
+          noise: opts.noise,
+          rng: opts.rng.fork(`replica-${i}`),
+          recordTokens: false,
+          power: powerModel === null ? null : { model: powerModel, keepSteps: false },
+        }),
+      );
     }
+    this.energy = powerModel === null ? null : new ServeEnergy(this.replicas.map((r) => r.energy as EnergyTrace));
     this.t0Ms = opts.clock.nowMs();
   }
 
@@ -95,6 +115,7 @@ export class RealtimeEngine {
     const idx = this.nextIdx++;
     const sim = newSimRequest(idx, promptTokens, maxTokens, null, 0);
     sim.arrivalS = this.nowS();
+    this.energy?.onRequest(sim.arrivalS);
     const replica = pickReplica(this.replicas);
     replica.waiting.pushBack(sim);
     this.listeners.set(idx, { listener, replica, startMs: this.opts.clock.nowMs(), sim });
@@ -160,6 +181,8 @@ export class RealtimeEngine {
 
   private deliver(rep: Replica): void {
     const nowMs = this.opts.clock.nowMs();
+    // The step's tokens are out at its end, whatever the timer's lateness: the energy up to it.
+    if (rep.busyUntilS !== Number.POSITIVE_INFINITY) this.energy?.onTokens(rep.busyUntilS, rep.emitted.length);
     for (const sim of rep.emitted) {
       const entry = this.listeners.get(sim.idx);
       if (entry === undefined) continue;

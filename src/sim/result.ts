@@ -1,11 +1,13 @@
-import type { BenchmarkResult, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerMetrics, Slo, Workload } from '../domain/index.js';
-import { requestThresholds } from '../domain/index.js';
+import type { BenchmarkResult, Energy, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerMetrics, Slo, Workload } from '../domain/index.js';
+import { energyOf, energyUnavailable, requestThresholds } from '../domain/index.js';
 import { computeMetrics, errorSamples, percentileSorted } from '../metrics/index.js';
 import { concurrencyCap, requestRateField } from '../workload/sample.js';
 import type { DesOutput } from './engine.js';
 import { simEvidence } from './evidence.js';
 import { diagnose } from '../diagnose/classify.js';
 import { GIB, type MemoryBreakdown } from '../physics/memory.js';
+import { deploymentGpus } from '../physics/power.js';
+import type { SimEnergy } from './summary.js';
 
 /** lm-bench's version as written into results. */
 export const SIM_VERSION = '0.1.0';
@@ -96,6 +98,15 @@ export interface ResultContext {
   readonly memory: MemoryBreakdown;
   readonly startupTimeS: number;
   readonly startEpochMs: number;
+  /** The run's energy (summary.ts `runEnergy`), or null with why. */
+  readonly energy?: SimEnergy | null;
+  readonly energyUnavailableReason?: string;
+}
+
+/** The result's `energy` block: the simulator's figures over their window, or why there are none. */
+export function energyBlock(e: SimEnergy | null | undefined, resolved: ResolvedServerConfig, reason = 'no power model'): Energy {
+  if (e === null || e === undefined) return energyUnavailable('sim', deploymentGpus(resolved), reason);
+  return energyOf('sim', e.gpus, { start_s: e.startS, end_s: e.endS, rule: e.rule }, e.avgPowerW, e.outputTokens);
 }
 
 export function buildResult(records: readonly RequestRecord[], des: DesOutput, ctx: ResultContext): BenchmarkResult {
@@ -122,6 +133,7 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
     slo: ctx.slo ?? null,
     server_metrics: serverMetrics(des, ctx.memory),
     steady_state: null,
+    energy: energyBlock(ctx.energy, ctx.resolved, ctx.energyUnavailableReason),
     lmb: {
       version: SIM_VERSION,
       source: 'sim',

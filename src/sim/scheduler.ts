@@ -4,7 +4,10 @@ import { Deque } from './deque.js';
 import { KvCache, type SlidingGroups } from './kv-cache.js';
 import type { SimRequest } from './request.js';
 import type { StepBatch, StepModel } from '../physics/step-time.js';
+import { newStepActivity, type StepActivity } from '../physics/step-activity.js';
+import type { PowerModel } from '../physics/power.js';
 import type { WeightedSample } from './weighted.js';
+import { EnergyTrace } from './energy.js';
 
 /** Seeded noise on step times (reference §13.3). */
 export interface NoiseModel {
@@ -50,12 +53,26 @@ export class Replica {
   private readonly recordTokens: boolean;
   private readonly itl: WeightedSample | null;
   private readonly runDurations: number[] = [];
+  /** Each step's energy (sim/energy.ts), when a power model was given; null otherwise. */
+  readonly energy: EnergyTrace | null;
+  private readonly activity: StepActivity | null;
 
   /**
    * `recordTokens: false` keeps only each request's first and latest token time (a summary run or the
    * real-time server), and pools inter-token gaps into `itl` as (gap, count) pairs.
    */
-  constructor(opts: { cfg: ResolvedServerConfig; numBlocks: number; sliding?: SlidingGroups | null; model: StepModel; noise: NoiseModel; rng: Rng; recordTokens?: boolean; itl?: WeightedSample | null }) {
+  constructor(opts: {
+    cfg: ResolvedServerConfig;
+    numBlocks: number;
+    sliding?: SlidingGroups | null;
+    model: StepModel;
+    noise: NoiseModel;
+    rng: Rng;
+    recordTokens?: boolean;
+    itl?: WeightedSample | null;
+    /** Price each step's energy with this model; `keepSteps` false keeps only running totals (a long-lived server). */
+    power?: { model: PowerModel; keepSteps: boolean } | null;
+  }) {
     const { cfg, numBlocks } = opts;
     this.cfg = cfg;
     this.model = opts.model;
@@ -65,6 +82,9 @@ export class Replica {
     this.itl = opts.itl ?? null;
     this.kv = new KvCache(numBlocks, cfg.block_size, cfg.enable_prefix_caching, opts.sliding ?? null);
     this.logSigmaShift = (opts.noise.sigma * opts.noise.sigma) / 2;
+    const power = opts.power ?? null;
+    this.energy = power === null ? null : new EnergyTrace(power.model, { keepSteps: power.keepSteps });
+    this.activity = power === null ? null : newStepActivity();
   }
 
   get idle(): boolean {
@@ -169,7 +189,7 @@ export class Replica {
       if (c + n === req.promptTokens + req.numOutput) b.sampled++;
       if (n !== 1 || req.numOutput === 0) b.decodeOnly = false;
     }
-    const durationS = this.priceS(b);
+    const durationS = this.priceS(b, nowS);
     const endS = nowS + durationS;
     this.scheduledTokens += b.tokens;
     let anyFinished = false;
@@ -277,7 +297,7 @@ export class Replica {
       b.attnPairs = b.kvReadTokens + n;
       b.windowKvReadTokens = Number.isFinite(w) ? windowedReads(running, d.length, w) : b.kvReadTokens;
       b.windowPairs = b.windowKvReadTokens + n;
-      const dur = this.priceS(b);
+      const dur = this.priceS(b, t);
       d.push(dur);
       t += dur;
     }
@@ -336,14 +356,23 @@ export class Replica {
     this.kv.free(req);
   }
 
-  private priceS(b: StepBatch): number {
-    let ms = this.model.stepMs(b);
+  /** A step starting at `startS`: its duration in seconds (noise and host stalls included), its energy recorded. */
+  private priceS(b: StepBatch, startS: number): number {
+    const act = this.activity;
+    let ms = act === null ? this.model.stepMs(b) : this.model.stepWithActivity(b, act);
     const nz = this.noise;
-    if (nz.sigma > 0) ms *= Math.exp(nz.sigma * this.rng.normal() - this.logSigmaShift);
+    let jitter = 1;
+    if (nz.sigma > 0) {
+      jitter = Math.exp(nz.sigma * this.rng.normal() - this.logSigmaShift);
+      ms *= jitter;
+    }
     if (nz.stallProbability > 0 && this.rng.next() < nz.stallProbability) {
       ms += nz.stallMinMs + (nz.stallMaxMs - nz.stallMinMs) * this.rng.next();
     }
-    return ms / 1000;
+    const s = ms / 1000;
+    // The jitter stretches the kernels with the step; a host stall leaves the GPU waiting (idle).
+    if (act !== null) this.energy?.add(startS, startS + s, act.computeS, act.memoryS, Math.min(s, act.gpuS * jitter));
+    return s;
   }
 }
 

@@ -24,5 +24,26 @@ export function metricsText(engine: RealtimeEngine, modelName: string): string {
   out.push(...c.decodeS.render('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', l));
   out.push(...c.inferenceS.render('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', l));
   out.push(...c.stepTokens.render('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', l));
+  out.push(...dcgmLines(engine));
   return `${out.join('\n')}\n`;
+}
+
+/**
+ * The simulated GPUs' power and energy under the names dcgm-exporter gives them (a real deployment
+ * serves them from the exporter, here beside vLLM's): power now (W) and energy since the engine
+ * started (mJ), one series per GPU. A client reads the energy counter at both ends of its own window.
+ */
+function dcgmLines(engine: RealtimeEngine): string[] {
+  const e = engine.energy;
+  if (e === null) return [];
+  const gpus = e.perGpu(engine.nowS());
+  const series = (name: string, help: string, type: 'gauge' | 'counter', value: (g: { powerW: number; energyJ: number }) => number): string[] => [
+    `# HELP ${name} ${help}`,
+    `# TYPE ${name} ${type}`,
+    ...gpus.map((g, i) => `${name}{gpu="${i}",source="lm-bench-sim"} ${value(g)}`),
+  ];
+  return [
+    ...series('DCGM_FI_DEV_POWER_USAGE', 'Power draw (in W), simulated.', 'gauge', (g) => Math.round(g.powerW * 1000) / 1000),
+    ...series('DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION', 'Total energy consumption since the engine started (in mJ), simulated.', 'counter', (g) => Math.round(g.energyJ * 1000)),
+  ];
 }

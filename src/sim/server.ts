@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { HardwareRef, ModelSpec, ServerConfig, SimProfile } from '../domain/index.js';
+import type { HardwareRef, ModelSpec, PowerProfile, ServerConfig, SimProfile } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { LmBenchError } from '../errors.js';
 import { listenError } from '../util/listen.js';
@@ -13,6 +13,7 @@ import type { RuntimeFailure } from '../physics/failure.js';
 import { runtimeOomFailure, runtimeOomPerRequest } from '../physics/runtime-oom.js';
 import { startupCheck, startupPhases } from '../physics/startup.js';
 import { countTokens, tokenText } from './tokenizer.js';
+import { defaultPowerProfile } from './power-profile.js';
 
 /**
  * `lm-bench sim serve`: the simulated engine behind an OpenAI-compatible HTTP server (node:http)
@@ -46,6 +47,8 @@ export interface SimServerOptions {
   readonly apiKey?: string | undefined;
   /** The efficiencies to price steps with (default: the catalog's for this GPU). */
   readonly profile?: SimProfile | undefined;
+  /** The GPU power model (default: data/sim-profile.yaml's; null: no power or energy on /metrics). */
+  readonly power?: PowerProfile | null | undefined;
   /** Share of the simulated start-up time to wait out (default 0: ready at once). */
   readonly startupScale?: number | undefined;
   /** Draw run-time OOM crashes (default true). */
@@ -152,6 +155,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     hw,
     model,
     profile: opts.profile ?? catalog.profileFor(hw),
+    power: opts.power === undefined ? defaultPowerProfile() : opts.power,
     speed,
     noise: opts.noise ?? DEFAULT_NOISE,
     rng: rng.fork('engine'),

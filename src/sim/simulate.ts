@@ -1,9 +1,9 @@
-import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerConfig, SimProfile, Slo, Workload } from '../domain/index.js';
+import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, PowerProfile, RequestRecord, ResolvedServerConfig, ServerConfig, SimProfile, Slo, Workload } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
 import { arrivalTimes, concurrencyCap, sampleRequests } from '../workload/sample.js';
 import { runDes, type DesOutput } from './engine.js';
-import { summarizeDes, type SimSummary, type WindowSpec } from './summary.js';
+import { runEnergy, steadyStateSpec, steadyWindow, summarizeDes, type SimEnergy, type SimSummary, type WindowSpec } from './summary.js';
 import { WeightedSample } from './weighted.js';
 import type { ServerFailure } from '../physics/failure.js';
 import { runtimeOomAt, runtimeOomFailure } from '../physics/runtime-oom.js';
@@ -12,6 +12,8 @@ import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
 import { startupCheck } from '../physics/startup.js';
 import { makeStepModel } from '../physics/step-time.js';
 import { buildRecords, buildResult } from './result.js';
+import { makePowerModel } from '../physics/power.js';
+import { defaultPowerProfile } from './power-profile.js';
 
 export interface SimulateInput {
   readonly config: ServerConfig;
@@ -34,6 +36,8 @@ export interface SimulateInput {
    * the measured points it reproduces did not crash.
    */
   readonly runtimeFailures?: boolean | undefined;
+  /** The GPU power model's parameters (default: data/sim-profile.yaml's `power`); null: no energy figures. */
+  readonly power?: PowerProfile | null | undefined;
 }
 
 export type SimulateOutput =
@@ -66,6 +70,8 @@ export function simulate(input: SimulateInput): SimulateOutput {
   const records = buildRecords(des);
   const slo = input.slo ?? input.workload.slo;
   const result = buildResult(records, des, {
+    energy: simulateEnergy(des, resolved, input.workload),
+    energyUnavailableReason: run.powered ? 'the run never generated a token' : 'no power model: data/sim-profile.yaml has no `power` block',
     resolved,
     hardware: { gpu: hw.id, count: input.hardware.count },
     model,
@@ -95,8 +101,39 @@ export function simulateSummary(input: SimulateInput): SimulateSummaryOutput {
   return { ok: true, summary: summarizeDes(run.des, itl, input.window), resolved: run.resolved, memory: run.memory };
 }
 
+/**
+ * A full run's energy over ML.ENERGY's steady-state window (max_num_seqs × replicas, or the client's
+ * cap when lower, as the batch that fills), or over the load window when the run was too short to
+ * have one.
+ */
+function simulateEnergy(des: DesOutput, resolved: ResolvedServerConfig, workload: Workload): SimEnergy | null {
+  let start = Number.POSITIVE_INFINITY;
+  let end = Number.NEGATIVE_INFINITY;
+  let completed = 0;
+  let outputTokens = 0;
+  for (const r of des.requests) {
+    start = Math.min(start, r.sendS);
+    if (r.sim === null || r.sim.numOutput === 0) continue;
+    completed++;
+    outputTokens += r.sim.numOutput;
+    end = Math.max(end, r.sim.lastTokenS);
+  }
+  const maxRunning = Math.min(resolved.max_num_seqs * resolved.data_parallel_size, concurrencyCap(workload.arrival) ?? Number.POSITIVE_INFINITY);
+  return runEnergy(des, steadyWindow(des, steadyStateSpec(completed, maxRunning)), { startS: start, endS: end, outputTokens });
+}
+
 type Prepared =
-  | { readonly ok: true; readonly des: DesOutput; readonly resolved: ResolvedServerConfig; readonly memory: MemoryBreakdown; readonly model: ModelSpec; readonly hw: Hardware; readonly startupTimeS: number }
+  | {
+      readonly ok: true;
+      readonly des: DesOutput;
+      readonly resolved: ResolvedServerConfig;
+      readonly memory: MemoryBreakdown;
+      readonly model: ModelSpec;
+      readonly hw: Hardware;
+      readonly startupTimeS: number;
+      /** Whether steps were priced with a power model. */
+      readonly powered: boolean;
+    }
   | SimulateFailed;
 
 function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: WeightedSample): Prepared {
@@ -112,6 +149,7 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   const profile = input.profile ?? catalog.profileFor(hw);
   const oomRng = rng.fork('runtime-oom');
   const crashAtRequest = input.runtimeFailures === false ? null : runtimeOomAt(memory, specs.length, () => oomRng.next());
+  const powerProfile = input.power === undefined ? defaultPowerProfile() : input.power;
   const des = runDes({
     resolved,
     numBlocks: memory.numBlocks,
@@ -125,10 +163,11 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
     rng: rng.fork('engine'),
     recordTokens,
     crashAtRequest,
+    power: powerProfile === null ? null : makePowerModel(hw, powerProfile, resolved.tensor_parallel_size),
     ...(itl === undefined ? {} : { itl }),
   });
   if (des.crashedAtS !== null) {
     return { ok: false, failure: runtimeOomFailure(resolved, hw, memory, des.crashedAtS, crashAtRequest ?? 0), resolved, startupTimeS: start.startupTimeS };
   }
-  return { ok: true, des, resolved, memory, model, hw, startupTimeS: start.startupTimeS };
+  return { ok: true, des, resolved, memory, model, hw, startupTimeS: start.startupTimeS, powered: powerProfile !== null };
 }

@@ -1,6 +1,7 @@
 import { mean, percentileSorted } from '../metrics/index.js';
 import type { DesOutput } from './engine.js';
 import type { WeightedSample } from './weighted.js';
+import { windowEnergy, type EnergyTrace, type WindowEnergy } from './energy.js';
 
 /**
  * The headline figures of a simulated run, with `vllm bench serve`'s definitions (TTFT = first token −
@@ -34,7 +35,21 @@ export interface SimSummary {
    * (each request's tokens taken as evenly spread between its first and last) per second, and the mean
    * number of requests between their first and last token.
    */
-  readonly window: { readonly durationS: number; readonly outputThroughput: number; readonly meanRunning: number } | null;
+  readonly window: { readonly startS: number; readonly endS: number; readonly durationS: number; readonly outputThroughput: number; readonly meanRunning: number } | null;
+  /**
+   * The GPUs' power and energy (physics/power.ts) over the steady-state window when there is one, else
+   * over the load window (first request sent to last token); null when the run had no power model.
+   */
+  readonly energy: SimEnergy | null;
+}
+
+/** Energy over a window, with the output tokens generated in it. */
+export interface SimEnergy extends WindowEnergy {
+  /** `steady-state`: ML.ENERGY's window; `load`: first request sent to last token. */
+  readonly rule: 'steady-state' | 'load';
+  readonly outputTokens: number;
+  /** Joules per output token over the window; null when none was generated in it. */
+  readonly energyPerOutputTokenJ: number | null;
 }
 
 export interface WindowSpec {
@@ -47,7 +62,7 @@ function stats(xsMs: number[]): LatencyStats {
   return { mean: mean(sorted), median: percentileSorted(sorted, 50), p90: percentileSorted(sorted, 90), p99: percentileSorted(sorted, 99) };
 }
 
-function steadyWindow(des: DesOutput, spec: WindowSpec): SimSummary['window'] {
+export function steadyWindow(des: DesOutput, spec: WindowSpec): SimSummary['window'] {
   const live = des.requests.map((r) => r.sim).filter((s): s is NonNullable<typeof s> => s !== null && s.numOutput > 0);
   const firsts = live.map((s) => s.firstTokenS).sort((a, b) => a - b);
   const lasts = live.map((s) => s.lastTokenS).sort((a, b) => a - b);
@@ -64,7 +79,33 @@ function steadyWindow(des: DesOutput, spec: WindowSpec): SimSummary['window'] {
     const span = s.lastTokenS - s.firstTokenS;
     tokens += span > 0 ? ((hi - lo) / span) * (s.numOutput - 1) : 0;
   }
-  return { durationS: t1 - t0, outputThroughput: tokens / (t1 - t0), meanRunning: busy / (t1 - t0) };
+  return { startS: t0, endS: t1, durationS: t1 - t0, outputThroughput: tokens / (t1 - t0), meanRunning: busy / (t1 - t0) };
+}
+
+/**
+ * The run's energy: over the steady-state window when it was reached (its tokens as the window counts
+ * them), else over the load window with every output token. Null without a power model.
+ */
+export function runEnergy(des: DesOutput, window: SimSummary['window'], load: { startS: number; endS: number; outputTokens: number }): SimEnergy | null {
+  const traces = des.replicas.map((r) => r.energy).filter((e): e is EnergyTrace => e !== null);
+  if (traces.length === 0) return null;
+  const rule = window === null ? 'load' : 'steady-state';
+  const span = window === null ? load : { startS: window.startS, endS: window.endS, outputTokens: window.outputThroughput * window.durationS };
+  const e = windowEnergy(traces, span.startS, span.endS);
+  if (e === null) return null;
+  return { ...e, rule, outputTokens: span.outputTokens, energyPerOutputTokenJ: span.outputTokens > 0 ? e.energyJ / span.outputTokens : null };
+}
+
+/**
+ * ML.ENERGY's steady-state window for a run (reference formats-and-energy §11): from when as many
+ * requests as can run at once have their first token to when all but that many and one have finished.
+ * "As many as can run at once" is max_num_seqs × DP replicas, or the client's concurrency cap when it is
+ * lower (a closed loop of 64 users never fills 256 slots); ML.ENERGY's own runs send everything at t = 0,
+ * where the two agree.
+ */
+export function steadyStateSpec(completed: number, maxRunning: number): WindowSpec {
+  const k = Math.max(1, Math.min(completed, maxRunning));
+  return { startAfterFirstTokens: k, endAfterFinished: completed - k - 1 };
 }
 
 export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: WindowSpec): SimSummary {
@@ -95,6 +136,7 @@ export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: Windo
   const completed = ttft.length;
   const durationS = completed === 0 ? 0 : Math.max(0, end - start);
   const [p50, p90, p99] = itl.percentiles([50, 90, 99]);
+  const steady = window === undefined ? null : steadyWindow(des, window);
   return {
     completed,
     rejected,
@@ -109,6 +151,7 @@ export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: Windo
     e2elMs: stats(e2el),
     preemptions: des.replicas.reduce((s, rep) => s + rep.preemptions, 0),
     steps: des.replicas.reduce((s, rep) => s + rep.steps, 0),
-    window: window === undefined ? null : steadyWindow(des, window),
+    window: steady,
+    energy: runEnergy(des, steady, { startS: start, endS: end, outputTokens }),
   };
 }

@@ -28,14 +28,24 @@ interface Row {
   gpu: string;
   output_throughput_tok_s: number | null;
   median_itl_ms: number | null;
+  avg_power_w: number | null;
+  energy_per_output_token_j: number | null;
   error: { code: string; message: string } | null;
   measured: Record<string, number | null>;
-  error_pct: { output_throughput: number | null; median_itl: number | null };
+  error_pct: { output_throughput: number | null; median_itl: number | null; avg_power: number | null; energy_per_output_token: number | null };
 }
 interface Out {
   layout: string;
   rows: Row[];
-  mape: { model: string; gpu: string; rows: number; output_throughput_mape_pct: number | null; median_itl_mape_pct: number | null }[];
+  mape: {
+    model: string;
+    gpu: string;
+    rows: number;
+    output_throughput_mape_pct: number | null;
+    median_itl_mape_pct: number | null;
+    avg_power_mape_pct: number | null;
+    energy_per_output_token_mape_pct: number | null;
+  }[];
 }
 
 async function predict(file: string, json = true): Promise<{ code: number; out: Out | null; stdout: string; stderr: string }> {
@@ -82,9 +92,20 @@ test('sim predict reads ML.ENERGY rows: layout from the header, one answer per r
     const r = byLine.get(line);
     assert.ok(r?.error === null && (r.output_throughput_tok_s ?? 0) > 0 && (r.median_itl_ms ?? 0) > 0, `line ${line}: ${JSON.stringify(r)}`);
   }
-  assert.deepEqual(byLine.get(8)?.measured, Object.fromEntries(MLENERGY_MEASURED_COLUMNS.map((c) => [c, null])));
-  assert.deepEqual(byLine.get(8)?.error_pct, { output_throughput: null, median_itl: null });
+  assert.deepEqual(byLine.get(8)?.measured, { ...Object.fromEntries(MLENERGY_MEASURED_COLUMNS.map((c) => [c, null])), energy_per_output_token_j: null });
+  assert.deepEqual(byLine.get(8)?.error_pct, { output_throughput: null, median_itl: null, avg_power: null, energy_per_output_token: null });
   assert.equal(byLine.get(2)?.measured['avg_power_w'], 443);
+  // Measured J/token: ML.ENERGY's window energy over its tokens = average power ÷ output throughput.
+  assert.equal(byLine.get(2)?.measured['energy_per_output_token_j'], 443 / 627.41);
+  // Every predicted row has its power (all its GPUs: the 2-GPU rows above one GPU's idle × 2) and J/token; errors never do.
+  for (const line of [2, 3, 5, 8, 10]) {
+    const r = byLine.get(line);
+    const gpus = line === 3 || line === 5 ? 2 : 1;
+    const tdp = line === 8 ? 1000 : 700;
+    assert.ok((r?.avg_power_w ?? 0) > gpus * 0.1 * tdp && (r?.avg_power_w ?? Infinity) <= gpus * tdp, `line ${line}: ${r?.avg_power_w} W`);
+    assert.ok(Math.abs((r?.energy_per_output_token_j ?? 0) - (r?.avg_power_w ?? NaN) / (r?.output_throughput_tok_s ?? NaN)) < 1e-9, `line ${line}: J/token = power ÷ throughput`);
+  }
+  for (const line of [4, 6, 7, 9]) assert.deepEqual([byLine.get(line)?.avg_power_w, byLine.get(line)?.energy_per_output_token_j], [null, null]);
 });
 
 test('sim predict on ML.ENERGY rows gives what the calibration check computes for the same rows (one protocol)', async () => {
@@ -99,7 +120,7 @@ test('sim predict on ML.ENERGY rows gives what the calibration check computes fo
     assert.ok(sim.ok);
     const want = mlenergyPrediction(sim.summary, point);
     const got = out?.rows.find((r) => r.line === fixtureLine);
-    assert.deepEqual([got?.output_throughput_tok_s, got?.median_itl_ms], [want?.outputThroughput, want?.medianItlMs]);
+    assert.deepEqual([got?.output_throughput_tok_s, got?.median_itl_ms, got?.avg_power_w, got?.energy_per_output_token_j], [want?.outputThroughput, want?.medianItlMs, want?.avgPowerW, want?.energyPerOutputTokenJ]);
   }
 });
 
@@ -120,7 +141,11 @@ test('sim predict never reads ML.ENERGY measured columns: emptied or absent, the
     assert.equal(o.layout, 'mlenergy-v3');
     assert.deepEqual(figures(o), figures(base));
     assert.deepEqual(o.mape, [], 'nothing measured, no error table');
-    assert.ok(o.rows.every((r) => r.error_pct.output_throughput === null && r.error_pct.median_itl === null));
+    assert.ok(o.rows.every((r) => Object.values(r.error_pct).every((x) => x === null)));
+    assert.deepEqual(
+      o.rows.map((r) => [r.avg_power_w, r.energy_per_output_token_j]),
+      base.rows.map((r) => [r.avg_power_w, r.energy_per_output_token_j]),
+    );
   }
 });
 
@@ -132,8 +157,11 @@ test('sim predict: the signed error of each ML.ENERGY figure and the MAPE per mo
   // except on line 10 (the second Qwen3-14B H100 row), where the signs swap, so |error| is what averages.
   const lines = readFileSync(SAMPLE, 'utf8').trim().split('\n');
   const header = (lines[0] as string).split(',');
-  const [tput, itl] = [header.indexOf('output_throughput_tok_s'), header.indexOf('median_itl_ms')];
+  const [tput, itl, watts] = [header.indexOf('output_throughput_tok_s'), header.indexOf('median_itl_ms'), header.indexOf('avg_power_w')];
   const [over, under] = [1.25, 0.8];
+  // Power: the simulator 10% above everywhere. Measured J/token = power ÷ throughput, so the simulated one is
+  // 1.1 / 1.25 − 1 = −12% off where throughput is 25% above, 1.1 / 0.8 − 1 = +37.5% on line 10.
+  const powerOver = 1.1;
   const rigged = join(dir, 'rigged.csv');
   writeFileSync(
     rigged,
@@ -144,6 +172,7 @@ test('sim predict: the signed error of each ML.ENERGY figure and the MAPE per mo
         const cells = l.split(',');
         cells[tput] = String(p.output_throughput_tok_s / (p.line === 10 ? under : over));
         cells[itl] = String(p.median_itl_ms / (p.line === 10 ? over : under));
+        cells[watts] = String((p.avg_power_w ?? NaN) / powerOver);
         return cells.join(',');
       })
       .join('\n'),
@@ -154,6 +183,8 @@ test('sim predict: the signed error of each ML.ENERGY figure and the MAPE per mo
   for (const r of o.rows.filter((x) => x.error === null && x.line !== 8)) {
     close(r.error_pct.output_throughput, r.line === 10 ? -20 : 25, `line ${r.line} throughput`);
     close(r.error_pct.median_itl, r.line === 10 ? 25 : -20, `line ${r.line} ITL`);
+    close(r.error_pct.avg_power, 10, `line ${r.line} power`);
+    close(r.error_pct.energy_per_output_token, r.line === 10 ? 37.5 : -12, `line ${r.line} J/token`);
   }
   assert.deepEqual(
     o.mape.map((m) => [m.model, m.gpu, m.rows]),
@@ -168,11 +199,17 @@ test('sim predict: the signed error of each ML.ENERGY figure and the MAPE per mo
   close(o.mape[0]?.median_itl_mape_pct, 22.5, '14B ITL MAPE');
   close(o.mape[1]?.output_throughput_mape_pct, 25, '32B throughput MAPE');
   close(o.mape[1]?.median_itl_mape_pct, 20, '32B ITL MAPE');
+  close(o.mape[0]?.avg_power_mape_pct, 10, '14B power MAPE');
+  close(o.mape[0]?.energy_per_output_token_mape_pct, (12 + 37.5) / 2, '14B J/token MAPE');
+  close(o.mape[1]?.energy_per_output_token_mape_pct, 12, '32B J/token MAPE');
   const text = await predict(SAMPLE, false);
-  assert.match(text.stdout, /^line 2: output throughput \d+ tok\/s \(measured 627, -?\d+\.\d%\), median ITL \d+\.\d\d ms \(measured 12\.54, -?\d+\.\d%\)$/m);
-  assert.match(text.stdout, /^line 8: output throughput \d+ tok\/s, median ITL \d+\.\d\d ms$/m);
+  assert.match(
+    text.stdout,
+    /^line 2: output throughput \d+ tok\/s \(measured 627, -?\d+\.\d%\), median ITL \d+\.\d\d ms \(measured 12\.54, -?\d+\.\d%\), power \d+ W \(measured 443, -?\d+\.\d%\), energy \d\.\d{3} J\/token \(measured 0\.706, -?\d+\.\d%\)$/m,
+  );
+  assert.match(text.stdout, /^line 8: output throughput \d+ tok\/s, median ITL \d+\.\d\d ms, power \d+ W, energy \d\.\d{3} J\/token$/m);
   assert.match(text.stdout, /^line 6: LMB_ERR_CONFIG_INVALID: .*max_num_seqs/m);
-  assert.match(text.stdout, /MAPE per model and GPU:\n {2}Qwen\/Qwen3-14B on H100 \(2 rows\): output throughput \d+\.\d%, median ITL \d+\.\d%/);
+  assert.match(text.stdout, /MAPE per model and GPU:\n {2}Qwen\/Qwen3-14B on H100 \(2 rows\): output throughput \d+\.\d%, median ITL \d+\.\d%, power \d+\.\d%, J\/token \d+\.\d%/);
 });
 
 test('sim predict refuses a header in neither layout, naming the file, the line and what each layout lacks', async (t) => {

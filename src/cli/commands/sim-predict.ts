@@ -16,7 +16,8 @@ import { profileFromFlags } from '../sim-profile-flag.js';
  * `lm-bench sim predict --rows FILE.csv`: every row of a CSV predicted by the simulator under the
  * protocol it was measured with, in input order. The layout is read from the header: aiconfigurator's
  * silicon rows (mean TTFT and TPOT, src/calibration/silicon.ts) or ML.ENERGY v3's rows (steady-state
- * output throughput and median ITL, src/calibration/mlenergy-rows.ts). With measured columns present,
+ * output throughput, median ITL, and the GPUs' average power and joules per output token over the same
+ * window, src/calibration/mlenergy-rows.ts). With measured columns present,
  * each row's signed error and the MAPE per model and GPU. The measured columns are never read to predict.
  */
 export const PREDICT_USAGE = `  lm-bench sim predict --rows FILE.csv [--profile auto|default|stored] [--db PATH] [--offline] [--json]
@@ -95,15 +96,26 @@ function mlenergyOut(entries: ReturnType<typeof mlenergyEntries>, catalog: Catal
     tick(i);
     const p = predictMlenergyEntry(e, catalog, profileOf(e.row === null ? undefined : safeGpu(catalog, e.row.gpu)?.id));
     const measured = e.row?.measured ?? noMeasure;
+    const measPower = measured['avg_power_w'] ?? null;
+    const measTput = measured['output_throughput_tok_s'] ?? null;
+    // ML.ENERGY's energy per token is the window's energy over its tokens: average power ÷ output throughput.
+    const measJoules = measPower === null || measTput === null ? null : measPower / measTput;
     return {
       line: p.line,
       model: e.model,
       gpu: e.gpu,
       output_throughput_tok_s: p.output_throughput_tok_s,
       median_itl_ms: p.median_itl_ms,
+      avg_power_w: p.avg_power_w,
+      energy_per_output_token_j: p.energy_per_output_token_j,
       error: p.error,
-      measured,
-      error_pct: { output_throughput: errorPct(p.output_throughput_tok_s, measured['output_throughput_tok_s'] ?? null), median_itl: errorPct(p.median_itl_ms, measured['median_itl_ms'] ?? null) },
+      measured: { ...measured, energy_per_output_token_j: measJoules },
+      error_pct: {
+        output_throughput: errorPct(p.output_throughput_tok_s, measTput),
+        median_itl: errorPct(p.median_itl_ms, measured['median_itl_ms'] ?? null),
+        avg_power: errorPct(p.avg_power_w, measPower),
+        energy_per_output_token: errorPct(p.energy_per_output_token_j, measJoules),
+      },
     };
   });
 }
@@ -127,12 +139,24 @@ function humanText(layout: RowLayout, rows: readonly RowOut[], mape: readonly Re
     if (r.error !== null) return `line ${r.line}: ${r.error.code}: ${r.error.message}`;
     const o = r as unknown as Record<string, unknown>;
     return layout === 'mlenergy-v3'
-      ? `line ${r.line}: output throughput ${vs(num(o, 'output_throughput_tok_s'), 'tok/s', r.measured['output_throughput_tok_s'], r.error_pct['output_throughput'], 0)}, median ITL ${vs(num(o, 'median_itl_ms'), 'ms', r.measured['median_itl_ms'], r.error_pct['median_itl'], 2)}`
+      ? `line ${r.line}: output throughput ${vs(num(o, 'output_throughput_tok_s'), 'tok/s', r.measured['output_throughput_tok_s'], r.error_pct['output_throughput'], 0)}, median ITL ${vs(num(o, 'median_itl_ms'), 'ms', r.measured['median_itl_ms'], r.error_pct['median_itl'], 2)}, ` +
+        `power ${vs(num(o, 'avg_power_w'), 'W', r.measured['avg_power_w'], r.error_pct['avg_power'], 0)}, energy ${vs(num(o, 'energy_per_output_token_j'), 'J/token', r.measured['energy_per_output_token_j'], r.error_pct['energy_per_output_token'], 3)}`
       : `line ${r.line}: TTFT ${vs(num(o, 'ttft_ms'), 'ms', r.measured['ttft_ms'], r.error_pct['ttft'], 1)}, TPOT ${vs(num(o, 'tpot_ms'), 'ms', r.measured['tpot_ms'], r.error_pct['tpot'], 2)}`;
   });
   let s = `${lines.join('\n')}\n`;
   if (mape.length > 0) {
-    const labels: [string, string][] = layout === 'mlenergy-v3' ? [['output_throughput', 'output throughput'], ['median_itl', 'median ITL']] : [['ttft', 'TTFT'], ['tpot', 'TPOT']];
+    const labels: [string, string][] =
+      layout === 'mlenergy-v3'
+        ? [
+            ['output_throughput', 'output throughput'],
+            ['median_itl', 'median ITL'],
+            ['avg_power', 'power'],
+            ['energy_per_output_token', 'J/token'],
+          ]
+        : [
+            ['ttft', 'TTFT'],
+            ['tpot', 'TPOT'],
+          ];
     const row = (m: Record<string, string | number | null>): string =>
       `  ${String(m['model'])} on ${String(m['gpu'])} (${String(m['rows'])} rows): ${labels.map(([k, l]) => `${l} ${f(num(m, `${k}_mape_pct`))}%`).join(', ')}`;
     s += `\nMAPE per model and GPU:\n${mape.map(row).join('\n')}\n`;
@@ -191,7 +215,7 @@ export async function predictCmd(argv: readonly string[], io: CliIo): Promise<nu
     out = siliconOut(rows, models, catalog, profileOf, tick);
   }
   if (tty) io.stderr.write('\n');
-  const mape = mapeTable(out, layout === 'mlenergy-v3' ? ['output_throughput', 'median_itl'] : ['ttft', 'tpot']);
+  const mape = mapeTable(out, layout === 'mlenergy-v3' ? ['output_throughput', 'median_itl', 'avg_power', 'energy_per_output_token'] : ['ttft', 'tpot']);
   if (values.json === true) writeJson(io, { layout, rows: out, mape });
   else io.stdout.write(humanText(layout, out, mape));
   return out.every((r) => r.error !== null) ? 1 : 0;

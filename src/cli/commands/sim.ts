@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, maxRequestTokens, parseKnobAssignments, type BenchmarkResult, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, maxRequestTokens, parseKnobAssignments, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
 import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
@@ -36,6 +36,10 @@ CUDA graphs: tens of seconds) has passed, ÷ K, × F (--startup-scale 0 to answe
 of a run-time CUDA OOM when gpu_memory_utilization leaves little headroom (exit 1, torch's message).
 Steps are priced with the GPU's calibrated profile when \`sim calibrate\` stored one in --db
 (default .lm-bench/lm-bench.db), else data/sim-profile.yaml (--profile default forces that).
+Energy (a GPU power model fitted on ML.ENERGY's measured power, docs/calibration.md): \`run\` reports the
+average power of all the GPUs, the energy, J/token and tokens/J over ML.ENERGY's steady-state window
+(\`energy\` in --json); \`serve\` shows each GPU's power and energy on /metrics under dcgm-exporter's names
+and prints what it drew from the first request to the last token when stopped.
 A configuration that vLLM would refuse exits with status 3 and vLLM's reason.
 --model takes a catalog id, a directory holding a config.json, or a Hugging Face repo id (the local
 cache, else the hub unless --offline); --gpu a catalog GPU, nvidia-smi's name, or a datasheet YAML.`;
@@ -167,8 +171,23 @@ export function formatResultText(r: BenchmarkResult): string {
     if (sm.prefix_cache_hit_rate !== null) s += line('Prefix cache hit rate:', `${f1(sm.prefix_cache_hit_rate * 100)}%`);
     if (r.lmb.startup_time_s !== null) s += line('Simulated start-up time (s):', f1(r.lmb.startup_time_s));
   }
+  if (r.energy !== null && r.energy !== undefined) s += `${energyLine(r.energy)}\n`;
   s += `${'='.repeat(68)}\n`;
   return s;
+}
+
+const WINDOW_RULES: Record<'steady-state' | 'load', string> = {
+  'steady-state': "ML.ENERGY's steady-state window: from the first k requests' first tokens to N − k − 1 finished, k = max_num_seqs × replicas or the client's concurrency if lower",
+  load: 'load window: first request sent to last token',
+};
+
+/** One line of a simulated run's energy: average power of all its GPUs, energy, J/token, tokens/J, and the window they cover. */
+export function energyLine(e: Energy): string {
+  if (e.avg_power_w === null || e.energy_j === null || e.window === null) return `Energy: unavailable (${e.unavailable_reason ?? 'unknown'})`;
+  const w = e.window;
+  const perToken = e.energy_per_output_token_j === null ? '–' : e.energy_per_output_token_j.toFixed(4);
+  const perJoule = e.output_tokens_per_joule === null ? '–' : e.output_tokens_per_joule.toFixed(2);
+  return `Energy: ${f1(e.avg_power_w)} W average (${e.gpus} GPU${e.gpus === 1 ? '' : 's'}), ${Math.round(e.energy_j)} J, ${perToken} J/token, ${perJoule} tokens/J over ${f1(w.start_s)}–${f1(w.end_s)} s (${WINDOW_RULES[w.rule]})`;
 }
 
 async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
@@ -290,6 +309,8 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
   void srv.ready.then(() => io.stderr.write(`INFO: listening on ${srv.url}\n`));
   return new Promise<number>((done) => {
     const stop = (): void => {
+      // What the GPUs drew while serving (first request to last token), as `sim run` reports its window.
+      if (srv.engine.energy !== null) io.stderr.write(`INFO: ${energyLine(srv.engine.energy.loadWindow())}\n`);
       void srv.close().then(() => done(0));
     };
     // The engine died under load: vLLM's API server exits with it (status 1).
