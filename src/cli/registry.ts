@@ -21,6 +21,7 @@ export const COMMANDS = {
   serve: { summary: 'the HTTP service: recommendations, studies and history over /v1 (loopback by default)', load: () => import('./commands/serve.js') },
   'trial-run': { summary: 'one trial inside a Slurm batch job (what `tune --target slurm` submits)', load: () => import('./commands/trial-run.js') },
   recommend: { summary: 'the best predicted configuration under the SLOs, with intervals and the Pareto set', load: () => import('./commands/recommend.js') },
+  plan: { summary: 'which GPUs, how many, at what price: deployments that serve a traffic within the SLOs, ranked', load: () => import('./commands/plan.js') },
   models: { summary: 'the LLM a --model name resolves to: `models show MODEL` (spec, origin, config hash, sizes)', load: () => import('./commands/models.js') },
   // Deprecated alias of `surrogate` for one release (prints a note on stderr); listed last in --help.
   model: { summary: 'deprecated: the old name of `surrogate` (goes in the next release)', load: () => import('./commands/model.js') },

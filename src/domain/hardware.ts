@@ -27,6 +27,8 @@ export const Hardware = z.strictObject({
     bandwidth_gbs: z.number().positive(),
   }),
   tdp_w: z.number().positive(),
+  /** The hourly price of one of these GPUs, where its datasheet YAML states one (else data/prices.yaml). */
+  usd_per_gpu_hour: z.number().nonnegative().optional(),
   sim: SimProfile.partial().optional(),
   source: z.string().min(1),
 });

@@ -1,0 +1,128 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { defaultCatalog, registerModel } from '../../catalog/index.js';
+import { loadPrices } from '../../cost/prices.js';
+import { formatSloString, parseSloString, Workload, type Slo } from '../../domain/index.js';
+import { LmBenchError } from '../../errors.js';
+import { runPlan } from '../../plan/run-plan.js';
+import { planReportHtml } from '../../report/plan.js';
+import { writeFile } from './run-output.js';
+import { PlanObjective, type PlanAnswer, type PlanDeployment, type PlanTraffic } from '../../plan/types.js';
+import { identifyResolvedModel } from '../../store/adopt-model.js';
+import { defaultDbPath, openStore, type Store } from '../../store/index.js';
+import { loadYamlFile } from '../../util/yaml.js';
+import { numberFlag, parseFlags, requireFlag } from '../args.js';
+import { writeJson, type CliIo, type Command } from '../io.js';
+import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
+
+const DEFAULT_GPUS = 'H100-SXM,A100-80GB,L40S,B200';
+
+const usage = `Usage:
+  lm-bench plan --model MODEL --workload FILE (--rate R | --users N) [--slo ttft_p99_ms=1000,itl_p99_ms=80]
+                [--gpu ${DEFAULT_GPUS}] [--max-gpus 64] [--objective usd_per_mtok|tokens_per_joule|gpus]
+                [--prices FILE] [--db PATH] [--offline] [--seed S] [--html FILE] [--json]
+
+Which GPUs, how many, at what price: for each GPU type, the deployment (replicas × tensor-parallel
+size, the \`vllm serve\` line) that serves the traffic — R requests a second (Poisson) or N users in a
+closed loop, with the workload file's lengths — within the SLOs (default: the workload file's), with
+its predicted p99 TTFT and ITL at that traffic, its headroom (the most it sustains within the SLOs),
+power, $/h, $ per million output tokens and joules per output token. Ranked by the objective (default
+usd_per_mtok); a GPU type that cannot serve the traffic is listed with the reason. Figures are the
+simulator's ("estimated"), corrected by your measured runs of this model on a GPU where the history
+(--db, default $LMB_DB or .lm-bench/lm-bench.db, when it exists) has two or more ("measured").
+Prices: data/prices.yaml, overridden by --prices FILE (same layout) or a GPU datasheet's usd_per_gpu_hour.
+--html FILE writes the plan as an HTML page (table, cost and energy plots, the pick marked).`;
+
+const OPTIONS = {
+  model: { type: 'string' },
+  workload: { type: 'string' },
+  rate: { type: 'string' },
+  users: { type: 'string' },
+  slo: { type: 'string' },
+  gpu: { type: 'string' },
+  'max-gpus': { type: 'string' },
+  objective: { type: 'string' },
+  prices: { type: 'string' },
+  db: { type: 'string' },
+  seed: { type: 'string' },
+  html: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+  ...OFFLINE_FLAG,
+} as const;
+
+function traffic(rate: string | undefined, users: string | undefined): PlanTraffic {
+  if ((rate === undefined) === (users === undefined)) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'give one of --rate R (requests a second) or --users N (closed-loop users)', { details: { field: 'rate' } });
+  if (rate !== undefined) {
+    const r = numberFlag(rate, 'rate', { min: Number.MIN_VALUE, max: 1e6 }) as number;
+    return { kind: 'rate', rate_rps: r };
+  }
+  return { kind: 'users', users: numberFlag(users, 'users', { int: true, min: 1, max: 1_000_000 }) as number };
+}
+
+const f = (x: number | null, d = 0): string => (x === null ? '–' : x.toFixed(d));
+
+function line(d: PlanDeployment, i: number): string {
+  if (!d.feasible) return `  ✗ ${d.gpu}: ${d.reason ?? 'infeasible'}`;
+  const size = `${d.gpus} GPU${d.gpus === 1 ? '' : 's'} (${d.replicas} × TP ${d.tensor_parallel_size})`;
+  const head = d.max_rate_rps !== null ? `${f(d.max_rate_rps, 1)} req/s` : `${f(d.max_users)} users`;
+  return [
+    `${i + 1}. ${d.gpu}: ${size}, ${d.source}`,
+    `     p99 TTFT ${f(d.p99_ttft_ms)} ms, p99 ITL ${f(d.p99_itl_ms, 1)} ms; headroom ${head}; ${f(d.output_throughput_tok_s)} output tok/s`,
+    `     $${f(d.usd_per_hour, 2)}/h, $${f(d.usd_per_million_output_tokens, 3)} per M output tokens; ${f(d.avg_power_w)} W, ${f(d.energy_per_output_token_j, 3)} J/token (±${f(d.uncertainty_pct)}%)`,
+    `     ${d.vllm_command ?? ''}`,
+  ].join('\n');
+}
+
+export function formatPlan(a: PlanAnswer): string {
+  const t = a.traffic.kind === 'rate' ? `${a.traffic.rate_rps} req/s` : `${a.traffic.users} users`;
+  const slo = formatSloString(a.slo).replaceAll(',', ', ');
+  return `Plan for ${a.model} at ${t} within ${slo || 'no SLO'}\nRanked: ${a.rule}\n\n${a.deployments.map(line).join('\n')}\n`;
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(argv, OPTIONS);
+  if (values.help === true) {
+    io.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  const catalog = defaultCatalog();
+  const want = traffic(values.rate, values.users);
+  const objective = PlanObjective.safeParse(values.objective ?? 'usd_per_mtok');
+  if (!objective.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be one of ${PlanObjective.options.join(', ')}, got "${values.objective}"`, { details: { field: 'objective' } });
+  const maxGpus = numberFlag(values['max-gpus'], 'max-gpus', { int: true, min: 1, max: 4096 }) ?? 64;
+  const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 1;
+  const workload = loadYamlFile(resolve(io.cwd, requireFlag(values.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
+  let slo: Slo;
+  try {
+    slo = values.slo === undefined ? (workload.slo ?? {}) : parseSloString(values.slo);
+  } catch (err) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--slo: ${err instanceof Error ? err.message : String(err)}`, { cause: err, details: { field: 'slo' } });
+  }
+  if (Object.keys(slo).length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'no SLO: give --slo (e.g. ttft_p99_ms=1000,itl_p99_ms=80) or an slo in the workload file; a plan sizes for latency limits', { details: { field: 'slo' } });
+  const dbPath = values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db);
+  const gpus = [...new Set((values.gpu ?? DEFAULT_GPUS).split(',').map((g) => g.trim()).filter(Boolean).map((g) => resolveGpuFlag(g, io, dbPath).id))];
+  if (gpus.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--gpu names no GPU', { details: { field: 'gpu' } });
+  const prices = loadPrices(catalog, values.prices === undefined ? undefined : resolve(io.cwd, values.prices));
+  const resolved = await resolveModelFlag(requireFlag(values.model, 'model'), io, values.offline);
+  // A history is read, never written: a plan stores nothing.
+  const store: Store | null = existsSync(dbPath) ? openStore(dbPath, { readonly: true }) : null;
+  try {
+    const identified = store === null ? resolved : identifyResolvedModel(store, resolved, catalog);
+    registerModel(identified.spec, identified.config_hash);
+    const modelId = identified.spec.id;
+    const tty = io.stderr.isTTY === true && values.json !== true;
+    const answer = runPlan(
+      { model: modelId, workload, traffic: want, slo, gpus, maxGpus, objective: objective.data, seed },
+      { catalog, prices, store, onGpu: (g, i, n) => void (tty && io.stderr.write(`\rplanned ${g} (${i + 1}/${n})…${i + 1 === n ? '\n' : ''}`)) },
+    );
+    if (values.html !== undefined) writeFile(resolve(io.cwd, values.html), await planReportHtml(answer, { generatedAt: new Date().toISOString() }));
+    if (values.json === true) writeJson(io, answer);
+    else io.stdout.write(formatPlan(answer));
+    return answer.deployments.some((d) => d.feasible) ? 0 : 1;
+  } finally {
+    store?.close();
+  }
+}
+
+export const command: Command = { name: 'plan', summary: 'which GPUs, how many, at what price: deployments that serve a traffic within the SLOs, ranked', usage, run };

@@ -1,0 +1,94 @@
+import { checkSlo, type Arrival, type BenchmarkResult, type Slo } from '../domain/index.js';
+
+/**
+ * The headroom of one replica: the highest traffic it serves within the SLOs, found with a handful of
+ * simulated load runs (the same bisection as `tune --objective max-rate`, src/tune/max-rate.ts, but on
+ * the simulator and sized for a planner that asks it for several GPU types and sizes). Pure: the
+ * simulation is passed in.
+ */
+export interface Probe {
+  /** The run's result, or null when the configuration did not start or crashed (`failure` says why). */
+  readonly result: BenchmarkResult | null;
+  readonly failure: string | null;
+}
+export type ProbeFn = (arrival: Arrival, numPrompts: number) => Probe;
+
+export type Headroom =
+  | { readonly ok: true; readonly value: number; readonly probes: number }
+  | { readonly ok: false; readonly reason: string; readonly probes: number };
+
+/** Bisection steps after the bracket is found: the answer is within T/2⁶ of the true headroom. */
+const STEPS = 6;
+/** The lightest load tried, as a fraction of the saturated throughput: below it, a SLO miss is the size, not the load. */
+const LIGHT = 1 / 16;
+/** Requests per probe: about 40 s of traffic, within [150, 600] (enough for a p99 of 150 values or more). */
+export const promptsFor = (rateRps: number): number => Math.min(600, Math.max(150, Math.round(rateRps * 40)));
+
+/** "TTFT p99 312 ms > 300 ms" for each SLO a result misses. */
+export function missed(slo: Slo, r: BenchmarkResult): string[] {
+  const lost = r.failed > 0 ? [`${r.failed} of ${r.completed + r.failed} requests failed`] : [];
+  return [
+    ...lost,
+    ...checkSlo(slo, r)
+      .filter((c) => !c.ok)
+      .map((c) => `${c.key.replace(/_ms$/, '')} ${Number.isFinite(c.valueMs) ? c.valueMs.toFixed(0) : '∞'} ms > ${c.limitMs} ms`),
+  ];
+}
+
+const meets = (slo: Slo, r: BenchmarkResult): boolean => r.completed > 0 && missed(slo, r).length === 0;
+
+/** The highest Poisson rate (req/s) one replica sustains within the SLOs. */
+export function headroomRate(probe: ProbeFn, slo: Slo): Headroom {
+  let probes = 1;
+  const burst = probe({ kind: 'burst' }, 400);
+  if (burst.result === null) return { ok: false, reason: burst.failure ?? 'did not start', probes };
+  const saturated = burst.result.request_throughput;
+  if (!(saturated > 0)) return { ok: false, reason: 'no request completed', probes };
+  if (meets(slo, burst.result)) return { ok: true, value: saturated, probes };
+  const at = (rate: number): Probe => {
+    probes++;
+    return probe({ kind: 'poisson', rate_rps: rate }, promptsFor(rate));
+  };
+  let lo = saturated * LIGHT;
+  const light = at(lo);
+  if (light.result === null) return { ok: false, reason: light.failure ?? 'crashed under load', probes };
+  if (!meets(slo, light.result)) {
+    return { ok: false, reason: `misses the SLOs even at ${lo.toFixed(2)} req/s per replica (${missed(slo, light.result).join('; ')})`, probes };
+  }
+  let hi = saturated;
+  for (let k = 0; k < STEPS; k++) {
+    const mid = (lo + hi) / 2;
+    const p = at(mid);
+    if (p.result !== null && meets(slo, p.result)) lo = mid;
+    else hi = mid;
+  }
+  return { ok: true, value: lo, probes };
+}
+
+/** The most users (closed-loop concurrency) one replica serves within the SLOs. */
+export function headroomUsers(probe: ProbeFn, slo: Slo, maxUsers: number): Headroom {
+  let probes = 0;
+  const at = (users: number): boolean => {
+    probes++;
+    const p = probe({ kind: 'closed', concurrency: users }, Math.min(600, Math.max(150, users * 4)));
+    return p.result !== null && meets(slo, p.result);
+  };
+  probes++;
+  const one = probe({ kind: 'closed', concurrency: 1 }, 150);
+  if (one.result === null) return { ok: false, reason: one.failure ?? 'did not start', probes };
+  if (!meets(slo, one.result)) return { ok: false, reason: `misses the SLOs even with one user (${missed(slo, one.result).join('; ')})`, probes };
+  // Double until a miss (or the cap), then bisect between the last pass and the miss.
+  let lo = 1;
+  let hi = 2;
+  while (hi <= maxUsers && at(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > maxUsers) return { ok: true, value: lo, probes };
+  while (hi - lo > Math.max(1, lo / 32)) {
+    const mid = Math.floor((lo + hi) / 2);
+    if (at(mid)) lo = mid;
+    else hi = mid;
+  }
+  return { ok: true, value: lo, probes };
+}

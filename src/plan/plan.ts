@@ -1,0 +1,222 @@
+import { vllmServeCommand } from '../advise/commands.js';
+import type { Catalog } from '../catalog/index.js';
+import { deploymentCost, type Prices } from '../cost/prices.js';
+import type { Arrival, BenchmarkResult, Hardware, ModelSpec, ServerConfig, Workload } from '../domain/index.js';
+import { assertNever } from '../errors.js';
+import { SIMULATOR_LOG_SD } from '../model/prior.js';
+import { startupCheck } from '../physics/startup.js';
+import { headroomRate, headroomUsers, missed, promptsFor, type Headroom, type Probe } from './headroom.js';
+import type { HistoryCorrection } from './history.js';
+import type { PlanAnswer, PlanDeployment, PlanObjective, PlanQuestion } from './types.js';
+
+/**
+ * The planner (issue 25 §5). For each GPU type: every tensor-parallel size that holds the model
+ * (1, 2, 4, 8, within --max-gpus) gets its replica's headroom, the highest traffic it serves within the
+ * SLOs (headroom.ts); the traffic needs ⌈traffic / headroom⌉ replicas; one replica is then simulated at
+ * its share of the traffic for the latencies, power and throughput the answer reports, and priced.
+ * Each GPU type's best size under the objective is its deployment; the deployments are ranked by the
+ * objective, infeasible GPU types last with their reason. Replicas are independent servers behind a
+ * load balancer (the traffic split evenly); within a replica the knobs are vLLM's defaults but for the
+ * parallel layout. Pure: the simulation, the prices and the history's correction are passed in.
+ */
+export interface SimRun {
+  (input: { config: ServerConfig; gpu: string; gpus: number; model: ModelSpec; workload: Workload; seed: number }): Probe;
+}
+
+export interface PlanDeps {
+  readonly catalog: Catalog;
+  readonly simulate: SimRun;
+  readonly prices: Prices;
+  /** Runs of this model on a GPU in the history, as a correction of the simulator; null: none. */
+  readonly correction: (gpu: string) => HistoryCorrection | null;
+  /** Called after each GPU type (for a progress line). */
+  readonly onGpu?: (gpu: string, index: number, of: number) => void;
+}
+
+const TP_SIZES = [1, 2, 4, 8] as const;
+/** Closed-loop users a replica is tried with at most. */
+const MAX_USERS_PER_REPLICA = 2048;
+
+interface Candidate extends PlanDeployment {
+  readonly rank: number;
+}
+
+function rule(objective: PlanObjective): string {
+  switch (objective) {
+    case 'usd_per_mtok':
+      return 'cheapest per million output tokens at the target traffic (fewer GPUs break ties); every deployment meets the SLOs as predicted';
+    case 'tokens_per_joule':
+      return 'fewest joules per output token at the target traffic (fewer GPUs break ties); every deployment meets the SLOs as predicted';
+    case 'gpus':
+      return 'fewest GPUs (then the lower hourly price); every deployment meets the SLOs as predicted';
+    default:
+      return assertNever(objective, 'objective');
+  }
+}
+
+/** The value ranked (lower is better); Infinity when the figure is unknown. */
+function score(d: PlanDeployment, objective: PlanObjective): number {
+  const or = (x: number | null): number => x ?? Number.POSITIVE_INFINITY;
+  switch (objective) {
+    case 'usd_per_mtok':
+      return or(d.usd_per_million_output_tokens);
+    case 'tokens_per_joule':
+      return or(d.energy_per_output_token_j);
+    case 'gpus':
+      return or(d.gpus) * 1e6 + or(d.usd_per_hour);
+    default:
+      return assertNever(objective, 'objective');
+  }
+}
+
+const infeasible = (gpu: string, reason: string): PlanDeployment => ({
+  gpu,
+  gpus: null,
+  feasible: false,
+  reason,
+  replicas: null,
+  tensor_parallel_size: null,
+  config: null,
+  vllm_command: null,
+  p99_ttft_ms: null,
+  p99_itl_ms: null,
+  max_rate_rps: null,
+  max_users: null,
+  output_throughput_tok_s: null,
+  avg_power_w: null,
+  usd_per_hour: null,
+  usd_per_million_output_tokens: null,
+  energy_per_output_token_j: null,
+  source: 'estimated',
+  uncertainty_pct: null,
+  price_source: null,
+});
+
+function perReplicaArrival(q: PlanQuestion, replicas: number): { arrival: Arrival; prompts: number } {
+  const t = q.traffic;
+  switch (t.kind) {
+    case 'rate': {
+      const rate = t.rate_rps / replicas;
+      return { arrival: { kind: 'poisson', rate_rps: rate }, prompts: promptsFor(rate) };
+    }
+    case 'users': {
+      const users = Math.ceil(t.users / replicas);
+      return { arrival: { kind: 'closed', concurrency: users }, prompts: Math.min(600, Math.max(150, users * 4)) };
+    }
+    default:
+      return assertNever(t, 'traffic');
+  }
+}
+
+/** A result with every latency figure scaled by `factor` (the history's correction of the simulator). */
+function scaledLatencies(r: BenchmarkResult, factor: number): BenchmarkResult {
+  if (factor === 1) return r;
+  const out: Record<string, unknown> = { ...r };
+  for (const [k, v] of Object.entries(r)) if (/_(ttft|tpot|itl|e2el)_ms$/.test(k) && typeof v === 'number') out[k] = v * factor;
+  return out as BenchmarkResult;
+}
+
+function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: ModelSpec, tp: number): Candidate | { why: string } {
+  const config: ServerConfig = { tensor_parallel_size: tp };
+  const start = startupCheck(config, { hardware: hw, gpuCount: tp, model });
+  if (!start.ok) return { why: `TP ${tp}: ${start.failure.message}` };
+  const correction = deps.correction(hw.id);
+  const speed = correction?.speedFactor ?? 1;
+  const latency = correction?.latencyFactor ?? 1;
+  // The simulator's run, as the history says this GPU really behaves: latencies scaled by what the
+  // user's runs measured against it (the headroom search then judges the corrected figures).
+  const probe = (arrival: Arrival, prompts: number): Probe => {
+    const p = deps.simulate({ config, gpu: hw.id, gpus: tp, model, workload: { ...q.workload, arrival, num_prompts: prompts, slo: q.slo }, seed: q.seed });
+    return p.result === null ? p : { ...p, result: scaledLatencies(p.result, latency) };
+  };
+  const head: Headroom = q.traffic.kind === 'rate' ? headroomRate(probe, q.slo) : headroomUsers(probe, q.slo, MAX_USERS_PER_REPLICA);
+  if (!head.ok) return { why: `TP ${tp}: ${head.reason}` };
+  // A server that decodes slower than simulated saturates sooner: its headroom shrinks with its speed.
+  const perReplica = head.value * Math.min(1, speed);
+  const need = q.traffic.kind === 'rate' ? q.traffic.rate_rps : q.traffic.users;
+  // The headroom is the bisection's last pass; a fresh simulation at a share just below it can still
+  // miss (another sample of requests), so one more replica is tried before the size is given up.
+  for (let replicas = Math.max(1, Math.ceil(need / perReplica)), tries = 0; tries < 3; replicas++, tries++) {
+    const gpus = replicas * tp;
+    if (gpus > q.maxGpus) return { why: `TP ${tp}: needs ${replicas} replicas (${gpus} GPUs), more than --max-gpus ${q.maxGpus}` };
+    const { arrival, prompts } = perReplicaArrival(q, replicas);
+    const run = probe(arrival, prompts);
+    if (run.result === null) return { why: `TP ${tp}: ${run.failure ?? 'crashed at the target traffic'}` };
+    if (missed(q.slo, run.result).length > 0) continue;
+    return describe(q, deps, { hw, model, config, tp, replicas, headroom: head.value * speed, run: run.result, correction });
+  }
+  return { why: `TP ${tp}: misses the SLOs at the target traffic however it is split` };
+}
+
+/** One sized deployment of a GPU type: its replica's layout and headroom, and the run at its share of the traffic. */
+interface Sized {
+  readonly hw: Hardware;
+  readonly model: ModelSpec;
+  readonly config: ServerConfig;
+  readonly tp: number;
+  readonly replicas: number;
+  /** Per replica, corrected by the history. */
+  readonly headroom: number;
+  readonly run: BenchmarkResult;
+  readonly correction: HistoryCorrection | null;
+}
+
+function describe(q: PlanQuestion, deps: PlanDeps, sized: Sized): Candidate {
+  const { hw, model, config, tp, replicas, headroom, run: r, correction } = sized;
+  const gpus = replicas * tp;
+  // At the target traffic the deployment emits what the traffic asks for, whatever its speed.
+  const outputTokS = r.output_throughput * replicas;
+  const cost = deploymentCost(deps.prices, hw, gpus, outputTokS);
+  const powerW = r.energy?.avg_power_w ?? null;
+  const jPerTok = r.energy?.energy_per_output_token_j ?? null;
+  const sd = correction?.logSd ?? SIMULATOR_LOG_SD.output_throughput_per_gpu;
+  const d: PlanDeployment = {
+    gpu: hw.id,
+    gpus,
+    feasible: true,
+    reason: null,
+    replicas,
+    tensor_parallel_size: tp,
+    config,
+    vllm_command: vllmServeCommand(model, config),
+    p99_ttft_ms: r.p99_ttft_ms,
+    p99_itl_ms: r.p99_itl_ms,
+    max_rate_rps: q.traffic.kind === 'rate' ? headroom * replicas : null,
+    max_users: q.traffic.kind === 'users' ? Math.floor(headroom * replicas) : null,
+    output_throughput_tok_s: outputTokS,
+    avg_power_w: powerW === null ? null : powerW * replicas,
+    usd_per_hour: cost?.usd_per_hour ?? null,
+    usd_per_million_output_tokens: cost?.usd_per_million_output_tokens ?? null,
+    // A slower server is busy longer for each token at about the same power.
+    energy_per_output_token_j: jPerTok === null ? null : jPerTok / (correction?.speedFactor ?? 1),
+    source: correction === null ? 'estimated' : 'measured',
+    uncertainty_pct: (Math.exp(2 * sd) - 1) * 100,
+    price_source: cost?.price_source ?? null,
+  };
+  return { ...d, rank: score(d, q.objective) };
+}
+
+export function plan(q: PlanQuestion, deps: PlanDeps): PlanAnswer {
+  const model = deps.catalog.model(q.model);
+  const out: PlanDeployment[] = [];
+  q.gpus.forEach((gpuId, i) => {
+    const hw = deps.catalog.gpu(gpuId);
+    const reasons: string[] = [];
+    const sizes: Candidate[] = [];
+    for (const tp of TP_SIZES) {
+      if (tp > q.maxGpus) break;
+      const c = sizeCandidate(q, deps, hw, model, tp);
+      if ('why' in c) reasons.push(c.why);
+      else sizes.push(c);
+    }
+    const best = sizes.sort((a, b) => a.rank - b.rank || (a.gpus ?? 0) - (b.gpus ?? 0))[0];
+    if (best === undefined) out.push(infeasible(hw.id, reasons.join('; ')));
+    else {
+      const { rank: _rank, ...d } = best;
+      out.push(d);
+    }
+    deps.onGpu?.(hw.id, i, q.gpus.length);
+  });
+  const ranked = out.map((d) => ({ d, s: d.feasible ? score(d, q.objective) : Number.POSITIVE_INFINITY })).sort((a, b) => a.s - b.s || Number(b.d.feasible) - Number(a.d.feasible));
+  return { model: model.hf_name, traffic: q.traffic, slo: q.slo, objective: q.objective, rule: rule(q.objective), deployments: ranked.map((x) => x.d) };
+}

@@ -1,0 +1,50 @@
+import type { Catalog } from '../catalog/index.js';
+import type { Prices } from '../cost/prices.js';
+import { simulate } from '../sim/index.js';
+import type { Store } from '../store/index.js';
+import { historyCorrection, type HistoryCorrection, type RunPair } from './history.js';
+import { plan, type SimRun } from './plan.js';
+import type { PlanAnswer, PlanQuestion } from './types.js';
+
+/**
+ * The planner at its edge: the embedded simulator as its load runner (no run-time crashes drawn: a
+ * plan sizes a deployment, it does not gamble on one run), the prices, and, when there is a history,
+ * each GPU's correction from the user's own measured runs of this model (simulator runs in the history
+ * are not evidence about the simulator, so they are left out).
+ */
+export interface RunPlanOptions {
+  readonly catalog: Catalog;
+  readonly prices: Prices;
+  readonly store: Store | null;
+  readonly onGpu?: (gpu: string, index: number, of: number) => void;
+}
+
+export const simRun =
+  (catalog: Catalog): SimRun =>
+  ({ config, gpu, gpus, model, workload, seed }) => {
+    const out = simulate({ config, hardware: { gpu, count: gpus }, model, workload, seed, catalog, runtimeFailures: false });
+    return out.ok ? { result: out.result, failure: null } : { result: null, failure: `${out.failure.rule}: ${out.failure.message}` };
+  };
+
+/** The correction measured runs of `modelId` on `gpu` make to the simulator, or null with fewer than two. */
+export function correctionFromStore(store: Store, catalog: Catalog, modelId: string, gpu: string): HistoryCorrection | null {
+  const sim = simRun(catalog);
+  const model = catalog.model(modelId);
+  const pairs: RunPair[] = [];
+  for (const run of store.listRuns({ model: model.id, gpu, limit: 50 })) {
+    if (run.result.lmb.source === 'sim' || run.workload === null) continue;
+    const again = sim({ config: run.server_config, gpu, gpus: run.hardware.count, model, workload: run.workload, seed: 1 });
+    if (again.result !== null) pairs.push({ measured: run.result, simulated: again.result });
+  }
+  return historyCorrection(pairs);
+}
+
+export function runPlan(q: PlanQuestion, o: RunPlanOptions): PlanAnswer {
+  const cache = new Map<string, HistoryCorrection | null>();
+  const correction = (gpu: string): HistoryCorrection | null => {
+    if (o.store === null) return null;
+    if (!cache.has(gpu)) cache.set(gpu, correctionFromStore(o.store, o.catalog, q.model, gpu));
+    return cache.get(gpu) ?? null;
+  };
+  return plan(q, { catalog: o.catalog, simulate: simRun(o.catalog), prices: o.prices, correction, ...(o.onGpu === undefined ? {} : { onGpu: o.onGpu }) });
+}

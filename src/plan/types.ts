@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { ServerConfig, Slo, type Workload } from '../domain/index.js';
+
+/**
+ * `lm-bench plan` and `POST /v1/plans` (issue 25): which GPUs, how many, at what price, for one model,
+ * one traffic and its SLOs. The answer is a list of deployments, one per GPU type asked about, best
+ * first under the objective; a GPU type that cannot serve the traffic is listed too, with the reason.
+ */
+export const PlanObjective = z.enum(['usd_per_mtok', 'tokens_per_joule', 'gpus']);
+export type PlanObjective = z.infer<typeof PlanObjective>;
+
+/** The traffic to serve: an open-loop request rate (Poisson) or a number of users in a closed loop. */
+export const PlanTraffic = z.discriminatedUnion('kind', [
+  z.strictObject({ kind: z.literal('rate'), rate_rps: z.number().positive().finite() }),
+  z.strictObject({ kind: z.literal('users'), users: z.int().positive() }),
+]);
+export type PlanTraffic = z.infer<typeof PlanTraffic>;
+
+export const PlanDeployment = z.strictObject({
+  gpu: z.string(),
+  /** GPUs in all (replicas × tensor-parallel size); null when infeasible. */
+  gpus: z.int().positive().nullable(),
+  feasible: z.boolean(),
+  /** Why this GPU type cannot serve the traffic (null when it can). */
+  reason: z.string().nullable(),
+  replicas: z.int().positive().nullable(),
+  tensor_parallel_size: z.int().positive().nullable(),
+  /** The knobs each replica runs with (vLLM's defaults where not named). */
+  config: ServerConfig.nullable(),
+  vllm_command: z.string().nullable(),
+  /** Predicted at the target traffic (each replica at its share). */
+  p99_ttft_ms: z.number().nullable(),
+  p99_itl_ms: z.number().nullable(),
+  /** The highest rate the whole deployment sustains within the SLOs (headroom), req/s; users for a closed loop. */
+  max_rate_rps: z.number().nullable(),
+  max_users: z.int().nullable(),
+  output_throughput_tok_s: z.number().nullable(),
+  avg_power_w: z.number().nullable(),
+  usd_per_hour: z.number().nullable(),
+  usd_per_million_output_tokens: z.number().nullable(),
+  energy_per_output_token_j: z.number().nullable(),
+  /** `estimated`: the simulator; `measured`: corrected by runs of this GPU and model in the history. */
+  source: z.enum(['estimated', 'measured']),
+  /** ±2σ relative uncertainty of the throughput-derived figures (the simulator's measured error, or the history's spread). */
+  uncertainty_pct: z.number().nonnegative().nullable(),
+  price_source: z.string().nullable(),
+});
+export type PlanDeployment = z.infer<typeof PlanDeployment>;
+
+export const PlanAnswer = z.strictObject({
+  model: z.string(),
+  traffic: PlanTraffic,
+  slo: Slo,
+  objective: PlanObjective,
+  /** How the ranking was made, in one sentence. */
+  rule: z.string(),
+  deployments: z.array(PlanDeployment),
+});
+export type PlanAnswer = z.infer<typeof PlanAnswer>;
+
+export interface PlanQuestion {
+  readonly model: string;
+  readonly workload: Workload;
+  readonly traffic: PlanTraffic;
+  readonly slo: Slo;
+  /** Catalog GPU ids. */
+  readonly gpus: readonly string[];
+  readonly maxGpus: number;
+  readonly objective: PlanObjective;
+  readonly seed: number;
+}
