@@ -17,6 +17,8 @@ import { modelRoutes } from './routes/models.js';
 import { recommendationRoutes } from './routes/recommendations.js';
 import { reportRoutes } from './routes/reports.js';
 import { createReporter } from './reporter.js';
+import { createPlanner } from './planner.js';
+import { planRoutes } from './routes/plans.js';
 import { runRoutes } from './routes/runs.js';
 import { studyRoutes } from './routes/studies.js';
 import { StudyManager } from './study-manager.js';
@@ -62,6 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const recommender = createRecommender({ store: deps.store, dbPath: deps.dbPath, spacePath, threads: config.recommend_threads, now });
   const trainer = createTrainer({ store: deps.store, catalog, space, onSaved: () => recommender.invalidate() });
   const reporter = createReporter({ store: deps.store, dbPath: deps.dbPath });
+  const planner = createPlanner({ store: deps.store, dbPath: deps.dbPath });
   const studies = new StudyManager({ store: deps.store, dbPath: deps.dbPath, spacePath, catalog, space, targets: config.targets, now, log: app.log });
   const ctx: ServiceContext = {
     store: deps.store,
@@ -70,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     config,
     studies,
     recommender,
+    planner,
     trainer,
     workloads: bundledWorkloads(),
     now,
@@ -91,6 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(healthRoutes, { ctx, metrics });
   await app.register(recommendationRoutes, { ctx });
+  await app.register(planRoutes, { ctx, planner });
   await app.register(runRoutes, { ctx });
   await app.register(studyRoutes, { ctx });
   await app.register(modelRoutes, { ctx });
@@ -107,7 +112,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onClose', async () => {
     const { finished, left } = await studies.shutdown(config.shutdown_grace_ms, () => deps.store.close());
     if (finished + left > 0) app.log.info({ finished, left }, 'studies stopped for shutdown; they resume on the next start');
-    await Promise.allSettled([recommender.close(), trainer.close(), reporter.close()]);
+    await Promise.allSettled([recommender.close(), trainer.close(), reporter.close(), planner.close()]);
   });
   return app;
 }

@@ -12,6 +12,7 @@ import { loadYamlFile } from '../util/yaml.js';
 import type { ServiceConfig } from './config.js';
 import type { RouteDoc } from './openapi.js';
 import type { GpuRef } from './schemas.js';
+import type { Planner } from './planner.js';
 import type { Recommender } from './recommender.js';
 import type { StudyManager } from './study-manager.js';
 import type { Trainer } from './trainer.js';
@@ -24,6 +25,7 @@ export interface ServiceContext {
   readonly config: ServiceConfig;
   readonly studies: StudyManager;
   readonly recommender: Recommender;
+  readonly planner: Planner;
   readonly trainer: Trainer;
   readonly workloads: ReadonlyMap<string, Workload>;
   readonly now: () => number;

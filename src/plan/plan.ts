@@ -1,7 +1,7 @@
 import { vllmServeCommand } from '../advise/commands.js';
 import type { Catalog } from '../catalog/index.js';
 import { deploymentCost, type Prices } from '../cost/prices.js';
-import type { Arrival, BenchmarkResult, Hardware, ModelSpec, ServerConfig, Workload } from '../domain/index.js';
+import { maxLength, type Arrival, type BenchmarkResult, type Hardware, type ModelSpec, type ServerConfig, type Workload } from '../domain/index.js';
 import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../model/prior.js';
 import { startupCheck } from '../physics/startup.js';
@@ -17,7 +17,7 @@ import type { PlanAnswer, PlanDeployment, PlanObjective, PlanQuestion } from './
  * Each GPU type's best size under the objective is its deployment; the deployments are ranked by the
  * objective, infeasible GPU types last with their reason. Replicas are independent servers behind a
  * load balancer (the traffic split evenly); within a replica the knobs are vLLM's defaults but for the
- * parallel layout. Pure: the simulation, the prices and the history's correction are passed in.
+ * parallel layout and the context the workload needs (`contextFor`). Pure: the simulation, the prices and the history's correction are passed in.
  */
 export interface SimRun {
   (input: { config: ServerConfig; gpu: string; gpus: number; model: ModelSpec; workload: Workload; seed: number }): Probe;
@@ -116,8 +116,19 @@ function scaledLatencies(r: BenchmarkResult, factor: number): BenchmarkResult {
   return out as BenchmarkResult;
 }
 
+/**
+ * The context a replica is started with: what the workload's longest request needs (prompt, shared
+ * prefix and answer), rounded up to 1,024 and at least 4,096, within the model's own. vLLM's default is
+ * the model's whole context (128K for Llama 3.1), whose one-request KV reservation alone keeps a 70B
+ * model off two A100s that serve a chat workload well; a deployment sized for its traffic sets it.
+ */
+export function contextFor(w: Workload, model: ModelSpec): number {
+  const need = maxLength(w.input_len) + (w.shared_prefix?.length ?? 0) + maxLength(w.output_len);
+  return Math.min(model.native_context, Math.max(4096, Math.ceil(need / 1024) * 1024));
+}
+
 function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: ModelSpec, tp: number): Candidate | { why: string } {
-  const config: ServerConfig = { tensor_parallel_size: tp };
+  const config: ServerConfig = { tensor_parallel_size: tp, max_model_len: contextFor(q.workload, model) };
   const start = startupCheck(config, { hardware: hw, gpuCount: tp, model });
   if (!start.ok) return { why: `TP ${tp}: ${start.failure.message}` };
   const correction = deps.correction(hw.id);
