@@ -1,4 +1,4 @@
-/* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON bodies are read loosely; the assertions check their shape */
+ 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
@@ -9,9 +9,6 @@ import { PlanAnswer } from '../../src/plan/types.js';
 import { SMALL_WORKLOAD, tempDb, TOKEN } from './helpers.js';
 
 // POST /v1/plans through the real server on 127.0.0.1, its plan worker thread and a real SQLite file.
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type Json = any;
 
 const rows = (db: string): number => {
   const d = new Database(db, { readonly: true });
@@ -35,7 +32,7 @@ test('POST /v1/plans answers the planner’s JSON (or its HTML page) without a t
   const question = { model: 'llama-3.1-8b', workload: SMALL_WORKLOAD, rate_rps: 4, slo: { ttft_p99_ms: 2000, itl_p99_ms: 100 }, gpus: ['H100-SXM', datasheet], max_gpus: 4 };
   const ok = await post(question);
   assert.equal(ok.status, 200, ok.text);
-  const a = PlanAnswer.parse(JSON.parse(ok.text) as Json);
+  const a = PlanAnswer.parse(JSON.parse(ok.text));
   assert.deepEqual(a.deployments.map((d) => d.gpu).sort(), ['H100-SXM', 'acme-48']);
   const acme = a.deployments.find((d) => d.gpu === 'acme-48');
   assert.ok(acme?.feasible, acme?.reason ?? '');
