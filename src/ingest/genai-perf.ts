@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { aiperfEnergy } from './aiperf-energy.js';
 import { RawNum, buildResult, newDraft, parseRaw, put, putStats } from './draft.js';
 import { rejected } from './json-text.js';
 import type { ParsedRun } from './parsed.js';
@@ -13,7 +14,8 @@ import { isObject } from './vllm-serve.js';
  * - Percentiles are linear and std population, as in vLLM; median = p50.
  * - Output tokens are counted by the client tokenizer, not the server's `usage` (noted).
  * Request and error counts are not exported; `completed` comes from `input_config.request_count` when
- * present, and token totals from it times the mean sequence lengths.
+ * present, and token totals from it times the mean sequence lengths. AIPerf's exports share this shape;
+ * their GPU telemetry, when present, becomes the `energy` block (ingest/aiperf-energy.ts).
  */
 const Metric = z.looseObject({
   unit: z.string().optional(),
@@ -91,8 +93,10 @@ export function parseGenaiPerfExport(raw: unknown, label = 'document'): ParsedRu
   d.model_id = model;
   d.backend = strAt(cfg, ['service_kind'], ['endpoint', 'service_kind']) ?? 'openai';
   d.endpoint_type = strAt(cfg, ['endpoint_type'], ['endpoint', 'type']) ?? d.backend;
+  // AIPerf (genai-perf's successor, same export shape) carries GPU power when run with --gpu-telemetry.
+  const energy = aiperfEnergy(raw as Record<string, unknown>, d.notes);
   const { result, meta } = buildResult(d);
-  return { label, record: raw, result, meta, hints: model === undefined ? {} : { model } };
+  return { label, record: raw, result: energy === undefined ? result : { ...result, energy }, meta, hints: model === undefined ? {} : { model } };
 }
 
 const scale = (x: number | undefined, f: number) => (x === undefined ? undefined : x * f);

@@ -13,6 +13,7 @@ import { connectTarget } from './connect.js';
 import { syntheticRequests, type PreparedRequest } from './prompts.js';
 import { buildResult } from './result.js';
 import { startScraper } from './scrape.js';
+import { createPowerMeter, energyFromReading, expectedGpus, loadWindow, type PowerMeter, type PowerSpec } from './power/index.js';
 import type { Transport } from './transport.js';
 
 /**
@@ -58,6 +59,14 @@ export interface RunBenchmarkOptions {
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
   /** Knob values the server runs with, when known (a trial's config, `run --set`): the diagnosis reads them. */
   readonly knownConfig?: ServerConfig | undefined;
+  /**
+   * Where to read the GPUs' power over the load window (a DCGM exporter, nvidia-smi, amd-smi): the
+   * result then carries an `energy` block, unavailable with the reason when the source fails. Absent:
+   * no block.
+   */
+  readonly power?: PowerSpec | undefined;
+  /** Environment of the power sampler (its PATH, the loopback policy); default `env`, then process.env. */
+  readonly powerEnv?: Readonly<Record<string, string | undefined>> | undefined;
 }
 
 export interface RunBenchmarkOutput {
@@ -85,6 +94,8 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
   const w = opts.workload;
   const requests = opts.requests ?? syntheticRequests(w, opts.seed);
   const n = Math.min(requests.length, w.num_prompts);
+  // Built before any connection: a power URL the loopback policy refuses fails the run before it starts.
+  const meter: PowerMeter | null = opts.power === undefined ? null : createPowerMeter(opts.power, opts.powerEnv ?? opts.env ?? process.env);
   const { ep, transport, target, model, api } = await connectTarget({
     endpoint: opts.endpoint,
     model: opts.model,
@@ -133,6 +144,8 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
     try {
       if (pool !== null) await Promise.all(Array.from({ length: workers }, () => pool.run('ping')));
       const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport, opts.scrapeIntervalMs);
+      // Its first reading is in before the first request goes: the readings cover the window's start.
+      await meter?.start(clock);
       // Workers start on a common instant a little ahead, so none begins before the others are ready.
       const startS = clock() + (pool === null ? 0 : 0.02);
       const cpuBefore = process.cpuUsage();
@@ -163,7 +176,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       opts.onProgress?.({ done: Atomics.load(ctrlView, CTRL_DONE), failed: Atomics.load(ctrlView, CTRL_FAILED), total: n });
       const cpu = process.cpuUsage(cpuBefore);
       const wallMs = performance.now() - wallBeforeMs;
-      const scraped = scraper === null ? null : await scraper.stop();
+      const [scraped, reading] = await Promise.all([scraper === null ? null : scraper.stop(), meter === null ? null : meter.stop()]);
       if (opts.signal?.aborted === true) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted');
       // Exact merge: every record once, in request order, each tagged with the thread that sent it.
       const records = outs.flatMap((o) => o.records).sort((a, b) => Number(a.request_id.slice(1)) - Number(b.request_id.slice(1)));
@@ -178,11 +191,14 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
         workload: w, model, api, slo: opts.slo, serverMetrics: scraped?.serverMetrics ?? null, maxLoopLagMs, startEpochMs, label: opts.label,
         burstiness: opts.rampUp !== undefined ? (opts.burstiness ?? 1) : undefined, evidence, known,
       });
-      return { result, records: [...warmRecords, ...records] };
+      const energy = reading === null || opts.power === undefined ? undefined : energyFromReading(reading, loadWindow(records), result.total_output_tokens, expectedGpus(opts.power));
+      return { result: energy === undefined ? result : { ...result, energy }, records: [...warmRecords, ...records] };
     } finally {
       await pool?.destroy();
     }
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
+    // A run that failed or was aborted still releases its sampler (stop answers once, whoever asks).
+    await meter?.stop();
   }
 }

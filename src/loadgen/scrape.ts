@@ -14,25 +14,84 @@ import { authHeaders, openPool, type Transport } from './transport.js';
  */
 export type Sample = Scrape;
 
+/** One sample line of a Prometheus text exposition: name, the raw `{…}` label text (without braces), value. */
+interface PromLine {
+  readonly name: string;
+  readonly labelText: string;
+  readonly value: number;
+}
+
+function promLine(raw: string): PromLine | null {
+  const line = raw.trim();
+  if (line === '' || line.startsWith('#')) return null;
+  let nameEnd = line.search(/[{\s]/);
+  if (nameEnd < 0) return null;
+  const name = line.slice(0, nameEnd);
+  let labelText = '';
+  if (line[nameEnd] === '{') {
+    const close = labelsEnd(line, nameEnd + 1);
+    if (close < 0) return null;
+    labelText = line.slice(nameEnd + 1, close);
+    nameEnd = close + 1;
+  }
+  const value = Number(line.slice(nameEnd).trim().split(/\s+/)[0]);
+  return Number.isFinite(value) ? { name, labelText, value } : null;
+}
+
+/** Index of the `}` closing a label set that starts at `from`, skipping quoted values (which may hold `}`). */
+function labelsEnd(line: string, from: number): number {
+  let quoted = false;
+  for (let i = from; i < line.length; i++) {
+    const c = line[i];
+    if (quoted) {
+      if (c === '\\') i++;
+      else if (c === '"') quoted = false;
+    } else if (c === '"') quoted = true;
+    else if (c === '}') return i;
+  }
+  return -1;
+}
+
 /** Prometheus text exposition → metric name → the values of its series (labels dropped). */
 export function parsePrometheus(text: string): Map<string, number[]> {
   const out = new Map<string, number[]>();
   for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line === '' || line.startsWith('#')) continue;
-    let nameEnd = line.search(/[{\s]/);
-    if (nameEnd < 0) continue;
-    const name = line.slice(0, nameEnd);
-    if (line[nameEnd] === '{') {
-      const close = line.indexOf('}', nameEnd);
-      if (close < 0) continue;
-      nameEnd = close + 1;
-    }
-    const value = Number(line.slice(nameEnd).trim().split(/\s+/)[0]);
-    if (!Number.isFinite(value)) continue;
-    const list = out.get(name);
-    if (list === undefined) out.set(name, [value]);
-    else list.push(value);
+    const p = promLine(raw);
+    if (p === null) continue;
+    const list = out.get(p.name);
+    if (list === undefined) out.set(p.name, [p.value]);
+    else list.push(p.value);
+  }
+  return out;
+}
+
+/** A series with its labels, for the readers that tell series apart (a DCGM exporter's one per GPU). */
+export interface PromSeries {
+  readonly name: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly value: number;
+}
+
+/**
+ * The series of the named metrics, labels kept. Same line grammar as parsePrometheus; only the named
+ * metrics have their labels parsed, so a large exposition costs little more than the plain parse.
+ */
+export function parsePrometheusSeries(text: string, names: ReadonlySet<string>): PromSeries[] {
+  const out: PromSeries[] = [];
+  for (const raw of text.split('\n')) {
+    const p = promLine(raw);
+    if (p !== null && names.has(p.name)) out.push({ name: p.name, labels: parseLabels(p.labelText), value: p.value });
+  }
+  return out;
+}
+
+/** `a="1",b="x\"y"` → { a: '1', b: 'x"y' } (the exposition format's escapes: \\, \", \n). */
+export function parseLabels(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  const re = /\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*"((?:[^"\\]|\\.)*)"\s*,?/gy;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text)) !== null) {
+    out[m[1] as string] = (m[2] as string).replace(/\\(.)/g, (_, c: string) => (c === 'n' ? '\n' : c));
   }
   return out;
 }

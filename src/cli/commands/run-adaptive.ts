@@ -4,6 +4,7 @@ import { SLO_KEYS, SLO_METRICS, SLO_STATS, type SloKey } from '../../domain/inde
 import { bottleneckLabel, hasBottleneck } from '../../diagnose/text.js';
 import { LmBenchError } from '../../errors.js';
 import type { BenchConfig } from '../../loadgen/config.js';
+import type { PowerSpec } from '../../loadgen/power/index.js';
 import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
 import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
@@ -24,6 +25,8 @@ export interface AdaptiveInput {
   readonly baseDir: string;
   /** `--set` knobs: what the server is known to run with. */
   readonly knownConfig: ServerConfig | undefined;
+  /** `--power-*`: where each load run of max-rate reads power (slo-hold has no single load window). */
+  readonly power?: PowerSpec | undefined;
 }
 
 /** The flags of `run` these modes read. */
@@ -42,7 +45,8 @@ export interface AdaptiveFlags {
 }
 
 export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveInput, values: AdaptiveFlags, io: CliIo): Promise<number> {
-  const { raw, base, baseDir, knownConfig } = cfg;
+  const { raw, base, baseDir, knownConfig, power } = cfg;
+  if (mode === 'slo-hold' && power !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--mode slo-hold varies the rate all along, so no load window has one power; measure power in --mode fixed or max-rate', { details: { field: 'mode' } });
   if (raw['sweep'] !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the rate itself; remove the config's sweep`, { details: { field: 'mode' } });
   const plan = planRun(base, baseDir, values.label ?? base.name);
   const slo = plan.slo;
@@ -86,7 +90,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
     const probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; result: BenchmarkResult }[] = [];
     const found = await searchMaxRate(async (w, k) => {
       const t0 = Date.now();
-      const { result } = await runBenchmark({ ...plan, workload: w, seed: plan.seed + k * 7919, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig });
+      const { result } = await runBenchmark({ ...plan, workload: w, seed: plan.seed + k * 7919, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
       const ok = meetsSlo(slo, result);
       probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
       const why = hasBottleneck(result.diagnosis) ? ` (${bottleneckLabel(result.diagnosis)})` : '';

@@ -11,6 +11,7 @@ import { sweepReportHtml } from '../../report/sweep.js';
 import { loadYamlFile, parseYaml, readUserFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
+import { powerSpecOfFlags } from '../power-flags.js';
 import { runAdaptive } from './run-adaptive.js';
 import { summaryText, writeFile } from './run-output.js';
 
@@ -46,6 +47,13 @@ Over the file, or without one:
   --warmup N  --seed S  --slo ttft_p99_ms=…,itl_p99_ms=…  --timeout-s S  --workers N  --label L
   --set knob=value       the server's knobs, when known (repeatable: --set max_num_seqs=256): recorded as
                          the result's server_config and read by the diagnosis
+Power (the result's \`energy\`: average W, J, J per output token over the load window):
+  --power-metrics URL    a DCGM exporter's /metrics on the server's node, e.g. http://gpu-box:9400/metrics
+                         (repeatable, one per node); its energy counter, else its power gauge integrated
+  --power-smi nvidia|amd sample nvidia-smi (every 200 ms) or amd-smi (every 1 s) on this machine, when the
+                         server runs here
+  --power-gpus LIST      the GPUs that count, e.g. 0,1 (default: every GPU the source reports)
+                         A source that fails or hangs leaves the run measured and power unavailable, with why
 
 A run that misses its SLOs or saturates says why (KV-cache-, admission-, prefill-, decode- or
 client-bound), with the numbers seen during the run (the server's /metrics, the client's own health)
@@ -87,6 +95,9 @@ const FLAGS = {
   'window-s': { type: 'string' },
   'start-rps': { type: 'string' },
   set: { type: 'string', multiple: true },
+  'power-metrics': { type: 'string', multiple: true },
+  'power-smi': { type: 'string' },
+  'power-gpus': { type: 'string' },
 } as const;
 
 type Values = ReturnType<typeof parseFlags<typeof FLAGS>>['values'];
@@ -204,7 +215,8 @@ export const command: Command = {
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode must be fixed, slo-hold or max-rate, got "${mode}"`, { details: { field: 'mode' } });
     }
     const knownConfig = values.set === undefined ? undefined : parseKnobAssignments(values.set);
-    if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig }, values, io);
+    const power = powerSpecOfFlags(values, io.env);
+    if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig, power }, values, io);
     const points = expandSweep(raw, base);
     const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
     const apiKey = values['api-key'] ?? io.env['OPENAI_API_KEY'] ?? null;
@@ -232,6 +244,8 @@ export const command: Command = {
         const run = await runBenchmark({
           ...plan,
           knownConfig,
+          power,
+          powerEnv: io.env,
           endpoint: endpointOf(plan),
           transport: { ...plan.transport, apiKey },
           env: io.env,
