@@ -1,4 +1,5 @@
-import { registerGpu, registerModel } from '../catalog/index.js';
+import { defaultCatalog, registerGpu, registerModel } from '../catalog/index.js';
+import { costedOutcome } from './costed.js';
 import { createTarget } from './factory.js';
 import { TargetSpec } from './spec.js';
 import { TrialInput, type TrialOutcome } from './types.js';
@@ -17,5 +18,5 @@ export default async function runTrialTask(task: TrialTask): Promise<TrialOutcom
   // defined, travel with the trial.
   if (input.model_spec !== undefined) registerModel(input.model_spec);
   if (input.hardware_spec !== undefined) registerGpu(input.hardware_spec);
-  return createTarget(spec, task.slot).runTrial(input);
+  return costedOutcome(await createTarget(spec, task.slot).runTrial(input), defaultCatalog());
 }

@@ -1,3 +1,6 @@
+import { loadPrices } from '../../cost/prices.js';
+import { withCost } from '../../cost/result-cost.js';
+import type { Cost } from '../../domain/index.js';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
@@ -220,9 +223,17 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
       details: { field: 'max_model_len', max_model_len: out.resolved.max_model_len, longest },
     });
   }
-  if (values.json === true) writeJson(io, { ...out.result, lmb: { ...out.result.lmb, sim_profile: source } });
-  else io.stdout.write(`${formatResultText(out.result)}Simulator profile: ${source}\n`);
+  const result = withCost(out.result, loadPrices(catalog), catalog);
+  if (values.json === true) writeJson(io, { ...result, lmb: { ...result.lmb, sim_profile: source } });
+  else io.stdout.write(`${formatResultText(result)}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);
   return 0;
+}
+
+/** "Cost: $3.95/h, $0.31 per million output tokens at the goodput (source)", or nothing without a price. */
+function costLine(c: Cost | null): string {
+  if (c === null) return '';
+  const perM = c.usd_per_million_output_tokens === null ? 'no output to price' : `$${c.usd_per_million_output_tokens.toFixed(3)} per million output tokens at the goodput`;
+  return `Cost: $${c.usd_per_hour.toFixed(2)}/h, ${perM} (${c.price_source})\n`;
 }
 
 /** `--ssl-certfile` and `--ssl-keyfile` together or not at all, as vLLM asks. */

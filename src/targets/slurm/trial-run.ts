@@ -1,6 +1,7 @@
 import { createServer } from 'node:net';
 import { registerGpu, registerModel, type Catalog } from '../../catalog/index.js';
 import { loadAgainst, localServerPower } from '../factory.js';
+import { costedOutcome } from '../costed.js';
 import { createSimTarget } from '../sim-target.js';
 import type { TrialOutcome } from '../types.js';
 import { createVllmTarget } from '../vllm-target.js';
@@ -31,6 +32,10 @@ export interface JobTrialDeps {
 }
 
 export async function runJobTrial(job: JobTrialFile, deps: JobTrialDeps): Promise<TrialOutcome> {
+  return costedOutcome(await measureJobTrial(job, deps), deps.catalog);
+}
+
+async function measureJobTrial(job: JobTrialFile, deps: JobTrialDeps): Promise<TrialOutcome> {
   const { trial, engine } = job;
   // The node knows only the trial file: a model a config.json defined, and a GPU a datasheet defined, travel in it.
   if (trial.model_spec !== undefined) registerModel(trial.model_spec);
