@@ -1,3 +1,5 @@
+import { deploymentCost, loadPrices, type Prices } from '../cost/prices.js';
+import type { Cost } from '../domain/index.js';
 import type { Catalog } from '../catalog/index.js';
 import type { Objective, Slo, Workload } from '../domain/index.js';
 import type { ModelInfo } from '../store/store.js';
@@ -53,6 +55,22 @@ export interface Answer extends Recommendation {
   readonly measure_next: MeasureCommands[];
   /** Or queue them all in a study, where they run first. */
   readonly enqueue_command: string | null;
+  /** What the pick costs: its GPUs by the hour, and per million output tokens at its predicted throughput (null: no pick, or no price). */
+  readonly cost?: Cost | null;
+}
+
+let prices: Prices | null = null;
+
+/**
+ * The answer with the cost of its pick (issue 25 §3): the deployment's GPUs at their price
+ * (data/prices.yaml, or a datasheet's own) and that over the predicted output throughput. Within one
+ * GPU type this ranks configurations as throughput per GPU does; it is stated, not optimised here.
+ */
+export function priceAnswer<A extends Answer>(a: A, q: Pick<Question, 'gpu' | 'gpus'>, catalog: Catalog): A {
+  const tput = a.best?.predicted['output_throughput']?.mean;
+  if (tput === undefined) return { ...a, cost: null };
+  prices ??= loadPrices(catalog);
+  return { ...a, cost: deploymentCost(prices, catalog.gpu(q.gpu), q.gpus, tput) };
 }
 
 /** The saved model behind an answer: deserialized once by the caller. */
@@ -112,7 +130,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
   const rec = withSimulatedDiagnoses(rec0, opts.simulator);
   const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
   const study = info.metadata['study'];
-  return {
+  return priceAnswer({
     ...rec,
     model_id: info.id,
     source: { kind: 'model', model_id: info.id, study: typeof study === 'string' ? study : null, validated: info.metadata['validated'] === true, trained_at_ms: info.created_at_ms, simulator: null },
@@ -123,5 +141,5 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     precision_keeping_command: rec.precisionKeeping === null ? null : vllmServeCommand(model, rec.precisionKeeping.config),
     measure_next: measureCommands(deployment, rec.trust.runNext),
     enqueue_command: enqueueCommand(deployment, rec.trust.runNext),
-  };
+  }, q, catalog);
 }

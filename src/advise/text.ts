@@ -42,6 +42,10 @@ export function formatAnswer(a: Answer): string {
   if (a.best === null) lines.push('No configuration is predicted to start and meet the SLOs.');
   else {
     lines.push(...block(a.source.kind === 'simulator' ? 'Recommended configuration (simulated)' : 'Recommended configuration', a.best, a.vllm_command));
+    if (a.cost !== undefined && a.cost !== null) {
+      const perM = a.cost.usd_per_million_output_tokens === null ? '' : `, $${a.cost.usd_per_million_output_tokens.toFixed(3)} per million output tokens at its predicted throughput`;
+      lines.push(`  cost: $${a.cost.usd_per_hour.toFixed(2)}/h${perM} (${a.cost.price_source})`);
+    }
     lines.push('', '  # vllm serve --config config.yaml', ...(a.vllmConfigYaml ?? '').trimEnd().split('\n').map((l) => `  ${l}`));
     if (a.precisionKeeping !== null) {
       lines.push('', ...block('Best that keeps the checkpoint’s precision (no fp8 weights or KV cache)', a.precisionKeeping, a.precision_keeping_command));

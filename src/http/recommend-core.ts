@@ -1,4 +1,4 @@
-import { answerQuestion, type Answer, type AnsweringModel, type Question } from '../advise/answer.js';
+import { answerQuestion, priceAnswer, type Answer, type AnsweringModel, type Question } from '../advise/answer.js';
 import { defaultCatalog } from '../catalog/index.js';
 import { deserializeSurrogate } from '../model/surrogate.js';
 import { simulatedAnswer } from '../advise/simulated-answer.js';
@@ -67,5 +67,5 @@ export function answer(model: AnsweringModel, spacePath: string, question: Quest
 export function simulatedFor(store: Store | null, spacePath: string, q: Question): Answer {
   const catalog = defaultCatalog();
   const simulator = priorSimulator(store, catalog, { hardware: { gpu: q.gpu, count: q.gpus }, model: q.model, workload: q.workload, slo: q.slo });
-  return simulatedAnswer({ question: q, space: spaceAt(spacePath), catalog, simulator });
+  return priceAnswer(simulatedAnswer({ question: q, space: spaceAt(spacePath), catalog, simulator }), q, catalog);
 }
