@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const ORDER: [file: string, title: string][] = [
   ['plan.md', 'lm-bench plan: which GPUs, how many, at what price (issue 25)'],
+  ['energy-objective.md', 'Energy as the objective: tokens_per_joule against goodput (issue 25)'],
   ['real-server.md', 'Against a server lm-bench did not build: lost requests, max-rate, slo-hold (issue 29)'],
   ['model-resolution.md', 'Model resolution from the Hugging Face cache (issue 24)'],
   ['loadgen-accuracy.md', 'Load-runner accuracy at 1 to 2,000 streams (issue 16)'],

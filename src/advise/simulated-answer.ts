@@ -1,8 +1,9 @@
 import type { Catalog } from '../catalog/index.js';
-import type { ServerConfig } from '../domain/index.js';
+import type { ServerConfig, StudyObjective } from '../domain/index.js';
+import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../model/prior.js';
 import type { TargetName } from '../model/targets.js';
-import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints } from '../optimize/objectives.js';
+import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints, studyObjectiveOf } from '../optimize/objectives.js';
 import type { PriorSimulator } from '../optimize/prior-simulator.js';
 import { vllmConfigYaml, type Interval, type ParetoMember, type RecommendedConfig } from '../optimize/recommend.js';
 import { encodedDistance, pMeetsUnderError, simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search.js';
@@ -27,8 +28,19 @@ export const SIMULATED_MIN_P_MEETS_SLO = 0.5;
 /** Candidates the discrete-event simulator runs for one answer (about 0.1 s each). */
 export const SIMULATED_TOP = 32;
 
-export function simulatedRule(minP: number): string {
-  return `simulated, not measured: the highest expected goodput (simulated output throughput per GPU × P(meets the SLOs) under the simulator's measured error) among configurations whose simulated run meets the SLOs with P(meets the SLOs) ≥ ${minP}; expected goodputs within ${TIE * 100}% tie, and the tie goes to the one most likely to meet the SLOs (no runs of this GPU and model to train a model on)`;
+export function simulatedRule(minP: number, objective: StudyObjective = 'goodput'): string {
+  const tail = `among configurations whose simulated run meets the SLOs with P(meets the SLOs) ≥ ${minP}; expected values within ${TIE * 100}% tie, and the tie goes to the one most likely to meet the SLOs (no runs of this GPU and model to train a model on)`;
+  const goodput = `the highest expected goodput (simulated output throughput per GPU × P(meets the SLOs) under the simulator's measured error) ${tail}`;
+  switch (objective) {
+    case 'goodput':
+      return `simulated, not measured: ${goodput}`;
+    case 'usd_per_mtok':
+      return `simulated, not measured: the fewest dollars per million output tokens, which at one GPU type's price per GPU-hour is ${goodput}`;
+    case 'tokens_per_joule':
+      return `simulated, not measured: the most expected output tokens per joule (the inverse of the simulated joules per output token, all the deployment's GPUs, × P(meets the SLOs) under the simulator's measured error) ${tail}`;
+    default:
+      return assertNever(objective, 'objective');
+  }
 }
 
 const Z2 = 2;
@@ -58,6 +70,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const model = catalog.model(q.model);
   const context = { hardware: catalog.gpu(q.gpu), gpuCount: q.gpus, model, workload: q.workload };
   const objectives = q.objectives ?? DEFAULT_OBJECTIVES;
+  const objective = studyObjectiveOf({ objectives });
   const constraints = sloConstraints(q.slo);
   const search1 = (pins: boolean, top: number): ReturnType<typeof simulatedSearch> =>
     simulatedSearch({
@@ -66,13 +79,14 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
       encoder: spaceEncoder(space),
       slo: q.slo,
       objectives,
+      objective,
       simulate: opts.simulator.simulate,
       rng: createRng(q.seed),
       candidates: q.candidates,
       simulateTop: top,
     });
   const search = search1(q.keepPrecision, opts.simulateTop ?? SIMULATED_TOP);
-  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])];
+  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', 'energy_per_output_token_j', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])];
   const describe = (c: SimulatedCandidate): RecommendedConfig => {
     const predicted: Partial<Record<TargetName, Interval>> = {};
     for (const t of targets) {
@@ -82,8 +96,9 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     return { config: c.config, predicted, pStart: c.result === null ? 0 : 1, pMeetsSlo: pMeets(c, constraints), numericsChanges: space.numericsChanges(c.config), diagnosis: c.result?.diagnosis ?? null };
   };
   const pick = (cands: readonly SimulatedCandidate[]): SimulatedCandidate | null => {
-    // Expected goodput: a configuration the error may well push past an SLO is worth that much less.
-    const value = (c: SimulatedCandidate): number => c.goodputPerGpu * pMeets(c, constraints);
+    // Expected goodput (the objective's merit: throughput per GPU, or tokens per joule): a configuration
+    // the error may well push past an SLO is worth that much less.
+    const value = (c: SimulatedCandidate): number => c.merit * pMeets(c, constraints);
     const eligible = cands.filter((c) => c.result !== null && c.meetsSlo && pMeets(c, constraints) >= SIMULATED_MIN_P_MEETS_SLO).sort((a, b) => value(b) - value(a));
     const top = eligible[0];
     if (top === undefined) return null;
@@ -102,16 +117,16 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     .sort((a, b) => b.goodputPerGpu - a.goodputPerGpu)
     .map((c) => {
       const d = describe(c);
-      const beats = best !== null && c !== best && c.goodputPerGpu > best.goodputPerGpu;
+      const beats = best !== null && c !== best && c.merit > best.merit;
       return { ...d, recommended: c === best, note: beats ? `less certain: P(meets the SLOs) ${(d.pMeetsSlo * 100).toFixed(0)}% under the simulator's error against the recommendation's ${((bestRecP ?? 0) * 100).toFixed(0)}%` : null };
     });
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
-  const next = measurementsThatMatter(best, ran, constraints);
+  const next = measurementsThatMatter(best, ran, constraints, SIMULATOR_LOG_SD[search.rule.target]);
   const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
   const bestRec = best === null ? null : describe(best);
   const sd = SIMULATOR_LOG_SD;
   return {
-    rule: simulatedRule(SIMULATED_MIN_P_MEETS_SLO),
+    rule: simulatedRule(SIMULATED_MIN_P_MEETS_SLO, objective),
     best: bestRec,
     precisionKeeping: keeper === null ? null : describe(keeper),
     pareto,
@@ -148,21 +163,21 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
 
 /**
  * The 2–3 runs that would most change a simulated answer: the pick (a miss or a shortfall overturns
- * it), the strongest rival from elsewhere in the space whose throughput could exceed the pick's within
- * the simulator's error, and the highest-goodput configuration whose SLO verdict the error leaves open
- * (a pass would make it the answer).
+ * it), the strongest rival from elsewhere in the space whose figure of merit (throughput, or tokens per
+ * joule) could beat the pick's within the simulator's error, and the best configuration whose SLO
+ * verdict the error leaves open (a pass would make it the answer).
  */
-function measurementsThatMatter(best: SimulatedCandidate | null, ran: readonly SimulatedCandidate[], constraints: ReturnType<typeof sloConstraints>): ServerConfig[] {
-  if (best === null) return [...ran].sort((a, b) => b.goodputPerGpu - a.goodputPerGpu).slice(0, 3).map((c) => c.config);
+function measurementsThatMatter(best: SimulatedCandidate | null, ran: readonly SimulatedCandidate[], constraints: ReturnType<typeof sloConstraints>, meritLogSd: number): ServerConfig[] {
+  if (best === null) return [...ran].sort((a, b) => b.merit - a.merit).slice(0, 3).map((c) => c.config);
   const out: SimulatedCandidate[] = [best];
-  const width = Math.exp(2 * Z2 * SIMULATOR_LOG_SD.output_throughput_per_gpu);
-  const rivals = ran.filter((c) => c !== best && c.goodputPerGpu * width >= best.goodputPerGpu).sort((a, b) => encodedDistance(b.encoded, best.encoded) * b.goodputPerGpu - encodedDistance(a.encoded, best.encoded) * a.goodputPerGpu);
+  const width = Math.exp(2 * Z2 * meritLogSd);
+  const rivals = ran.filter((c) => c !== best && c.merit * width >= best.merit).sort((a, b) => encodedDistance(b.encoded, best.encoded) * b.merit - encodedDistance(a.encoded, best.encoded) * a.merit);
   if (rivals[0] !== undefined) out.push(rivals[0]);
   const unsure = ran
-    .filter((c) => !out.includes(c) && c.goodputPerGpu > 0)
+    .filter((c) => !out.includes(c) && c.merit > 0)
     .map((c) => ({ c, p: pMeets(c, constraints) }))
     .filter((x) => x.p > 0.2 && x.p < UNSURE_BELOW)
-    .sort((a, b) => b.c.goodputPerGpu - a.c.goodputPerGpu);
+    .sort((a, b) => b.c.merit - a.c.merit);
   if (unsure[0] !== undefined) out.push(unsure[0].c);
   return out.slice(0, 3).map((c) => c.config);
 }

@@ -31,8 +31,19 @@ export const ObjectiveName = z.enum([
   'tpot_p99_ms',
   'e2el_p99_ms',
   'gpu_memory_reserved_gib',
+  'energy_per_output_token_j',
 ]);
 export type ObjectiveName = z.infer<typeof ObjectiveName>;
+
+/**
+ * What a study or a recommendation is for, always under the SLOs (issue 25 §4): `goodput`, the most
+ * output throughput per GPU; `tokens_per_joule`, the fewest joules per output token; `usd_per_mtok`, the
+ * fewest dollars per million output tokens, which within one GPU type (a fixed price per GPU-hour) ranks
+ * configurations exactly as goodput per GPU does. Each names a preset of `objectives` (the Pareto axes
+ * the sampler works on) and the rule that picks one configuration (optimize/objectives.ts).
+ */
+export const StudyObjective = z.enum(['goodput', 'tokens_per_joule', 'usd_per_mtok']);
+export type StudyObjective = z.infer<typeof StudyObjective>;
 
 export const Objective = z.strictObject({
   name: ObjectiveName,
@@ -91,6 +102,11 @@ export const StudySpec = z.strictObject({
   budget_trials: z.int().positive(),
   budget_hours: z.number().positive().nullable(),
   parallel: z.int().positive(),
+  /**
+   * What the study optimises (absent: `goodput`, or what `objectives` imply); its final pick follows it,
+   * and a resumed study keeps it.
+   */
+  objective: StudyObjective.optional(),
   /** `fixed` (or absent): each trial is one load run of the workload; `max_rate`: a bisection for the highest request rate meeting the SLOs. */
   measure: z.enum(['fixed', 'max_rate']).optional(),
   /** Hold the knobs that change the checkpoint's numerics (fp8 weights, fp8 KV cache) at its own precision. */

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GpuFile } from '../catalog/gpu-file.js';
-import { Diagnosis, Objective, ServerConfig, Slo, Study, StudySpec, Trial, Workload } from '../domain/index.js';
+import { Diagnosis, Objective, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
 import { RunRecord, SourceFormat } from '../store/store.js';
 
 /**
@@ -31,6 +31,12 @@ const deploymentShape = {
   workload: WorkloadRef,
   /** Default: the workload's own `slo`. */
   slo: Slo.optional(),
+  /**
+   * What the answer or study is for, always under the SLOs: `goodput` (default), `tokens_per_joule`,
+   * `usd_per_mtok` (on one GPU type, ranked as goodput per GPU, the cost stated beside). It picks the
+   * Pareto axes unless `objectives` names them.
+   */
+  objective: StudyObjective.optional(),
   objectives: z.array(Objective).min(1).optional(),
 };
 

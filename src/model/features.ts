@@ -1,6 +1,22 @@
 import { defaultCatalog } from '../catalog/index.js';
-import { kvElementsPerTokenLayer, type Hardware, type ModelSpec, type ServerConfig, type SimProfile, type Workload } from '../domain/index.js';
-import { fullAttentionLayers, GIB, makeStepModel, memoryModel, moeLayout, priceDecodeMs, pricePrefillMs, resolveConfig } from '../physics/index.js';
+import { kvElementsPerTokenLayer, type Hardware, type ModelSpec, type PowerProfile, type ServerConfig, type SimProfile, type Workload } from '../domain/index.js';
+import {
+  deploymentGpus,
+  fullAttentionLayers,
+  GIB,
+  makePowerModel,
+  makeStepModel,
+  memoryModel,
+  moeLayout,
+  newStepActivity,
+  priceDecodeMs,
+  pricePrefillMs,
+  resolveConfig,
+  stepPowerW,
+  type PowerModel,
+  type StepModel,
+} from '../physics/index.js';
+import { defaultPowerProfile } from '../sim/power-profile.js';
 import { createRng } from '../util/rng.js';
 import { lengthSampler } from '../workload/sample.js';
 import type { TargetName } from './targets.js';
@@ -24,6 +40,8 @@ export interface FeatureContext {
   readonly workload: Workload;
   /** The simulator efficiencies the physics features use (default: the catalog's for this GPU). */
   readonly profile?: SimProfile | undefined;
+  /** The GPU power model's parameters (default: data/sim-profile.yaml's; null: none, TDP bounds the draw). */
+  readonly power?: PowerProfile | null | undefined;
 }
 
 export const CONTEXT_FEATURES = [
@@ -114,6 +132,20 @@ export interface FeatureRow {
 const lg = (x: number): number => Math.log(Math.max(x, 1e-6));
 
 /**
+ * One GPU's power, W, during the uniform decode step `priceDecodeMs` prices (the same batch, built
+ * here because the power model needs the step's activity, not just its time): physics/power.ts
+ * `stepPowerW` at the step's tensor, HBM and busy shares of its wall time.
+ */
+function decodeStepPowerW(step: StepModel, pm: PowerModel, batch: number, contextTokens: number): number {
+  const b = Math.max(1, Math.round(batch));
+  const c = Math.round(contextTokens);
+  const w = Math.min(c, step.windowTokens);
+  const act = newStepActivity();
+  const wallS = step.stepWithActivity({ tokens: b, requests: b, sampled: b, attnPairs: b * (c + 1), kvReadTokens: b * c, windowPairs: b * (w + 1), windowKvReadTokens: b * w, decodeOnly: true }, act) / 1000;
+  return wallS > 0 ? stepPowerW(pm, act.computeS / wallS, act.memoryS / wallS, act.gpuS / wallS) : pm.idleW;
+}
+
+/**
  * The context part (everything but the knob encoding) of one feature row, plus the baselines.
  * Decode batch B is the fixed point of B = min(max_num_seqs, KV capacity / context, concurrency cap,
  * rate × E2E(B)) (Little's law per replica), priced with the simulator's ideal decode step.
@@ -174,6 +206,18 @@ export function contextFeatures(config: ServerConfig, ctx: FeatureContext): Feat
     ttftP50Ms = base + queueMs;
     ttftP99Ms = Math.max(ttftP50Ms, waveMs) + chunkMs;
   }
+  // Energy per output token: every GPU of the deployment at the decode step's power while steps run,
+  // at idle between them (an open loop below its service rate leaves the engine waiting for arrivals).
+  // Without a power model the datasheet TDP bounds the draw.
+  const gpusPowered = deploymentGpus(r);
+  const power = ctx.power === undefined ? defaultPowerProfile() : ctx.power;
+  let deploymentW = gpusPowered * hw.tdp_w;
+  if (power !== null) {
+    const stepW = decodeStepPowerW(step, makePowerModel(hw, power, r.tensor_parallel_size), batch, contextTokens);
+    const idleW = power.idle_tdp_frac * hw.tdp_w;
+    const busy = Math.min(1, throughput / ((dp * batch * 1000) / stepMs));
+    deploymentW = gpusPowered * (idleW + busy * (stepW - idleW));
+  }
   const baselines: Record<TargetName, number> = {
     output_throughput: throughput,
     output_throughput_per_gpu: throughput / Math.max(1, ctx.gpuCount),
@@ -186,6 +230,7 @@ export function contextFeatures(config: ServerConfig, ctx: FeatureContext): Feat
     e2el_p99_ms: ttftP99Ms + w.outputP90 * stepMs,
     kv_cache_peak_gib: kvPeakGib,
     gpu_memory_reserved_gib: Math.max(0.1, mem.requestedGib + mem.cudagraphGib),
+    energy_per_output_token_j: deploymentW / Math.max(1e-6, throughput),
   };
   const row = [
     w.inputMean,

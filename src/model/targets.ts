@@ -17,6 +17,9 @@ export const TARGET_NAMES = [
   'e2el_p99_ms',
   'kv_cache_peak_gib',
   'gpu_memory_reserved_gib',
+  // Joules of all the deployment's GPUs per output token: the simulator's power model, or a measured
+  // run's (DCGM, nvidia-smi, an ingested file); a run without power simply lacks it.
+  'energy_per_output_token_j',
 ] as const;
 export type TargetName = (typeof TARGET_NAMES)[number];
 
@@ -39,6 +42,7 @@ export function targetsOf(result: BenchmarkResult, gpuCount: number): TargetValu
   put('e2el_p99_ms', result.p99_e2el_ms);
   put('kv_cache_peak_gib', result.server_metrics?.kv_cache_peak_gib);
   put('gpu_memory_reserved_gib', result.server_metrics?.gpu_memory_reserved_gib);
+  put('energy_per_output_token_j', result.energy?.energy_per_output_token_j);
   return out;
 }
 

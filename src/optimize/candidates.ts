@@ -3,14 +3,15 @@ import { contextFeatures, encodeKnobs, type FeatureContext, type KnobEncoder } f
 import { predictSurrogate, type Surrogate } from '../model/surrogate.js';
 import type { TargetName } from '../model/targets.js';
 import type { CandidatePredictions } from './acquisition.js';
-import type { Constraint } from './objectives.js';
+import { merit, type Constraint, type PickRule } from './objectives.js';
 import { configKey } from './sampler.js';
 
 /**
  * Turns candidate configurations into surrogate predictions, in two stages. The physics stage
  * (simulator memory and roofline model, ~10 µs a configuration) prices every candidate and keeps the
- * `keep` most promising: highest ideal throughput among those whose ideal latencies leave the SLOs
- * room, configurations with no KV capacity dropped. The learned stage then scores the survivors with
+ * `keep` most promising: highest ideal throughput (or, for a rule that minimises energy, fewest ideal
+ * joules per token) among those whose ideal latencies leave the SLOs room, configurations with no KV
+ * capacity dropped. The learned stage then scores the survivors with
  * the full ensemble through the typed-array tree evaluator. `always` candidates (local mutations around
  * the front) skip the physics cut.
  */
@@ -33,6 +34,8 @@ export interface ScoreOptions {
   readonly keep: number;
   /** configKeys never to return (trials already run or pending); checked only on the survivors. */
   readonly exclude?: ReadonlySet<string>;
+  /** What the physics stage ranks by (default: ideal throughput per GPU). */
+  readonly rule?: PickRule;
 }
 
 const KV_CAPACITY_COL = 'phys_log_kv_token_capacity';
@@ -48,7 +51,8 @@ export function scoreCandidates(pool: readonly ServerConfig[], always: readonly 
       // Ideal latencies are optimistic: one already past the limit will not meet it in practice.
       if (b > c.limitMs) slack *= 0.01;
     }
-    physics[i] = i < always.length ? Number.POSITIVE_INFINITY : f.baselines.output_throughput_per_gpu * slack;
+    const ideal = opts.rule === undefined ? f.baselines.output_throughput_per_gpu : merit(f.baselines, opts.rule);
+    physics[i] = i < always.length ? Number.POSITIVE_INFINITY : ideal * slack;
   });
   const order = [...all.keys()].sort((a, b) => (physics[b] ?? 0) - (physics[a] ?? 0));
   const capCol = opts.surrogate.featureNames.indexOf(KV_CAPACITY_COL);

@@ -1,7 +1,7 @@
-import type { Objective, ObjectiveName, Slo } from '../domain/index.js';
+import type { BenchmarkResult, Objective, ObjectiveName, Slo, StudyObjective } from '../domain/index.js';
 import { SLO_KEYS, type SloKey } from '../domain/slo.js';
 import { LmBenchError, assertNever } from '../errors.js';
-import type { TargetName, TargetValues } from '../model/targets.js';
+import { targetsOf, type TargetName, type TargetValues } from '../model/targets.js';
 
 /**
  * Declared objectives and SLO constraints over predicted or measured target values. Internally every
@@ -30,10 +30,107 @@ export function objectiveTarget(name: ObjectiveName): TargetName {
       return 'e2el_p99_ms';
     case 'gpu_memory_reserved_gib':
       return 'gpu_memory_reserved_gib';
+    case 'energy_per_output_token_j':
+      return 'energy_per_output_token_j';
     case 'max_rate_under_slo':
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'max_rate_under_slo is measured by a rate search, not predicted by the surrogate');
     default:
       return assertNever(name, 'objective');
+  }
+}
+
+/**
+ * Objectives a measurement may lack without failing: power is never a reason to lose a run
+ * (domain/energy.ts), so a run without an energy figure stays measured and is left off the energy axis.
+ */
+export function objectiveMayBeMissing(name: ObjectiveName): boolean {
+  return name === 'energy_per_output_token_j';
+}
+
+/**
+ * The Pareto axes each study objective puts to the sampler (constrained EHVI over two axes, its fast
+ * exact form). `goodput`: today's throughput per GPU against p99 TTFT. `tokens_per_joule`: joules per
+ * output token against p99 TTFT, the trade a bigger batch makes (fewer joules, more waiting).
+ * `usd_per_mtok`: goodput per GPU (throughput per GPU counted only under the SLOs) against p99 TTFT,
+ * since at one GPU type's fixed price per GPU-hour $/Mtok is the inverse of it; its first axis also
+ * tells an answer from `goodput`'s (`studyObjectiveOf`).
+ */
+export function objectivesFor(kind: StudyObjective): Objective[] {
+  switch (kind) {
+    case 'goodput':
+      return [...DEFAULT_OBJECTIVES];
+    case 'tokens_per_joule':
+      return [
+        { name: 'energy_per_output_token_j', direction: 'minimize' },
+        { name: 'ttft_p99_ms', direction: 'minimize' },
+      ];
+    case 'usd_per_mtok':
+      return [
+        { name: 'goodput_per_gpu', direction: 'maximize' },
+        { name: 'ttft_p99_ms', direction: 'minimize' },
+      ];
+    default:
+      return assertNever(kind, 'objective');
+  }
+}
+
+/**
+ * The study objective a list of objectives stands for: the one whose preset leads with the same axis
+ * (joules per token, goodput per GPU), else `goodput`. A stored spec's `objective` wins over this.
+ */
+export function studyObjectiveOf(spec: { readonly objective?: StudyObjective | undefined; readonly objectives?: readonly Objective[] | undefined }): StudyObjective {
+  if (spec.objective !== undefined) return spec.objective;
+  const first = spec.objectives?.[0]?.name;
+  if (first === 'energy_per_output_token_j') return 'tokens_per_joule';
+  if (first === 'goodput_per_gpu') return 'usd_per_mtok';
+  return 'goodput';
+}
+
+/** How one configuration is picked among those meeting the SLOs: the figure it ranks by, and which way is better. */
+export interface PickRule {
+  readonly objective: StudyObjective;
+  readonly target: TargetName;
+  readonly direction: 'maximize' | 'minimize';
+}
+
+export function pickRule(kind: StudyObjective): PickRule {
+  switch (kind) {
+    case 'goodput':
+    case 'usd_per_mtok':
+      return { objective: kind, target: 'output_throughput_per_gpu', direction: 'maximize' };
+    case 'tokens_per_joule':
+      return { objective: kind, target: 'energy_per_output_token_j', direction: 'minimize' };
+    default:
+      return assertNever(kind, 'objective');
+  }
+}
+
+/**
+ * A figure where more is better, for ranking by the rule: throughput per GPU itself, or the inverse of
+ * joules per token (output tokens per joule); 0 when the values lack the rule's target.
+ */
+export function merit(values: TargetValues, rule: PickRule): number {
+  const v = values[rule.target];
+  if (v === undefined || !(v > 0)) return 0;
+  return rule.direction === 'maximize' ? v : 1 / v;
+}
+
+/** The rule's figure of a measured result (null when the result lacks it: a run without power). */
+export function measuredScore(result: BenchmarkResult, rule: PickRule, gpuCount: number): number | null {
+  return targetsOf(result, gpuCount)[rule.target] ?? null;
+}
+
+/** The measured pick's rule in words (tune's summary and the report print it). */
+export function measuredPickText(kind: StudyObjective): string {
+  switch (kind) {
+    case 'goodput':
+      return 'the measured configuration with the most output throughput per GPU among those meeting the SLOs';
+    case 'usd_per_mtok':
+      return 'the measured configuration with the fewest dollars per million output tokens among those meeting the SLOs (at one GPU type’s price per GPU-hour, the most output throughput per GPU)';
+    case 'tokens_per_joule':
+      return 'the measured configuration with the fewest joules per output token (all the deployment’s GPUs) among those meeting the SLOs';
+    default:
+      return assertNever(kind, 'objective');
   }
 }
 

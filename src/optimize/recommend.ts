@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { Diagnosis, ModelSpec, Objective, ServerConfig, Slo } from '../domain/index.js';
+import type { Diagnosis, ModelSpec, Objective, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import { featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
 import { LmBenchError } from '../errors.js';
@@ -8,7 +8,8 @@ import type { TargetName } from '../model/targets.js';
 import type { Rng } from '../util/rng.js';
 import { probabilityMeetsSlo, selectBatch } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
-import { DEFAULT_OBJECTIVES, objectiveTarget, referencePoint, sloConstraints } from './objectives.js';
+import { assertNever } from '../errors.js';
+import { DEFAULT_OBJECTIVES, objectiveTarget, pickRule, referencePoint, sloConstraints, studyObjectiveOf, type PickRule } from './objectives.js';
 import { dominates, paretoFront } from './pareto.js';
 import type { CandidateSource } from './samplers.js';
 
@@ -27,6 +28,8 @@ export interface RecommendInput {
   readonly source: CandidateSource;
   readonly slo: Slo;
   readonly objectives?: readonly Objective[];
+  /** What the pick is for (default: what `objectives` stand for, objectives.ts `studyObjectiveOf`). */
+  readonly objective?: StudyObjective;
   /** Measured runs for this GPU and model (the trust rule reads it). */
   readonly historyRuns: number;
   /** Cross-validated MAPE of output throughput, when the model was validated. */
@@ -90,9 +93,24 @@ export interface Recommendation {
 export const MIN_TRUSTED_RUNS = 20;
 export const DEFAULT_MIN_P_MEETS_SLO = 0.9;
 
-/** The rule `recommend` applies, in the words every output prints beside the pick. */
-export function recommendationRule(minP: number): string {
-  return `the highest lower bound (mean − 2σ) of predicted output throughput per GPU among configurations with P(starts) ≥ 0.5 and P(meets the SLOs) ≥ ${minP}; lower bounds within ${TIE * 100}% of it tie, and among those the one the others do not beat on the predicted means`;
+/**
+ * The rule `recommend` applies, in the words every output prints beside the pick. `energyUnknown`: the
+ * objective was joules per token but the model predicts no energy (its runs carried no power figure).
+ */
+export function recommendationRule(minP: number, objective: StudyObjective = 'goodput', energyUnknown = false): string {
+  const among = `among configurations with P(starts) ≥ 0.5 and P(meets the SLOs) ≥ ${minP}`;
+  const throughput = `the highest lower bound (mean − 2σ) of predicted output throughput per GPU ${among}; lower bounds within ${TIE * 100}% of it tie, and among those the one the others do not beat on the predicted means`;
+  switch (objective) {
+    case 'goodput':
+      return throughput;
+    case 'usd_per_mtok':
+      return `the fewest dollars per million output tokens, which at one GPU type's price per GPU-hour is ${throughput} (the cost is stated beside it)`;
+    case 'tokens_per_joule':
+      if (energyUnknown) return `joules per output token asked for, but the model predicts no energy (none of its runs carried a power figure), so: ${throughput}`;
+      return `the lowest upper bound (mean + 2σ) of predicted joules per output token (all the deployment's GPUs) ${among}; upper bounds within ${TIE * 100}% of it tie, and among those the one the others do not beat on the predicted means`;
+    default:
+      return assertNever(objective, 'objective');
+  }
 }
 
 const MAX_TRUSTED_MAPE = 0.2;
@@ -130,12 +148,22 @@ interface Ranked {
   readonly best: number | undefined;
   /** Minimization vector of the objectives on the predicted means, per qualifying index. */
   readonly point: ReadonlyMap<number, readonly number[]>;
-  readonly low: ReadonlyMap<number, number>;
+  /** The rule's conservative bound per qualifying index: the low end for a figure to maximise, the high end for one to minimise. */
+  readonly bound: ReadonlyMap<number, number>;
   readonly tpMean: ReadonlyMap<number, number>;
   readonly describe: (i: number) => RecommendedConfig;
 }
 
-function rankPool(pool: readonly ServerConfig[], input: RecommendInput, objectives: readonly Objective[], targets: readonly TargetName[], minP: number): Ranked {
+/** How a pool is ranked: the Pareto axes, the targets predicted, the SLO floor and the pick's rule. */
+interface PoolRanking {
+  readonly objectives: readonly Objective[];
+  readonly targets: readonly TargetName[];
+  readonly minP: number;
+  readonly rule: PickRule;
+}
+
+function rankPool(pool: readonly ServerConfig[], input: RecommendInput, how: PoolRanking): Ranked {
+  const { objectives, targets, minP, rule } = how;
   const constraints = sloConstraints(input.slo);
   const scored = scoreCandidates(pool, [{}], {
     surrogate: input.surrogate,
@@ -144,6 +172,7 @@ function rankPool(pool: readonly ServerConfig[], input: RecommendInput, objectiv
     constraints,
     targets,
     keep: input.keep ?? 3000,
+    rule,
   });
   const p = scored.predictions;
   // Intervals widened by the validation's calibration, so ±2σ means ~95% of held-out values.
@@ -160,8 +189,13 @@ function rankPool(pool: readonly ServerConfig[], input: RecommendInput, objectiv
   const qualifying: number[] = [];
   for (let i = 0; i < p.count; i++) if ((p.pStart[i] ?? 0) >= 0.5 && (pSlo[i] ?? 0) >= minP) qualifying.push(i);
   const meanOf = (arr: Float64Array | undefined, i: number): number => (arr === undefined ? 0 : logInterval(arr, i, p.draws).mean);
-  // Conservative ranking: the low end of the throughput interval decides, so a guess does not beat a sure thing.
-  const low = new Map(qualifying.map((i) => [i, tp === undefined ? 0 : logInterval(tp, i, p.draws, scaleOf('output_throughput_per_gpu')).low]));
+  // Conservative ranking: the pessimistic end of the rule's interval decides (the low end of throughput,
+  // the high end of joules per token), so a guess does not beat a sure thing. `better` > 0: a beats b.
+  const fig = p.targets[rule.target];
+  const maximize = rule.direction === 'maximize';
+  const bound = new Map(qualifying.map((i) => [i, fig === undefined ? 0 : maximize ? logInterval(fig, i, p.draws, scaleOf(rule.target)).low : logInterval(fig, i, p.draws, scaleOf(rule.target)).high]));
+  const figMean = new Map(qualifying.map((i) => [i, meanOf(fig, i)]));
+  const better = (m: ReadonlyMap<number, number>, a: number, b: number): number => (maximize ? 1 : -1) * ((m.get(a) ?? 0) - (m.get(b) ?? 0));
   const tpMean = new Map(qualifying.map((i) => [i, meanOf(tp, i)]));
   const point = new Map(
     qualifying.map((i) => [
@@ -172,14 +206,14 @@ function rankPool(pool: readonly ServerConfig[], input: RecommendInput, objectiv
       }),
     ]),
   );
-  qualifying.sort((a, b) => (low.get(b) ?? 0) - (low.get(a) ?? 0));
-  // Trees give many candidates the same bounds: among those tied with the top lower bound, the pick is
-  // one no other tied candidate beats on the predicted means (the most throughput, then the least latency).
-  const top = low.get(qualifying[0] ?? -1) ?? 0;
-  const tied = qualifying.filter((i) => (low.get(i) ?? 0) >= top * (1 - TIE));
+  qualifying.sort((a, b) => better(bound, b, a));
+  // Trees give many candidates the same bounds: among those tied with the top bound, the pick is one no
+  // other tied candidate beats on the predicted means (the best figure, then the least latency).
+  const top = bound.get(qualifying[0] ?? -1) ?? 0;
+  const tied = qualifying.filter((i) => (maximize ? (bound.get(i) ?? 0) >= top * (1 - TIE) : (bound.get(i) ?? 0) <= top * (1 + TIE)));
   const undominated = tied.filter((i) => !tied.some((j) => j !== i && dominates(point.get(j) ?? [], point.get(i) ?? [])));
-  undominated.sort((a, b) => (tpMean.get(b) ?? 0) - (tpMean.get(a) ?? 0) || (point.get(a)?.[1] ?? 0) - (point.get(b)?.[1] ?? 0));
-  return { scored, qualifying, best: undominated[0], point, low, tpMean, describe };
+  undominated.sort((a, b) => better(figMean, b, a) || (point.get(a)?.[1] ?? 0) - (point.get(b)?.[1] ?? 0));
+  return { scored, qualifying, best: undominated[0], point, bound, tpMean, describe };
 }
 
 export function recommend(input: RecommendInput): Recommendation {
@@ -189,32 +223,44 @@ export function recommend(input: RecommendInput): Recommendation {
   }
   const objectives = input.objectives ?? DEFAULT_OBJECTIVES;
   const constraints = sloConstraints(input.slo);
-  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])].filter(
-    (t) => modelsTarget(input.surrogate, t),
-  );
+  const objective = input.objective ?? studyObjectiveOf({ objectives });
+  // A model whose runs carried no power cannot rank by energy: the rule says so and ranks by throughput.
+  const energyUnknown = objective === 'tokens_per_joule' && !modelsTarget(input.surrogate, 'energy_per_output_token_j');
+  const rule = pickRule(energyUnknown ? 'goodput' : objective);
+  const targets = [
+    ...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', 'energy_per_output_token_j', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)]),
+  ].filter((t) => modelsTarget(input.surrogate, t));
   const minP = input.minPMeetsSlo ?? DEFAULT_MIN_P_MEETS_SLO;
   const changes = input.numericsChanges ?? (() => []);
   const pool = input.source.sample(input.candidates ?? 20_000, input.rng.fork('recommend'));
-  const r = rankPool(pool, input, objectives, targets, minP);
+  const how: PoolRanking = { objectives, targets, minP, rule };
+  const r = rankPool(pool, input, how);
   const { best, describe } = r;
   const bestRec = best === undefined ? null : describe(best);
   // The precision-keeping alternative gets a pass of its own: fp8 candidates would crowd it out of the
   // physics stage's cut of the whole pool.
   let precisionKeeping: RecommendedConfig | null = null;
   if (bestRec !== null && bestRec.numericsChanges.length > 0) {
-    const kept = rankPool(pool.filter((c) => changes(c).length === 0), input, objectives, targets, minP);
+    const kept = rankPool(pool.filter((c) => changes(c).length === 0), input, how);
     precisionKeeping = kept.best === undefined ? null : kept.describe(kept.best);
   }
   const frontIdx = paretoFront(r.qualifying.map((i) => r.point.get(i) ?? [])).map((j) => r.qualifying[j] ?? 0);
   // The pick is always listed: it may sit off the means' front (a surer, slightly lower point).
   if (best !== undefined && !frontIdx.includes(best)) frontIdx.push(best);
-  const fmtLow = (i: number): string => (r.low.get(i) ?? 0).toFixed(0);
+  const fmtBound = (i: number): string => {
+    const v = r.bound.get(i) ?? 0;
+    return rule.direction === 'maximize' ? `its throughput lower bound is ${v.toFixed(0)} tok/s/GPU` : `its upper bound is ${v.toPrecision(3)} J/token`;
+  };
+  const boundOfBest = (i: number): string => {
+    const v = r.bound.get(i) ?? 0;
+    return rule.direction === 'maximize' ? v.toFixed(0) : v.toPrecision(3);
+  };
   const pareto: ParetoMember[] = frontIdx
     .sort((a, b) => (r.tpMean.get(b) ?? 0) - (r.tpMean.get(a) ?? 0))
     .slice(0, 25)
     .map((i) => {
       const beats = best !== undefined && i !== best && dominates(r.point.get(i) ?? [], r.point.get(best) ?? []);
-      const note = beats ? `better on the predicted means but less certain: its throughput lower bound is ${fmtLow(i)} tok/s/GPU against the recommendation's ${fmtLow(best)}` : null;
+      const note = beats ? `better on the predicted means but less certain: ${fmtBound(i)} against the recommendation's ${boundOfBest(best)}` : null;
       return { ...describe(i), recommended: i === best, note };
     });
   const { scored } = r;
@@ -237,7 +283,7 @@ export function recommend(input: RecommendInput): Recommendation {
     runNext = picks.map((k) => scored.configs[k.index] ?? {});
   }
   return {
-    rule: recommendationRule(minP),
+    rule: recommendationRule(minP, objective, energyUnknown),
     best: bestRec,
     precisionKeeping,
     pareto,

@@ -1,11 +1,11 @@
-import type { BenchmarkResult, Objective, ServerConfig, Slo } from '../domain/index.js';
+import type { BenchmarkResult, Objective, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
 import { featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
 import { normalCdf, priorPosterior, priorSurrogate, SIMULATOR_LOG_SD } from '../model/prior.js';
 import { targetsOf, type TargetName, type TargetValues } from '../model/targets.js';
 import type { Rng } from '../util/rng.js';
 import { probabilityMeetsSlo } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
-import { meetsConstraints, objectiveTarget, objectiveVector, sloConstraints, type Constraint } from './objectives.js';
+import { meetsConstraints, merit, objectiveTarget, objectiveVector, pickRule, sloConstraints, studyObjectiveOf, type Constraint, type PickRule } from './objectives.js';
 import { paretoFront } from './pareto.js';
 import { configKey } from './sampler.js';
 import type { CandidateSource } from './samplers.js';
@@ -15,7 +15,9 @@ import type { CandidateSource } from './samplers.js';
  * history stand on. The physics model screens a large sample of the pruned space (expected goodput:
  * ideal throughput × P(meets the SLOs) under the simulator's measured error), a diverse top of it is
  * run through the discrete-event simulator (`simulate`, passed in: the caller picks the profile and
- * the time it may take), and the simulated runs that meet the SLOs form a Pareto set.
+ * the time it may take), and the simulated runs that meet the SLOs form a Pareto set. "Goodput" here is
+ * the objective's figure of merit (objectives.ts `merit`): throughput per GPU, or output tokens per
+ * joule when the study minimises energy, counted only under the SLOs.
  */
 export interface SimSearchOptions {
   readonly source: CandidateSource;
@@ -23,6 +25,8 @@ export interface SimSearchOptions {
   readonly encoder: KnobEncoder;
   readonly slo: Slo;
   readonly objectives: readonly Objective[];
+  /** What the search ranks by (default: what `objectives` stand for, objectives.ts `studyObjectiveOf`). */
+  readonly objective?: StudyObjective;
   /** One simulated run of a configuration, or null when the simulator refuses to start it. */
   readonly simulate: (config: ServerConfig) => BenchmarkResult | null;
   readonly rng: Rng;
@@ -41,6 +45,8 @@ export interface SimulatedCandidate {
   readonly meetsSlo: boolean;
   /** Output tokens/s per GPU when the simulated run meets the SLOs, else 0. */
   readonly goodputPerGpu: number;
+  /** The objective's figure of merit (objectives.ts `merit`) when the run meets the SLOs, else 0. */
+  readonly merit: number;
   readonly encoded: readonly number[];
 }
 
@@ -50,6 +56,8 @@ export interface SimSearch {
   /** Indices into `simulated` of the Pareto set among those meeting the SLOs. */
   readonly front: number[];
   readonly screened: number;
+  /** The rule the search ranked by. */
+  readonly rule: PickRule;
 }
 
 /** The parallel layout of a configuration (TP × DP, expert parallel): the knob that moves everything else. */
@@ -62,16 +70,17 @@ export const encodedDistance = (a: readonly number[], b: readonly number[]): num
 
 export function simulatedSearch(opts: SimSearchOptions): SimSearch {
   const constraints = sloConstraints(opts.slo);
-  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', ...opts.objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])];
+  const rule = pickRule(opts.objective ?? studyObjectiveOf({ objectives: opts.objectives }));
+  const targets = [...new Set<TargetName>(['output_throughput_per_gpu', rule.target, ...opts.objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])];
   const pool = opts.source.sample(opts.candidates ?? 20_000, opts.rng.fork('sim-search'));
   const prior = priorSurrogate([], featureNames(opts.encoder));
-  const scored = scoreCandidates(pool, [], { surrogate: prior, context: opts.context, encoder: opts.encoder, constraints, targets, keep: 2000, ...(opts.exclude === undefined ? {} : { exclude: opts.exclude }) });
+  const scored = scoreCandidates(pool, [], { surrogate: prior, context: opts.context, encoder: opts.encoder, constraints, targets, keep: 2000, rule, ...(opts.exclude === undefined ? {} : { exclude: opts.exclude }) });
   const p = scored.predictions;
   const pMeets = probabilityMeetsSlo(p, constraints);
-  const tp = p.targets.output_throughput_per_gpu;
+  const fig = p.targets[rule.target];
   const expected = scored.configs.map((_, i) => {
     let mean = 0;
-    for (let s = 0; s < p.draws; s++) mean += (tp?.[i * p.draws + s] ?? 0) / p.draws;
+    for (let s = 0; s < p.draws; s++) mean += merit({ [rule.target]: fig?.[i * p.draws + s] ?? 0 }, rule) / p.draws;
     return mean * (pMeets[i] ?? 0) * (p.pStart[i] ?? 0);
   });
   const order = [...scored.configs.keys()].sort((a, b) => (expected[b] ?? 0) - (expected[a] ?? 0));
@@ -111,21 +120,21 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
     const result = opts.simulate(config);
     const values = result === null || result.completed === 0 || result.failed > 0 ? {} : targetsOf(result, opts.context.gpuCount);
     const meetsSlo = result !== null && Object.keys(values).length > 0 && meetsConstraints(values, constraints);
-    return { config, result, values, meetsSlo, goodputPerGpu: meetsSlo ? (values.output_throughput_per_gpu ?? 0) : 0, encoded: vec(i) };
+    return { config, result, values, meetsSlo, goodputPerGpu: meetsSlo ? (values.output_throughput_per_gpu ?? 0) : 0, merit: meetsSlo ? merit(values, rule) : 0, encoded: vec(i) };
   });
-  const meeting = simulated.map((c, i) => ({ c, i })).filter((x) => x.c.meetsSlo);
+  const meeting = simulated.map((c, i) => ({ c, i })).filter((x) => x.c.meetsSlo && objectiveVector(x.c.values, opts.objectives).every(Number.isFinite));
   const front = paretoFront(meeting.map((x) => objectiveVector(x.c.values, opts.objectives))).map((k) => meeting[k]?.i ?? 0);
-  return { simulated, front, screened: scored.screened };
+  return { simulated, front, screened: scored.screened, rule };
 }
 
 /**
- * `k` configurations spread over the simulated Pareto set: the best goodput first, then each the one
- * farthest (in the encoder's space) from those already picked, so a study's first trials probe
- * different regions the simulator rates well; when the front is smaller than `k`, the best of the
- * rest by goodput fill it.
+ * `k` configurations spread over the simulated Pareto set: the best goodput (the objective's merit)
+ * first, then each the one farthest (in the encoder's space) from those already picked, so a study's
+ * first trials probe different regions the simulator rates well; when the front is smaller than `k`,
+ * the best of the rest by goodput fill it.
  */
 export function diversePicks(search: SimSearch, k: number): SimulatedCandidate[] {
-  const byGoodput = (a: SimulatedCandidate, b: SimulatedCandidate): number => b.goodputPerGpu - a.goodputPerGpu;
+  const byGoodput = (a: SimulatedCandidate, b: SimulatedCandidate): number => b.merit - a.merit;
   const front = search.front.map((i) => search.simulated[i] as SimulatedCandidate).sort(byGoodput);
   const out: SimulatedCandidate[] = [];
   const first = front[0];
@@ -136,7 +145,7 @@ export function diversePicks(search: SimSearch, k: number): SimulatedCandidate[]
   const seenLayouts = new Set(out.map((c) => layoutOf(c.config)));
   for (const c of [...search.simulated].sort(byGoodput)) {
     if (out.length >= k || first === undefined) break;
-    if (c.goodputPerGpu < 0.7 * first.goodputPerGpu) break;
+    if (c.merit < 0.7 * first.merit) break;
     if (seenLayouts.has(layoutOf(c.config))) continue;
     seenLayouts.add(layoutOf(c.config));
     out.push(c);
@@ -198,7 +207,8 @@ export function pMeetsUnderError(values: TargetValues, constraints: readonly Con
 /**
  * The simulated candidates re-read through what has been measured: each metric moved by the
  * residual's posterior mean, P(meets the SLOs) from its predictive spread, ranked by expected
- * goodput (corrected throughput per GPU × P(meets)); those in `taken` left out.
+ * goodput (the search's merit, corrected: throughput per GPU or tokens per joule, × P(meets)); those in
+ * `taken` left out.
  */
 export function rankCorrected(
   search: SimSearch,
@@ -213,11 +223,12 @@ export function rankCorrected(
     if (c.result === null || taken.has(configKey(c.config))) continue;
     // A layout measured already is corrected by its own runs; others by all of them.
     const residual = byLayout.get(layoutOf(c.config)) ?? global;
-    const tput = c.values.output_throughput_per_gpu;
-    if (tput === undefined) continue;
+    const t = search.rule.target;
+    const v = c.values[t];
+    if (v === undefined) continue;
     const p = pMeetsUnderError(c.values, constraints, residual);
-    const rt = residual.output_throughput_per_gpu?.mean ?? 0;
-    ranked.push({ candidate: c, expected: tput * Math.exp(rt) * p, pMeets: p });
+    const corrected = v * Math.exp(residual[t]?.mean ?? 0);
+    ranked.push({ candidate: c, expected: merit({ [t]: corrected }, search.rule) * p, pMeets: p });
   }
   return ranked.sort((a, b) => b.expected - a.expected);
 }

@@ -2,11 +2,11 @@ import { lostBreaks, type BenchmarkResult, type Objective, type ServerConfig, ty
 import { LmBenchError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import type { Rng } from '../util/rng.js';
-import { goodputPerGpu, objectiveTarget, objectiveVector, sloConstraints } from './objectives.js';
+import { goodputPerGpu, measuredScore, objectiveMayBeMissing, objectiveTarget, objectiveVector, pickRule, sloConstraints, studyObjectiveOf } from './objectives.js';
 import { paretoFront } from './pareto.js';
 import type { Sampler } from './sampler.js';
 import { targetsOf, type TargetValues } from '../model/targets.js';
-import { remeasureCandidate } from './repeats.js';
+import { remeasureCandidate, type Ranking } from './repeats.js';
 import { configKey } from './sampler.js';
 import { initialDesignSize } from './surrogate-sampler.js';
 
@@ -33,6 +33,12 @@ export function valuesFromResult(result: BenchmarkResult, objectives: readonly O
     else out[o.name] = t[objectiveTarget(o.name)] ?? null;
   }
   return out;
+}
+
+/** How a study's measured configurations are ranked: by its objective's figure (throughput per GPU, or joules per token). */
+export function studyRanking(spec: StudySpec): Ranking {
+  const rule = pickRule(studyObjectiveOf(spec));
+  return { score: (r) => measuredScore(r, rule, spec.hardware.count), direction: rule.direction };
 }
 
 export class OptimizationStudy {
@@ -82,7 +88,7 @@ export class OptimizationStudy {
     const finished = this.trials().filter((t) => t.state === 'complete' || t.state === 'failed').length;
     if (out.length < q && this.#remeasure && finished >= initialDesignSize(spec.budget_trials)) {
       // A pick within noise of others is not a pick: measuring one of them again is worth more than a new candidate.
-      const again = remeasureCandidate(this.trials(), spec.slo, spec.budget_trials);
+      const again = remeasureCandidate(this.trials(), spec.slo, spec.budget_trials, studyRanking(spec));
       if (again !== null) out.push(this.#store.createTrial(this.id, { config: again.config, origin: 'remeasure', state: 'running', attrs: { tied: again.tied } }));
     }
     if (out.length < q) {
@@ -99,7 +105,8 @@ export class OptimizationStudy {
 
   /**
    * Records a trial's outcome. A complete outcome whose objectives come out missing or NaN is recorded
-   * as failed instead (Optuna's `_tell_with_warning`). Telling a finished trial throws LMB_ERR_TRIAL_FINISHED.
+   * as failed instead (Optuna's `_tell_with_warning`), except an energy figure: a run without power is
+   * still a measurement (its value is null). Telling a finished trial throws LMB_ERR_TRIAL_FINISHED.
    */
   tell(trialId: number, outcome: TellOutcome): Trial {
     const trial = this.#store.getTrial(trialId);
@@ -110,6 +117,7 @@ export class OptimizationStudy {
       case 'complete': {
         const values = valuesFromResult(outcome.result, spec.objectives, spec.slo, spec.hardware.count);
         const bad = spec.objectives.filter((o) => {
+          if (objectiveMayBeMissing(o.name)) return false;
           const v = values[o.name];
           return v === null || v === undefined || Number.isNaN(v);
         });
@@ -136,7 +144,8 @@ export class OptimizationStudy {
   /**
    * Complete trials on the Pareto front of the objectives, among those meeting the SLOs (lost requests
    * counted). A configuration measured more than once is one point, the mean of its measurements, named
-   * by its first trial; one that missed the SLOs on any measurement is out.
+   * by its first trial; one that missed the SLOs on any measurement is out, and so is one whose runs
+   * lack an objective (no energy figure) and cannot be placed.
    */
   bestTrials(): Trial[] {
     const spec = this.spec;
@@ -154,8 +163,9 @@ export class OptimizationStudy {
         g.ok &&= ok;
       }
     }
-    const ok = [...groups.values()].filter((g) => g.ok);
-    const pts = ok.map((g) => objectiveVector(meanTargets(g.targets), spec.objectives));
+    const placed = [...groups.values()].filter((g) => g.ok).map((g) => ({ g, pt: objectiveVector(meanTargets(g.targets), spec.objectives) }));
+    const ok = placed.filter((x) => x.pt.every(Number.isFinite)).map((x) => x.g);
+    const pts = placed.filter((x) => x.pt.every(Number.isFinite)).map((x) => x.pt);
     return paretoFront(pts).map((i) => (ok[i] as { first: Trial }).first);
   }
 }

@@ -4,7 +4,7 @@ import type { Surrogate } from '../model/surrogate.js';
 import { targetsOf, type TargetName } from '../model/targets.js';
 import { selectBatch } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
-import { meetsConstraints, objectiveTarget, objectiveVector, referencePoint, sloConstraints } from './objectives.js';
+import { meetsConstraints, objectiveTarget, objectiveVector, pickRule, referencePoint, sloConstraints, studyObjectiveOf } from './objectives.js';
 import { hypervolume } from './hypervolume.js';
 import { paretoFront } from './pareto.js';
 import { configKey, type Proposal, type Sampler, type SamplerContext } from './sampler.js';
@@ -88,7 +88,13 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       const targets = [...new Set<TargetName>([...spec.objectives.map((x) => objectiveTarget(x.name)), ...constraints.map((c) => c.target)])];
       const measured = ctx.trials.filter((t) => t.state === 'complete' && t.result !== null);
       // A run whose lost requests break an SLO is not feasible, however good its surviving requests look.
-      const feasible = measured.filter((t) => lostBreaks(spec.slo, t.result as BenchmarkResult).length === 0 && meetsConstraints(targetsOf(t.result as BenchmarkResult, spec.hardware.count), constraints));
+      // A run lacking an objective (no energy figure) cannot be placed on the front it would improve.
+      const feasible = measured.filter(
+        (t) =>
+          lostBreaks(spec.slo, t.result as BenchmarkResult).length === 0 &&
+          meetsConstraints(targetsOf(t.result as BenchmarkResult, spec.hardware.count), constraints) &&
+          objectiveVector(targetsOf(t.result as BenchmarkResult, spec.hardware.count), spec.objectives).every(Number.isFinite),
+      );
       const pts = feasible.map((t) => objectiveVector(targetsOf(t.result as BenchmarkResult, spec.hardware.count), spec.objectives));
       const frontTrials = paretoFront(pts).map((i) => feasible[i] as Trial);
       const seeds = frontTrials.length > 0 ? frontTrials : measured.slice(-3);
@@ -118,7 +124,7 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       for (const c of local) taken.add(configKey(c));
       // The pool is distinct already; tried and local configurations are dropped among the survivors only.
       const pool = o.source.sample(o.candidates, ctx.rng.fork('candidates'));
-      const scored = scoreCandidates(pool, local, { surrogate, context: o.context, encoder: o.encoder, constraints, targets, keep: o.keep, exclude: taken });
+      const scored = scoreCandidates(pool, local, { surrogate, context: o.context, encoder: o.encoder, constraints, targets, keep: o.keep, exclude: taken, rule: pickRule(studyObjectiveOf(spec)) });
       const ref = referencePoint(spec.objectives, constraints, pts);
       const frontPts = paretoFront(pts).map((i) => pts[i] ?? []);
       // The loop's stopping rule reads EHVI relative to the current front's hypervolume.

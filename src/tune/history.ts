@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { ServerConfig, Study, Trial } from '../domain/index.js';
 import { meetsSlo } from '../domain/index.js';
 import { configKey } from '../optimize/sampler.js';
+import { studyRanking } from '../optimize/study.js';
 import type { Store } from '../store/store.js';
 
 /**
@@ -34,7 +35,8 @@ export function backfillTrialRuns(store: Store, study: Study): void {
 
 /**
  * The best configurations the history already knows for this GPU count, model and workload name:
- * runs meeting the study's SLOs, by output throughput per GPU. They seed the study after vLLM's
+ * runs meeting the study's SLOs, by the study's objective (output throughput per GPU, or joules per
+ * output token). They seed the study after vLLM's
  * defaults, so a tuner with history does not start from scratch.
  */
 export function historySeeds(store: Store, study: Study, k: number): ServerConfig[] {
@@ -44,7 +46,13 @@ export function historySeeds(store: Store, study: Study, k: number): ServerConfi
     .filter((r) => r.hardware.count === spec.hardware.count && (r.workload?.name ?? r.result.workload?.name) === spec.workload.name)
     .filter((r) => !r.source_path?.startsWith(`study:${spec.name}#`))
     .filter((r) => meetsSlo(spec.slo, r.result));
-  runs.sort((a, b) => b.result.output_throughput - a.result.output_throughput);
+  // Best first by the study's own figure (throughput, or joules per token); runs lacking it go last.
+  const ranking = studyRanking(spec);
+  const rank = (r: (typeof runs)[number]): number => {
+    const v = ranking.score(r.result);
+    return v === null ? Number.NEGATIVE_INFINITY : ranking.direction === 'maximize' ? v : -v;
+  };
+  runs.sort((a, b) => rank(b) - rank(a) || b.result.output_throughput - a.result.output_throughput);
   const out: ServerConfig[] = [];
   const seen = new Set<string>();
   for (const r of runs) {

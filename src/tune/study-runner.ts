@@ -2,6 +2,7 @@ import { registerModel, type Catalog } from '../catalog/index.js';
 import type { ServerConfig, StudySpec, Trial } from '../domain/index.js';
 import type { FeatureContext } from '../model/features.js';
 import { configKey } from '../optimize/sampler.js';
+import { studyObjectiveOf } from '../optimize/objectives.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { createOptimizationStudy, type OptimizationStudy } from '../optimize/study.js';
 import { randomSampler, restrictSource } from '../optimize/samplers.js';
@@ -119,6 +120,7 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
       encoder,
       slo: opts.spec.slo,
       objectives: opts.spec.objectives,
+      objective: studyObjectiveOf(opts.spec),
       simulate: priorSimulator(opts.store, opts.catalog, opts.spec).simulate,
       rng: rng.fork('initial-design'),
       simulateTop: 40,

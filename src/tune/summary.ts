@@ -1,6 +1,11 @@
-import type { BenchmarkResult, Diagnosis, ModelSpec, ServerConfig, Study, Trial } from '../domain/index.js';
+import type { BenchmarkResult, Cost, Diagnosis, Hardware, ModelSpec, ServerConfig, Study, StudyObjective, StudySpec, Trial } from '../domain/index.js';
 import { withDiagnosis } from '../diagnose/classify.js';
-import { meetsSlo, vllmServeArgs } from '../domain/index.js';
+import { costOf, meetsSlo, vllmServeArgs } from '../domain/index.js';
+import { defaultCatalog } from '../catalog/index.js';
+import { loadPrices, type Prices } from '../cost/prices.js';
+import { goodputOutputTokS } from '../cost/result-cost.js';
+import { measuredPickText, studyObjectiveOf } from '../optimize/objectives.js';
+import { studyRanking } from '../optimize/study.js';
 import { configGroups, estimateNoise, rankFeasible, withinNoise, type ConfigGroup, type Noise } from '../optimize/repeats.js';
 import { configKey } from '../optimize/sampler.js';
 import { LOST_SHARE_LIMIT, trialRequests, type RequestCounts } from './lost-requests.js';
@@ -13,9 +18,10 @@ import type { StopReason } from './loop.js';
 
 /**
  * What a finished (or stopped) study says: every trial, the measured Pareto front, and the
- * recommendation — the SLO-feasible configuration with the most output throughput per GPU, measured,
- * not predicted (the mean of its measurements when it was measured more than once) — beside vLLM's
- * defaults on the same workload. Requests a run lost count against its SLO verdict (domain/slo.ts
+ * recommendation — the SLO-feasible configuration best by the study's objective (the most output
+ * throughput per GPU, or the fewest joules per output token), measured, not predicted (the mean of its
+ * measurements when it was measured more than once) — beside vLLM's defaults on the same workload,
+ * with its energy and, where the GPU has a price, its cost per million output tokens. Requests a run lost count against its SLO verdict (domain/slo.ts
  * `meetsSlo`) and are shown per trial. When other configurations are within measurement noise of the
  * best (optimize/repeats.ts), the summary names them as tied instead of claiming a single winner.
  */
@@ -37,6 +43,9 @@ export interface TrialSummary {
     readonly p99_tpot_ms: number;
     readonly p99_e2el_ms: number;
     readonly gpu_memory_reserved_gib: number | null;
+    /** Joules per output token and average power of all the deployment's GPUs (null: the run had no power figure). */
+    readonly energy_per_output_token_j: number | null;
+    readonly avg_power_w: number | null;
   } | null;
   readonly failure_reason: string | null;
   /** The failure's class (failure-classes.ts), from what the target said; null when it did not fail. */
@@ -46,6 +55,9 @@ export interface TrialSummary {
 }
 
 export interface StudyRecommendation {
+  /** What the study optimised, and the rule that picked this configuration, in words. */
+  readonly objective: StudyObjective;
+  readonly rule: string;
   readonly trial: number;
   readonly config: ServerConfig;
   readonly vllm_command: string;
@@ -58,9 +70,21 @@ export interface StudyRecommendation {
    * Configurations within measurement noise of this one, each by its first trial with its mean
    * throughput: the pick is then one of a tie, not a winner. Empty when it stands clear.
    */
-  readonly tied_with: { readonly trial: number; readonly measurements: number; readonly output_throughput: number }[];
-  /** `within_noise`: the gain over the defaults is smaller than the noise (null when there is no gain to judge). */
-  readonly vs_default: { readonly default_trial: number | null; readonly default_meets_slo: boolean | null; readonly throughput_gain_pct: number | null; readonly within_noise: boolean | null };
+  readonly tied_with: { readonly trial: number; readonly measurements: number; readonly output_throughput: number; readonly energy_per_output_token_j: number | null }[];
+  /**
+   * `within_noise`: the gain over the defaults (on the study's figure) is smaller than the noise (null
+   * when there is no gain to judge); `energy_per_output_token_change_pct`: the pick's J/token against
+   * the defaults' (negative: fewer joules), when both runs had power figures.
+   */
+  readonly vs_default: {
+    readonly default_trial: number | null;
+    readonly default_meets_slo: boolean | null;
+    readonly throughput_gain_pct: number | null;
+    readonly energy_per_output_token_change_pct: number | null;
+    readonly within_noise: boolean | null;
+  };
+  /** The pick's GPUs at their price and that over its measured goodput (null: the GPU has no price). */
+  readonly cost: Cost | null;
   /** `knob=value` of the knobs whose values change the model's numerics (fp8 weights or KV cache). */
   readonly numerics_changes: string[];
   /**
@@ -84,7 +108,10 @@ export interface StudySummary {
 }
 
 function metricsOf(r: BenchmarkResult, gpus: number): NonNullable<TrialSummary['metrics']> {
+  const e = r.energy;
   return {
+    energy_per_output_token_j: e?.energy_per_output_token_j ?? null,
+    avg_power_w: e?.avg_power_w ?? null,
     output_throughput: r.output_throughput,
     output_throughput_per_gpu: r.output_throughput / gpus,
     p99_ttft_ms: r.p99_ttft_ms,
@@ -105,6 +132,8 @@ export function summarizeStudy(opts: {
   readonly numericsChanges?: (config: ServerConfig) => string[];
   /** Rules learned from this study's failures (failure-book.ts `studyRules`). */
   readonly rules?: readonly FailureRule[];
+  /** GPU prices for the pick's cost (default: data/prices.yaml; null: leave the cost out). */
+  readonly prices?: Prices | null;
 }): StudySummary {
   const changes = opts.numericsChanges ?? (() => []);
   const { study, model } = opts;
@@ -133,9 +162,11 @@ export function summarizeStudy(opts: {
   for (const t of trials) if (t.failure_class !== null) (byClass[t.failure_class] ??= []).push(t.number);
   const feasible = trials.filter((t) => t.state === 'complete' && t.meets_slo === true && t.metrics !== null);
   // Configurations, not trials, are ranked: repeats of one are averaged, and one that missed on any run is out.
-  const groups = configGroups(opts.trials, study.spec.slo);
+  const ranking = studyRanking(study.spec);
+  const objective = studyObjectiveOf(study.spec);
+  const groups = configGroups(opts.trials, study.spec.slo, ranking);
   const noise = estimateNoise(groups);
-  const ranked = rankFeasible(groups);
+  const ranked = rankFeasible(groups, ranking);
   const best = ranked[0];
   const firstNumber = (g: ConfigGroup): number => (g.trials[0] as Trial).number;
   const def = trials.find((t) => t.origin === 'default');
@@ -147,7 +178,11 @@ export function summarizeStudy(opts: {
     const keeper = bestChanges.length === 0 ? undefined : ranked.find((g) => changes(g.config).length === 0);
     const defFeasible = defGroup !== undefined && defGroup.feasible && defGroup.measured.length > 0;
     const defTput = defFeasible ? defGroup.meanThroughput : null;
+    const defMeasured = defGroup === undefined || defGroup.measured.length === 0 ? null : meanMetrics(defGroup.measured, gpus);
+    const defJ = defMeasured?.energy_per_output_token_j ?? null;
     recommendation = {
+      objective,
+      rule: measuredPickText(objective),
       trial: firstNumber(best),
       config: best.config,
       vllm_command: shellQuote(['vllm', ...vllmServeArgs(model.hf_name, best.config)]),
@@ -156,13 +191,15 @@ export function summarizeStudy(opts: {
       measurements: best.measured.map((t) => t.number),
       tied_with: ranked
         .filter((g) => g !== best && withinNoise(best, g, noise))
-        .map((g) => ({ trial: firstNumber(g), measurements: g.measured.length, output_throughput: g.meanThroughput })),
+        .map((g) => ({ trial: firstNumber(g), measurements: g.measured.length, output_throughput: g.meanThroughput, energy_per_output_token_j: meanMetrics(g.measured, gpus).energy_per_output_token_j })),
       vs_default: {
         default_trial: def?.number ?? null,
         default_meets_slo: defGroup === undefined || defGroup.measured.length === 0 ? (def?.meets_slo ?? null) : defGroup.feasible,
         throughput_gain_pct: defTput === null || defTput === 0 ? null : (measured.output_throughput / defTput - 1) * 100,
+        energy_per_output_token_change_pct: defJ === null || defJ === 0 || measured.energy_per_output_token_j === null ? null : (measured.energy_per_output_token_j / defJ - 1) * 100,
         within_noise: defFeasible && defGroup !== best ? withinNoise(best, defGroup, noise) : null,
       },
+      cost: pickCost(study.spec, best.measured, opts.prices),
       numerics_changes: bestChanges,
       precision_keeping:
         keeper === undefined
@@ -195,12 +232,51 @@ export function summarizeStudy(opts: {
   };
 }
 
+let defaultPrices: Prices | null | undefined;
+
+/**
+ * What the pick costs at the goodput it measured (the mean over its measurements): its GPUs at their
+ * price per GPU-hour (the study's datasheet's own, else data/prices.yaml); null without a price.
+ */
+function pickCost(spec: StudySpec, measured: readonly Trial[], given: Prices | null | undefined): Cost | null {
+  let prices = given;
+  if (prices === undefined) {
+    // Read once per process; a prices file that does not load leaves the cost out rather than the summary.
+    if (defaultPrices === undefined) {
+      try {
+        defaultPrices = loadPrices(defaultCatalog());
+      } catch {
+        defaultPrices = null;
+      }
+    }
+    prices = defaultPrices;
+  }
+  if (prices === null) return null;
+  let hw: Hardware;
+  try {
+    hw = spec.hardware_spec ?? defaultCatalog().gpu(spec.hardware.gpu);
+  } catch {
+    return null;
+  }
+  const price = prices.of(hw);
+  if (price === null || measured.length === 0) return null;
+  const goodput = measured.reduce((a, t) => a + goodputOutputTokS(t.result as BenchmarkResult), 0) / measured.length;
+  return costOf(price.usdPerGpuHour, spec.hardware.count, goodput, price.source);
+}
+
 /** The mean of each metric over a configuration's measurements (one measurement: its own figures). */
 function meanMetrics(measured: readonly Trial[], gpus: number): NonNullable<TrialSummary['metrics']> {
   const all = measured.map((t) => metricsOf(t.result as BenchmarkResult, gpus));
   const avg = (f: (m: NonNullable<TrialSummary['metrics']>) => number): number => all.reduce((a, m) => a + f(m), 0) / Math.max(1, all.length);
   const mem = all.map((m) => m.gpu_memory_reserved_gib).filter((x): x is number => x !== null);
+  // An energy figure is the mean of the runs that had one (power is never why a run is lost).
+  const meanOf = (f: (m: NonNullable<TrialSummary['metrics']>) => number | null): number | null => {
+    const xs = all.map(f).filter((x): x is number => x !== null);
+    return xs.length === 0 ? null : xs.reduce((a, x) => a + x, 0) / xs.length;
+  };
   return {
+    energy_per_output_token_j: meanOf((m) => m.energy_per_output_token_j),
+    avg_power_w: meanOf((m) => m.avg_power_w),
     output_throughput: avg((m) => m.output_throughput),
     output_throughput_per_gpu: avg((m) => m.output_throughput_per_gpu),
     p99_ttft_ms: avg((m) => m.p99_ttft_ms),
@@ -252,19 +328,39 @@ export function formatSummary(s: StudySummary): string {
   const m = r.measured;
   const noise = `±${(s.noise.rel * 100).toFixed(1)}% run-to-run noise, ${s.noise.source === 'repeats' ? `estimated from ${s.noise.dof} repeat(s)` : 'assumed: no repeats yet'}`;
   const times = r.measurements.length > 1 ? `mean of trials ${r.measurements.join(', ')}` : 'measured once';
+  const energy = r.objective === 'tokens_per_joule';
+  // What the tie is judged on: the study's figure.
+  const figure = (tput: number, j: number | null): string => (energy ? `${j === null ? '–' : j.toPrecision(3)} J/token` : `${tput.toFixed(0)} tok/s`);
+  lines.push('', `Rule: ${r.rule}.`);
   if (r.tied_with.length > 0) {
     // No single winner: the pick's lead is smaller than the noise of its measurements.
     lines.push('', `No single winner: within measurement noise (${noise}) of each other:`);
-    lines.push(`  trial ${r.trial}: ${m.output_throughput.toFixed(0)} tok/s (${times})`);
-    for (const t of r.tied_with) lines.push(`  trial ${t.trial}: ${t.output_throughput.toFixed(0)} tok/s (${t.measurements > 1 ? `mean of ${t.measurements} measurements` : 'measured once'})`);
-    lines.push(`  Any of them will do; re-measure them (more trials) to tell them apart. The highest mean, trial ${r.trial}:`, `  ${r.vllm_command}`);
+    lines.push(`  trial ${r.trial}: ${figure(m.output_throughput, m.energy_per_output_token_j)} (${times})`);
+    for (const t of r.tied_with) lines.push(`  trial ${t.trial}: ${figure(t.output_throughput, t.energy_per_output_token_j)} (${t.measurements > 1 ? `mean of ${t.measurements} measurements` : 'measured once'})`);
+    lines.push(`  Any of them will do; re-measure them (more trials) to tell them apart. The ${energy ? 'fewest joules' : 'highest mean'}, trial ${r.trial}:`, `  ${r.vllm_command}`);
   } else {
     lines.push('', `Recommended (trial ${r.trial}, ${times}; clear of the others beyond ${noise}):`, `  ${r.vllm_command}`);
   }
   lines.push(`  output ${m.output_throughput.toFixed(0)} tok/s (${m.output_throughput_per_gpu.toFixed(0)} per GPU), p99 TTFT ${m.p99_ttft_ms.toFixed(0)} ms, p99 ITL ${m.p99_itl_ms.toFixed(1)} ms, p99 TPOT ${m.p99_tpot_ms.toFixed(1)} ms`);
+  if (m.energy_per_output_token_j !== null) {
+    const perTokJ = m.energy_per_output_token_j;
+    const change = r.vs_default.energy_per_output_token_change_pct;
+    lines.push(`  energy ${perTokJ.toPrecision(3)} J per output token (${(1 / perTokJ).toPrecision(3)} tokens/J)${m.avg_power_w === null ? '' : `, ${m.avg_power_w.toFixed(0)} W for all its GPUs`}${change === null ? '' : `; ${change >= 0 ? '+' : ''}${change.toFixed(1)}% J/token against vLLM's defaults`}`);
+  }
+  if (r.cost !== null && r.cost.usd_per_million_output_tokens !== null) {
+    lines.push(`  cost $${r.cost.usd_per_million_output_tokens.toFixed(3)} per million output tokens at its measured goodput ($${r.cost.usd_per_hour.toFixed(2)}/h; ${r.cost.price_source})`);
+  }
   const v = r.vs_default;
   if (v.default_trial !== null) {
-    const gain = v.throughput_gain_pct === null ? '' : `${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}% output throughput`;
+    const pct = (x: number): string => `${x >= 0 ? '+' : ''}${x.toFixed(1)}%`;
+    const jChange = v.energy_per_output_token_change_pct;
+    // The noise verdict is on the study's own figure: J/token when it minimises energy.
+    const gain =
+      v.throughput_gain_pct === null
+        ? ''
+        : energy && jChange !== null
+          ? `${pct(jChange)} J per output token, ${pct(v.throughput_gain_pct)} output throughput`
+          : `${pct(v.throughput_gain_pct)} output throughput`;
     lines.push(
       v.default_meets_slo === true && v.throughput_gain_pct !== null
         ? `  vs vLLM defaults (trial ${v.default_trial}): ${v.within_noise === true ? `${gain}, within measurement noise: not a measured gain` : gain}`

@@ -71,8 +71,11 @@ test('recommend --model ORG/NAME from the Hugging Face cache answers (simulated)
   for (const gpu of ['H100-SXM', 'NVIDIA H100 80GB HBM3', gpuYaml]) {
     const r = await cli([...RECOMMEND, '--model', REPO, '--gpu', gpu, '--db', db], cache);
     assert.equal(r.status, 0, r.stderr);
-    const a = JSON.parse(r.stdout) as { source: { kind: string }; vllm_command: string | null; enqueue_command: string | null };
+    const a = JSON.parse(r.stdout) as { source: { kind: string }; vllm_command: string | null; enqueue_command: string | null; cost: { usd_per_hour: number; price_source: string } | null };
     assert.equal(a.source.kind, 'simulator');
+    // The simulated answer is priced like the others: 2 GPUs at the catalog's H100 price, or none for a datasheet without one.
+    if (gpu === gpuYaml) assert.equal(a.cost, null);
+    else assert.ok(a.cost !== null && a.cost.usd_per_hour > 0 && /prices\.yaml/.test(a.cost.price_source), JSON.stringify(a.cost));
     assert.ok(a.vllm_command?.startsWith(`vllm serve ${REPO} --tensor-parallel-size`), a.vllm_command ?? 'no pick');
     // The command to measure next names the model so that another shell resolves it again.
     assert.ok(a.enqueue_command?.includes(`--model ${REPO} `), a.enqueue_command ?? '');

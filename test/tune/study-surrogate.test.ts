@@ -9,20 +9,13 @@ import { analyzeStudy } from '../../src/report/study/index.js';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { openStore } from '../../src/store/sqlite-store.js';
 import { captureIo } from '../helpers/cli.js';
+import { SMALL_CHAT_WORKLOAD_YAML } from '../helpers/workloads.js';
 
 /**
  * A study leaves what the next command needs: its surrogate, saved as it refits and, validated, when it
  * ends; `recommend` answers from it with no `model train`, and the report reads it instead of fitting.
  */
-const WORKLOAD = [
-  'name: small-chat',
-  'api: completions',
-  'input_len: { dist: lognormal, mean: 256, std: 128, min: 16, max: 1024 }',
-  'output_len: { dist: lognormal, mean: 96, std: 48, min: 8, max: 256 }',
-  'arrival: { kind: closed, concurrency: 32 }',
-  'num_prompts: 160',
-  'slo: { ttft_p99_ms: 2000, itl_p99_ms: 100 }',
-].join('\n');
+const WORKLOAD = SMALL_CHAT_WORKLOAD_YAML;
 
 test('tune saves its surrogate; recommend then answers from it, and the report reads it without fitting', { timeout: 240_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-study-model-'));

@@ -1,8 +1,9 @@
 import { relative, resolve } from 'node:path';
-import { answerQuestion } from '../../advise/answer.js';
+import { answerQuestion, priceAnswer } from '../../advise/answer.js';
 import { formatAnswer } from '../../advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
-import { Workload, parseSloString, type Slo } from '../../domain/index.js';
+import { StudyObjective, Workload, parseSloString, type Slo } from '../../domain/index.js';
+import { objectivesFor } from '../../optimize/objectives.js';
 import { isLmBenchError, LmBenchError } from '../../errors.js';
 import { simulatedAnswer } from '../../advise/simulated-answer.js';
 import { priorSimulator } from '../../optimize/prior-simulator.js';
@@ -21,6 +22,7 @@ import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js
 
 const USAGE = `Usage:
   lm-bench recommend --gpu GPU --gpus N --model MODEL --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
+                     [--objective goodput|tokens_per_joule|usd_per_mtok]
                      [--keep-precision] [--offline] [--db PATH] [--space FILE] [--candidates N] [--seed S] [--json]
 
 MODEL is a catalog id, a directory holding the model's config.json (or the file), or a Hugging Face
@@ -38,6 +40,11 @@ With none (an empty database, or no runs of this GPU and model), the simulator a
 labelled as simulated, with intervals from its measured error, and the 2-3 runs that would most
 change the answer.
 Says when the history is too thin to trust and which runs to do next, as commands to paste.
+--objective says what the pick is for, always under the SLOs: goodput (the default: the rule above);
+tokens_per_joule, the lowest upper bound (mean + 2σ) of predicted joules per output token of all the
+deployment's GPUs (the simulator's power model, corrected by the power measured runs carried);
+usd_per_mtok, the fewest dollars per million output tokens, which on one GPU type (a fixed price per
+GPU-hour) is the goodput rule, with the cost stated beside the pick. The answer states its rule.
 --keep-precision pins quantization and kv_cache_dtype to the checkpoint's own.`;
 
 const OPTIONS = {
@@ -50,6 +57,7 @@ const OPTIONS = {
   space: { type: 'string' },
   candidates: { type: 'string' },
   seed: { type: 'string' },
+  objective: { type: 'string' },
   'keep-precision': { type: 'boolean' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
@@ -77,6 +85,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const candidates = numberFlag(values.candidates, 'candidates', { int: true, min: 100, max: 1_000_000 }) ?? 20_000;
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
+  const objective = objectiveFlag(values.objective);
   const space = loadSpace(values.space === undefined ? resolve(PROJECT_ROOT, 'search-spaces/vllm.yaml') : resolve(io.cwd, values.space));
   const store = openStore(dbPath);
   try {
@@ -95,6 +104,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       candidates,
       seed,
       keepPrecision: values['keep-precision'] === true,
+      // The preset's axes carry the objective to the rule (optimize/objectives.ts `studyObjectiveOf`).
+      ...(objective === 'goodput' ? {} : { objectives: objectivesFor(objective) }),
     };
     let loaded: ReturnType<typeof loadSurrogateFor> | null = null;
     try {
@@ -107,14 +118,30 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const simulator = priorSimulator(store, catalog, { hardware: { gpu: hardware.id, count: gpuCount }, model: model.id, workload, slo });
     const answer =
       loaded === null
-        ? simulatedAnswer({ question, space, catalog, simulator })
+        ? priceAnswer(simulatedAnswer({ question, space, catalog, simulator }), question, catalog)
         : answerQuestion({ model: { info: loaded.record, surrogate: loaded.surrogate }, space, catalog, question, simulator });
     if (values.json === true) writeJson(io, answer);
-    else io.stdout.write(`${formatAnswer(answer)}\n`);
+    else io.stdout.write(`${formatAnswer(answer)}${energyLine(answer, objective)}\n`);
     return 0;
   } finally {
     store.close();
   }
+}
+
+/** --objective: goodput (default), tokens_per_joule or usd_per_mtok; anything else is a usage error. */
+function objectiveFlag(raw: string | undefined): StudyObjective {
+  if (raw === undefined) return 'goodput';
+  const res = StudyObjective.safeParse(raw === 'throughput' ? 'goodput' : raw);
+  if (!res.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be goodput, tokens_per_joule or usd_per_mtok, got "${raw}"`, { details: { field: 'objective' } });
+  return res.data;
+}
+
+/** The pick's predicted joules per output token, printed after the answer when the pick ranked by them. */
+function energyLine(answer: { readonly best: { readonly predicted: Record<string, { mean: number; low: number; high: number } | undefined> } | null }, objective: StudyObjective): string {
+  const e = answer.best?.predicted['energy_per_output_token_j'];
+  if (objective !== 'tokens_per_joule' || e === undefined) return '';
+  const f = (x: number): string => x.toPrecision(3);
+  return `\n\nEnergy of the pick (predicted mean [±2σ]): ${f(e.mean)} [${f(e.low)}, ${f(e.high)}] J per output token, all the deployment's GPUs (${f(1 / e.mean)} tokens/J).`;
 }
 
 export const command: Command = {

@@ -1,8 +1,8 @@
 import { join, resolve } from 'node:path';
 import { defaultCatalog, PROJECT_ROOT } from '../../catalog/index.js';
-import { parseKnobAssignments, parseSloString, StudySpec, Workload, type Slo } from '../../domain/index.js';
+import { parseKnobAssignments, parseSloString, StudySpec, Workload, type Slo, type StudyObjective } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
-import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
+import { objectivesFor, studyObjectiveOf } from '../../optimize/objectives.js';
 import { parseEndpoint } from '../../loadgen/index.js';
 import { assertAllowedTarget } from '../../loadgen/endpoint.js';
 import { loadSpace } from '../../space/index.js';
@@ -35,7 +35,8 @@ const usage = `Usage:
                 [--endpoint URL [--api-key-env OPENAI_API_KEY] [--ca-cert FILE] [--insecure]]
                 [--vllm-bin vllm] [--vllm-port 18000]
                 --budget-trials N [--budget-hours H] [--parallel K] [--seed S]
-                [--objective throughput|max-rate] [--sampler surrogate|random] [--keep-precision]
+                [--objective goodput|tokens_per_joule|usd_per_mtok|max-rate] [--sampler surrogate|random]
+                [--keep-precision]
                 [--enqueue knob=value,knob=value …] [--offline] [--db PATH]
                 [--report-dir DIR | --no-report] [--json]
   lm-bench tune --study NAME [--db PATH] [--json]     resume a study with its stored settings
@@ -50,9 +51,16 @@ Runs a tuning study: vLLM's defaults first, then the best matches from the histo
 best configurations for the deployment (defaults included, at most a quarter of the budget), then
 model-guided rounds of propose → measure in parallel → record (the simulator corrected by what was
 measured, then the XGBoost surrogate from 8 runs on), until the budget is spent or the expected
-hypervolume improvement stays flat. Each failure is classified from what the target said and, where it
-names a cause, becomes a rule on the knobs for the rest of the study and later studies of the deployment. With --objective max-rate each trial finds the highest
-request rate that meets the SLOs by bisection (at most 5 load runs per configuration). Every trial is recorded in the SQLite store as it
+hypervolume improvement stays flat. --objective says what the study is for, always under the SLOs:
+goodput (the default; \`throughput\` is the same) picks the most output throughput per GPU;
+tokens_per_joule the fewest joules per output token (all the deployment's GPUs, from the simulator's
+power model or the power a real run measured; the sampler trades J/token against p99 TTFT, since a
+bigger batch saves joules at a latency cost); usd_per_mtok the fewest dollars per million output
+tokens, which on one GPU type (a fixed price per GPU-hour, data/prices.yaml) ranks exactly as goodput
+per GPU does, so it searches as goodput and states the cost beside the pick. Each failure is classified from what the target said and, where it
+names a cause, becomes a rule on the knobs for the rest of the study and later studies of the deployment. With --objective max-rate (goodput, measured
+another way) each trial finds the highest request rate that meets the SLOs by bisection (at most 5 load
+runs per configuration). A resumed study keeps its objective. Every trial is recorded in the SQLite store as it
 finishes; running the same command again resumes the study (completed trials are kept, trials a crash
 left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json);
 the HTML report to reports/<study>/report.html (or --report-dir).
@@ -156,10 +164,31 @@ function parseSlo(text: string | undefined, fallback: Slo | undefined): Slo {
   }
 }
 
-function objectiveMode(raw: string | undefined): 'fixed' | 'max_rate' {
-  if (raw === undefined || raw === 'throughput') return 'fixed';
-  if (raw === 'max-rate') return 'max_rate';
-  throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be throughput or max-rate, got "${raw}"`, { details: { field: 'objective' } });
+interface ObjectiveChoice {
+  readonly objective: StudyObjective;
+  readonly measure: 'fixed' | 'max_rate';
+}
+
+/** --objective: what the study is for and how a trial is measured (`max-rate`: goodput by a rate search). */
+function objectiveChoice(raw: string | undefined): ObjectiveChoice {
+  switch (raw) {
+    case undefined:
+    case 'goodput':
+    case 'throughput':
+      return { objective: 'goodput', measure: 'fixed' };
+    case 'tokens_per_joule':
+    case 'usd_per_mtok':
+      return { objective: raw, measure: 'fixed' };
+    case 'max-rate':
+      return { objective: 'goodput', measure: 'max_rate' };
+    default:
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be goodput, tokens_per_joule, usd_per_mtok or max-rate (throughput is goodput), got "${raw}"`, { details: { field: 'objective' } });
+  }
+}
+
+/** The --objective value a stored study stands for. */
+function storedObjectiveFlag(spec: StudySpec): string {
+  return spec.measure === 'max_rate' ? 'max-rate' : studyObjectiveOf(spec);
 }
 
 function specFromFlags(v: Values, study: { name: string; target: TargetSpec; spacePath: string; model: string; dbPath: string }, io: CliIo): StudySpec {
@@ -168,6 +197,7 @@ function specFromFlags(v: Values, study: { name: string; target: TargetSpec; spa
   const hw = resolveGpuFlag(requireFlag(v.gpu, 'gpu'), io, study.dbPath);
   const workload = loadYamlFile(resolve(cwd, requireFlag(v.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   const budgetHours = numberFlag(v['budget-hours'], 'budget-hours', { min: 0.001 });
+  const choice = objectiveChoice(v.objective);
   const res = StudySpec.safeParse({
     name,
     space: spacePath,
@@ -175,13 +205,14 @@ function specFromFlags(v: Values, study: { name: string; target: TargetSpec; spa
     model,
     workload,
     slo: parseSlo(v.slo, workload.slo),
-    objectives: [...DEFAULT_OBJECTIVES],
+    objectives: objectivesFor(choice.objective),
+    objective: choice.objective,
     target: JSON.stringify(target),
     seed: numberFlag(v.seed, 'seed', { int: true, min: 0 }) ?? 0,
     budget_trials: numberFlag(requireFlag(v['budget-trials'], 'budget-trials'), 'budget-trials', { int: true, min: 1, max: 10_000 }),
     budget_hours: budgetHours ?? null,
     parallel: numberFlag(v.parallel, 'parallel', { int: true, min: 1, max: 32 }) ?? 1,
-    measure: objectiveMode(v.objective),
+    measure: choice.measure,
     ...(v['keep-precision'] === true ? { keep_precision: true } : {}),
   });
   if (res.success) return res.data;
@@ -204,7 +235,8 @@ function resumeConflicts(v: Values, spec: StudySpec, target: TargetSpec | null):
   differs('parallel', numberFlag(v.parallel, 'parallel', { int: true, min: 1, max: 32 }), spec.parallel);
   differs('seed', numberFlag(v.seed, 'seed', { int: true, min: 0 }), spec.seed);
   differs('slo', v.slo === undefined ? undefined : parseSlo(v.slo, undefined), spec.slo);
-  differs('objective', v.objective === undefined ? undefined : objectiveMode(v.objective), spec.measure ?? 'fixed');
+  const given = v.objective === undefined ? undefined : objectiveChoice(v.objective);
+  differs('objective', given === undefined ? undefined : given.measure === 'max_rate' ? 'max-rate' : given.objective, storedObjectiveFlag(spec));
   differs('keep-precision', v['keep-precision'], spec.keep_precision ?? false);
   if (target !== null) {
     const stored = TargetSpec.parse(JSON.parse(spec.target));

@@ -3,6 +3,7 @@ import { gpuOf, workloadOf, type ServiceContext } from '../context.js';
 import { RecommendationRequest, RecommendationResponse } from '../schemas.js';
 import { parseInput } from '../validate.js';
 import { LmBenchError } from '../../errors.js';
+import { objectivesFor, studyObjectiveOf } from '../../optimize/objectives.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
 import { assertGpuFitsHistory } from '../../store/adopt-gpu.js';
 import { datasheetToCarry } from '../../catalog/gpu-file.js';
@@ -19,6 +20,12 @@ export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }
   });
   app.post('/v1/recommendations', async (req, reply) => {
     const body = parseInput(RecommendationRequest, req.body, 'body');
+    // The answer's rule follows the objectives' first axis (optimize/objectives.ts `studyObjectiveOf`):
+    // an `objective` with `objectives` that stand for another one would be answered by the wrong rule.
+    if (body.objective !== undefined && body.objectives !== undefined && studyObjectiveOf({ objectives: body.objectives }) !== body.objective) {
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `body.objective: "${body.objective}" disagrees with body.objectives (which stand for "${studyObjectiveOf({ objectives: body.objectives })}"); give one of them`, { details: { field: 'objective' } });
+    }
+    const objectives = body.objectives ?? (body.objective === undefined || body.objective === 'goodput' ? undefined : objectivesFor(body.objective));
     const hardware = gpuOf(ctx, body.gpu);
     // A GPU the catalog lacks travels with the question (the worker's catalog has only data/hardware.yaml),
     // and may not borrow the history of another GPU filed under its id.
@@ -40,7 +47,7 @@ export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }
       // The commands in the answer name the workload file: a bundled one by its path, one sent inline as workload.yaml.
       workloadRef: typeof body.workload === 'string' ? `data/workloads/${body.workload}.yaml` : 'workload.yaml',
       slo: body.slo ?? workload.slo ?? {},
-      objectives: body.objectives,
+      objectives,
       candidates: body.candidates ?? ctx.config.recommend_candidates,
       seed: body.seed,
       keepPrecision: body.keep_precision,

@@ -1,7 +1,7 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { StudySpec } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
-import { DEFAULT_OBJECTIVES } from '../../optimize/objectives.js';
+import { objectivesFor } from '../../optimize/objectives.js';
 import { identifyResolvedModel, studyModelFields } from '../../store/adopt-model.js';
 import { studyGpuFields } from '../../store/adopt-gpu.js';
 import { bindSimProfile } from '../../targets/sim-target.js';
@@ -48,7 +48,9 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
       ...studyModelFields(identifyResolvedModel(ctx.store, resolved, ctx.catalog)),
       workload,
       slo: body.slo ?? workload.slo ?? {},
-      objectives: body.objectives ?? [...DEFAULT_OBJECTIVES],
+      // The objective picks the study's final configuration; `objectives`, when given, are the sampler's axes.
+      objectives: body.objectives ?? objectivesFor(body.objective ?? 'goodput'),
+      ...(body.objective === undefined ? {} : { objective: body.objective }),
       target: JSON.stringify(target),
       seed: body.seed,
       budget_trials: body.budget_trials,

@@ -35,7 +35,7 @@ export interface StudyReport {
   readonly summary: StudySummary;
 }
 
-const MODEL_PLOTS: ReadonlySet<PlotKind> = new Set(['pareto_ttft', 'pareto_itl', 'importance', 'partial_dependence', 'parity']);
+const MODEL_PLOTS: ReadonlySet<PlotKind> = new Set(['pareto_ttft', 'pareto_itl', 'pareto_energy', 'importance', 'partial_dependence', 'parity']);
 
 function analyzeOptions(opts: Partial<AnalyzeOptions>, extra: Partial<AnalyzeOptions> = {}): AnalyzeOptions {
   return { ...opts, ...extra, catalog: opts.catalog ?? defaultCatalog() };
@@ -68,6 +68,8 @@ export async function renderReportFromAnalysis(a: StudyAnalysis, opts: Pick<Stud
     answerSection(a),
     ...(await chart('pareto_ttft', 'Each filled circle is a measured trial, coloured by the GPU memory it reserved; faint ones are dominated (another trial has more throughput and less latency). Hollow diamonds are configurations the surrogate predicts on its Pareto set, never measured, with ±2σ intervals on both axes. The dashed red line is the SLO. Hover a point for its full configuration.')),
     ...(await chart('pareto_itl')),
+    ...(await chart('pareto_energy', 'The energy axis of the Pareto set: joules per output token of all the deployment’s GPUs (the simulator’s power model, or the power a real run measured) against throughput per GPU, measured and predicted as above. On one deployment the two move together (joules per token are the GPUs’ power over the throughput), so the front is short; where it bends, more throughput costs more power.')),
+    ...(await chart('energy_trade', 'Each measured trial’s joules per output token against its p99 TTFT, coloured by its batch limit (max_num_seqs): a bigger batch spreads each step’s power over more tokens and saves joules, at a latency cost. The dashed line is the TTFT SLO; the ring is the study’s pick under its objective.')),
     ...(await chart('history', baselineNote)),
     ...(await chart(
       'importance',

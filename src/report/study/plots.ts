@@ -3,8 +3,9 @@ import type { VlSpec } from '../render.js';
 import { buildHistoryData } from './data/history.js';
 import { buildLatencyData } from './data/latency.js';
 import { buildImportanceData, buildParityData, buildPartialDependenceData } from './data/model-plots.js';
+import { buildEnergyTradeData } from './data/energy.js';
 import { buildParetoData, sloLine } from './data/pareto.js';
-import { historySpec, importanceSpec, latencySpec, paretoSpec, paritySpec, partialDependenceSpec, type CdfSlo } from './specs.js';
+import { energyTradeSpec, historySpec, importanceSpec, latencySpec, paretoSpec, paritySpec, partialDependenceSpec, type CdfSlo } from './specs.js';
 import type { PlotKind, StudyAnalysis } from './types.js';
 
 /**
@@ -16,6 +17,8 @@ export type PlotOutcome = { readonly ok: true; readonly spec: VlSpec } | { reado
 export const PLOT_TITLES: Record<PlotKind, string> = {
   pareto_ttft: 'Pareto front: throughput vs p99 TTFT',
   pareto_itl: 'Pareto front: throughput vs p99 ITL',
+  pareto_energy: 'Pareto front: throughput vs joules per token',
+  energy_trade: 'Energy against latency',
   history: 'Optimization history',
   importance: 'Knob importance',
   partial_dependence: 'Partial dependence',
@@ -38,6 +41,14 @@ export function plotSpec(a: StudyAnalysis, kind: PlotKind): PlotOutcome {
     case 'pareto_itl':
       if (!measured) return { ok: false, reason: 'No trial has been measured yet.' };
       return { ok: true, spec: paretoSpec(buildParetoData(a, kind === 'pareto_ttft' ? 'ttft' : 'itl')) };
+    case 'pareto_energy':
+    case 'energy_trade': {
+      if (!measured) return { ok: false, reason: 'No trial has been measured yet.' };
+      if (!a.trials.some((t) => t.state === 'complete' && (t.result?.energy?.energy_per_output_token_j ?? 0) > 0)) {
+        return { ok: false, reason: 'No measured trial carries an energy figure: the simulator reports one when data/sim-profile.yaml has a power model; a real run measures power with a DCGM exporter or nvidia-smi beside the server.' };
+      }
+      return { ok: true, spec: kind === 'pareto_energy' ? paretoSpec(buildParetoData(a, 'energy')) : energyTradeSpec(buildEnergyTradeData(a)) };
+    }
     case 'history':
       if (a.trials.length === 0) return { ok: false, reason: 'The study has no trials yet.' };
       return { ok: true, spec: historySpec(buildHistoryData(a)) };

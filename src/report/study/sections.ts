@@ -46,16 +46,21 @@ export function answerSection(a: StudyAnalysis): Section {
     ['p99 TPOT (ms)', m.p99_tpot_ms, 'tpot_p99_ms', dm?.p99_tpot_ms, slo.tpot_p99_ms, 1],
     ['p99 E2EL (ms)', m.p99_e2el_ms, 'e2el_p99_ms', dm?.p99_e2el_ms, slo.e2el_p99_ms, 0],
     ['GPU memory reserved (GiB)', m.gpu_memory_reserved_gib, 'gpu_memory_reserved_gib', dm?.gpu_memory_reserved_gib, undefined, 1],
+    ['J per output token (all GPUs)', m.energy_per_output_token_j, 'energy_per_output_token_j', dm?.energy_per_output_token_j, undefined, 4],
+    ['average power, all GPUs (W)', m.avg_power_w, null, dm?.avg_power_w, undefined, 0],
   ];
   const table = `<table><thead><tr><th>metric</th><th>measured</th><th>predicted (±2σ)</th><th>vLLM defaults${def === undefined ? '' : ` (trial ${def.number})`}</th><th>SLO</th></tr></thead><tbody>${rows
     .map(([name, meas, t, d, limit, digits]) => `<tr><td>${name}</td><td class="num">${fmt(meas, digits)}</td><td class="num">${t === null ? '–' : iv(pred[t], digits)}</td><td class="num">${fmt(d, digits)}</td><td class="num">${limit === undefined ? '–' : `≤ ${limit}`}</td></tr>`)
     .join('')}</tbody></table>`;
   const v = rec.vs_default;
+  const energyObjective = rec.objective === 'tokens_per_joule';
+  const jChange = v.energy_per_output_token_change_pct;
+  const vsEnergy = jChange === null ? '' : ` ${jChange >= 0 ? '+' : ''}${jChange.toFixed(1)}% joules per output token.`;
   const vs =
     v.default_trial === null
       ? 'vLLM’s defaults were not measured in this study.'
       : v.default_meets_slo === true && v.throughput_gain_pct !== null
-        ? `<b>${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}%</b> output throughput over vLLM’s defaults (trial ${v.default_trial}) on the same workload, both measured.`
+        ? `<b>${v.throughput_gain_pct >= 0 ? '+' : ''}${v.throughput_gain_pct.toFixed(1)}%</b> output throughput over vLLM’s defaults (trial ${v.default_trial}) on the same workload, both measured;${vsEnergy || ' no energy figure to compare.'}`
         : v.default_meets_slo === false
           ? `vLLM’s defaults (trial ${v.default_trial}) miss the SLOs on this workload${dm === null ? '' : ` (p99 TTFT ${fmt(dm.p99_ttft_ms)} ms, p99 ITL ${fmt(dm.p99_itl_ms, 1)} ms)`}; the recommendation meets them.`
           : `vLLM’s defaults (trial ${v.default_trial}) did not produce a measurement.`;
@@ -65,7 +70,7 @@ export function answerSection(a: StudyAnalysis): Section {
   const times = rec.measurements.length > 1 ? `Measured ${rec.measurements.length} times (trials ${rec.measurements.join(', ')}; the figures are their mean)` : `Measured once (trial ${rec.trial})`;
   conf.push(`${times}; ${room.length > 0 ? `SLO headroom: ${room.join(', ')}.` : 'no latency SLO set.'}`);
   const noise = `±${(s.noise.rel * 100).toFixed(1)}% run-to-run noise (${s.noise.source === 'repeats' ? `estimated from ${s.noise.dof} repeat(s)` : 'assumed, no repeats'})`;
-  if (v.within_noise === true) conf.push(`The gain over vLLM’s defaults is within the ${noise}: not a measured gain.`);
+  if (v.within_noise === true) conf.push(`The gain over vLLM’s defaults${energyObjective ? ' (in joules per token)' : ''} is within the ${noise}: not a measured gain.`);
   if (a.model.available) {
     const e = a.model.mape.output_throughput_per_gpu;
     const method = a.model.parityMethod === 'cross_validation' ? `${a.model.folds}-fold cross-validated` : 'in-sample (too few runs to hold any out)';
@@ -87,12 +92,19 @@ export function answerSection(a: StudyAnalysis): Section {
             ? 'No measured configuration that keeps the checkpoint’s precision met the SLOs (tune with <code>--keep-precision</code> to search only those).'
             : `The best measured configuration that keeps the checkpoint’s precision is trial ${k.trial}: ${fmt(k.measured.output_throughput)} tok/s (${k.throughput_vs_pick_pct.toFixed(1)}% against the pick), p99 TTFT ${fmt(k.measured.p99_ttft_ms)} ms, p99 ITL ${fmt(k.measured.p99_itl_ms, 1)} ms:</p><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(k.vllm_command)}</pre><p>`
         }</p>`;
+  // The study's figure: throughput, or joules per token when it minimised energy.
+  const figure = (tput: number, j: number | null): string => (energyObjective ? `${fmt(j, 4)} J/token` : `${fmt(tput)} tok/s`);
+  const cost =
+    rec.cost === null || rec.cost.usd_per_million_output_tokens === null
+      ? ''
+      : `<p><b>Cost:</b> $${rec.cost.usd_per_million_output_tokens.toFixed(3)} per million output tokens at its measured goodput ($${rec.cost.usd_per_hour.toFixed(2)}/h for ${spec.hardware.count} GPU${spec.hardware.count === 1 ? '' : 's'}; ${escapeHtml(rec.cost.price_source)}).</p>`;
   const html = `${intro}
 ${
   rec.tied_with.length === 0
-    ? `<p><b>Recommended: trial ${rec.trial}</b> (${escapeHtml(s.trials.find((t) => t.number === rec.trial)?.origin ?? '')}), the measured configuration with the most output throughput that meets the SLOs, clear of the others beyond the ${escapeHtml(noise)}.</p>`
-    : `<p><b>No single winner.</b> Trial ${rec.trial} has the highest mean (${fmt(m.output_throughput)} tok/s), but ${rec.tied_with.map((t) => `trial ${t.trial} (${fmt(t.output_throughput)} tok/s${t.measurements > 1 ? `, ${t.measurements} runs` : ''})`).join(', ')} ${rec.tied_with.length === 1 ? 'is' : 'are'} within the ${escapeHtml(noise)} of it: any of them will do, and more measurements would tell them apart. Trial ${rec.trial}’s configuration is shown.</p>`
+    ? `<p><b>Recommended: trial ${rec.trial}</b> (${escapeHtml(s.trials.find((t) => t.number === rec.trial)?.origin ?? '')}), ${escapeHtml(rec.rule)}, clear of the others beyond the ${escapeHtml(noise)}.</p>`
+    : `<p><b>No single winner.</b> Trial ${rec.trial} has the best mean (${figure(m.output_throughput, m.energy_per_output_token_j)}), but ${rec.tied_with.map((t) => `trial ${t.trial} (${figure(t.output_throughput, t.energy_per_output_token_j)}${t.measurements > 1 ? `, ${t.measurements} runs` : ''})`).join(', ')} ${rec.tied_with.length === 1 ? 'is' : 'are'} within the ${escapeHtml(noise)} of it: any of them will do, and more measurements would tell them apart. Trial ${rec.trial}’s configuration is shown. The rule: ${escapeHtml(rec.rule)}.</p>`
 }
+${cost}
 <h3>Command line</h3><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(rec.vllm_command)}</pre>
 <h3><code>vllm serve --config config.yaml</code></h3><pre>${escapeHtml(rec.vllm_config_yaml)}</pre>
 ${numerics}

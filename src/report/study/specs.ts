@@ -3,7 +3,8 @@ import type { VlSpec } from '../render.js';
 import type { HistoryData } from './data/history.js';
 import type { CdfRow } from './data/latency.js';
 import type { ImportanceBar, ParityData, PdRow } from './data/model-plots.js';
-import type { ParetoData, ParetoPoint } from './data/pareto.js';
+import type { EnergyTradeData } from './data/energy.js';
+import type { ParetoData, ParetoMetric, ParetoPoint } from './data/pareto.js';
 
 /**
  * Vega-Lite specs of the study report, one builder per plot, from the data objects alone. Layers are
@@ -29,6 +30,7 @@ const TARGET_TITLES: Record<string, string> = {
   output_throughput_per_gpu: 'output tok/s per GPU',
   ttft_p99_ms: 'p99 TTFT (ms)',
   itl_p99_ms: 'p99 ITL (ms)',
+  energy_per_output_token_j: 'J per output token',
 };
 export const targetTitle = (t: string): string => TARGET_TITLES[t] ?? t;
 
@@ -58,11 +60,28 @@ function paretoDatum(p: ParetoPoint): Datum {
   return d;
 }
 
+/** The x axis of a Pareto plot: its title, its tooltip's title and format, the plot's title. */
+// J/token spans a narrow range on one deployment: a log scale rounded out to powers of ten would flatten it.
+const PARETO_X: Record<ParetoMetric, { readonly axis: string; readonly tip: string; readonly format: string; readonly title: string; readonly nice: boolean }> = {
+  ttft: { axis: 'p99 TTFT (ms, log scale)', tip: 'p99 TTFT (ms)', format: '.1f', title: 'Throughput per GPU vs p99 TTFT', nice: true },
+  itl: { axis: 'p99 ITL (ms, log scale)', tip: 'p99 ITL (ms)', format: '.1f', title: 'Throughput per GPU vs p99 ITL', nice: true },
+  energy: { axis: 'joules per output token, all GPUs (log scale)', tip: 'J per output token', format: '.4f', title: 'Throughput per GPU vs joules per output token', nice: false },
+};
+
+/** The SLO's limit as a dashed vertical rule with its label, on a latency x axis. */
+function sloRuleLayers(sloLimit: { readonly key: string; readonly limitMs: number }, x: (field: string) => Record<string, unknown>): Record<string, unknown>[] {
+  const slo = [{ limit: sloLimit.limitMs, label: `SLO ${sloLimit.key} ≤ ${sloLimit.limitMs} ms` }];
+  return [
+    { name: 'slo', data: { values: slo }, mark: { type: 'rule', color: '#c0392b', strokeDash: [6, 4], strokeWidth: 1.5 }, encoding: { x: x('limit') } },
+    { name: 'slo_label', data: { values: slo }, mark: { type: 'text', color: '#c0392b', align: 'right', dx: -4, baseline: 'top', dy: 2 }, encoding: { x: x('limit'), y: { value: 0 }, text: { field: 'label' } } },
+  ];
+}
+
 export function paretoSpec(data: ParetoData): VlSpec {
-  const metric = data.metric === 'ttft' ? 'TTFT' : 'ITL';
-  const xTitle = `p99 ${metric} (ms, log scale)`;
+  const px = PARETO_X[data.metric];
+  const xTitle = px.axis;
   const yTitle = 'output tokens/s per GPU';
-  const x = (field: string): Record<string, unknown> => ({ field, type: 'quantitative', title: xTitle, scale: { type: 'log' } });
+  const x = (field: string): Record<string, unknown> => ({ field, type: 'quantitative', title: xTitle, scale: px.nice ? { type: 'log' } : { type: 'log', nice: false, padding: 12 } });
   const y = (field: string): Record<string, unknown> => ({ field, type: 'quantitative', title: yTitle });
   const tips: Tip[] = [
     { field: 'kind', type: 'nominal' },
@@ -71,20 +90,14 @@ export function paretoSpec(data: ParetoData): VlSpec {
     { field: 'status', type: 'nominal', title: 'front' },
     { field: 'meetsSlo', type: 'nominal', title: 'meets SLOs' },
     { field: 'throughputPerGpu', type: 'quantitative', title: yTitle, format: '.0f' },
-    { field: 'latencyMs', type: 'quantitative', title: `p99 ${metric} (ms)`, format: '.1f' },
+    { field: 'latencyMs', type: 'quantitative', title: px.tip, format: px.format },
     { field: 'memoryGib', type: 'quantitative', title: 'GPU memory (GiB)', format: '.1f' },
     ...knobsOf(data.points).map((k): Tip => ({ field: `cfg_${k}`, type: 'nominal', title: k })),
   ];
   const values = data.points.map(paretoDatum);
   const color = { field: 'memoryGib', type: 'quantitative', title: 'GPU memory (GiB)', scale: { scheme: 'viridis' } };
   const layer: Record<string, unknown>[] = [];
-  if (data.slo !== null) {
-    const slo = [{ limit: data.slo.limitMs, label: `SLO ${data.slo.key} ≤ ${data.slo.limitMs} ms` }];
-    layer.push(
-      { name: 'slo', data: { values: slo }, mark: { type: 'rule', color: '#c0392b', strokeDash: [6, 4], strokeWidth: 1.5 }, encoding: { x: x('limit') } },
-      { name: 'slo_label', data: { values: slo }, mark: { type: 'text', color: '#c0392b', align: 'right', dx: -4, baseline: 'top', dy: 2 }, encoding: { x: x('limit'), y: { value: 0 }, text: { field: 'label' } } },
-    );
-  }
+  if (data.slo !== null) layer.push(...sloRuleLayers(data.slo, x));
   if (data.front.length > 0) {
     layer.push({ name: 'front', data: { values: data.front }, mark: { type: 'line', interpolate: 'step-after', color: '#444', strokeWidth: 1, opacity: 0.6 }, encoding: { x: x('latencyMs'), y: y('throughputPerGpu') } });
   }
@@ -110,7 +123,81 @@ export function paretoSpec(data: ParetoData): VlSpec {
   );
   return asSpec({
     $schema: SCHEMA,
-    title: { text: `Throughput per GPU vs p99 ${metric}`, subtitle: '● measured (faint: dominated)   ◇ predicted, with ±2σ intervals   ○ recommended' },
+    title: { text: px.title, subtitle: '● measured (faint: dominated)   ◇ predicted, with ±2σ intervals   ○ recommended' },
+    width: 480,
+    height: 320,
+    data: { values },
+    layer,
+    config: CONFIG,
+  });
+}
+
+const OBJECTIVE_WORDS: Record<EnergyTradeData['objective'], string> = {
+  goodput: 'most throughput per GPU',
+  tokens_per_joule: 'fewest joules per token',
+  usd_per_mtok: 'fewest $ per million tokens',
+};
+
+/**
+ * The energy–latency trade: joules per output token against p99 TTFT, one point per measured trial
+ * coloured by its batch limit (max_num_seqs, log scale), faint where it missed the SLOs, the staircase
+ * of the SLO-meeting front, the TTFT SLO as a line and the study's pick ringed and labelled with its rule.
+ */
+export function energyTradeSpec(data: EnergyTradeData): VlSpec {
+  const x = (field: string): Record<string, unknown> => ({ field, type: 'quantitative', title: 'p99 TTFT (ms, log scale)', scale: { type: 'log' } });
+  const y = (field: string): Record<string, unknown> => ({ field, type: 'quantitative', title: 'joules per output token, all GPUs (log scale)', scale: { type: 'log', nice: false, padding: 12 } });
+  const tips: Tip[] = [
+    { field: 'trial', type: 'nominal' },
+    { field: 'origin', type: 'nominal' },
+    { field: 'meetsSlo', type: 'nominal', title: 'meets SLOs' },
+    { field: 'jPerToken', type: 'quantitative', title: 'J per output token', format: '.4f' },
+    { field: 'avgPowerW', type: 'quantitative', title: 'average power, all GPUs (W)', format: '.0f' },
+    { field: 'throughputPerGpu', type: 'quantitative', title: 'output tokens/s per GPU', format: '.0f' },
+    { field: 'ttftMs', type: 'quantitative', title: 'p99 TTFT (ms)', format: '.1f' },
+    { field: 'batch', type: 'quantitative', title: 'max_num_seqs' },
+    ...knobsOf(data.points).map((k): Tip => ({ field: `cfg_${k}`, type: 'nominal', title: k })),
+  ];
+  const values = data.points.map((p) => {
+    const d: Datum = {
+      trial: p.trial,
+      origin: p.origin,
+      ttftMs: p.ttftMs,
+      jPerToken: p.jPerToken,
+      avgPowerW: p.avgPowerW,
+      throughputPerGpu: p.throughputPerGpu,
+      batch: p.batch,
+      meetsSlo: p.meetsSlo ? 'yes' : 'no',
+      front: p.onFront,
+      recommended: p.recommended,
+    };
+    for (const [k, v] of Object.entries(p.config)) d[`cfg_${k}`] = v;
+    return d;
+  });
+  const layer: Record<string, unknown>[] = [];
+  if (data.slo !== null) layer.push(...sloRuleLayers(data.slo, x));
+  if (data.front.length > 0) {
+    layer.push({ name: 'front', data: { values: data.front }, mark: { type: 'line', interpolate: 'step-after', color: '#444', strokeWidth: 1, opacity: 0.6 }, encoding: { x: x('ttftMs'), y: y('jPerToken') } });
+  }
+  const label = `picked: ${OBJECTIVE_WORDS[data.objective]}`;
+  layer.push(
+    {
+      name: 'trials',
+      mark: { type: 'point', shape: 'circle', filled: true, size: 80, stroke: '#222', strokeWidth: 0.5 },
+      encoding: {
+        x: x('ttftMs'),
+        y: y('jPerToken'),
+        color: { field: 'batch', type: 'quantitative', title: 'max_num_seqs', scale: { type: 'log', scheme: 'viridis' } },
+        opacity: { condition: { test: "datum.meetsSlo === 'no'", value: 0.25 }, value: 1 },
+        tooltip: tips,
+      },
+    },
+    { name: 'recommended', transform: [{ filter: 'datum.recommended' }], mark: { type: 'point', shape: 'circle', filled: false, size: 420, color: '#000', strokeWidth: 2 }, encoding: { x: x('ttftMs'), y: y('jPerToken'), tooltip: tips } },
+    { name: 'recommended_label', transform: [{ filter: 'datum.recommended' }], mark: { type: 'text', dx: 14, dy: -12, align: 'left', fontWeight: 'bold' }, encoding: { x: x('ttftMs'), y: y('jPerToken'), text: { value: label } } },
+  );
+  const left = data.withoutEnergy > 0 ? `; ${data.withoutEnergy} measured trial(s) without a power figure left out` : '';
+  return asSpec({
+    $schema: SCHEMA,
+    title: { text: 'Energy against latency: joules per output token vs p99 TTFT', subtitle: `● measured, coloured by max_num_seqs (faint: missed the SLOs); a bigger batch saves joules at a latency cost   ○ the pick${left}` },
     width: 480,
     height: 320,
     data: { values },

@@ -9,7 +9,7 @@ import type { StudySummary } from '../../tune/summary.js';
  * simulator have to say about one study, gathered once by `analyzeStudy` (analysis.ts). The plot
  * data builders (data/*.ts) read only this, so they are pure and tested without a model or a store.
  */
-export const PLOT_KINDS = ['pareto_ttft', 'pareto_itl', 'history', 'importance', 'partial_dependence', 'parity', 'latency_cdf'] as const;
+export const PLOT_KINDS = ['pareto_ttft', 'pareto_itl', 'pareto_energy', 'energy_trade', 'history', 'importance', 'partial_dependence', 'parity', 'latency_cdf'] as const;
 export type PlotKind = (typeof PLOT_KINDS)[number];
 
 export function isPlotKind(s: string): s is PlotKind {

@@ -4,6 +4,7 @@ import type { BenchmarkResult, Trial } from '../../../src/domain/index.js';
 import { buildHistoryData, historyRows } from '../../../src/report/study/data/history.js';
 import { buildLatencyData } from '../../../src/report/study/data/latency.js';
 import { buildImportanceData, buildParityData, buildPartialDependenceData } from '../../../src/report/study/data/model-plots.js';
+import { buildEnergyTradeData } from '../../../src/report/study/data/energy.js';
 import { buildParetoData, sloLine } from '../../../src/report/study/data/pareto.js';
 import { cdfPoints, latencySeries, statsPoints } from '../../../src/report/study/latency.js';
 import type { ModelAnalysis, StudyAnalysis } from '../../../src/report/study/types.js';
@@ -46,8 +47,8 @@ function trial(number: number, r: BenchmarkResult | null, origin: Trial['origin'
 
 const NO_MODEL: ModelAnalysis = { available: false, reason: 'too few runs' };
 
-function analysis(trials: Trial[], opts: { model?: ModelAnalysis; baseline?: Trial[]; slo?: typeof spec.slo } = {}): StudyAnalysis {
-  const s = { ...spec, slo: opts.slo ?? spec.slo };
+function analysis(trials: Trial[], opts: { model?: ModelAnalysis; baseline?: Trial[]; slo?: typeof spec.slo; objective?: typeof spec.objective } = {}): StudyAnalysis {
+  const s = { ...spec, slo: opts.slo ?? spec.slo, ...(opts.objective === undefined ? {} : { objective: opts.objective }) };
   const study = { id: 1, state: 'done' as const, spec: s, created_at_ms: 0, updated_at_ms: 0 };
   return {
     study,
@@ -89,6 +90,50 @@ test('pareto data in the ITL plane has its own dominance', () => {
   // ITL: A 30, D 20, B 10, C 40 → B dominates A and C; D (more throughput) survives.
   assert.deepEqual(d.points.filter((p) => p.dominated).map((p) => p.trial).sort(), [0, 4]);
   assert.deepEqual(d.slo, { key: 'itl_p99_ms', limitMs: 50 });
+});
+
+/** A result with joules per output token (null: a run without a power figure). */
+function withJ(r: BenchmarkResult, j: number | null): BenchmarkResult {
+  const e = r.energy;
+  assert.ok(e !== null && e !== undefined);
+  return { ...r, energy: j === null ? null : { ...e, energy_per_output_token_j: j, avg_power_w: 500 } };
+}
+
+// J/token: A 0.30, D 0.10 (past the SLO), B 0.20, C 0.15 (the fewest among trials meeting the SLOs), F no power figure.
+const EA = trial(0, withJ(result(1000, 100, 30), 0.3), 'default');
+const ED = trial(1, withJ(result(3000, 500, 20), 0.1));
+const EB = trial(3, withJ(result(2000, 200, 10), 0.2));
+const EC = trial(4, withJ(result(1500, 300, 40), 0.15));
+const EF = trial(5, withJ(result(2500, 150, 10), null));
+const ENERGY_TRIALS = [EA, ED, EB, EC, EF];
+
+test('pareto data on the energy axis: J/token against throughput, runs without power left out, no SLO line', () => {
+  const d = buildParetoData(analysis(ENERGY_TRIALS), 'energy');
+  assert.deepEqual(d.points.map((p) => p.trial), [0, 1, 3, 4], 'the run without a power figure is not placed');
+  // Less J/token and more throughput: D (0.10, 3000) dominates everyone.
+  assert.deepEqual(d.points.filter((p) => !p.dominated).map((p) => p.trial), [1]);
+  assert.equal(d.slo, null);
+  // Goodput picks F (the most throughput under the SLOs), which has no energy figure: nothing is ringed.
+  assert.equal(analysis(ENERGY_TRIALS).summary.recommendation?.trial, 5);
+  assert.equal(d.points.filter((p) => p.recommended).length, 0);
+});
+
+test('energy trade data: J/token against p99 TTFT, the batch, the SLO-meeting front and the pick by the objective', () => {
+  const d = buildEnergyTradeData(analysis(ENERGY_TRIALS, { objective: 'tokens_per_joule' }));
+  assert.equal(d.withoutEnergy, 1);
+  assert.equal(d.objective, 'tokens_per_joule');
+  assert.deepEqual(d.slo, { key: 'ttft_p99_ms', limitMs: 350 });
+  const by = new Map(d.points.map((p) => [p.trial, p]));
+  assert.deepEqual([...by.keys()], [0, 1, 3, 4]);
+  assert.equal(by.get(4)?.recommended, true, 'tokens_per_joule picks C, the fewest joules under the SLOs');
+  assert.equal(by.get(1)?.meetsSlo, false);
+  assert.equal(by.get(3)?.batch, 32, 'max_num_seqs of the effective configuration');
+  // Among A (100 ms, 0.30), B (200, 0.20), C (300, 0.15) none dominates another; D missed the SLOs.
+  assert.deepEqual(d.front.map((f) => f.ttftMs), [100, 200, 300]);
+  assert.equal(by.get(1)?.onFront, false);
+  const g = buildEnergyTradeData(analysis([EA, ED, EB, EC]));
+  assert.equal(g.points.find((p) => p.recommended)?.trial, 3, 'a goodput study picks B, the most throughput under the SLOs');
+  assert.equal(g.objective, 'goodput');
 });
 
 test('the SLO line takes the p99 key, else the tighter statistic the optimizer checks, else none', () => {

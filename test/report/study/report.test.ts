@@ -43,6 +43,20 @@ test('the study report: every plot drawn, with the expected marks', { timeout: 6
   assert.ok(marks(ttft, 'measured').every((m) => m.includes('max_num_seqs: ') && m.includes('kv_cache_dtype: ')));
   assert.equal(marks(report.svgs.pareto_itl ?? '', 'measured').length, measured.length);
 
+  // The energy axis: every simulated trial carries J/token, so each is a point, and the pick is ringed;
+  // the trade plot has one point per trial, the TTFT SLO line and the pick with its rule's words.
+  assert.ok(measured.every((x) => (x.result?.energy?.energy_per_output_token_j ?? 0) > 0));
+  const energy = report.svgs.pareto_energy ?? '';
+  assert.equal(marks(energy, 'measured').length, measured.length);
+  assert.equal(marks(energy, 'recommended').length, 1);
+  assert.equal(marks(energy, 'slo').length, 0, 'no SLO on the energy axis');
+  assert.match(energy, /joules per output token/);
+  const trade = report.svgs.energy_trade ?? '';
+  assert.equal(marks(trade, 'trials').length, measured.length);
+  assert.equal(marks(trade, 'recommended').length, 1);
+  assert.equal(marks(trade, 'slo').length, 1, 'the TTFT SLO line');
+  assert.match(trade, /picked: most throughput per GPU/);
+
   const history = report.svgs.history ?? '';
   assert.equal(marks(history, 'best_goodput').length, 2, 'the study and its random-search baseline');
   assert.equal(marks(report.svgs.importance ?? '', 'bars').length, Object.keys(a.model.importance).length);
@@ -139,7 +153,7 @@ test('lm-bench report writes report.html and one SVG per plot', { timeout: 60_00
   assert.equal(code, 0);
   const out = JSON.parse(stdout.text()) as { files: string[]; missing: Record<string, string>; recommendation: { trial: number } | null };
   assert.ok(existsSync(join(fx.dir, 'out', 'report.html')));
-  assert.deepEqual(out.files.map((f) => f.slice(join(fx.dir, 'out').length + 1)).sort(), ['history.svg', 'latency_cdf.svg', 'pareto_itl.svg', 'pareto_ttft.svg', 'report.html']);
+  assert.deepEqual(out.files.map((f) => f.slice(join(fx.dir, 'out').length + 1)).sort(), ['energy_trade.svg', 'history.svg', 'latency_cdf.svg', 'pareto_energy.svg', 'pareto_itl.svg', 'pareto_ttft.svg', 'report.html']);
   assert.deepEqual(Object.keys(out.missing).sort(), ['importance', 'parity', 'partial_dependence']);
   assert.match(readFileSync(join(fx.dir, 'out', 'pareto_ttft.svg'), 'utf8'), /^<svg/);
   await assert.rejects(command.run(['--out', 'x', '--db', db], { stdout, stderr, env: {}, cwd: fx.dir }), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));

@@ -1,20 +1,24 @@
-import type { KnobValue, Slo } from '../../../domain/index.js';
+import type { BenchmarkResult, KnobValue, Slo } from '../../../domain/index.js';
+import { assertNever } from '../../../errors.js';
+import type { TargetName } from '../../../model/targets.js';
 import { meetsSlo } from '../../../domain/index.js';
 import { paretoFront } from '../../../optimize/pareto.js';
 import type { StudyAnalysis } from '../types.js';
 
 /**
- * The Pareto plot's data: output throughput per GPU against a p99 latency, one point per measured
- * trial and one per configuration of the surrogate's predicted front (with ±2σ intervals on both axes),
- * each carrying its full effective configuration for the tooltip. Dominance is in the plot's own
- * plane (more throughput, less latency), among the measured points.
+ * The Pareto plot's data: output throughput per GPU against a p99 latency or against joules per output
+ * token (the energy axis), one point per measured trial and one per configuration of the surrogate's
+ * predicted front (with ±2σ intervals on both axes), each carrying its full effective configuration for
+ * the tooltip. Dominance is in the plot's own plane (more throughput, less latency or fewer joules),
+ * among the measured points; on the energy axis, trials whose runs had no power figure are left out.
  */
-export type ParetoMetric = 'ttft' | 'itl';
+export type ParetoMetric = 'ttft' | 'itl' | 'energy';
 
 export interface ParetoPoint {
   readonly kind: 'measured' | 'predicted';
   readonly trial: number | null;
   readonly origin: string;
+  /** The x axis: the p99 latency in ms, or joules per output token on the energy axis (the names stay for the specs). */
   readonly latencyMs: number;
   readonly latencyLowMs: number | null;
   readonly latencyHighMs: number | null;
@@ -43,6 +47,7 @@ export interface ParetoData {
 
 /** The SLO limit drawn on the p99 axis: the p99 key, else the tighter-stat key the optimizer checks against p99. */
 export function sloLine(slo: Slo, metric: ParetoMetric): SloLine | null {
+  if (metric === 'energy') return null;
   for (const stat of ['p99', 'p95', 'p90'] as const) {
     const key = `${metric}_${stat}_ms` as const;
     const v = slo[key];
@@ -51,14 +56,32 @@ export function sloLine(slo: Slo, metric: ParetoMetric): SloLine | null {
   return null;
 }
 
+/** A measured result's figure on the x axis (null: a run without a power figure, on the energy axis). */
+function xOf(r: BenchmarkResult, metric: ParetoMetric): number | null {
+  switch (metric) {
+    case 'ttft':
+      return r.p99_ttft_ms;
+    case 'itl':
+      return r.p99_itl_ms;
+    case 'energy': {
+      const j = r.energy?.energy_per_output_token_j;
+      return typeof j === 'number' && j > 0 ? j : null;
+    }
+    default:
+      return assertNever(metric, 'Pareto metric');
+  }
+}
+
+const PREDICTED_X: Record<ParetoMetric, TargetName> = { ttft: 'ttft_p99_ms', itl: 'itl_p99_ms', energy: 'energy_per_output_token_j' };
+
 export function buildParetoData(a: StudyAnalysis, metric: ParetoMetric): ParetoData {
   const spec = a.study.spec;
   const gpus = spec.hardware.count;
   const recTrial = a.summary.recommendation?.trial ?? null;
-  const measured = a.trials.filter((t) => t.state === 'complete' && t.result !== null);
+  const measured = a.trials.filter((t) => t.state === 'complete' && t.result !== null && xOf(t.result, metric) !== null);
   const plane = measured.map((t) => {
     const r = t.result as NonNullable<typeof t.result>;
-    return [r[`p99_${metric}_ms`], -r.output_throughput / gpus];
+    return [xOf(r, metric) as number, -r.output_throughput / gpus];
   });
   const onFront = new Set(paretoFront(plane));
   const points: ParetoPoint[] = measured.map((t, i) => {
@@ -67,7 +90,7 @@ export function buildParetoData(a: StudyAnalysis, metric: ParetoMetric): ParetoD
       kind: 'measured',
       trial: t.number,
       origin: t.origin,
-      latencyMs: r[`p99_${metric}_ms`],
+      latencyMs: xOf(r, metric) as number,
       latencyLowMs: null,
       latencyHighMs: null,
       throughputPerGpu: r.output_throughput / gpus,
@@ -82,7 +105,7 @@ export function buildParetoData(a: StudyAnalysis, metric: ParetoMetric): ParetoD
   });
   if (a.model.available) {
     for (const c of a.model.predictedFront) {
-      const lat = c.predicted[`${metric}_p99_ms`];
+      const lat = c.predicted[PREDICTED_X[metric]];
       const tp = c.predicted.output_throughput_per_gpu;
       if (lat === undefined || tp === undefined) continue;
       points.push({
