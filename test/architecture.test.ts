@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['domain'],
   ['catalog', 'metrics', 'workload', 'physics', 'diagnose'],
   ['sim', 'loadgen', 'space', 'store', 'cost'],
-  ['model', 'ingest', 'calibration'],
+  ['model', 'ingest', 'calibration', 'export'],
   ['optimize'],
   ['targets', 'workers'],
   ['tune', 'advise'],

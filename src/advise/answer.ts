@@ -1,14 +1,22 @@
 import { deploymentCost, loadPrices, type Prices } from '../cost/prices.js';
 import type { Cost } from '../domain/index.js';
 import type { Catalog } from '../catalog/index.js';
-import type { Objective, Slo, Workload } from '../domain/index.js';
+import type { Objective, ServerConfig, Slo, Workload } from '../domain/index.js';
 import type { ModelInfo } from '../store/store.js';
-import type { Surrogate } from '../model/surrogate.js';
-import { recommend, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
-import type { PriorSimulator } from '../optimize/prior-simulator.js';
+import { modelsTarget, type Surrogate } from '../model/surrogate.js';
+import { DEFAULT_MIN_P_MEETS_SLO, recommend, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
+import { surrogateJudge } from '../optimize/evaluate.js';
+import { DEFAULT_OBJECTIVES, pickRule, studyObjectiveOf } from '../optimize/objectives.js';
+import { DEFAULT_NOISE_REL } from '../optimize/repeats.js';
+import { priorSimulator, type PriorSimulator } from '../optimize/prior-simulator.js';
+import type { Evaluate } from '../optimize/simplify.js';
+import type { FeatureContext } from '../model/features.js';
+import type { TargetValues } from '../model/targets.js';
+import { nearestAnswer, type Nearest } from './nearest.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
+import { explainRecommendation, type Explained } from './explain.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand, type MeasureCommands } from './commands.js';
 
 /**
@@ -42,7 +50,7 @@ export interface AnswerSource {
   readonly simulator: { readonly profile: string; readonly simulated: number; readonly log_sd: Record<string, number> } | null;
 }
 
-export interface Answer extends Recommendation {
+export interface Answer extends Recommendation, Explained {
   /** The saved model that answered; null when the simulator did. */
   readonly model_id: number | null;
   readonly source: AnswerSource;
@@ -55,6 +63,8 @@ export interface Answer extends Recommendation {
   readonly measure_next: MeasureCommands[];
   /** Or queue them all in a study, where they run first. */
   readonly enqueue_command: string | null;
+  /** When nothing meets the SLOs: what comes nearest, and the changes that make one feasible (else null). */
+  readonly nearest: Nearest | null;
   /** What the pick costs: its GPUs by the hour, and per million output tokens at its predicted throughput (null: no pick, or no price). */
   readonly cost?: Cost | null;
 }
@@ -107,7 +117,17 @@ export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | '
   return { ...rec, best: rec.best === null ? null : add(rec.best), precisionKeeping: rec.precisionKeeping === null ? null : add(rec.precisionKeeping), pareto: rec.pareto.map(add) };
 }
 
-export function answerQuestion(opts: { readonly model: AnsweringModel; readonly question: Question; readonly space: SearchSpace; readonly catalog: Catalog; readonly simulator?: PriorSimulator }): Answer {
+/** The simulator of the question's deployment on another GPU count (the default profile). */
+export function defaultSimulatorFor(catalog: Catalog, q: Question): (gpus: number) => PriorSimulator {
+  return (gpus) => priorSimulator(null, catalog, { hardware: { gpu: q.gpu, count: gpus }, model: q.model, workload: q.workload, slo: q.slo });
+}
+
+function judgedSample(space: SearchSpace, context: FeatureContext, q: Question, evaluate: Evaluate): { config: ServerConfig; values: TargetValues }[] {
+  const pool = spaceSource(space, context, q.keepPrecision ? { pins: space.precisionPins() } : {}).sample(2000, createRng(q.seed).fork('nearest'));
+  return evaluate(pool).flatMap((e, i) => (e === null ? [] : [{ config: pool[i] as ServerConfig, values: e.values }]));
+}
+
+export function answerQuestion(opts: { readonly model: AnsweringModel; readonly question: Question; readonly space: SearchSpace; readonly catalog: Catalog; readonly simulator?: PriorSimulator; readonly simulatorFor?: (gpus: number) => PriorSimulator }): Answer {
   const { question: q, space, catalog } = opts;
   const { info, surrogate } = opts.model;
   const model = catalog.model(q.model);
@@ -127,7 +147,21 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     candidates: q.candidates,
     numericsChanges: (c) => space.numericsChanges(c),
   });
-  const rec = withSimulatedDiagnoses(rec0, opts.simulator);
+  const objective = studyObjectiveOf({ objectives: q.objectives ?? DEFAULT_OBJECTIVES });
+  const energyUnknown = objective === 'tokens_per_joule' && !modelsTarget(surrogate, 'energy_per_output_token_j');
+  const judge = surrogateJudge({ surrogate, context, encoder: spaceEncoder(space), slo: q.slo, minPMeetsSlo: DEFAULT_MIN_P_MEETS_SLO, numericsChanges: (c) => space.numericsChanges(c) });
+  // Knobs whose change the surrogate cannot tell from run-to-run noise go back to vLLM's defaults.
+  const explained = explainRecommendation(rec0, { space, context, evaluate: judge.evaluate, describe: judge.describe, rule: pickRule(energyUnknown ? 'goodput' : objective), toleranceRel: DEFAULT_NOISE_REL });
+  const rec = withSimulatedDiagnoses(explained, opts.simulator);
+  const nearest = rec.best !== null ? null : nearestAnswer({
+    question: q,
+    space,
+    catalog,
+    // Nothing qualified: judge a fresh sample of the space by the surrogate's means, to say what comes nearest.
+    judged: judgedSample(space, context, q, judge.evaluate),
+    source: 'predicted',
+    simulatorFor: opts.simulatorFor ?? defaultSimulatorFor(catalog, q),
+  });
   const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
   const study = info.metadata['study'];
   return priceAnswer({
@@ -141,5 +175,6 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     precision_keeping_command: rec.precisionKeeping === null ? null : vllmServeCommand(model, rec.precisionKeeping.config),
     measure_next: measureCommands(deployment, rec.trust.runNext),
     enqueue_command: enqueueCommand(deployment, rec.trust.runNext),
+    nearest,
   }, q, catalog);
 }

@@ -1,17 +1,21 @@
 import type { Catalog } from '../catalog/index.js';
-import type { ServerConfig, StudyObjective } from '../domain/index.js';
+import { meetsSlo, type ServerConfig, type StudyObjective } from '../domain/index.js';
 import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../model/prior.js';
-import type { TargetName } from '../model/targets.js';
+import { targetsOf, type TargetName } from '../model/targets.js';
 import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints, studyObjectiveOf } from '../optimize/objectives.js';
 import type { PriorSimulator } from '../optimize/prior-simulator.js';
-import { vllmConfigYaml, type Interval, type ParetoMember, type RecommendedConfig } from '../optimize/recommend.js';
+import { vllmConfigYaml, type Interval, type ParetoMember, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
+import { simulatorEvaluate } from '../optimize/evaluate.js';
+import { DEFAULT_NOISE_REL } from '../optimize/repeats.js';
+import { explainRecommendation } from './explain.js';
 import { encodedDistance, pMeetsUnderError, simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
-import type { Answer, Question } from './answer.js';
+import { defaultSimulatorFor, type Answer, type Question } from './answer.js';
+import { nearestAnswer } from './nearest.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
 /**
@@ -63,6 +67,8 @@ export interface SimulatedAnswerOptions {
   readonly simulator: PriorSimulator;
   /** Candidates the discrete-event simulator runs (default SIMULATED_TOP). */
   readonly simulateTop?: number;
+  /** The simulator of the deployment on another GPU count (what nothing-fits answers search). */
+  readonly simulatorFor?: (gpus: number) => PriorSimulator;
 }
 
 export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
@@ -123,11 +129,10 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
   const next = measurementsThatMatter(best, ran, constraints, SIMULATOR_LOG_SD[search.rule.target]);
   const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
-  const bestRec = best === null ? null : describe(best);
   const sd = SIMULATOR_LOG_SD;
-  return {
+  const rec0: Recommendation = {
     rule: simulatedRule(SIMULATED_MIN_P_MEETS_SLO, objective),
-    best: bestRec,
+    best: best === null ? null : describe(best),
     precisionKeeping: keeper === null ? null : describe(keeper),
     pareto,
     vllmArgs: best === null ? null : vllmServeArgs(model.hf_name, best.config),
@@ -141,6 +146,31 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
       runNext: next,
     },
     candidatesScored: search.screened,
+  };
+  // Knobs whose change moves the simulated figure less than run-to-run noise go back to vLLM's defaults.
+  const evaluate = simulatorEvaluate(opts.simulator, q.slo, q.gpus);
+  const describeConfig = (config: ServerConfig): RecommendedConfig => {
+    const result = opts.simulator.simulate(config);
+    const values = result === null ? {} : targetsOf(result, q.gpus);
+    return describe({ config, result, values, meetsSlo: result !== null && meetsSlo(q.slo, result), goodputPerGpu: 0, merit: 0, encoded: [] });
+  };
+  const explained = explainRecommendation(rec0, { space, context, evaluate, describe: describeConfig, rule: search.rule, toleranceRel: DEFAULT_NOISE_REL });
+  // The first run to measure is the pick: as the answer states it, the simplified flags.
+  const measured = next.map((c) => (best !== null && c === best.config && explained.best !== null ? explained.best.config : c));
+  const rec = { ...explained, trust: { ...explained.trust, runNext: measured } };
+  const nearest =
+    rec.best !== null
+      ? null
+      : nearestAnswer({
+          question: q,
+          space,
+          catalog,
+          judged: search.simulated.filter((c) => c.result !== null && Object.keys(c.values).length > 0).map((c) => ({ config: c.config, values: c.values })),
+          source: 'simulated',
+          simulatorFor: (gpus) => (gpus === q.gpus ? opts.simulator : (opts.simulatorFor ?? defaultSimulatorFor(catalog, q))(gpus)),
+        });
+  return {
+    ...rec,
     model_id: null,
     source: {
       kind: 'simulator',
@@ -153,10 +183,11 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     slo: q.slo,
     keep_precision: q.keepPrecision,
     history_runs: 0,
-    vllm_command: best === null ? null : vllmServeCommand(model, best.config),
+    vllm_command: rec.best === null ? null : vllmServeCommand(model, rec.best.config),
     precision_keeping_command: keeper === null ? null : vllmServeCommand(model, keeper.config),
-    measure_next: measureCommands(deployment, next),
-    enqueue_command: enqueueCommand(deployment, next),
+    measure_next: measureCommands(deployment, measured),
+    enqueue_command: enqueueCommand(deployment, measured),
+    nearest,
   };
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GpuFile } from '../catalog/gpu-file.js';
-import { Diagnosis, Objective, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
+import { Cost, Diagnosis, Objective, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
 import { RunRecord, SourceFormat } from '../store/store.js';
 
 /**
@@ -61,6 +61,46 @@ const RecommendedConfig = z.object({
   diagnosis: Diagnosis.nullable().optional(),
 });
 const MeasureCommands = z.object({ config: ServerConfig, vllm_serve: z.string(), lm_bench_run: z.string() });
+const KnobValues = z.record(z.string(), z.union([z.number(), z.boolean(), z.string()]));
+const FigureSource = z.enum(['measured', 'predicted', 'simulated']);
+const PickSide = z.object({ changed: KnobValues, figure: z.number().nullable(), meets_slo: z.boolean() });
+/** The pick with every knob whose change does not matter back at vLLM's default (issue 30). */
+const Simplification = z.object({
+  figure: z.string(),
+  tolerance_rel: z.number(),
+  source: FigureSource,
+  before: PickSide,
+  after: PickSide,
+  reverted: z.array(z.object({ knob: z.string(), pick_value: z.union([z.number(), z.boolean(), z.string()]), default_value: z.union([z.number(), z.boolean(), z.string()]).nullable(), figure_change_pct: z.number() })),
+});
+const AttributionStep = z.object({
+  knobs: KnobValues,
+  figure: z.number().nullable(),
+  gain_pct: z.number().nullable(),
+  meets_slo: z.boolean().nullable(),
+  p99_ttft_ms: z.number().nullable(),
+  p99_itl_ms: z.number().nullable(),
+  source: FigureSource.nullable(),
+});
+/** From vLLM's defaults to the pick, one knob a step, each with its gain. */
+const Attribution = z.object({ figure: z.string(), defaults: AttributionStep, steps: z.array(AttributionStep) });
+const SloMiss = z.object({ slo: z.string(), predicted: z.number(), limit: z.number() });
+/** When nothing meets the SLOs: the nearest configurations and the changes that make one meet them. */
+const Nearest = z.object({
+  candidates: z.array(z.object({ config: ServerConfig, values: z.record(z.string(), z.number()), worst_ratio: z.number(), misses: z.array(SloMiss), would_meet: Slo, vllm_command: z.string() })),
+  changes: z.array(
+    z.object({
+      kind: z.enum(['relax_slo', 'add_gpus', 'accept_fp8']),
+      description: z.string(),
+      slo: Slo,
+      gpus: z.int(),
+      config: ServerConfig,
+      vllm_command: z.string(),
+      output_throughput_per_gpu: z.number().nullable(),
+      source: z.enum(['predicted', 'simulated']),
+    }),
+  ),
+});
 export const RecommendationResponse = z.object({
   /** The saved model that answered; null when the simulator answered (no runs of this GPU and model). */
   model_id: z.int().nullable(),
@@ -87,6 +127,12 @@ export const RecommendationResponse = z.object({
   measure_next: z.array(MeasureCommands),
   enqueue_command: z.string().nullable(),
   candidatesScored: z.int(),
+  simplification: Simplification.nullable(),
+  attribution: Attribution.nullable(),
+  /** What the pick's flags mean for some requests (a lowered max_model_len refuses longer ones). */
+  warnings: z.array(z.string()),
+  nearest: Nearest.nullable(),
+  cost: Cost.nullable().optional(),
 });
 
 export const IngestFile = z.strictObject({

@@ -1,0 +1,139 @@
+import { existsSync } from 'node:fs';
+import { relative, resolve } from 'node:path';
+import { defaultCatalog, type Catalog } from '../../catalog/index.js';
+import { LmBenchError } from '../../errors.js';
+import { exportDocuments } from '../../export/documents.js';
+import { gatherRuns, gatherStudy } from '../../export/gather.js';
+import { parseRunFilter, RUN_FILTER_KEYS } from '../../export/run-filter.js';
+import { ExportFormat, type ExportedFile, type ExportItem, type ExportReport, type SkippedTrial } from '../../export/types.js';
+import { writeExport } from '../../export/write.js';
+import { identifyResolvedModel } from '../../store/adopt-model.js';
+import { defaultDbPath, openStore, type RunFilter, type Store } from '../../store/index.js';
+import { parseFlags, requireFlag } from '../args.js';
+import { writeJson, type CliIo, type Command } from '../io.js';
+import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
+
+const usage = `Usage:
+  lm-bench export (--study NAME | --runs FILTER) --format llm-d-br|vllm --out DIR [--db PATH] [--offline] [--json]
+
+Writes what lm-bench measured in the formats other tools read, one file per trial or run:
+  llm-d-br  an llm-d Benchmark Report v0.2 (YAML), valid against llm-d-benchmark's JSON Schema:
+            DIR/benchmark_report_v0.2,_<study>-trial-<n>.yaml or …,_run-<id>.yaml
+  vllm      the JSON \`vllm bench serve --save-result\` writes: DIR/<study>-trial-<n>.json or run-<id>.json,
+            each with <file>.config.yaml (server config, GPU, model, workload: what \`lm-bench ingest\`
+            reads back), and DIR/summary.json listing every record (what \`vllm bench sweep plot\` reads)
+
+  --study NAME     a study's complete trials
+  --runs FILTER    stored runs (ingested ones and trials alike): key=value pairs joined by commas, the
+                   filters of GET /v1/runs — ${RUN_FILTER_KEYS.join(', ')} — e.g.
+                   --runs gpu=H100-SXM,model=llama-3.1-8b,config.max_num_seqs=128; or --runs all
+  --format F       llm-d-br or vllm
+  --out DIR        output folder (created if missing; files of the same name are replaced)
+  --db PATH        history database (default $LMB_DB, else .lm-bench/lm-bench.db); read, never written
+  --offline        never ask the Hugging Face hub when resolving --runs model=… (as HF_HUB_OFFLINE=1)
+  --json           {format, out, files: [{path, format, run_id | study, trial, sidecar}], summary, skipped}
+
+A figure lm-bench does not have (a run ingested from a file that lacked it, latencies of a run with no
+completed request) is left out, never written as 0. Everything is staged and renamed into DIR, so a
+failure leaves DIR as it was.`;
+
+const OPTIONS = {
+  study: { type: 'string' },
+  runs: { type: 'string' },
+  format: { type: 'string' },
+  out: { type: 'string' },
+  db: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean' },
+  ...OFFLINE_FLAG,
+} as const;
+
+const FORMAT_NAMES: Record<ExportFormat, string> = { 'llm-d-br': 'llm-d Benchmark Report v0.2', vllm: '`vllm bench serve` result JSON' };
+
+/** `--runs` → the store's RunFilter, GPU and model names resolved to the history's ids as GET /v1/runs does. */
+interface FilterContext {
+  readonly io: CliIo;
+  readonly store: Store;
+  readonly dbPath: string;
+  readonly catalog: Catalog;
+  readonly offline: boolean | undefined;
+}
+
+async function runFilter(text: string, { io, store, dbPath, catalog, offline }: FilterContext): Promise<RunFilter> {
+  const spec = parseRunFilter(text);
+  const model = spec.model === undefined ? undefined : identifyResolvedModel(store, await resolveModelFlag(spec.model, io, offline), catalog).spec.id;
+  return {
+    ...(model === undefined ? {} : { model }),
+    ...(spec.gpu === undefined ? {} : { gpu: resolveGpuFlag(spec.gpu, io, dbPath).id }),
+    ...(spec.gpus === undefined ? {} : { gpuCount: spec.gpus }),
+    ...(spec.source_format === undefined ? {} : { sourceFormat: spec.source_format }),
+    ...(spec.config === undefined ? {} : { config: spec.config as NonNullable<RunFilter['config']> }),
+  };
+}
+
+async function run(argv: readonly string[], io: CliIo): Promise<number> {
+  const { values } = parseFlags(argv, OPTIONS);
+  if (values.help === true) {
+    io.stdout.write(`${usage}\n`);
+    return 0;
+  }
+  if ((values.study === undefined) === (values.runs === undefined)) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'give one of --study NAME or --runs FILTER', { details: { field: 'study' } });
+  }
+  const format = ExportFormat.safeParse(requireFlag(values.format, 'format'));
+  if (!format.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--format must be one of ${ExportFormat.options.join(', ')}, got "${values.format}"`, { details: { field: 'format' } });
+  const out = resolve(io.cwd, requireFlag(values.out, 'out'));
+  // The filter's syntax is checked before the history is opened: a typo costs nothing.
+  if (values.runs !== undefined) parseRunFilter(values.runs);
+  const dbPath = values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db);
+  if (!existsSync(dbPath)) throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no history database at ${dbPath} (give --db PATH or set LMB_DB)`, { details: { field: 'db', value: dbPath } });
+
+  const catalog = defaultCatalog();
+  // Read-only: exporting never writes the history. openStore registers its stored models and GPUs.
+  const store = openStore(dbPath, { readonly: true });
+  let items: ExportItem[];
+  let skipped: SkippedTrial[] = [];
+  try {
+    if (values.study !== undefined) {
+      const gathered = gatherStudy(store, catalog, values.study);
+      items = gathered.items;
+      skipped = gathered.skipped;
+      if (items.length === 0) throw new LmBenchError('LMB_ERR_NOT_FOUND', `study "${gathered.study.spec.name}" has no complete trial to export (${skipped.length} trial(s), none measured)`, { details: { field: 'study' } });
+    } else {
+      const text = values.runs as string;
+      items = gatherRuns(store, catalog, await runFilter(text, { io, store, dbPath, catalog, offline: values.offline }));
+      if (items.length === 0) throw new LmBenchError('LMB_ERR_NOT_FOUND', `no stored run matches --runs ${text}`, { details: { field: 'runs' } });
+    }
+  } finally {
+    store.close();
+  }
+
+  const written = writeExport(out, exportDocuments(items, format.data));
+  const files: ExportedFile[] = written.documents.map((w) => {
+    const s = w.document.subject;
+    return {
+      path: w.path,
+      format: format.data,
+      ...(s.kind === 'run' ? { run_id: s.run_id } : { study: s.study, trial: s.trial }),
+      ...(w.sidecarPath === null ? {} : { sidecar: w.sidecarPath }),
+    };
+  });
+  const report: ExportReport = { format: format.data, out, files, summary: written.summaryPath, skipped };
+  if (values.json === true) writeJson(io, report);
+  else io.stdout.write(formatReport(report, io.cwd));
+  return 0;
+}
+
+export function formatReport(r: ExportReport, cwd: string): string {
+  const rel = (p: string): string => {
+    const x = relative(cwd, p);
+    return x.startsWith('..') ? p : x;
+  };
+  const lines = [`${r.files.length} file(s) as ${FORMAT_NAMES[r.format]} in ${rel(r.out)}:`];
+  for (const f of r.files) lines.push(`  ${rel(f.path)}${f.sidecar === undefined ? '' : ` (+ ${rel(f.sidecar)})`}`);
+  if (r.summary !== null) lines.push(`  ${rel(r.summary)} (every record, for vllm bench sweep plot)`);
+  for (const s of r.skipped) lines.push(`  skipped trial ${s.trial} (${s.state}): ${s.reason}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export const command: Command = { name: 'export', summary: "write a study's trials or stored runs as llm-d Benchmark Report v0.2 or `vllm bench serve` JSON", usage, run };

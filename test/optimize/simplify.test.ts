@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import type { ServerConfig } from '../../src/domain/index.js';
+import { pickRule } from '../../src/optimize/objectives.js';
+import { attributePath, changedKnobs, simplifyPick, type Evaluate } from '../../src/optimize/simplify.js';
+
+// A world where two knobs carry the gain and two are noise: fp8 weights +40%, a bigger batch +15%,
+// block size and memory fraction ±1%. Its figures are exact, so every expectation is worked by hand.
+const defaults: ServerConfig = { max_num_seqs: 256, quantization: 'none', block_size: 16, gpu_memory_utilization: 0.9 };
+const pick: ServerConfig = { max_num_seqs: 1024, quantization: 'fp8', block_size: 128, gpu_memory_utilization: 0.76 };
+
+function world(opts: { ttftLimitMs?: number } = {}): { evaluate: Evaluate; calls: () => number } {
+  let calls = 0;
+  const evaluate: Evaluate = (configs) =>
+    configs.map((c) => {
+      calls += 1;
+      const tput = 1000 * (c.quantization === 'fp8' ? 1.4 : 1) * (c.max_num_seqs === 1024 ? 1.15 : 1) * (c.block_size === 128 ? 1.01 : 1) * (c.gpu_memory_utilization === 0.76 ? 0.995 : 1);
+      // The batch costs latency: 1024 sequences wait longer for their first token.
+      const ttft = c.max_num_seqs === 1024 ? 300 : 200;
+      return { values: { output_throughput_per_gpu: tput, ttft_p99_ms: ttft }, meetsSlo: ttft <= (opts.ttftLimitMs ?? 1000), source: 'predicted' as const };
+    });
+  return { evaluate, calls: () => calls };
+}
+const normalize = (c: ServerConfig): ServerConfig => ({ ...defaults, ...c });
+const rule = pickRule('goodput');
+
+test('knobs whose change is within the tolerance go back to vLLM’s defaults; those that carry the gain stay', () => {
+  const w = world();
+  const s = simplifyPick({ pick, defaults, rule, toleranceRel: 0.03, evaluate: w.evaluate, normalize });
+  assert.ok(s !== null);
+  assert.deepEqual([...s.changed].sort(), ['max_num_seqs', 'quantization']);
+  assert.deepEqual(s.reverted.map((r) => r.knob).sort(), ['block_size', 'gpu_memory_utilization']);
+  // Together the reverts cost no more than the tolerance against the original pick.
+  const before = s.pick_evaluation.values.output_throughput_per_gpu ?? 0;
+  const after = s.evaluation.values.output_throughput_per_gpu ?? 0;
+  assert.ok(after >= before * 0.97 && after < before, `${after} against ${before}`);
+  assert.ok(Math.abs(after - 1000 * 1.4 * 1.15) < 1e-9);
+  // 2n judgements at most (the pick, each knob alone, then each kept revert together): not n².
+  assert.ok(w.calls() <= 1 + 2 * 4, `${w.calls()} evaluations`);
+});
+
+test('a tolerance of zero keeps every knob that gains anything; a revert that breaks an SLO is never taken', () => {
+  const strict = simplifyPick({ pick, defaults, rule, toleranceRel: 0, evaluate: world().evaluate, normalize });
+  assert.deepEqual(strict?.reverted.map((r) => r.knob), ['gpu_memory_utilization'], 'only the knob that costs throughput goes back');
+  // With a TTFT limit of 250 ms the pick itself misses, so there is nothing to simplify against.
+  const missing = simplifyPick({ pick, defaults, rule, toleranceRel: 0.5, evaluate: world({ ttftLimitMs: 250 }).evaluate, normalize });
+  assert.deepEqual(missing?.reverted, []);
+  // A knob the caller keeps is never reverted.
+  const kept = simplifyPick({ pick, defaults, rule, toleranceRel: 0.03, evaluate: world().evaluate, normalize, keep: ['block_size'] });
+  assert.ok(kept?.changed.includes('block_size'));
+});
+
+test('the path from the defaults takes the biggest gain first, and its steps multiply to the whole gain', () => {
+  const target: ServerConfig = { ...defaults, max_num_seqs: 1024, quantization: 'fp8' };
+  const a = attributePath({ target, defaults, rule, evaluate: world().evaluate, normalize });
+  assert.equal(a.defaults.figure, 1000);
+  assert.deepEqual(a.steps.map((s) => Object.keys(s.knobs)), [['quantization'], ['max_num_seqs']]);
+  assert.ok(Math.abs((a.steps[0]?.gain_pct ?? 0) - 40) < 1e-9);
+  assert.ok(Math.abs((a.steps[1]?.gain_pct ?? 0) - 15) < 1e-9);
+  assert.equal(a.steps[1]?.p99_ttft_ms, 300);
+  assert.equal(a.steps.at(-1)?.figure, 1000 * 1.4 * 1.15);
+});
+
+test('knobs the rules only accept together are one step', () => {
+  const target: ServerConfig = { ...defaults, max_num_seqs: 1024, quantization: 'fp8', block_size: 128 };
+  // A rule: a batch of 1024 needs block size 128 (and the other way round).
+  const bound = (c: ServerConfig): ServerConfig | null => {
+    const full = normalize(c);
+    return (full.max_num_seqs === 1024) === (full.block_size === 128) ? full : null;
+  };
+  const a = attributePath({ target, defaults, rule, evaluate: world().evaluate, normalize: bound });
+  assert.deepEqual(a.steps.map((s) => Object.keys(s.knobs).sort()), [['quantization'], ['block_size', 'max_num_seqs']]);
+});
+
+test('changed knobs keep the config’s own order and ignore knobs it leaves unset', () => {
+  assert.deepEqual(changedKnobs({ quantization: 'fp8', block_size: 16, max_num_seqs: 8 }, defaults), ['quantization', 'max_num_seqs']);
+  assert.deepEqual(changedKnobs({}, defaults), []);
+});
