@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/index.js';
-import { formatSloString, type KnobValue, type Objective, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
+import { formatSloString, type Objective, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
 import type { FeatureContext } from '../model/features.js';
-import { changedKnobs } from '../optimize/simplify.js';
+import { effectiveFlags, spaceJudges } from '../optimize/simplify.js';
 import type { TargetValues } from '../model/targets.js';
 import { nearestMisses, type NearMiss } from '../optimize/nearest.js';
 import { DEFAULT_OBJECTIVES, studyObjectiveOf } from '../optimize/objectives.js';
@@ -75,8 +75,7 @@ const pct = (from: number, to: number): string => `+${Math.round((to / from - 1)
 /** The best simulated configuration meeting the SLOs on `gpus` GPUs (precision pinned or not), or null. */
 /** A config as the flags it changes from vLLM's defaults on `gpus` GPUs (what a command line needs). */
 function flagsOnly(opts: NearestOptions, config: ServerConfig, gpus: number): ServerConfig {
-  const defaults = opts.space.defaultsFor(contextOn(opts, gpus));
-  return Object.fromEntries(changedKnobs(config, defaults).map((k) => [k, (config as Record<string, KnobValue>)[k] as KnobValue]));
+  return effectiveFlags(config, spaceJudges(opts.space, contextOn(opts, gpus)).resolve);
 }
 
 function contextOn(opts: NearestOptions, gpus: number): FeatureContext {

@@ -51,6 +51,8 @@ const Z2 = 2;
 /** A configuration whose P(meets the SLOs) is below this is one a measurement could settle either way. */
 const UNSURE_BELOW = 0.8;
 const TIE = 0.01;
+/** How much of the pick's P(meets the SLOs) a simplification may give up. */
+const KEEP_MARGIN_P = 0.05;
 
 function intervalOf(value: number, t: TargetName): Interval {
   const sd = SIMULATOR_LOG_SD[t];
@@ -148,13 +150,24 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     candidatesScored: search.screened,
   };
   // Knobs whose change moves the simulated figure less than run-to-run noise go back to vLLM's defaults.
-  const evaluate = simulatorEvaluate(opts.simulator, q.slo, q.gpus);
+  // A revert may cost the pick a little of its P(meets the SLOs) under the simulator's error, not more.
+  const cache = new Map<string, ReturnType<PriorSimulator['simulate']>>();
+  const simulator: PriorSimulator = {
+    ...opts.simulator,
+    simulate: (c) => {
+      const key = JSON.stringify(c);
+      if (!cache.has(key)) cache.set(key, opts.simulator.simulate(c));
+      return cache.get(key) ?? null;
+    },
+  };
+  const evaluate = simulatorEvaluate(simulator, q.slo, q.gpus, Math.max(SIMULATED_MIN_P_MEETS_SLO, (bestRecP ?? 0) - KEEP_MARGIN_P));
+  const evaluatePath = simulatorEvaluate(simulator, q.slo, q.gpus, SIMULATED_MIN_P_MEETS_SLO);
   const describeConfig = (config: ServerConfig): RecommendedConfig => {
-    const result = opts.simulator.simulate(config);
+    const result = simulator.simulate(config);
     const values = result === null ? {} : targetsOf(result, q.gpus);
     return describe({ config, result, values, meetsSlo: result !== null && meetsSlo(q.slo, result), goodputPerGpu: 0, merit: 0, encoded: [] });
   };
-  const explained = explainRecommendation(rec0, { space, context, evaluate, describe: describeConfig, rule: search.rule, toleranceRel: DEFAULT_NOISE_REL });
+  const explained = explainRecommendation(rec0, { space, context, evaluate, evaluatePath, describe: describeConfig, rule: search.rule, toleranceRel: DEFAULT_NOISE_REL });
   // The first run to measure is the pick: as the answer states it, the simplified flags.
   const measured = next.map((c) => (best !== null && c === best.config && explained.best !== null ? explained.best.config : c));
   const rec = { ...explained, trust: { ...explained.trust, runNext: measured } };

@@ -1,4 +1,5 @@
 import { formatSloString } from '../domain/index.js';
+import { explanationLines } from '../optimize/simplify-text.js';
 import type { Interval, RecommendedConfig } from '../optimize/recommend.js';
 import { bottleneckLabel, hasBottleneck, knobText } from '../diagnose/text.js';
 import type { Answer } from './answer.js';
@@ -47,7 +48,7 @@ export function formatAnswer(a: Answer): string {
       const perM = a.cost.usd_per_million_output_tokens === null ? '' : `, $${a.cost.usd_per_million_output_tokens.toFixed(3)} per million output tokens at its predicted throughput`;
       lines.push(`  cost: $${a.cost.usd_per_hour.toFixed(2)}/h${perM} (${a.cost.price_source})`);
     }
-    lines.push(...explainLines(a));
+    lines.push(...explanationLines(a));
     lines.push('', '  # vllm serve --config config.yaml', ...(a.vllmConfigYaml ?? '').trimEnd().split('\n').map((l) => `  ${l}`));
     if (a.precisionKeeping !== null) {
       lines.push('', ...block('Best that keeps the checkpoint’s precision (no fp8 weights or KV cache)', a.precisionKeeping, a.precision_keeping_command));
@@ -81,37 +82,6 @@ export function formatAnswer(a: Answer): string {
   }
   lines.push('', `(${a.candidatesScored} candidates scored${a.source.kind === 'simulator' ? `, ${a.source.simulator?.simulated ?? 0} simulated` : ''})`);
   return lines.join('\n');
-}
-
-const FIGURE_WORDS: Record<string, string> = { output_throughput_per_gpu: 'tok/s/GPU', energy_per_output_token_j: 'J/token' };
-const flagsOf = (changed: Readonly<Record<string, unknown>>): string => Object.entries(changed).map(([k, v]) => `--${k.replaceAll('_', '-')} ${String(v)}`).join(' ') || '(vLLM defaults)';
-const figText = (f: number | null, unit: string): string => (f === null ? '–' : `${fmt(f)} ${unit}`);
-
-/** The simplified pick against the search's, and the path from vLLM's defaults to it. */
-function explainLines(a: Answer): string[] {
-  const out: string[] = [];
-  const s = a.simplification;
-  if (s !== null) {
-    const unit = FIGURE_WORDS[s.figure] ?? s.figure;
-    const label = s.source === 'simulated' ? 'simulated' : s.source === 'measured' ? 'measured' : 'predicted';
-    if (s.reverted.length > 0) {
-      out.push(
-        '',
-        `Simplified: ${s.reverted.length} of the search's ${Object.keys(s.before.changed).length} changed flags made no difference beyond ±${(s.tolerance_rel * 100).toFixed(0)}% (${label}) and are back at vLLM's defaults:`,
-        `  search's pick  ${figText(s.before.figure, unit).padStart(14)}  ${flagsOf(s.before.changed)}`,
-        `  simplified     ${figText(s.after.figure, unit).padStart(14)}  ${flagsOf(s.after.changed)}`,
-      );
-    } else out.push('', `Every flag the pick changes matters (each alone back at its default costs more than ±${(s.tolerance_rel * 100).toFixed(0)}%, ${label}).`);
-  }
-  const at = a.attribution;
-  if (at !== null && at.steps.length > 0) {
-    const unit = FIGURE_WORDS[at.figure] ?? at.figure;
-    const row = (name: string, st: (typeof at.steps)[number]): string =>
-      `  ${name.padEnd(40)} ${figText(st.figure, unit).padStart(14)}  ${st.gain_pct === null ? '       ' : `${st.gain_pct >= 0 ? '+' : ''}${st.gain_pct.toFixed(1)}%`.padStart(7)}  p99 TTFT ${st.p99_ttft_ms === null ? '–' : fmt(st.p99_ttft_ms)} ms, ITL ${st.p99_itl_ms === null ? '–' : fmt(st.p99_itl_ms)} ms${st.meets_slo === false ? ', misses the SLOs' : st.meets_slo === null ? ', does not start' : ''} (${st.source ?? '–'})`;
-    out.push('', 'Why each flag (from vLLM\'s defaults, one flag a step, the biggest gain first):', row('vLLM defaults', at.defaults), ...at.steps.map((st) => row(`+ ${flagsOf(st.knobs)}`, st)));
-  }
-  for (const w of a.warnings) out.push('', `Warning: ${w}`);
-  return out;
 }
 
 /** What comes nearest when nothing meets the SLOs, and what would make one meet them. */

@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/index.js';
 import { LmBenchError, isLmBenchError } from '../errors.js';
-import { contentHash, parseFile, parseSidecar, resolveRun, type IngestContext } from '../ingest/index.js';
+import { contentHash, parseFile, parseSidecar, resolveRun, storedRuns, type IngestContext, type StoredRun } from '../ingest/index.js';
 import type { NewRun, SourceFormat, Store } from '../store/store.js';
 import type { IngestRequest } from './schemas.js';
 
@@ -12,7 +12,7 @@ import type { IngestRequest } from './schemas.js';
 export interface IngestReply {
   readonly accepted: number;
   readonly skipped: number;
-  readonly files: { name: string; format: SourceFormat | null; runs: number; accepted: number; skipped: number; run_ids: number[]; warnings: string[] }[];
+  readonly files: { name: string; format: SourceFormat | null; runs: number; accepted: number; skipped: number; run_ids: number[]; stored: StoredRun[]; warnings: string[] }[];
 }
 
 function bytesOf(content: IngestRequest['files'][number]['content']): Uint8Array {
@@ -55,7 +55,8 @@ export function ingestBody(store: Store, catalog: Catalog, body: IngestRequest):
     const mine = ids.slice(k, k + p.rows.length);
     k += p.rows.length;
     const runIds = mine.filter((id): id is number => id !== 'duplicate');
-    return { name: p.name, format: p.format, runs: mine.length, accepted: runIds.length, skipped: mine.length - runIds.length, run_ids: runIds, warnings: p.warnings };
+    const stored = storedRuns(store, p.rows, mine, p.format);
+    return { name: p.name, format: p.format, runs: mine.length, accepted: runIds.length, skipped: mine.length - runIds.length, run_ids: runIds, stored, warnings: p.warnings };
   });
   return { accepted: files.reduce((s, f) => s + f.accepted, 0), skipped: files.reduce((s, f) => s + f.skipped, 0), files };
 }

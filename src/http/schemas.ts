@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { GpuFile } from '../catalog/gpu-file.js';
 import { Cost, Diagnosis, Objective, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
 import { RunRecord, SourceFormat } from '../store/store.js';
+import { StoredRun } from '../ingest/stored.js';
 
 /**
  * Request and response shapes of the v1 API, composed from the domain schemas (no new shapes for
@@ -156,7 +157,9 @@ export type IngestRequest = z.infer<typeof IngestRequest>;
 export const IngestResponse = z.object({
   accepted: z.int(),
   skipped: z.int(),
-  files: z.array(z.object({ name: z.string(), format: SourceFormat.nullable(), runs: z.int(), accepted: z.int(), skipped: z.int(), run_ids: z.array(z.int()), warnings: z.array(z.string()) })),
+  files: z.array(
+    z.object({ name: z.string(), format: SourceFormat.nullable(), runs: z.int(), accepted: z.int(), skipped: z.int(), run_ids: z.array(z.int()), stored: z.array(StoredRun), warnings: z.array(z.string()) }),
+  ),
 });
 
 export const RunsQuery = z.strictObject({

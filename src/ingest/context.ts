@@ -108,6 +108,8 @@ export function resolveRun(input: ResolveInput): NewRun {
     `${where}model "${modelName}" is not in data/models.yaml; pass --model with a known name`,
   );
 
+  overrideWarning(catalog, model, context.model !== undefined ? '--model' : sidecar?.model !== undefined ? 'the sidecar' : null, hints.model, warnings);
+
   const needed = (serverConfig.tensor_parallel_size ?? 1) * (serverConfig.data_parallel_size ?? 1);
   const count = context.gpus ?? sidecar?.gpus ?? hints.gpuCount ?? needed;
   if (count < needed) {
@@ -128,6 +130,20 @@ export function resolveRun(input: ResolveInput): NewRun {
     contentHash: input.contentHash,
     meta,
   };
+}
+
+/**
+ * The file names a model and a flag or sidecar replaced it: say so (once per file), since a run stored
+ * under another model than the one it measured teaches the wrong model. Silent when both name the
+ * same catalog model (an alias or the Hugging Face name of it).
+ */
+function overrideWarning(catalog: Catalog, model: string, source: string | null, fileModel: string | undefined, warnings: string[]): void {
+  if (source === null || fileModel === undefined) return;
+  const base = fileModel.split('/').pop() ?? fileModel;
+  const fileId = tryModel(catalog, fileModel) ? catalog.model(fileModel).id : tryModel(catalog, base) ? catalog.model(base).id : null;
+  if (fileId === model) return;
+  const msg = `${source} overrides the file's model "${fileModel}": runs stored as ${model}`;
+  if (!warnings.includes(msg)) warnings.push(msg);
 }
 
 function tryModel(catalog: Catalog, name: string): boolean {

@@ -1,8 +1,9 @@
 import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, extname, join, resolve } from 'node:path';
 import { LmBenchError } from '../errors.js';
 import type { Store } from '../store/index.js';
 import { parseSidecar, type SidecarInfo } from './context.js';
+import type { PassedOver } from './parsed.js';
 import { DEFAULT_MAX_FILE_BYTES, ingestOne, rejectedReport, summarize, type FileReport, type IngestOptions, type IngestSummary } from './ingest.js';
 
 /**
@@ -10,19 +11,30 @@ import { DEFAULT_MAX_FILE_BYTES, ingestOne, rejectedReport, summarize, type File
  * bytes to the pure core (ingest.ts). Everything else in src/ingest/ is free of I/O.
  */
 
-/** Companion files a directory walk passes over (named explicitly, they are still ingested). */
-const COMPANIONS = [
-  /^summary\.json$/, // vllm bench sweep: the list of its run=N.json files
-  /^warmup\.json$/, // vllm bench sweep warm-up run
-  /\.failure\.json$/, // vllm bench sweep failure record
-  /\.pytorch\.json$/, // vllm bench serve companion (SAVE_TO_PYTORCH_BENCHMARK_FORMAT)
-  /^inputs\.json$/, // genai-perf inputs
-  /^profile_export\.json$/, // genai-perf raw perf_analyzer trace
-  /^checkpoint\.json$/, // genai-perf analyze resume file
-  /^package(-lock)?\.json$/,
-  /^tsconfig\.json$/,
+/**
+ * Files a directory walk passes over, each with the reason it gives (named explicitly, a file is still
+ * read). Companions hold data about a run that a result file beside them already has, or no run at all.
+ */
+const COMPANIONS: readonly (readonly [RegExp, string])[] = [
+  [/^summary\.(json|csv)$/, 'vllm bench sweep summary (the run=N.json files hold the same runs)'],
+  [/^warmup\.json$/, 'vllm bench sweep warm-up run (not a measurement)'],
+  [/\.failure\.json$/, 'vllm bench sweep failure record'],
+  [/\.pytorch\.json$/, 'vllm bench serve companion (PyTorch benchmark format)'],
+  [/^inputs\.json$/, 'genai-perf/AIPerf request inputs, not results'],
+  [/^profile_export\.jsonl?$/, 'per-request records of genai-perf/AIPerf (the profile_export_*.json summary is read)'],
+  [/^checkpoint\.json$/, 'genai-perf analyze resume file'],
+  [/^(server_metrics_export|gpu_telemetry_export)/, 'AIPerf server or GPU telemetry export, not request results'],
+  [/_aiperf_(aggregate|collated|timeslices|steady_state|energy_efficiency)\./, 'AIPerf multi-run or windowed aggregate (the per-run export is read)'],
+  [/_prometheus_metrics\.json$/, 'inference-perf server Prometheus metrics, not request results'],
+  [/^per_(request|session)_lifecycle_metrics\.json$/, 'inference-perf per-request records (the summary and stage reports are read)'],
+  [/session_lifecycle_metrics\.json$/, 'inference-perf session summary (the request summary is read)'],
+  [/\.config\.ya?ml$/, 'a sidecar: the context of its result file, not a result'],
+  [/^lm-bench\.config\.ya?ml$/, 'the folder sidecar: context, not a result'],
+  [/^config\.ya?ml$/, 'a tool run configuration (inference-perf, GuideLLM, …), not results'],
+  [/^package(-lock)?\.json$/, 'not a benchmark file'],
+  [/^tsconfig\.json$/, 'not a benchmark file'],
 ];
-const INGESTIBLE = /\.(json|jsonl)$/i;
+const INGESTIBLE = /\.(json|jsonl|ya?ml|csv)$/i;
 export const DIR_SIDECAR = 'lm-bench.config.yaml';
 
 interface Target {
@@ -31,24 +43,46 @@ interface Target {
   readonly root: string | null;
 }
 
-/** Paths → files to ingest (directories walked recursively, in sorted order) and files passed over. */
-export function expandPaths(paths: readonly string[], cwd: string): { targets: Target[]; ignored: string[]; missing: string[]; empty: string[] } {
+/**
+ * Paths → files to ingest (directories walked recursively, in sorted order) and files passed over
+ * with the reason: companions, sidecars, tool configs, a CSV or YAML export beside the JSON export of
+ * the same run (stored once, from the JSON, which carries the model and load settings the CSV lacks),
+ * and files of other kinds.
+ */
+export function expandPaths(paths: readonly string[], cwd: string): { targets: Target[]; ignored: string[]; passedOver: PassedOver[]; missing: string[]; empty: string[] } {
   const targets: Target[] = [];
+  const passedOver: PassedOver[] = [];
   const ignored: string[] = [];
   const missing: string[] = [];
   /** Directories named explicitly that hold nothing to ingest. */
   const empty: string[] = [];
   const walk = (dir: string, root: string): void => {
-    for (const name of readdirSync(dir).sort()) {
+    const names = readdirSync(dir).sort();
+    const jsonStems = new Set(names.filter((n) => /\.json$/i.test(n)).map((n) => n.replace(/\.json$/i, '')));
+    for (const name of names) {
       if (name.startsWith('.')) continue;
       const p = join(dir, name);
       const st = statSync(p);
       if (st.isDirectory()) {
         if (name !== 'node_modules') walk(p, root);
-      } else if (INGESTIBLE.test(name)) {
-        if (COMPANIONS.some((re) => re.test(name))) ignored.push(p);
-        else targets.push({ path: p, root });
+        continue;
       }
+      if (!INGESTIBLE.test(name)) {
+        passedOver.push({ path: p, reason: `not a result format lm-bench reads (${extname(name) || 'no extension'})` });
+        continue;
+      }
+      const companion = COMPANIONS.find(([re]) => re.test(name));
+      const stem = name.replace(/\.(csv|ya?ml)$/i, '');
+      const reason =
+        companion?.[1] ??
+        (stem !== name && jsonStems.has(stem) ? `the same results as ${stem}.json beside it, which is read` : undefined) ??
+        // inference-perf's summary pools every stage (each at its own rate): the stage reports are the runs.
+        (name === 'summary_lifecycle_metrics.json' && names.some((n) => /^stage_\d+_lifecycle_metrics\.json$/.test(n)) ? 'inference-perf summary of the stage reports beside it, which are read (one run per rate)' : undefined);
+      if (reason !== undefined) {
+        passedOver.push({ path: p, reason });
+        // `ignored` keeps its meaning from before YAML and CSV were read: JSON companions only.
+        if (/\.jsonl?$/i.test(name)) ignored.push(p);
+      } else targets.push({ path: p, root });
     }
   };
   for (const raw of paths) {
@@ -63,7 +97,7 @@ export function expandPaths(paths: readonly string[], cwd: string): { targets: T
       if (targets.length === before) empty.push(p);
     } else targets.push({ path: p, root: null });
   }
-  return { targets, ignored, missing, empty };
+  return { targets, ignored, passedOver, missing, empty };
 }
 
 /**
@@ -71,12 +105,15 @@ export function expandPaths(paths: readonly string[], cwd: string): { targets: T
  * with LMB_ERR_FILE_NOT_FOUND; the summary lists what was accepted, skipped and rejected.
  */
 export function ingestFiles(store: Store, paths: readonly string[], options: IngestOptions & { readonly cwd?: string } = {}): IngestSummary {
-  const { targets, ignored, missing, empty } = expandPaths(paths, options.cwd ?? process.cwd());
+  const { targets, ignored, passedOver, missing, empty } = expandPaths(paths, options.cwd ?? process.cwd());
   const reports: FileReport[] = [
     ...missing.map((p) => rejectedReport(p, new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no such file or directory: ${p}`))),
     ...empty.map((p) => {
-      const passed = ignored.filter((f) => f.startsWith(`${p}/`)).map((f) => basename(f));
-      return rejectedReport(p, new LmBenchError('LMB_ERR_INGEST_UNKNOWN_FORMAT', `${p}: no *.json or *.jsonl result files in this directory${passed.length > 0 ? ` (passed over as companions: ${passed.join(', ')})` : ''}`));
+      const passed = passedOver.filter((f) => f.path.startsWith(`${p}/`)).map((f) => `${basename(f.path)}: ${f.reason}`);
+      return rejectedReport(
+        p,
+        new LmBenchError('LMB_ERR_INGEST_UNKNOWN_FORMAT', `${p}: no result files (*.json, *.jsonl, *.yaml, *.csv) in this directory${passed.length > 0 ? `; passed over: ${passed.slice(0, 5).join('; ')}${passed.length > 5 ? `; and ${passed.length - 5} more` : ''}` : ''}`),
+      );
     }),
   ];
   const max = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
@@ -92,7 +129,7 @@ export function ingestFiles(store: Store, paths: readonly string[], options: Ing
     reports.push(report);
     options.onFile?.(report, i);
   }
-  return summarize(reports, ignored);
+  return summarize(reports, ignored, passedOver);
 }
 
 /** `<file>.config.yaml`, else the nearest `lm-bench.config.yaml` between the file and the walk's root. */

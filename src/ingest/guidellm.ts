@@ -119,11 +119,11 @@ function parseBenchmark(top: Record<string, unknown>, raw: unknown, label: strin
   const duration = b.duration ?? (b.start_time !== undefined && b.end_time !== undefined ? b.end_time - b.start_time : undefined);
   put(d, 'duration', duration);
   if (b.start_time !== undefined) d.lmb = { start_epoch_ms: b.start_time * 1000 };
-  put(d, 'request_throughput', m.requests_per_second.successful.mean);
-  put(d, 'output_throughput', m.output_tokens_per_second.successful.mean);
-  put(d, 'total_token_throughput', m.tokens_per_second?.successful.mean);
-  put(d, 'total_input_tokens', tokenTotal(m.prompt_token_count?.successful));
-  put(d, 'total_output_tokens', tokenTotal(m.output_token_count?.successful));
+  const inTokens = tokenTotal(m.prompt_token_count?.successful);
+  const outTokens = tokenTotal(m.output_token_count?.successful);
+  put(d, 'total_input_tokens', inTokens);
+  put(d, 'total_output_tokens', outTokens);
+  throughputs(d, m, { successful: totals?.successful, duration, inTokens, outTokens });
   put(d, 'max_concurrent_requests', m.request_concurrency?.successful.max);
   strategy(d, b.config?.strategy ?? b.args?.strategy);
 
@@ -137,6 +137,32 @@ function parseBenchmark(top: Record<string, unknown>, raw: unknown, label: strin
   d.notes.push('itl unavailable: GuideLLM does not record vLLM\'s pooled inter-chunk gaps');
   const { result, meta } = buildResult(d);
   return { label, record: raw, result, meta, hints: model === undefined ? {} : { model } };
+}
+
+/**
+ * Throughputs as vLLM defines them, over the benchmark's duration: successful requests / duration and
+ * token totals / duration. GuideLLM's `requests_per_second` and `*_tokens_per_second` are
+ * distributions of instantaneous rates over time; their means are not the measured rate (a run with
+ * 29 requests in 180 s has a rate-distribution mean of 0.120 where 29/180 = 0.161), so they are used
+ * only when the count or the duration is missing, and noted.
+ */
+interface Measured {
+  readonly successful: number | undefined;
+  readonly duration: number | undefined;
+  readonly inTokens: number | undefined;
+  readonly outTokens: number | undefined;
+}
+
+function throughputs(d: Draft, m: z.infer<typeof Benchmark>['metrics'], { successful, duration, inTokens, outTokens }: Measured): void {
+  const perS = (x: number | undefined): number | undefined => (x === undefined || duration === undefined || duration <= 0 ? undefined : x / duration);
+  const req = perS(successful);
+  const out = perS(outTokens);
+  const total = inTokens !== undefined && outTokens !== undefined ? perS(inTokens + outTokens) : undefined;
+  put(d, 'request_throughput', req ?? m.requests_per_second.successful.mean);
+  put(d, 'output_throughput', out ?? m.output_tokens_per_second.successful.mean);
+  put(d, 'total_token_throughput', total ?? m.tokens_per_second?.successful.mean);
+  if (req !== undefined) d.notes.push('request_throughput = successful / duration, output and total token throughput = token totals / duration (vLLM\'s definitions; GuideLLM\'s rate-distribution means are not the measured rate)');
+  else d.notes.push('request_throughput and token throughputs are GuideLLM\'s rate-distribution means: the report lacks the request count or the duration');
 }
 
 /** vLLM-style stats from the per-request records, when the report kept all successful requests. */

@@ -4,7 +4,9 @@ import { isLmBenchError, type ErrorCode } from '../errors.js';
 import type { NewRun, SourceFormat, Store } from '../store/index.js';
 import { parseSidecar, resolveRun, type IngestContext, type SidecarInfo } from './context.js';
 import { rejected } from './json-text.js';
+import type { PassedOver } from './parsed.js';
 import { parseFile } from './parse-file.js';
+import { storedRuns, type StoredRun } from './stored.js';
 
 /** Files larger than this are rejected unread (vLLM's legacy files with per-request arrays reach tens of MB). */
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -31,6 +33,8 @@ export interface FileReport {
   readonly accepted: number;
   readonly skipped: number;
   readonly runIds: number[];
+  /** One entry per run stored or skipped as already stored: its id and headline figures (null: not in the file). */
+  readonly stored: StoredRun[];
   readonly warnings: string[];
   readonly code?: ErrorCode;
   readonly reason?: string;
@@ -43,8 +47,10 @@ export interface IngestSummary {
   readonly skipped: number;
   readonly rejected: Rejection[];
   readonly files: FileReport[];
-  /** Files a directory walk passed over (companions such as summary.json, inputs.json). */
+  /** JSON files a directory walk passed over as companions (summary.json, inputs.json, warmup.json, …). */
   readonly ignored: string[];
+  /** Every file a directory walk passed over, with the reason (other file kinds included). */
+  readonly passed_over: PassedOver[];
 }
 
 export interface IngestInput {
@@ -67,7 +73,7 @@ export function ingestBuffer(store: Store, input: IngestInput, options: IngestOp
     report = rejectedReport(input.name, err);
   }
   options.onFile?.(report, 0);
-  return summarize([report], []);
+  return summarize([report], [], []);
 }
 
 export interface LoadedFile {
@@ -108,17 +114,19 @@ export function ingestOne(store: Store, file: LoadedFile, options: IngestOptions
     accepted: runIds.length,
     skipped,
     runIds,
+    stored: storedRuns(store, rows, ids, format),
     warnings,
   };
 }
 
-export function summarize(files: FileReport[], ignored: string[]): IngestSummary {
+export function summarize(files: FileReport[], ignored: string[], passedOver: PassedOver[]): IngestSummary {
   return {
     accepted: files.reduce((s, f) => s + f.accepted, 0),
     skipped: files.reduce((s, f) => s + f.skipped, 0),
     rejected: files.flatMap((f) => (f.status === 'rejected' && f.code !== undefined ? [{ path: f.path, code: f.code, reason: f.reason ?? '' }] : [])),
     files,
     ignored,
+    passed_over: passedOver,
   };
 }
 
@@ -146,7 +154,7 @@ export function rejectedReport(path: string, err: unknown): FileReport {
   if (isLmBenchError(err) && !FILE_CODES.has(err.code)) throw err;
   // A non-catalog error while parsing (e.g. a RangeError on a pathological file) still only concerns this file.
   const e = isLmBenchError(err) ? err : rejected(err instanceof Error ? err.message : String(err), err);
-  return { path, status: 'rejected', format: null, runs: 0, accepted: 0, skipped: 0, runIds: [], warnings: [], code: e.code, reason: e.message };
+  return { path, status: 'rejected', format: null, runs: 0, accepted: 0, skipped: 0, runIds: [], stored: [], warnings: [], code: e.code, reason: e.message };
 }
 
 function tooLarge(size: number, max: number) {

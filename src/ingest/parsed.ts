@@ -28,3 +28,9 @@ export interface ParsedFile {
   readonly runs: ParsedRun[];
   readonly warnings: string[];
 }
+
+/** A file a directory walk passed over, and why (companion, sidecar, tool config, same-run export, other kind). */
+export interface PassedOver {
+  readonly path: string;
+  readonly reason: string;
+}

@@ -86,7 +86,10 @@ export function parseVllmServeRecord(raw: unknown, label: string): ParsedRun {
     put(d, 'failed', r.num_prompts - r.completed);
     d.notes.push('failed derived: num_prompts - completed (legacy file without "failed")');
   }
-  for (const k of STAT_KEYS) put(d, k, r[k]);
+  // With no successful request vLLM still writes every latency statistic, as 0 (numpy over an empty
+  // list guarded by `or 0`): those zeros measure nothing, so the statistics are left unavailable.
+  if (r.completed > 0) for (const k of STAT_KEYS) put(d, k, r[k]);
+  else d.notes.push('no request succeeded: the file\'s latency statistics (written as 0) are unavailable');
   d.lmb = {};
   if (r.mean_client_queue_time_ms !== undefined) d.lmb.mean_client_queue_ms = r.mean_client_queue_time_ms;
   if (r.p99_client_queue_time_ms !== undefined) d.lmb.p99_client_queue_ms = r.p99_client_queue_time_ms;

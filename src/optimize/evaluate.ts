@@ -4,6 +4,7 @@ import { modelsTarget, type Surrogate } from '../model/surrogate.js';
 import { targetsOf, TARGET_NAMES, type TargetName, type TargetValues } from '../model/targets.js';
 import { probabilityMeetsSlo } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
+import { pMeetsUnderError } from './sim-search.js';
 import { sloConstraints } from './objectives.js';
 import type { PriorSimulator } from './prior-simulator.js';
 import { logInterval, type Interval, type RecommendedConfig } from './recommend.js';
@@ -65,11 +66,19 @@ export function surrogateJudge(input: SurrogateJudgeInput & { readonly numericsC
   return { evaluate, describe };
 }
 
-export function simulatorEvaluate(simulator: PriorSimulator, slo: Slo, gpuCount: number): Evaluate {
+/**
+ * `minPMeetsSlo`: a simulated run that meets the SLOs still counts as missing them when the simulator's
+ * measured error leaves it less likely than this to meet them on the real server (sim-search.ts
+ * `pMeetsUnderError`): a revert must not trade the pick's margin for a flag fewer.
+ */
+export function simulatorEvaluate(simulator: PriorSimulator, slo: Slo, gpuCount: number, minPMeetsSlo = 0): Evaluate {
+  const constraints = sloConstraints(slo);
   return memoised((configs) =>
     configs.map((c) => {
       const r = simulator.simulate(c);
-      return r === null ? null : { values: targetsOf(r, gpuCount), meetsSlo: meetsSlo(slo, r), source: 'simulated' };
+      if (r === null) return null;
+      const values = targetsOf(r, gpuCount);
+      return { values, meetsSlo: meetsSlo(slo, r) && pMeetsUnderError(values, constraints) >= minPMeetsSlo, source: 'simulated' };
     }),
   );
 }

@@ -1,5 +1,8 @@
-import type { KnobValue, ServerConfig } from '../domain/index.js';
+import { maxLength, type KnobValue, type ModelSpec, type ServerConfig, type Workload } from '../domain/index.js';
+import type { FeatureContext } from '../model/features.js';
 import type { TargetValues } from '../model/targets.js';
+import type { SearchSpace } from '../space/index.js';
+import { resolveConfig } from '../physics/resolve.js';
 import { merit, type PickRule } from './objectives.js';
 
 /**
@@ -25,15 +28,16 @@ export interface Evaluation {
 export type Evaluate = (configs: readonly ServerConfig[]) => (Evaluation | null)[];
 
 export interface SimplifyInput {
-  /** The pick and vLLM's defaults, both complete (every active knob set). */
+  /** The pick: every knob it sets (a search's pick sets them all). */
   readonly pick: ServerConfig;
-  readonly defaults: ServerConfig;
   readonly rule: PickRule;
   /** Relative loss of the figure a revert may cost (the run-to-run noise, or the predicted one). */
   readonly toleranceRel: number;
   readonly evaluate: Evaluate;
-  /** The space's rules and activity: a complete config, or null when the rules refuse it. */
-  readonly normalize: (config: ServerConfig) => ServerConfig | null;
+  /** Whether the space's rules accept a config (unset knobs at vLLM's defaults). */
+  readonly feasible: (config: ServerConfig) => boolean;
+  /** vLLM's resolution of a config (physics/resolve.ts): what the server runs with, unset knobs included. */
+  readonly resolve: (config: ServerConfig) => Readonly<Record<string, unknown>>;
   /** Knobs never returned to their default (the numerics a caller pinned, say). */
   readonly keep?: readonly string[];
 }
@@ -59,13 +63,31 @@ export interface Simplification {
 const same = (a: KnobValue | undefined, b: KnobValue | undefined): boolean => a === b;
 
 /**
- * Knobs `config` sets to another value than `defaults` (either may leave a knob unset: inactive), in
- * the config's own order (the space's file order), so a command line lists them as the search did.
+ * Knobs `config` sets to another value than `defaults` (either may leave a knob unset), in the config's
+ * own order (the space's file order), so a command line lists them as the search did.
  */
 export function changedKnobs(config: ServerConfig, defaults: ServerConfig): string[] {
   const c = config as Record<string, KnobValue | undefined>;
   const d = defaults as Record<string, KnobValue | undefined>;
   return Object.keys(c).filter((k) => c[k] !== undefined && !same(c[k], d[k]));
+}
+
+const sameResolution = (a: Readonly<Record<string, unknown>>, b: Readonly<Record<string, unknown>>): boolean =>
+  Object.keys({ ...a, ...b }).every((k) => a[k] === b[k]);
+
+/**
+ * The flags a config really sets: each knob whose removal leaves vLLM's resolution unchanged (a value
+ * vLLM would pick anyway, given the other flags: max_cudagraph_capture_size = 2 × max_num_seqs) is
+ * dropped, so "back to the default" means unset, as on a command line, not the context's global default.
+ */
+export function effectiveFlags(config: ServerConfig, resolve: SimplifyInput['resolve']): ServerConfig {
+  const target = resolve(config);
+  let out: ServerConfig = { ...config };
+  for (const k of Object.keys(config)) {
+    const without = withKnob(out, k, undefined);
+    if (sameResolution(resolve(without), target)) out = without;
+  }
+  return out;
 }
 
 /** The figure a pick rule ranks by, as "more is better" (objectives.ts `merit`); 0 when it misses the SLOs. */
@@ -80,31 +102,30 @@ function withKnob(config: ServerConfig, knob: string, value: KnobValue | undefin
   return out;
 }
 
-export function simplifyPick(input: SimplifyInput): Simplification | null {
-  const [pickEval] = input.evaluate([input.pick]);
+export function simplifyPick(input: SimplifyInput): (Simplification & { readonly pick: ServerConfig }) | null {
+  const pick = effectiveFlags(input.pick, input.resolve);
+  const [pickEval] = input.evaluate([pick]);
   if (pickEval === null || pickEval === undefined) return null;
   const base = figureOf(pickEval, input.rule);
   const floor = base * (1 - input.toleranceRel);
   const ok = (e: Evaluation | null | undefined): e is Evaluation => e !== null && e !== undefined && base > 0 && figureOf(e, input.rule) >= floor;
-  const defaults = input.defaults as Record<string, KnobValue | undefined>;
   const keep = new Set(input.keep ?? []);
   const revert = (from: ServerConfig, k: string): ServerConfig | null => {
-    const c = input.normalize(withKnob(from, k, defaults[k]));
-    // A revert the rules undo (activity, a derived default) changes nothing: not a revert.
-    return c !== null && changedKnobs(c, input.defaults).length < changedKnobs(from, input.defaults).length ? c : null;
+    const c = withKnob(from, k, undefined);
+    return input.feasible(c) ? c : null;
   };
   // Each knob alone first, then the harmless ones together, cheapest first, each kept only if the
   // SLOs and the figure still hold with the reverts before it: 2n judgements, not n².
-  const singles = changedKnobs(input.pick, input.defaults)
+  const singles = Object.keys(pick)
     .filter((k) => !keep.has(k))
-    .map((k) => ({ k, config: revert(input.pick, k) }))
+    .map((k) => ({ k, config: revert(pick, k) }))
     .filter((t): t is { k: string; config: ServerConfig } => t.config !== null);
   const singleEvals = input.evaluate(singles.map((t) => t.config));
   const order = singles
     .map((t, i) => ({ k: t.k, e: singleEvals[i] }))
     .filter((x) => ok(x.e))
     .sort((a, b) => figureOf(b.e ?? null, input.rule) - figureOf(a.e ?? null, input.rule) || (a.k < b.k ? -1 : 1));
-  let current = input.pick;
+  let current = pick;
   let currentEval = pickEval;
   const reverted: RevertedKnob[] = [];
   for (const { k } of order) {
@@ -112,11 +133,12 @@ export function simplifyPick(input: SimplifyInput): Simplification | null {
     if (c === null) continue;
     const [e] = input.evaluate([c]);
     if (!ok(e)) continue;
-    reverted.push({ knob: k, pick_value: (input.pick as Record<string, KnobValue>)[k] as KnobValue, default_value: defaults[k] ?? null, figure_change_pct: (figureOf(e, input.rule) / base - 1) * 100 });
+    const resolved = input.resolve(c)[k];
+    reverted.push({ knob: k, pick_value: (pick as Record<string, KnobValue>)[k] as KnobValue, default_value: typeof resolved === 'number' || typeof resolved === 'string' || typeof resolved === 'boolean' ? resolved : null, figure_change_pct: (figureOf(e, input.rule) / base - 1) * 100 });
     current = c;
     currentEval = e;
   }
-  return { config: current, evaluation: currentEval, pick_evaluation: pickEval, reverted, changed: changedKnobs(current, input.defaults), tolerance_rel: input.toleranceRel };
+  return { pick, config: current, evaluation: currentEval, pick_evaluation: pickEval, reverted, changed: Object.keys(current), tolerance_rel: input.toleranceRel };
 }
 
 export interface AttributionStep {
@@ -152,13 +174,15 @@ const stepOf = (knobs: Readonly<Record<string, KnobValue>>, e: Evaluation | null
  * Where the rules refuse every single change (two knobs bound by a rule), the smallest pair that they
  * accept goes together, and failing that the rest in one step.
  */
-export function attributePath(opts: Omit<SimplifyInput, 'pick' | 'toleranceRel' | 'keep'> & { readonly target: ServerConfig }): Attribution {
-  const { rule, evaluate, normalize } = opts;
+export function attributePath(opts: Pick<SimplifyInput, 'rule' | 'evaluate' | 'feasible'> & { readonly target: ServerConfig }): Attribution {
+  const { rule, evaluate } = opts;
   const targetCfg = opts.target as Record<string, KnobValue>;
-  const [d0] = evaluate([opts.defaults]);
+  const defaults: ServerConfig = {};
+  const normalize = (c: ServerConfig): ServerConfig | null => (opts.feasible(c) ? c : null);
+  const [d0] = evaluate([defaults]);
   const defaultsStep = stepOf({}, d0 ?? null, rule, null);
   const steps: AttributionStep[] = [];
-  let current = opts.defaults;
+  let current = defaults;
   let prevMerit = d0 === null || d0 === undefined ? null : merit(d0.values, rule);
   const score = (e: Evaluation | null): number => (e === null ? -1 : (e.meetsSlo ? 1e12 : 0) + merit(e.values, rule));
   for (let guard = 0; guard < 64; guard++) {
@@ -187,4 +211,61 @@ export function attributePath(opts: Omit<SimplifyInput, 'pick' | 'toleranceRel' 
     current = next;
   }
   return { figure: rule.target, defaults: defaultsStep, steps };
+}
+
+export interface PickSide {
+  /** The knobs set away from vLLM's defaults, with their values. */
+  readonly changed: Readonly<Record<string, KnobValue>>;
+  /** The rule's figure (throughput per GPU, or joules per output token) and whether the SLOs hold. */
+  readonly figure: number | null;
+  readonly meets_slo: boolean;
+}
+
+export interface SimplificationReport {
+  /** The figure the simplification kept within `tolerance_rel` of the pick's. */
+  readonly figure: string;
+  readonly tolerance_rel: number;
+  /** Where the figures come from: the surrogate's prediction, a simulated run, or a measurement. */
+  readonly source: Evaluation['source'];
+  readonly before: PickSide;
+  readonly after: PickSide;
+  readonly reverted: RevertedKnob[];
+}
+
+export const sideOf = (config: ServerConfig, e: Evaluation, rule: PickRule): PickSide => ({
+  changed: { ...(config as Record<string, KnobValue>) },
+  figure: e.values[rule.target] ?? null,
+  meets_slo: e.meetsSlo,
+});
+
+/**
+ * A max_model_len below the model's own context refuses every request longer than it; the reason to
+ * lower it is the workload's longest request, and the answer says both.
+ */
+export function contextWarnings(config: ServerConfig, model: ModelSpec, workload: Workload): string[] {
+  const len = config.max_model_len;
+  if (typeof len !== 'number' || len >= model.native_context) return [];
+  const need = maxLength(workload.input_len) + (workload.shared_prefix?.length ?? 0) + maxLength(workload.output_len);
+  return [
+    `max_model_len ${len} is below the model's own ${model.native_context}: the workload's longest request is ${need} tokens (longest prompt${workload.shared_prefix === undefined ? '' : ' with its shared prefix'} + longest answer), and the server will refuse any request whose prompt and answer exceed ${len} tokens.`,
+  ];
+}
+
+export function simplificationReport(s: Simplification & { readonly pick: ServerConfig }, rule: PickRule): SimplificationReport {
+  return {
+    figure: rule.target,
+    tolerance_rel: s.tolerance_rel,
+    source: s.evaluation.source,
+    before: sideOf(s.pick, s.pick_evaluation, rule),
+    after: sideOf(s.config, s.evaluation, rule),
+    reverted: s.reverted,
+  };
+}
+
+/** The space's rules and vLLM's resolution for one deployment, as simplification needs them. */
+export function spaceJudges(space: SearchSpace, ctx: FeatureContext): Pick<SimplifyInput, 'feasible' | 'resolve'> {
+  return {
+    feasible: (c) => space.isFeasible(c, ctx).ok,
+    resolve: (c) => resolveConfig(c, ctx.hardware, ctx.model),
+  };
 }

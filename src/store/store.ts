@@ -183,6 +183,11 @@ export const SourceFormat = z.enum([
   'guidellm',
   'genai_perf',
   'lm_bench',
+  'aiperf',
+  'sglang',
+  'inference_perf',
+  'llm_d_br',
+  'mlenergy',
 ]);
 export type SourceFormat = z.infer<typeof SourceFormat>;
 

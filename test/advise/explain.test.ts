@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import type { Question } from '../../src/advise/answer.js';
-import { contextWarnings } from '../../src/advise/explain.js';
+import { contextWarnings } from '../../src/optimize/simplify.js';
 import { formatAnswer } from '../../src/advise/text.js';
 import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
 import { Workload, type Slo } from '../../src/domain/index.js';

@@ -1,5 +1,7 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { PROJECT_ROOT } from '../../src/catalog/index.js';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -71,4 +73,31 @@ describe('lm-bench ingest', () => {
     }
     assert.equal(existsSync(join(dir, 'never.db')), false);
   });
+
+  it('bin/lm-bench.js ingest says what it stored: files[].stored in --json, the same as a table in the text', async () => {
+    const db = join(dir, 'spawned.db');
+    const csv = fixture('aiperf/v0.8.0-schema1.0/profile_export_aiperf.csv');
+    const json = fixture('sglang/llama_3_3_70b_output_online.jsonl');
+    const argv = ['ingest', csv, json, '--set', 'max_num_seqs=256', '--gpu', 'H100-SXM', '--gpus', '8', '--model', 'llama-3.1-70b', '--db', db];
+    const run = (extra: string[]) =>
+      new Promise<{ code: number | null; stdout: string; stderr: string }>((done) => {
+        const child = execFile(process.execPath, [join(PROJECT_ROOT, 'bin', 'lm-bench.js'), ...argv, ...extra], { cwd: dir, timeout: 60_000 }, (_err, stdout, stderr) => done({ code: child.exitCode, stdout, stderr }));
+      });
+    const first = await run(['--json']);
+    assert.equal(first.code, 0, first.stderr);
+    const doc = JSON.parse(first.stdout) as { accepted: number; files: { format: string; runIds: number[]; stored: Record<string, number | null>[] }[] };
+    assert.equal(doc.accepted, 6);
+    const [aiperf, sglang] = doc.files;
+    assert.deepEqual(aiperf?.stored, [{ run_id: aiperf?.runIds[0] ?? -1, completed: 481414, failed: 18586, duration_s: 141.58, mean_ttft_ms: 11205.91, output_throughput: 343421.9 }]);
+    assert.equal(sglang?.stored.length, 5);
+    assert.deepEqual(sglang?.stored[4], { run_id: sglang?.runIds[4] ?? -1, completed: 3200, failed: null, duration_s: 387.5871320969891, mean_ttft_ms: null, output_throughput: 4238.110256944623 });
+    // The text output of a second call: the same runs, now already stored, as a table.
+    const second = await run([]);
+    assert.equal(second.code, 0, second.stderr);
+    assert.match(second.stdout, /0 run\(s\) accepted, 6 skipped as already stored/);
+    assert.match(second.stdout, /run\s+completed\s+failed\s+duration_s\s+mean_ttft_ms\s+output_tok_s/);
+    assert.match(second.stdout, new RegExp(`#${aiperf?.runIds[0] ?? -1}\\s+481414\\s+18586\\s+141\\.58\\s+11205\\.9\\s+343421\\.9\\s+already stored`));
+    assert.match(second.stdout, /3200\s+-\s+387\.59\s+-\s+4238\.1\s+already stored/, 'no failure count and no mean TTFT in a 2024 SGLang file: "-"');
+  });
 });
+

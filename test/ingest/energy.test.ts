@@ -14,7 +14,7 @@ const run = (doc: unknown): ParsedRun => parseFile('x.json', new TextEncoder().e
 describe('ingest: power a file states', () => {
   it('AIPerf --gpu-telemetry: total energy, average power, J per output token and the GPU count', () => {
     const f = parseFile('profile_export_aiperf.json', aiperfBytes);
-    assert.equal(f.format, 'genai_perf');
+    assert.equal(f.format, 'aiperf', 'schema_version and aiperf_version: read as AIPerf, not genai-perf');
     const r = f.runs[0] as ParsedRun;
     assert.deepEqual(r.result.energy, {
       source: 'ingest',

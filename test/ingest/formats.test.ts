@@ -112,7 +112,11 @@ describe('ingest formats: GuideLLM', () => {
     assert.equal(thr.result.total_output_tokens, 12800);
     assert.equal(thr.result.max_concurrency, 256);
     assert.equal(thr.result.max_concurrent_requests, 8);
-    assert.equal(thr.result.request_throughput, 6);
+    // vLLM's definition, successful / duration (100 / 30 s), not GuideLLM's rate-distribution mean (6).
+    const raw = JSON.parse(readFileSync(fixture('guidellm-v0.5.json'), 'utf8')) as { benchmarks: { duration: number; metrics: { requests_per_second: { successful: { mean: number } } } }[] };
+    assert.ok(Math.abs(thr.result.request_throughput - thr.result.completed / (raw.benchmarks[0]?.duration ?? NaN)) < 1e-12);
+    assert.equal(raw.benchmarks[0]?.metrics.requests_per_second.successful.mean, 6);
+    assert.notEqual(thr.result.request_throughput, 6);
     assert.equal(constant.result.request_rate, 2.5);
     assert.equal(constant.result.burstiness, 'inf', 'constant spacing = gamma with infinite shape');
     assert.equal(poisson.result.burstiness, 1);
@@ -133,7 +137,7 @@ describe('ingest formats: GuideLLM', () => {
 });
 
 describe('ingest formats: genai-perf, nightly, lm-bench', () => {
-  it('genai-perf: inter_token_latency is TPOT; counts from input_config; total throughput derived', () => {
+  it('genai-perf: inter_token_latency is TPOT; completed from the request_count metric; total throughput derived', () => {
     const f = parse('profile_export_genai_perf.json');
     assert.equal(f.format, 'genai_perf');
     const { result: r, meta, hints } = f.runs[0] as ParsedRun;

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestBuffer, ingestFiles, type IngestSummary } from '../../src/ingest/index.js';
@@ -40,9 +40,11 @@ describe('ingestFiles', () => {
     store.close();
   });
 
-  it('walks the fixtures: every good format accepted, every broken file rejected, companions passed over', () => {
+  it('walks the fixtures: every good format accepted, every broken file rejected, companions passed over with the reason', () => {
     const store = freshStore();
-    const s = ingestFiles(store, [FIXTURES], { serverConfig: { max_num_seqs: 256 }, gpu: 'H100-SXM' });
+    // The flat files, the sweep folder and the broken files (the real-file folders have tests of their own).
+    const flat = readdirSync(FIXTURES).filter((n) => /\.jsonl?$/.test(n)).map((n) => join(FIXTURES, n));
+    const s = ingestFiles(store, [...flat, join(FIXTURES, 'sweep'), join(FIXTURES, 'broken')], { serverConfig: { max_num_seqs: 256 }, gpu: 'H100-SXM' });
     const byName = new Map(s.files.map((f) => [f.path.slice(FIXTURES.length + 1), f]));
     for (const name of ['vllm-serve-legacy.json', 'vllm-serve-2025.json', 'vllm-serve-newest.json', 'vllm-serve-append.jsonl', 'guidellm-v0.3.json', 'guidellm-v0.5.json', 'guidellm-v0.7.json', 'profile_export_genai_perf.json', 'lm-bench-result.json']) {
       assert.equal(byName.get(name)?.status, 'accepted', name);
@@ -50,6 +52,9 @@ describe('ingestFiles', () => {
     assert.equal(s.rejected.length, 6);
     assert.ok(s.rejected.every((r) => r.path.includes('/broken/')));
     assert.ok(s.ignored.some((p) => p.endsWith('summary.json')) && s.ignored.some((p) => p.endsWith('warmup.json')));
+    assert.match(s.passed_over.find((p) => p.path.endsWith('warmup.json'))?.reason ?? '', /warm-up run/);
+    assert.match(s.passed_over.find((p) => p.path.endsWith('summary.csv'))?.reason ?? '', /sweep summary/);
+    assert.match(s.passed_over.find((p) => p.path.endsWith('lm-bench.config.yaml'))?.reason ?? '', /sidecar/);
     // Nothing of a rejected file is stored: the row count is exactly the accepted runs.
     assert.equal(store.countRuns(), s.accepted);
     assert.equal(s.accepted, 1 + 1 + 1 + 2 + 1 + 3 + 1 + 1 + 1 + 4);

@@ -8,6 +8,9 @@ import { identifyResolvedModel, studyModelFields } from '../../store/adopt-model
 import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
+import { explainStudyPick } from '../../tune/explain-study.js';
+import { explanationLines } from '../../optimize/simplify-text.js';
+import { priorSimulator } from '../../optimize/prior-simulator.js';
 import { studyRules } from '../../tune/failure-book.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags } from '../args.js';
@@ -83,8 +86,10 @@ export const command: Command = {
       const outDir = resolve(io.cwd, v.out ?? join('reports', 'demo'));
       if (!json) io.stderr.write('lm-bench demo: writing the report…\n');
       const { files } = await writeStudyReport(store, spec.name, outDir);
-      if (json) writeJson(io, { ...out, report: files[0] });
-      else io.stdout.write(`\n${formatSummary(out)}\n\nReport: ${files[0] ?? outDir}\nStudy "${spec.name}" is in ${dbPath}; resume or extend it with \`lm-bench tune --study ${spec.name} --db ${dbPath}\`.\n`);
+      // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain.
+      const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog, simulator: priorSimulator(store, catalog, spec) });
+      if (json) writeJson(io, { ...out, explanation, report: files[0] });
+      else io.stdout.write(`\n${formatSummary(out)}\n${explanationLines(explanation).join('\n')}\n\nReport: ${files[0] ?? outDir}\nStudy "${spec.name}" is in ${dbPath}; resume or extend it with \`lm-bench tune --study ${spec.name} --db ${dbPath}\`.\n`);
       return 0;
     } finally {
       store.close();

@@ -1,7 +1,7 @@
 import { isAbsolute, join, relative } from 'node:path';
 import { defaultCatalog } from '../../catalog/index.js';
 import { ERROR_CATALOG, LmBenchError } from '../../errors.js';
-import { ingestFiles, parseSidecar, type IngestSummary } from '../../ingest/index.js';
+import { ingestFiles, parseSidecar, type IngestSummary, type StoredRun } from '../../ingest/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
 import { adoptResolvedModel, identifyResolvedModel } from '../../store/adopt-model.js';
 import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
@@ -13,14 +13,25 @@ import { readUserFile } from '../../util/yaml.js';
 const USAGE = `Usage: lm-bench ingest PATH… [--server-config FILE] [--set knob=value…] [--gpu G --gpus N --model M] [--offline] [--db PATH] [--json]
 
 Stores existing benchmark results in the history database, one transaction per file (all of it or
-none). Directories are walked. Formats: vllm bench serve results (legacy, 2025, newest; JSON Lines from
---append-result), vllm bench sweep folders, vLLM nightly tables, GuideLLM reports (v0.3–v0.7),
-genai-perf profile_export_genai_perf.json, lm-bench results. Runs already stored (same content) are
-skipped. A run is rejected when its server config, GPU or model cannot be established.
+none). Directories are walked (*.json, *.jsonl, *.yaml, *.yml, *.csv; companions, sidecars, tool
+configs and a CSV/YAML beside the JSON of the same run are passed over, each with the reason).
+Formats: vllm bench serve results (legacy, 2025, newest; JSON Lines from --append-result), vllm bench
+sweep folders, vLLM nightly tables (2024) and performance-benchmark tables (2025), NVIDIA AIPerf
+profile_export_aiperf.json (0.1 records to schema 1.5) and .csv, genai-perf
+profile_export_genai_perf.json (flat and nested input_config) and .csv, GuideLLM reports (v0.3–v0.8;
+JSON, YAML, CSV), SGLang bench_serving JSONL, inference-perf lifecycle reports (summary and stage,
+JSON or YAML), llm-d Benchmark Reports v0.2 (YAML or JSON), ML.ENERGY v3 leaderboard records (with
+power and J/token), lm-bench results. Every figure is the one the tool measured; what a file lacks
+is stored as unavailable, never as 0. Runs already stored (same content) are skipped. A run is
+rejected when its server config, GPU or model cannot be established.
 
-The server config comes from the file itself (lm-bench, sweep, nightly), over --server-config/--set,
-over a sidecar <file>.config.yaml (or lm-bench.config.yaml in the folder); GPU and model come from
-the flags, else the sidecar, else the file.
+The server config comes from the file itself (lm-bench, sweep, vLLM tables, llm-d reports, ML.ENERGY),
+over --server-config/--set, over a sidecar <file>.config.yaml (or lm-bench.config.yaml in the folder);
+GPU and model come from the flags, else the sidecar, else the file (a note says when --model replaces
+the file's model).
+Each file's report lists the runs stored (or already stored): id, completed, failed, duration,
+mean TTFT and output throughput, "-" where the file has no such figure; --json gives the same under
+files[].stored.
 
   --server-config FILE  YAML/JSON with knobs (and optionally gpu, gpus, model)
   --set knob=value      a knob of the server config; repeatable
@@ -39,7 +50,7 @@ const at = (cwd: string, p: string): string => (isAbsolute(p) ? p : join(cwd, p)
 
 export const command: Command = {
   name: 'ingest',
-  summary: 'store existing benchmark results (vLLM, GuideLLM, genai-perf, lm-bench) in the history',
+  summary: 'store existing benchmark results (vLLM, SGLang, AIPerf, genai-perf, GuideLLM, inference-perf, llm-d, ML.ENERGY, lm-bench) in the history',
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     const { values, positionals } = parseFlags(
@@ -111,9 +122,35 @@ export function formatSummary(s: IngestSummary, cwd: string, dbPath: string): st
   ];
   for (const f of s.files) {
     if (f.status === 'rejected') lines.push(`  rejected  ${rel(f.path)}: ${f.code ?? ''} ${f.reason ?? ''}`);
-    else lines.push(`  ${f.status.padEnd(8)}  ${rel(f.path)} (${f.format ?? '?'}): ${f.accepted} new, ${f.skipped} already stored`);
+    else {
+      lines.push(`  ${f.status.padEnd(8)}  ${rel(f.path)} (${f.format ?? '?'}): ${f.accepted} new, ${f.skipped} already stored`);
+      lines.push(...storedTable(f.stored, new Set(f.runIds)));
+    }
     for (const w of f.warnings) lines.push(`            note: ${w}`);
   }
-  if (s.ignored.length > 0) lines.push(`  ${s.ignored.length} companion file(s) passed over (summary.json, inputs.json, …)`);
+  const shown = s.passed_over.slice(0, 20);
+  if (shown.length > 0) lines.push(`  ${s.passed_over.length} file(s) passed over:`);
+  for (const p of shown) lines.push(`    ${rel(p.path)}: ${p.reason}`);
+  if (s.passed_over.length > shown.length) lines.push(`    … and ${s.passed_over.length - shown.length} more (--json lists them all)`);
   return `${lines.join('\n')}\n`;
+}
+
+const STORED_COLUMNS = ['run', 'completed', 'failed', 'duration_s', 'mean_ttft_ms', 'output_tok_s', ''] as const;
+
+/** The runs of one file as a table; "-" where the file has no such figure. */
+function storedTable(stored: readonly StoredRun[], fresh: ReadonlySet<number>): string[] {
+  if (stored.length === 0) return [];
+  const fmt = (x: number | null, digits: number): string => (x === null ? '-' : Number.isInteger(x) ? String(x) : x.toFixed(digits));
+  const rows = stored.map((r) => [
+    r.run_id === null ? '?' : `#${r.run_id}`,
+    fmt(r.completed, 0),
+    fmt(r.failed, 0),
+    fmt(r.duration_s, 2),
+    fmt(r.mean_ttft_ms, 1),
+    fmt(r.output_throughput, 1),
+    r.run_id !== null && fresh.has(r.run_id) ? 'new' : 'already stored',
+  ]);
+  const widths = STORED_COLUMNS.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]): string => `            ${cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd()}`;
+  return [line(STORED_COLUMNS), ...rows.map(line)];
 }

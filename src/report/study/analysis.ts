@@ -7,6 +7,8 @@ import { loadSpace, type SearchSpace } from '../../space/index.js';
 import type { Store } from '../../store/store.js';
 import { featureContext, registerStudySpecs } from '../../tune/study-runner.js';
 import { summarizeStudy } from '../../tune/summary.js';
+import { explainStudyPick } from '../../tune/explain-study.js';
+import { priorSimulator } from '../../optimize/prior-simulator.js';
 import { studyRules } from '../../tune/failure-book.js';
 import type { StopReason } from '../../tune/loop.js';
 import { createRng } from '../../util/rng.js';
@@ -30,6 +32,8 @@ export interface AnalyzeOptions {
   /** Skip the surrogate (plots that need it say so) or the re-simulation. */
   readonly withModel?: boolean;
   readonly withLatency?: boolean;
+  /** Skip the simplification of the pick (it simulates the configurations the study did not measure). */
+  readonly withExplanation?: boolean;
   /** Skip the prune report (most of a bare analysis's cost: ~0.8 s for the 12-knob space). */
   readonly withPrune?: boolean;
   /** The space file to load when it is not the study's own (tests). */
@@ -138,5 +142,7 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
     prune: space === null || opts.withPrune === false ? null : space.prune(ctx),
     latency: opts.withLatency === false ? [] : latencySeries({ spec, targetKind, candidates: top, catalog: opts.catalog, profile: simProfile }),
     targetKind,
+    // The pick defended: flags within the noise back at vLLM's defaults, and each remaining flag's gain.
+    explanation: space === null || opts.withExplanation === false ? null : explainStudyPick({ summary, trials, spec, space, catalog: opts.catalog, simulator: priorSimulator(store, opts.catalog, spec) }),
   };
 }

@@ -8,6 +8,7 @@ import { renderSvg } from '../render.js';
 import { analyzeStudy, isRandomStudy, type AnalyzeOptions } from './analysis.js';
 import { PLOT_TITLES, plotSpec } from './plots.js';
 import { answerSection, failuresSection, pruneSection, trialTableSection } from './sections.js';
+import { explainSection } from './explain.js';
 import { whySection } from './why.js';
 import { PLOT_KINDS, type PlotKind, type StudyAnalysis } from './types.js';
 
@@ -64,8 +65,10 @@ export async function renderReportFromAnalysis(a: StudyAnalysis, opts: Pick<Stud
       ? 'No random-search study of the same deployment is in the store, so there is no baseline curve (run one with `lm-bench tune --sampler random` under another name).'
       : `Compared with the random-search study "${a.baseline.name}" on the same deployment and SLOs.`;
   const model = a.model;
+  const why = explainSection(a);
   const sections: Section[] = [
     answerSection(a),
+    ...(why === null ? [] : [why]),
     ...(await chart('pareto_ttft', 'Each filled circle is a measured trial, coloured by the GPU memory it reserved; faint ones are dominated (another trial has more throughput and less latency). Hollow diamonds are configurations the surrogate predicts on its Pareto set, never measured, with ±2σ intervals on both axes. The dashed red line is the SLO. Hover a point for its full configuration.')),
     ...(await chart('pareto_itl')),
     ...(await chart('pareto_energy', 'The energy axis of the Pareto set: joules per output token of all the deployment’s GPUs (the simulator’s power model, or the power a real run measured) against throughput per GPU, measured and predicted as above. On one deployment the two move together (joules per token are the GPUs’ power over the throughput), so the front is short; where it bends, more throughput costs more power.')),

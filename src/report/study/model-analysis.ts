@@ -183,12 +183,14 @@ export function analyzeModel(opts: ModelAnalysisOptions): ModelAnalysis {
 
   // The three knobs that matter most, each swept over its grid in this context.
   const bound = opts.space.bind(ctx);
-  const ranked = Object.entries(importance).sort((a, b) => b[1] - a[1]).slice(0, 3);
+  // A knob the surrogate gives no importance has nothing to show; a value no measured configuration
+  // could take under the space's rules (tensor_parallel_size 8 on one GPU) is not plotted.
+  const ranked = Object.entries(importance).filter(([, v]) => v > 0).sort((a, b) => b[1] - a[1]).slice(0, 3);
   const base = measuredConfigs.slice(0, 40);
   const pds: PartialDependence[] = [];
   for (const [knob] of ranked) {
     const k = opts.space.knobs.findIndex((x) => x.name === knob);
-    const values = (bound.options[k] ?? []).filter((v): v is KnobValue => v !== undefined);
+    const values = (bound.options[k] ?? []).filter((v): v is KnobValue => v !== undefined && base.some((c) => opts.space.isFeasible({ ...c, [knob]: v }, ctx).ok));
     if (values.length < 2 || base.length === 0) continue;
     pds.push(partialDependence(surrogate, { knob, values, base }, ctx, encoder));
   }

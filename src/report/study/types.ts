@@ -3,6 +3,7 @@ import type { Interval } from '../../optimize/recommend.js';
 import type { TargetName } from '../../model/targets.js';
 import type { PruneReport } from '../../space/index.js';
 import type { StudySummary } from '../../tune/summary.js';
+import type { StudyExplanation } from '../../tune/explain-study.js';
 
 /**
  * What the study report is drawn from, as plain data: everything the store, the surrogate and the
@@ -90,4 +91,6 @@ export interface StudyAnalysis {
   readonly prune: PruneReport | null;
   readonly latency: readonly LatencySeries[];
   readonly targetKind: string;
+  /** The measured pick simplified to the flags that matter, and why each (tune/explain-study.ts); null when not computed. */
+  readonly explanation: StudyExplanation | null;
 }

@@ -60,6 +60,7 @@ function analysis(trials: Trial[], opts: { model?: ModelAnalysis; baseline?: Tri
     prune: null,
     latency: [],
     targetKind: 'sim',
+    explanation: null,
   };
 }
 

@@ -9,6 +9,7 @@ import { PLOT_KINDS, analyzeStudy, renderReportFromAnalysis, renderStudyPlotSvg,
 import { defaultCatalog } from '../../../src/catalog/index.js';
 import { makeFixture } from './fixture.js';
 import { assertWellFormed, marks } from './svg.js';
+import { plotSpec } from '../../../src/report/study/plots.js';
 
 /**
  * The whole report from a real study in SQLite: SVG marks, the HTML's content, the one-plot API and the
@@ -101,6 +102,41 @@ test('report.html opens with the answer and holds the why, with nothing fetched 
   assert.equal((html.match(/<div class="chart"/g) ?? []).length, PLOT_KINDS.length);
   assert.doesNotMatch(html, /<(script|img|link|iframe)[^>]+(src|href)\s*=\s*["']?(https?:)?\/\//i, 'no external resources');
   assert.match(html, /vegaEmbed/);
+});
+
+test('“Why these flags”: the pick simplified within the study’s noise, and the path from vLLM’s measured defaults', { timeout: 60_000 }, async () => {
+  const { a, report } = await full;
+  const x = a.explanation;
+  assert.ok(x !== null && x.simplification !== null && x.attribution !== null);
+  const s = x.simplification;
+  const before = Object.keys(s.before.changed);
+  assert.ok(Object.keys(s.after.changed).every((k) => before.includes(k)), 'the simplified pick sets only flags the pick set');
+  assert.equal(s.tolerance_rel, a.summary.noise.rel, 'the tolerance is the study’s run-to-run noise');
+  assert.ok((s.after.figure ?? 0) >= (s.before.figure ?? 0) * (1 - s.tolerance_rel) - 1e-9 && s.after.meets_slo);
+  // The study measured vLLM's defaults (trial 0): the path starts from that measurement.
+  assert.equal(x.attribution.defaults.source, 'measured');
+  const trial0 = a.summary.trials.find((t) => t.origin === 'default');
+  assert.equal(x.attribution.defaults.figure, trial0?.metrics?.output_throughput_per_gpu);
+  assert.deepEqual(x.attribution.steps.flatMap((st) => Object.keys(st.knobs)).sort(), Object.keys(s.after.changed).sort());
+  // Knobs are plotted over values this one-GPU deployment can take.
+  if (a.model.available) for (const pd of a.model.partialDependence) if (pd.knob === 'tensor_parallel_size' || pd.knob === 'data_parallel_size') assert.deepEqual(pd.points.map((p) => p.value), [1]);
+  const html = report.html;
+  const why = html.indexOf('<h2>Why these flags</h2>');
+  assert.ok(why > html.indexOf('<h2>Answer</h2>') && why < html.indexOf('Pareto front: throughput vs p99 TTFT'));
+  assert.ok(html.includes('From vLLM’s defaults to the pick, one flag a step'));
+});
+
+test('an all-zero importance is not drawn: the report says the surrogate cannot rank the knobs and points to the attribution', { timeout: 60_000 }, async () => {
+  const { a } = await full;
+  assert.ok(a.model.available);
+  if (!a.model.available) return;
+  const flat = { ...a, model: { ...a.model, importance: Object.fromEntries(Object.keys(a.model.importance).map((k) => [k, 0])), partialDependence: [] } };
+  for (const kind of ['importance', 'partial_dependence'] as const) {
+    const out = plotSpec(flat, kind);
+    assert.equal(out.ok, false, kind);
+    if (!out.ok) assert.match(out.reason, /cannot rank the knobs.*Why these flags/);
+  }
+  assert.equal(plotSpec(a, 'importance').ok, true, 'the fixture’s own surrogate ranks them');
 });
 
 /** A study too small for a surrogate (4 measured runs), shared by the tests below. */

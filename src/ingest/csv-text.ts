@@ -1,0 +1,97 @@
+import { rejected } from './json-text.js';
+
+/**
+ * A small RFC 4180 reader for the CSV exports of benchmark tools: comma-separated fields, fields in
+ * double quotes may hold commas, line breaks and doubled quotes (`""`), CRLF or LF line ends. Tools
+ * write several tables into one file separated by blank lines (AIPerf, genai-perf), so the reader
+ * keeps blank lines as section breaks. Pure: text in, rows out.
+ */
+export interface CsvRow {
+  /** 1-based line of the row's first character (for messages). */
+  readonly line: number;
+  readonly cells: string[];
+}
+
+/** Rows of the text; a row whose cells are all empty is a blank line (`cells` = []). */
+export function readCsv(text: string): CsvRow[] {
+  const rows: CsvRow[] = [];
+  let cells: string[] = [];
+  let cell = '';
+  let inQuotes = false;
+  let line = 1;
+  let rowLine = 1;
+  let quotedCell = false;
+  const endCell = (): void => {
+    cells.push(cell);
+    cell = '';
+    quotedCell = false;
+  };
+  const endRow = (): void => {
+    endCell();
+    rows.push({ line: rowLine, cells: cells.length === 1 && cells[0] === '' ? [] : cells });
+    cells = [];
+  };
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (inQuotes) {
+      if (c === '"') {
+        if (text[i + 1] === '"') {
+          cell += '"';
+          i++;
+        } else inQuotes = false;
+      } else {
+        if (c === '\n') line++;
+        cell += c;
+      }
+      continue;
+    }
+    if (c === '"' && cell === '' && !quotedCell) {
+      inQuotes = true;
+      quotedCell = true;
+    } else if (c === ',') endCell();
+    else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++;
+      endRow();
+      line++;
+      rowLine = line;
+    } else cell += c;
+  }
+  if (inQuotes) throw rejected(`CSV line ${rowLine}: a quoted field is not closed (the file is cut off?)`);
+  if (cell !== '' || cells.length > 0) endRow();
+  return rows;
+}
+
+/** The rows split at blank lines into sections (tables), empty sections dropped. */
+export function csvSections(rows: readonly CsvRow[]): CsvRow[][] {
+  const out: CsvRow[][] = [];
+  let cur: CsvRow[] = [];
+  for (const r of rows) {
+    if (r.cells.length === 0 || r.cells.every((c) => c.trim() === '')) {
+      if (cur.length > 0) out.push(cur);
+      cur = [];
+    } else cur.push(r);
+  }
+  if (cur.length > 0) out.push(cur);
+  return out;
+}
+
+/**
+ * A number as a CSV export prints it: "1,525.00" (genai-perf's thousands separators), "9.32",
+ * "1759522428472357888.00". Empty cells and "N/A" are undefined; anything else that is not a finite
+ * number is rejected naming the line and column, since a garbled figure must not become a stored one.
+ */
+export function csvNumber(raw: string | undefined, where: string): number | undefined {
+  if (raw === undefined) return undefined;
+  const s = raw.trim();
+  if (s === '' || /^(n\/a|none|null|nan)$/i.test(s)) return undefined;
+  const cleaned = /^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s) ? s.replaceAll(',', '') : s;
+  const v = Number(cleaned);
+  if (cleaned === '' || !Number.isFinite(v)) throw rejected(`${where}: "${raw}" is not a number`);
+  return v;
+}
+
+/** Whether text looks like a CSV table (first non-empty line has a comma and no JSON/YAML opener). */
+export function looksLikeCsv(text: string): boolean {
+  const first = text.split(/\r?\n/).find((l) => l.trim() !== '') ?? '';
+  return first.includes(',') && !/^\s*[[{]/.test(first);
+}
