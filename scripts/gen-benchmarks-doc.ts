@@ -4,6 +4,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const ORDER: [file: string, title: string][] = [
   ['plan.md', 'lm-bench plan: which GPUs, how many, at what price (issue 25)'],
+  ['trace-replay.md', 'Trace replay: send lateness and derived workloads (issue 26)'],
   ['energy-objective.md', 'Energy as the objective: tokens_per_joule against goodput (issue 25)'],
   ['real-server.md', 'Against a server lm-bench did not build: lost requests, max-rate, slo-hold (issue 29)'],
   ['model-resolution.md', 'Model resolution from the Hugging Face cache (issue 24)'],

@@ -58,6 +58,7 @@ export const ERROR_CATALOG = {
   LMB_ERR_ENDPOINT_NOT_LOOPBACK: user('Load tests only target loopback addresses'),
   LMB_ERR_INGEST_UNKNOWN_FORMAT: user('The file is not in any format lm-bench can ingest', 400, 1),
   LMB_ERR_INGEST_REJECTED: user('The file was rejected by ingest; nothing of it was stored', 400, 1),
+  LMB_ERR_TRACE_INVALID: user('A request trace cannot be read: the file, line and field are named', 400, 1),
   LMB_ERR_INGEST_CONTEXT_MISSING: user('A run lacks the server config, GPU or model needed to learn from it', 400, 1),
   LMB_ERR_STUDY_NOT_FOUND: user('No study by that name or id', 404),
   LMB_ERR_STUDY_EXISTS: user('A study by that name already exists with different settings', 409),

@@ -13,7 +13,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['errors'],
   ['util'],
   ['domain'],
-  ['catalog', 'metrics', 'workload', 'physics', 'diagnose'],
+  ['catalog', 'metrics', 'workload', 'trace', 'physics', 'diagnose'],
   ['sim', 'loadgen', 'space', 'store', 'cost'],
   ['model', 'ingest', 'calibration', 'export'],
   ['optimize'],

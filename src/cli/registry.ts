@@ -23,6 +23,7 @@ export const COMMANDS = {
   recommend: { summary: 'the best predicted configuration under the SLOs, with intervals and the Pareto set', load: () => import('./commands/recommend.js') },
   plan: { summary: 'which GPUs, how many, at what price: deployments that serve a traffic within the SLOs, ranked', load: () => import('./commands/plan.js') },
   export: { summary: 'write a study\'s trials or stored runs as llm-d Benchmark Report v0.2 or `vllm bench serve` JSON', load: () => import('./commands/export.js') },
+  workload: { summary: 'workload files from what you have: `workload from-trace TRACE` derives one from a request trace', load: () => import('./commands/workload.js') },
   models: { summary: 'the LLM a --model name resolves to: `models show MODEL` (spec, origin, config hash, sizes)', load: () => import('./commands/models.js') },
   // Deprecated alias of `surrogate` for one release (prints a note on stderr); listed last in --help.
   model: { summary: 'deprecated: the old name of `surrogate` (goes in the next release)', load: () => import('./commands/model.js') },

@@ -63,6 +63,64 @@ export const Arrival = z.discriminatedUnion('kind', [
 ]);
 export type Arrival = z.infer<typeof Arrival>;
 
+/** The request-trace formats lm-bench reads (src/trace/): one reader each. */
+export const TraceFormat = z.enum(['azure', 'mooncake', 'burstgpt', 'splitwise', 'jsonl']);
+export type TraceFormat = z.infer<typeof TraceFormat>;
+
+/**
+ * A trace's requests, one array per field (compact JSON: a study stores them in its spec). Arrival
+ * times are ms from the first request as the file gives them, before `speed` divides them.
+ */
+export const TraceRequests = z.strictObject({
+  arrival_ms: z.array(z.number().nonnegative()),
+  input_tokens: z.array(tokens),
+  output_tokens: z.array(tokens),
+  /**
+   * Per request, the ids of its prompt's blocks of `block_tokens` tokens, in order (Mooncake's
+   * `hash_ids`): two requests whose lists agree up to block k share their first k blocks of prompt.
+   */
+  hash_ids: z.array(z.array(z.int().nonnegative())).optional(),
+});
+export type TraceRequests = z.infer<typeof TraceRequests>;
+
+/**
+ * The trace a workload was derived from. With `data`, the workload replays those requests exactly:
+ * their lengths, shared blocks and arrival times (÷ speed), the first `num_prompts` of them; its
+ * distributions are the trace's fit, read by what cannot replay (features, plans, rules). Without
+ * `data` (a result's copy, which only names its trace) the workload is sampled from that fit.
+ */
+export const WorkloadTrace = z
+  .strictObject({
+    /** The file's name, for the record (never read again). */
+    source: z.string().min(1),
+    format: TraceFormat,
+    /** sha256 of the file's bytes. */
+    sha256: z.string().regex(/^[0-9a-f]{64}$/, 'a sha256 in lower-case hex'),
+    /** Requests taken from the trace (after --trace-limit). */
+    requests: z.int().positive(),
+    /** Replay speed: arrival times are divided by it. */
+    speed: z.number().positive().default(1),
+    /** Tokens each `hash_ids` entry covers (Mooncake: 512). */
+    block_tokens: z.int().positive().optional(),
+    data: TraceRequests.optional(),
+  })
+  .superRefine((t, ctx) => {
+    const d = t.data;
+    if (d === undefined) return;
+    for (const key of ['arrival_ms', 'input_tokens', 'output_tokens', 'hash_ids'] as const) {
+      const col = d[key];
+      if (col !== undefined && col.length !== t.requests) {
+        ctx.addIssue({ code: 'custom', path: ['data', key], message: `${col.length} entries for ${t.requests} requests` });
+      }
+    }
+    if ((d.hash_ids === undefined) !== (t.block_tokens === undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['block_tokens'], message: 'hash_ids and block_tokens go together' });
+    }
+    const i = d.arrival_ms.findIndex((ms, k) => k > 0 && ms < (d.arrival_ms[k - 1] as number));
+    if (i > 0) ctx.addIssue({ code: 'custom', path: ['data', 'arrival_ms', i], message: 'arrival times must not decrease' });
+  });
+export type WorkloadTrace = z.infer<typeof WorkloadTrace>;
+
 export const Workload = z
   .strictObject({
     name: z.string().min(1),
@@ -76,8 +134,13 @@ export const Workload = z
     ignore_eos: z.boolean().default(true),
     slo: Slo.optional(),
     seed: z.int().nonnegative().optional(),
+    /** The request trace this workload replays (`run --trace`, `tune --trace`) or was fitted to. */
+    trace: WorkloadTrace.optional(),
   })
   .superRefine((w, ctx) => {
+    if (w.trace?.data !== undefined && w.num_prompts > w.trace.requests) {
+      ctx.addIssue({ code: 'custom', path: ['num_prompts'], message: `the trace holds ${w.trace.requests} requests; num_prompts (${w.num_prompts}) cannot exceed them` });
+    }
     for (const key of ['input_len', 'output_len'] as const) {
       const d = w[key];
       if ((d.dist === 'uniform' || d.dist === 'zipf') && d.min > d.max) {
@@ -130,5 +193,21 @@ export function meanLength(d: LengthDist): number {
 
 /** Longest prompt + output a request of this workload can ask for, including its shared prefix. */
 export function maxRequestTokens(w: Workload): number {
+  const d = w.trace?.data;
+  if (d !== undefined) {
+    let longest = 0;
+    for (let i = 0; i < w.num_prompts; i++) longest = Math.max(longest, (d.input_tokens[i] as number) + (d.output_tokens[i] as number));
+    return longest;
+  }
   return maxLength(w.input_len) + (w.shared_prefix?.length ?? 0) + maxLength(w.output_len);
+}
+
+/**
+ * The workload a result records: a trace's requests left out (a result names its trace by file,
+ * hash and count; the requests live in the study spec or the file), so a stored run stays small.
+ */
+export function withoutTraceData(w: Workload): Workload {
+  if (w.trace?.data === undefined) return w;
+  const { data: _data, ...trace } = w.trace;
+  return { ...w, trace };
 }

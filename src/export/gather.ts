@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import type { Study, Trial } from '../domain/index.js';
+import { withoutTraceData, type Study, type Trial } from '../domain/index.js';
 import { isLmBenchError } from '../errors.js';
 import type { RunFilter, RunRecord, Store } from '../store/index.js';
 import type { ExportItem, SkippedTrial } from './types.js';
@@ -40,7 +40,8 @@ function trialItem(catalog: Catalog, study: Study, t: Trial, result: NonNullable
     hardware: spec.hardware,
     model: spec.model,
     model_name: modelName(catalog, spec.model, spec.model_spec?.hf_name ?? result.model_id),
-    workload: spec.workload,
+    // A trace study's spec carries every request of its trace: the report names the trace, not them.
+    workload: withoutTraceData(spec.workload),
     workload_derived: false,
     // A trial's result is lm-bench's own measurement: every key of it was measured (or simulated).
     unavailable: [],

@@ -20,6 +20,17 @@ export const DatasetConfig = z.discriminatedUnion('kind', [
   }),
   z.strictObject({ kind: z.literal('sharegpt'), path: z.string().min(1), output_len: z.int().positive().optional() }),
   z.strictObject({ kind: z.literal('jsonl'), path: z.string().min(1), output_len: z.int().positive().default(256) }),
+  /**
+   * A request trace (Azure, Mooncake, BurstGPT, Splitwise or {timestamp_s, input_tokens, output_tokens}
+   * JSONL; src/trace/): each request at its own time ÷ speed, its own lengths and shared blocks.
+   */
+  z.strictObject({
+    kind: z.literal('trace'),
+    path: z.string().min(1),
+    speed: z.number().positive().max(1e6).default(1),
+    /** The first N requests of the trace. */
+    limit: z.int().positive().max(1_000_000).optional(),
+  }),
 ]);
 export type DatasetConfig = z.infer<typeof DatasetConfig>;
 
@@ -32,27 +43,39 @@ export type RampUp = z.infer<typeof RampUp>;
 
 const rate = z.union([z.number().positive(), z.literal('inf')]);
 
-export const TrafficConfig = z
-  .strictObject({
-    /** Closed loop: this many requests in flight. */
-    concurrency: z.int().positive().max(100_000).optional(),
-    /** Open loop: arrivals per second ("inf" = all at once, as vLLM). */
-    request_rate: rate.optional(),
-    /** Gamma shape of inter-arrival times: 1 = Poisson, "inf" = evenly spaced. */
-    burstiness: rate.default(1),
-    /** A cap on requests in flight in open-loop mode. */
-    max_concurrency: z.int().positive().max(100_000).optional(),
-    ramp_up: RampUp.optional(),
-  })
-  .superRefine((t, ctx) => {
-    const modes = [t.concurrency !== undefined, t.request_rate !== undefined, t.ramp_up !== undefined].filter(Boolean).length;
-    if (modes !== 1) {
+function trafficModes(t: { concurrency?: unknown; request_rate?: unknown; ramp_up?: unknown }): number {
+  return [t.concurrency !== undefined, t.request_rate !== undefined, t.ramp_up !== undefined].filter(Boolean).length;
+}
+
+const TrafficFields = z.strictObject({
+  /** Closed loop: this many requests in flight. */
+  concurrency: z.int().positive().max(100_000).optional(),
+  /** Open loop: arrivals per second ("inf" = all at once, as vLLM). */
+  request_rate: rate.optional(),
+  /** Gamma shape of inter-arrival times: 1 = Poisson, "inf" = evenly spaced. */
+  burstiness: rate.default(1),
+  /** A cap on requests in flight in open-loop mode. */
+  max_concurrency: z.int().positive().max(100_000).optional(),
+  ramp_up: RampUp.optional(),
+});
+
+/** At most one mode (`none` allowed: a trace dataset brings its own arrivals, BenchConfig checks that). */
+function checkTraffic(none: 'allowed' | 'refused') {
+  return (t: z.infer<typeof TrafficFields>, ctx: z.RefinementCtx): void => {
+    const modes = trafficModes(t);
+    if (modes > 1 || (modes === 0 && none === 'refused')) {
       ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of concurrency, request_rate or ramp_up' });
     }
     if (t.concurrency !== undefined && t.max_concurrency !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['max_concurrency'], message: 'max_concurrency caps an open loop; with concurrency it is redundant' });
     }
-  });
+  };
+}
+
+/** The traffic of a run: exactly one of a closed loop, an open-loop rate or a ramp. */
+export const TrafficConfig = TrafficFields.superRefine(checkTraffic('refused'));
+/** A config's traffic section, whose mode may be left out for a trace dataset. */
+const ConfigTraffic = TrafficFields.superRefine(checkTraffic('allowed'));
 export type TrafficConfig = z.infer<typeof TrafficConfig>;
 
 export const BenchConfig = z
@@ -77,8 +100,10 @@ export const BenchConfig = z
         ignore_eos: z.boolean().default(true),
       })
       .default({ ignore_eos: true }),
-    traffic: TrafficConfig,
-    num_prompts: z.int().positive().max(1_000_000).default(200),
+    /** How requests arrive; a trace dataset brings its own times (then only max_concurrency may be set). */
+    traffic: ConfigTraffic.prefault({}),
+    /** Requests to send: default 200, or every request of a trace. */
+    num_prompts: z.int().positive().max(1_000_000).optional(),
     /** Stop sending after this long (num_prompts stays the upper bound). */
     duration_s: z.number().positive().max(86_400).optional(),
     /** Requests sent before the measured run and left out of its metrics. */
@@ -92,6 +117,13 @@ export const BenchConfig = z
     sweep: z.record(z.string(), z.array(z.unknown()).min(1)).optional(),
   })
   .superRefine((c, ctx) => {
+    const modes = trafficModes(c.traffic);
+    if (c.dataset.kind === 'trace') {
+      if (modes > 0) ctx.addIssue({ code: 'custom', path: ['traffic'], message: 'a trace brings its own arrival times: remove concurrency, request_rate and ramp_up (max_concurrency may cap it)' });
+      if (c.sampling.max_tokens !== undefined) ctx.addIssue({ code: 'custom', path: ['sampling', 'max_tokens'], message: "a trace sets each request's max_tokens to its output length" });
+    } else if (modes === 0) {
+      ctx.addIssue({ code: 'custom', path: ['traffic'], message: 'give exactly one of concurrency, request_rate or ramp_up' });
+    }
     if (c.sweep === undefined) return;
     let points = 1;
     for (const key of Object.keys(c.sweep)) {
@@ -120,6 +152,9 @@ export function arrivalOf(t: TrafficConfig): Arrival {
  * run --workload FILE` loads a server exactly as a study's trials do; flags lay over it as over a file.
  */
 export function rawConfigOfWorkload(w: Workload): Record<string, unknown> {
+  if (w.trace?.data !== undefined) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `workload ${w.name} carries the requests of trace ${w.trace.source}: replay the trace itself with --trace`, { details: { field: 'workload' } });
+  }
   const a = w.arrival;
   const cap = 'max_concurrency' in a && a.max_concurrency !== undefined ? { max_concurrency: a.max_concurrency } : {};
   let traffic: Record<string, unknown>;

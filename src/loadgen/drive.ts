@@ -36,6 +36,8 @@ export interface DriveSpec {
   /** Seconds from origin after which nothing new is sent. */
   readonly deadlineS: number;
   readonly ctrl: SharedArrayBuffer;
+  /** Bodies serialized by the caller, one per request of `requests` (else drive serializes them). */
+  readonly bodies?: readonly string[] | undefined;
 }
 
 export interface DriveResult {
@@ -48,6 +50,19 @@ export interface DriveResult {
 export const OPEN_LOOP_WARM = 2;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, Math.max(0, ms)));
+const nextTurn = (): Promise<void> => new Promise((r) => setImmediate(r));
+
+/**
+ * Until `atS`, never before it (a trace's schedule is kept, not anticipated): a timer to within
+ * WAKE_AHEAD_S (timers fire a millisecond or so late, never early), then turns of the event loop, each
+ * letting I/O run, until the clock reaches it. The spin costs at most WAKE_AHEAD_S of CPU per send.
+ */
+const WAKE_AHEAD_S = 0.0015;
+async function waitUntil(atS: number, nowS: () => number): Promise<void> {
+  const wait = atS - nowS();
+  if (wait > WAKE_AHEAD_S) await sleep((wait - WAKE_AHEAD_S) * 1000);
+  while (nowS() < atS) await nextTurn();
+}
 
 export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<DriveResult> {
   const nowS = clockFrom(BigInt(spec.originNs));
@@ -62,7 +77,7 @@ export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<Driv
   const records: RequestRecord[] = [];
   // Bodies are serialized before the clock starts, so a burst of sends costs only the sends.
   const bodies = new Map<number, string>();
-  for (const r of spec.requests) bodies.set(r.index, requestBody(spec.target, r));
+  spec.requests.forEach((r, i) => bodies.set(r.index, spec.bodies?.[i] ?? requestBody(spec.target, r)));
   const one = async (req: PreparedRequest, schedS: number, enqueueS: number): Promise<void> => {
     const rec = await sendRequest({ pool, target: spec.target, nowS, inFlight }, req, {
       requestId: `${spec.phase === 'warmup' ? 'w' : 'r'}${req.index}`,
@@ -104,8 +119,7 @@ export async function drive(spec: DriveSpec, signal?: AbortSignal): Promise<Driv
       const pending: Promise<void>[] = [];
       for (let k = 0; k < spec.requests.length; k++) {
         const schedS = arrivals[k] as number;
-        const wait = schedS - nowS();
-        if (wait > 0.001) await sleep(wait * 1000);
+        await waitUntil(schedS, nowS);
         if (stopped() || schedS >= spec.deadlineS) break;
         const enqueueS = Math.max(schedS, nowS());
         while (inFlight >= cap) await new Promise<void>((r) => waiters.push(r));

@@ -4,14 +4,16 @@ import type { BenchmarkResult, RequestRecord, ServerConfig, Slo, Workload } from
 import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
 import { LmBenchError } from '../errors.js';
 import { createRng } from '../util/rng.js';
-import { concurrencyCap } from '../workload/sample.js';
+import { concurrencyCap, workloadArrivals } from '../workload/sample.js';
 import { scheduleTimes } from './arrivals.js';
 import { clockFrom, nowNs } from './clock.js';
 import type { RampUp } from './config.js';
 import { CTRL_DONE, CTRL_FAILED, CTRL_SLOTS, CTRL_STOP, drive, type DriveResult, type DriveSpec } from './drive.js';
+import { requestBody } from './client.js';
 import { connectTarget } from './connect.js';
 import { syntheticRequests, type PreparedRequest } from './prompts.js';
 import { buildResult } from './result.js';
+import { sendLateness, type SendLateness } from './lateness.js';
 import { startScraper } from './scrape.js';
 import { createPowerMeter, energyFromReading, expectedGpus, loadWindow, type PowerMeter, type PowerSpec } from './power/index.js';
 import type { Transport } from './transport.js';
@@ -72,11 +74,14 @@ export interface RunBenchmarkOptions {
 export interface RunBenchmarkOutput {
   readonly result: BenchmarkResult;
   readonly records: RequestRecord[];
+  /** Open loop: how late each send was against its schedule; null for a closed loop. */
+  readonly lateness: SendLateness | null;
 }
 
 export { parseEndpoint, isLoopbackHost } from './endpoint.js';
 export { DEFAULT_TRANSPORT, type Transport } from './transport.js';
 export type { PreparedRequest } from './prompts.js';
+export type { SendLateness } from './lateness.js';
 
 /** Streams one thread handles well before its event loop starts to distort timestamps (bench/loadgen.md). */
 const STREAMS_PER_THREAD = 512;
@@ -109,7 +114,9 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
   });
 
   const cap = concurrencyCap(w.arrival);
-  const arrivals = scheduleTimes(w.arrival, n, createRng(opts.seed).fork('arrival'), opts.rampUp, opts.burstiness ?? 1);
+  // A trace brings its own send times (÷ its speed); else the arrival process, or the ramp, draws them.
+  const arrivalRng = createRng(opts.seed).fork('arrival');
+  const arrivals = w.trace?.data !== undefined ? workloadArrivals(w, n, arrivalRng) : scheduleTimes(w.arrival, n, arrivalRng, opts.rampUp, opts.burstiness ?? 1);
   const load = arrivals === null ? (cap ?? 1) : (cap ?? n);
   // Never more threads than streams (closed) or than the cap or requests (open): each thread gets at least one.
   const workers = Math.max(1, Math.min(opts.workers ?? autoWorkers(load), load));
@@ -146,8 +153,13 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport, opts.scrapeIntervalMs);
       // Its first reading is in before the first request goes: the readings cover the window's start.
       await meter?.start(clock);
-      // Workers start on a common instant a little ahead, so none begins before the others are ready.
-      const startS = clock() + (pool === null ? 0 : 0.02);
+      // On this thread an open loop's bodies are serialized before its schedule starts, not after (its
+      // first sends would be late by the work: ~20 µs a body, tens of ms for a long trace).
+      const measuredBodies = pool === null && arrivals !== null ? requests.slice(0, n).map((r) => requestBody(target, r)) : undefined;
+      // Workers start on a common instant a little ahead, so none begins before the others are ready:
+      // each serializes its share of the bodies first. On this thread an open loop waits only for its
+      // first connections (a few ms on loopback), so its first send is on time too.
+      const startS = clock() + (pool === null ? (arrivals === null ? 0 : 0.01) : 0.02 + (arrivals === null ? 0 : (20e-6 * n) / workers));
       const cpuBefore = process.cpuUsage();
       const wallBeforeMs = performance.now();
       const deadlineS = opts.durationS === undefined ? Number.POSITIVE_INFINITY : startS + opts.durationS;
@@ -160,6 +172,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
           origin: ep.origin, transport, target, workerId: k, phase: 'measure', requests: mine,
           arrivalsS: arrivals === null ? null : Array.from(arrivals, (t) => t + startS).filter((_, i) => i % workers === k && i < n),
           streams, originNs: String(originNs), startS, deadlineS, ctrl,
+          ...(measuredBodies === undefined ? {} : { bodies: measuredBodies }),
         });
       }
       const progress = opts.onProgress === undefined ? null : setInterval(() => {
@@ -192,7 +205,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
         burstiness: opts.rampUp !== undefined ? (opts.burstiness ?? 1) : undefined, evidence, known,
       });
       const energy = reading === null || opts.power === undefined ? undefined : energyFromReading(reading, loadWindow(records), result.total_output_tokens, expectedGpus(opts.power));
-      return { result: energy === undefined ? result : { ...result, energy }, records: [...warmRecords, ...records] };
+      return { result: energy === undefined ? result : { ...result, energy }, records: [...warmRecords, ...records], lateness: arrivals === null ? null : sendLateness(records) };
     } finally {
       await pool?.destroy();
     }

@@ -1,7 +1,7 @@
 import type { Workload } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 import { createRng } from '../util/rng.js';
-import { sampleRequests } from '../workload/sample.js';
+import { sampleRequests, type PromptBlocks } from '../workload/sample.js';
 
 /**
  * Prompts as the load runner sends them. Synthetic prompts are built deterministically from the seed:
@@ -35,13 +35,47 @@ export function syntheticText(tokens: number, rng: Rng): string {
   return parts.join(' ');
 }
 
-/** The request list of a synthetic workload: lengths from the shared sampler, text from the seed. */
+/**
+ * A trace request's prompt: block by block, each block's words drawn from a stream of its own id, so
+ * prompts whose block ids agree agree word for word (a prefix cache can serve them); the last block
+ * is cut at the prompt's length, which keeps it a prefix of the whole block.
+ */
+function blockPrompt(blocks: PromptBlocks, tokens: number, wordsOf: (id: number) => string[]): string {
+  const parts: string[] = [];
+  let left = tokens;
+  for (const id of blocks.ids) {
+    if (left <= 0) break;
+    const words = wordsOf(id);
+    parts.push(left >= words.length ? words.join(' ') : words.slice(0, left).join(' '));
+    left -= words.length;
+  }
+  return parts.join(' ');
+}
+
+/** The request list of a workload: lengths from the shared sampler (or its trace), text from the seed. */
 export function syntheticRequests(w: Workload, seed: number): PreparedRequest[] {
   const root = createRng(seed);
   const specs = sampleRequests(w, root.fork('workload'));
   const prefixes = new Map<number, string>();
   const textRng = root.fork('text');
+  const blockWords = new Map<number, string[]>();
+  const wordsOf = (tokens: number) => (id: number): string[] => {
+    let words = blockWords.get(id);
+    if (words === undefined) {
+      words = syntheticText(tokens, root.fork(`block-${id}`)).split(' ');
+      blockWords.set(id, words);
+    }
+    return words;
+  };
   return specs.map((s) => {
+    const blocks = s.blocks;
+    if (blocks !== undefined) {
+      // The ids cover the whole prompt (trace readers check it); a shorter list leaves a unique tail.
+      const covered = Math.min(s.inputTokens, blocks.ids.length * blocks.tokens);
+      const head = blockPrompt(blocks, covered, wordsOf(blocks.tokens));
+      const tail = covered < s.inputTokens ? syntheticText(s.inputTokens - covered, textRng.fork(s.index)) : '';
+      return { index: s.index, prompt: tail === '' ? head : `${head} ${tail}`, clientTokens: s.inputTokens, maxTokens: s.outputTokens };
+    }
     let prefix = '';
     if (s.prefixGroup !== null) {
       let p = prefixes.get(s.prefixGroup);

@@ -1,5 +1,5 @@
 import type { Arrival, BenchmarkResult, RequestRecord, ServerConfig, RunEvidence, ServerMetrics, Slo, Workload } from '../domain/index.js';
-import { requestThresholds } from '../domain/index.js';
+import { requestThresholds, withoutTraceData } from '../domain/index.js';
 import { diagnose } from '../diagnose/classify.js';
 import { computeMetrics, errorSamples } from '../metrics/index.js';
 import { mean, percentileSorted } from '../metrics/stats.js';
@@ -80,7 +80,8 @@ export function buildResult(records: readonly RequestRecord[], ctx: ResultContex
     server_config: null,
     hardware: null,
     model: null,
-    workload: ctx.workload,
+    // A trace's requests stay with the study or the file: the result names the trace, not every request.
+    workload: withoutTraceData(ctx.workload),
     slo: ctx.slo ?? ctx.workload.slo ?? null,
     server_metrics: ctx.serverMetrics,
     steady_state: steadyState(measured),

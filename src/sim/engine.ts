@@ -193,7 +193,7 @@ export function runDes(input: DesInput): DesOutput {
         req.rejected = true; // the OpenAI server answers 400 before the engine sees it
         continue;
       }
-      const sim = newSimRequest(spec.index, prompt, spec.outputTokens, spec.prefixGroup, spec.prefixTokens);
+      const sim = newSimRequest(spec.index, prompt, spec.outputTokens, spec.prefixGroup, spec.prefixTokens, spec.blocks ?? null);
       req.sim = sim;
       inFlight++;
       front.push(nowS + frontendDelayS(input.frontend, prompt), sim);

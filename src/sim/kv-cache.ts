@@ -1,3 +1,5 @@
+import type { PromptBlocks } from '../workload/sample.js';
+
 /**
  * The KV block pool of one replica with V1's prefix cache (reference §10.1, `block_pool.py`,
  * `kv_cache_manager.py`), kept as counts and hashes rather than physical block ids:
@@ -19,6 +21,10 @@ export interface KvRequest {
   readonly idx: number;
   readonly prefixGroup: number | null;
   readonly prefixTokens: number;
+  /** A trace request's prompt blocks: equal ids, equal content (`PromptBlocks`); null otherwise. */
+  readonly blocks: PromptBlocks | null;
+  /** Prompt tokens, shared prefix included: only blocks wholly inside the prompt can be shared. */
+  readonly promptTokens: number;
   cachedKeys: number[];
   privateBlocks: number;
   /** Blocks [0, hashedBlocks) have been looked at for caching. */
@@ -38,6 +44,13 @@ export interface SlidingGroups {
 }
 
 const INDEX_SPACE = 1 << 17; // blocks per request key space (131072 × 16-token blocks ≫ any max_model_len)
+/**
+ * Keys of trace blocks: −(TRACE_KEYS + id × TRACE_SUB + k) for the k-th cache block inside trace block
+ * `id`, below every group key (−(1 + group × INDEX_SPACE + block) stays above −2^40 for any group count
+ * a workload can name). TRACE_SUB bounds the cache blocks one trace block spans (512 tokens / 8 = 64).
+ */
+const TRACE_KEYS = 2 ** 40;
+const TRACE_SUB = 1 << 12;
 
 /**
  * Hashed blocks with ref count 0, oldest first. A queue with lazy deletion (a block taken back by a hit
@@ -132,6 +145,14 @@ export class KvCache {
   }
 
   private key(req: KvRequest, block: number): number {
+    const tb = req.blocks;
+    if (tb !== null && (block + 1) * this.blockSize <= req.promptTokens) {
+      // The trace block this cache block starts in: its id names the content up to there.
+      const start = block * this.blockSize;
+      const j = Math.floor(start / tb.tokens);
+      const id = tb.ids[j];
+      if (id !== undefined) return -(TRACE_KEYS + id * TRACE_SUB + Math.floor((start - j * tb.tokens) / this.blockSize));
+    }
     if (req.prefixGroup !== null && (block + 1) * this.blockSize <= req.prefixTokens) {
       return -(1 + req.prefixGroup * INDEX_SPACE + block);
     }

@@ -1,3 +1,4 @@
+import type { PromptBlocks } from '../workload/sample.js';
 import type { KvRequest } from './kv-cache.js';
 
 /** A request inside the simulated engine (virtual or real time). */
@@ -22,11 +23,13 @@ export interface SimRequest extends KvRequest {
   finished: boolean;
 }
 
-export function newSimRequest(idx: number, promptTokens: number, maxTokens: number, prefixGroup: number | null, prefixTokens: number): SimRequest {
+// eslint-disable-next-line max-params -- the request's fields, in the order a spec lists them
+export function newSimRequest(idx: number, promptTokens: number, maxTokens: number, prefixGroup: number | null, prefixTokens: number, blocks: PromptBlocks | null = null): SimRequest {
   return {
     idx,
     prefixGroup,
     prefixTokens,
+    blocks,
     cachedKeys: [],
     privateBlocks: 0,
     hashedBlocks: 0,

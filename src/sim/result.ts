@@ -1,5 +1,5 @@
 import type { BenchmarkResult, Energy, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerMetrics, Slo, Workload } from '../domain/index.js';
-import { energyOf, energyUnavailable, requestThresholds } from '../domain/index.js';
+import { energyOf, energyUnavailable, requestThresholds, withoutTraceData } from '../domain/index.js';
 import { computeMetrics, errorSamples, percentileSorted } from '../metrics/index.js';
 import { concurrencyCap, requestRateField } from '../workload/sample.js';
 import type { DesOutput } from './engine.js';
@@ -129,7 +129,8 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
     server_config: { ...ctx.resolved },
     hardware: ctx.hardware,
     model: ctx.model.id,
-    workload: ctx.workload,
+    // A trace's requests stay with the study or the file: the result names the trace, not every request.
+    workload: withoutTraceData(ctx.workload),
     slo: ctx.slo ?? null,
     server_metrics: serverMetrics(des, ctx.memory),
     steady_state: null,

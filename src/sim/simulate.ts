@@ -1,7 +1,7 @@
 import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, PowerProfile, RequestRecord, ResolvedServerConfig, ServerConfig, SimProfile, Slo, Workload } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
-import { arrivalTimes, concurrencyCap, sampleRequests } from '../workload/sample.js';
+import { concurrencyCap, sampleRequests, workloadArrivals } from '../workload/sample.js';
 import { runDes, type DesOutput } from './engine.js';
 import { runEnergy, steadyStateSpec, steadyWindow, summarizeDes, type SimEnergy, type SimSummary, type WindowSpec } from './summary.js';
 import { WeightedSample } from './weighted.js';
@@ -145,7 +145,7 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   const { resolved, memory } = start;
   const rng = createRng(input.seed);
   const specs = sampleRequests(input.workload, rng.fork('requests'));
-  const arrivals = arrivalTimes(input.workload.arrival, specs.length, rng.fork('arrivals'));
+  const arrivals = workloadArrivals(input.workload, specs.length, rng.fork('arrivals'));
   const profile = input.profile ?? catalog.profileFor(hw);
   const oomRng = rng.fork('runtime-oom');
   const crashAtRequest = input.runtimeFailures === false ? null : runtimeOomAt(memory, specs.length, () => oomRng.next());

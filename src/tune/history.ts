@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ServerConfig, Study, Trial } from '../domain/index.js';
-import { meetsSlo } from '../domain/index.js';
+import { meetsSlo, withoutTraceData } from '../domain/index.js';
 import { configKey } from '../optimize/sampler.js';
 import { studyRanking } from '../optimize/study.js';
 import type { Store } from '../store/store.js';
@@ -21,7 +21,8 @@ export function recordTrialRun(store: Store, study: Study, trial: Trial): void {
     serverConfig: trial.config,
     hardware: study.spec.hardware,
     model: study.spec.model,
-    workload: study.spec.workload,
+    // The run names the study's trace, if any, without its requests (they stay in the study's spec).
+    workload: withoutTraceData(study.spec.workload),
     sourceFormat: 'lm_bench',
     sourcePath: `study:${study.spec.name}#${trial.number}`,
     contentHash: trialRunHash(study, trial),

@@ -1,5 +1,5 @@
 import type { BenchmarkResult, Slo, Workload } from '../domain/index.js';
-import { checkSlo } from '../domain/index.js';
+import { checkSlo, withoutTraceData } from '../domain/index.js';
 import type { Executor, TrialInput, TrialOutcome } from '../targets/types.js';
 
 /**
@@ -21,9 +21,14 @@ export interface MaxRateResult {
   readonly runs: RateRun[];
 }
 
+/**
+ * The workload at another rate. A trace's requests cannot arrive at another rate and stay the trace's,
+ * so a trace workload searched this way drops them and draws from its fitted lengths (the CLI refuses
+ * `--trace` with a rate search rather than do this silently; the service's studies get this).
+ */
 export function withRate(w: Workload, rateRps: number | 'inf'): Workload {
   const arrival = rateRps === 'inf' ? { kind: 'burst' as const } : { kind: 'poisson' as const, rate_rps: rateRps };
-  return { ...w, arrival };
+  return { ...withoutTraceData(w), arrival };
 }
 
 /** A load run meets the SLOs: something completed, nothing failed, every limit held. */

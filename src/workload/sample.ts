@@ -1,4 +1,4 @@
-import type { Arrival, LengthDist, Workload } from '../domain/index.js';
+import type { Arrival, LengthDist, TraceRequests, Workload } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 
 /**
@@ -13,6 +13,18 @@ export interface RequestSpec {
   /** Shared-prefix group, or null for a request without one. */
   readonly prefixGroup: number | null;
   readonly prefixTokens: number;
+  /** A trace request's prompt blocks (its whole prompt is `inputTokens`); absent for sampled requests. */
+  readonly blocks?: PromptBlocks | undefined;
+}
+
+/**
+ * A prompt as a trace describes it: the ids of its blocks of `tokens` tokens each, in order. Equal
+ * ids hold equal content, so two prompts share exactly as many leading tokens as their lists agree
+ * on (the last block may be cut short by the prompt's length).
+ */
+export interface PromptBlocks {
+  readonly ids: readonly number[];
+  readonly tokens: number;
 }
 
 function clip(x: number, min: number, max: number | undefined): number {
@@ -65,7 +77,31 @@ export function lengthSampler(d: LengthDist, rng: Rng): () => number {
   }
 }
 
+/** A trace workload's requests, the first `num_prompts` of them, exactly as the trace has them. */
+function traceRequests(w: Workload, data: TraceRequests): RequestSpec[] {
+  const blockTokens = w.trace?.block_tokens;
+  const out: RequestSpec[] = [];
+  for (let i = 0; i < w.num_prompts; i++) {
+    const ids = data.hash_ids?.[i];
+    out.push({
+      index: i,
+      inputTokens: data.input_tokens[i] as number,
+      outputTokens: data.output_tokens[i] as number,
+      prefixGroup: null,
+      prefixTokens: 0,
+      ...(ids === undefined || blockTokens === undefined || ids.length === 0 ? {} : { blocks: { ids, tokens: blockTokens } }),
+    });
+  }
+  return out;
+}
+
+/**
+ * The requests of a workload: a trace's own when the workload carries them (w.trace.data), else
+ * drawn from its distributions.
+ */
 export function sampleRequests(w: Workload, rng: Rng): RequestSpec[] {
+  const data = w.trace?.data;
+  if (data !== undefined) return traceRequests(w, data);
   const inLen = lengthSampler(w.input_len, rng.fork('input'));
   const outLen = lengthSampler(w.output_len, rng.fork('output'));
   const prefixRng = rng.fork('prefix');
@@ -117,6 +153,18 @@ export function arrivalTimes(arrival: Arrival, n: number, rng: Rng): Float64Arra
       return t;
     }
   }
+}
+
+/**
+ * Intended send times (seconds from start) of a workload's first `n` requests: a trace's own times
+ * (÷ its speed) when the workload carries them, else drawn from its arrival process.
+ */
+export function workloadArrivals(w: Workload, n: number, rng: Rng): Float64Array | null {
+  const t = w.trace;
+  if (t?.data === undefined) return arrivalTimes(w.arrival, n, rng);
+  const out = new Float64Array(n);
+  for (let i = 0; i < n; i++) out[i] = (t.data.arrival_ms[i] as number) / 1000 / t.speed;
+  return out;
 }
 
 /** The concurrency cap an arrival process imposes, if any. */

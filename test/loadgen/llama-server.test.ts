@@ -1,3 +1,6 @@
+// lmb-test: alone
+// Its open loop judges whether requests waited for a server thread by their TTFT (real time): beside
+// another test file on 2 cores it measured the neighbour and failed now and then.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { Workload } from '../../src/domain/index.js';

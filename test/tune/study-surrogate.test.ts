@@ -37,6 +37,11 @@ test('tune saves its surrogate; recommend then answers from it, and the report r
 
   const tune = captureIo(dir);
   assert.equal(await main(['tune', '--study', 's1', ...deployment, '--budget-trials', '13', '--seed', '3', '--no-report', '--db', db, '--json'], tune), 0, tune.err());
+  // The end of the study defends its pick: the flags that matter, from vLLM's measured defaults.
+  const ended = JSON.parse(tune.out()) as { recommendation: { config: Record<string, unknown> } | null; explanation: { simplification: { before: { changed: Record<string, unknown> }; after: { changed: Record<string, unknown> } } | null; attribution: { defaults: { source: string | null } } | null } };
+  assert.ok(ended.recommendation !== null && ended.explanation.simplification !== null && ended.explanation.attribution !== null);
+  for (const [k, v] of Object.entries(ended.explanation.simplification.after.changed)) assert.equal(ended.explanation.simplification.before.changed[k], v, k);
+  assert.equal(ended.explanation.attribution.defaults.source, 'measured', 'the study measured vLLM’s defaults first');
 
   const store = openStore(db);
   t.after(() => store.close());

@@ -2,6 +2,46 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { BenchmarkResult, Energy } from '../../domain/index.js';
 import { diagnosisLines } from '../../diagnose/text.js';
+import type { SendLateness } from '../../loadgen/index.js';
+import type { TraceReplay } from '../../loadgen/plan.js';
+
+/**
+ * A replayed trace beside its result (the JSON's \`trace_replay\`): which trace, how much of it, and how
+ * late the runner sent against the trace's schedule (send − the request's time ÷ speed), in ms.
+ */
+export interface TraceReplayReport {
+  readonly file: string;
+  readonly format: string;
+  readonly sha256: string;
+  readonly requests: number;
+  readonly speed: number;
+  readonly skipped_zero_rows: number;
+  readonly sent: number;
+  readonly send_lateness_ms: { readonly p50: number; readonly p99: number; readonly max: number } | null;
+}
+
+/** What `run` prints and writes per load point: the result, and for a trace how it was replayed. */
+export type RunOutput = BenchmarkResult & { readonly trace_replay?: TraceReplayReport };
+
+export function traceReplayReport(t: TraceReplay, late: SendLateness | null): TraceReplayReport {
+  return {
+    file: t.file,
+    format: t.format,
+    sha256: t.sha256,
+    requests: t.requests,
+    speed: t.speed,
+    skipped_zero_rows: t.skippedZero,
+    sent: late?.sent ?? 0,
+    send_lateness_ms: late === null ? null : { p50: late.p50Ms, p99: late.p99Ms, max: late.maxMs },
+  };
+}
+
+export function traceReplayLine(r: TraceReplayReport): string {
+  const late = r.send_lateness_ms;
+  const lateText = late === null ? 'nothing sent' : `sends late against the trace's schedule by p50 ${late.p50.toFixed(2)} ms, p99 ${late.p99.toFixed(2)} ms, max ${late.max.toFixed(2)} ms`;
+  const skipped = r.skipped_zero_rows === 0 ? '' : `; ${r.skipped_zero_rows} rows with 0 tokens left out`;
+  return `trace ${r.file} (${r.format}, times ÷ ${r.speed}): sent ${r.sent} of ${r.requests} requests${skipped}; ${lateText}`;
+}
 
 /** One run in a line, then why it missed its SLOs or saturated (with the knobs to try), if it did. */
 export function summaryText(r: BenchmarkResult, tag = ''): string {

@@ -1,6 +1,6 @@
 import { dirname, resolve } from 'node:path';
 import { parse as parseYamlText } from 'yaml';
-import type { BenchmarkResult, RequestRecord } from '../../domain/index.js';
+import type { RequestRecord } from '../../domain/index.js';
 import { parseKnobAssignments, parseSloString, Workload } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { BenchConfig, expandSweep, overlay, rawConfigOfWorkload } from '../../loadgen/config.js';
@@ -13,7 +13,7 @@ import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
 import { powerSpecOfFlags } from '../power-flags.js';
 import { runAdaptive } from './run-adaptive.js';
-import { summaryText, writeFile } from './run-output.js';
+import { summaryText, traceReplayLine, traceReplayReport, writeFile, type RunOutput } from './run-output.js';
 
 const USAGE = `lm-bench run: load an OpenAI-compatible server and report vLLM-compatible metrics
 
@@ -28,6 +28,12 @@ Usage: lm-bench run --endpoint URL [--config FILE] [flags]
   --dry-run              print where the load would go and how it is bounded; send nothing
   --config FILE          YAML config (see configs/llama3-8b-throughput.yaml); a sweep runs every combination
   --workload FILE        or a workload file (data/workloads/*.yaml): the traffic a study's trials send
+  --trace FILE           or replay a request trace: Azure LLM inference CSV, Mooncake/FAST'25 JSONL
+                         (shared hash_ids become shared prompt prefixes), BurstGPT CSV, Splitwise CSV,
+                         or JSONL of {timestamp_s, input_tokens, output_tokens}: each request sent at its
+                         time ÷ K (--trace-speed K, default 1) with a prompt of its input tokens and
+                         max_tokens = its output tokens; --trace-limit N replays the first N. The result
+                         says how late the sends were against the trace's schedule (trace_replay)
   --output FILE          result JSON (one object; a sweep writes one object per line, like --append-result)
   --html FILE            self-contained HTML summary (tables and plots, no network)
   --records FILE         per-request records as JSON Lines
@@ -70,6 +76,9 @@ const FLAGS = {
   'dry-run': { type: 'boolean' },
   config: { type: 'string' },
   workload: { type: 'string' },
+  trace: { type: 'string' },
+  'trace-speed': { type: 'string' },
+  'trace-limit': { type: 'string' },
   output: { type: 'string' },
   html: { type: 'string' },
   records: { type: 'string' },
@@ -124,6 +133,15 @@ function applyFlags(raw: Record<string, unknown>, v: Values, cwd: string): strin
   put('api', v.api);
   const inLen = numberFlag(v['input-len'], 'input-len', { int: true, min: 1 });
   const outLen = numberFlag(v['output-len'], 'output-len', { int: true, min: 1 });
+  if (v.trace !== undefined) {
+    if (inLen !== undefined || outLen !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--trace brings its own lengths; --input-len and --output-len cannot go with it', { details: { field: 'trace' } });
+    const speed = numberFlag(v['trace-speed'], 'trace-speed', { min: 1e-6, max: 1e6 }) ?? 1;
+    const limit = numberFlag(v['trace-limit'], 'trace-limit', { int: true, min: 1, max: 1_000_000 });
+    raw['dataset'] = { kind: 'trace', path: resolve(cwd, v.trace), speed, ...(limit === undefined ? {} : { limit }) };
+    set.push('dataset', 'dataset.path', 'dataset.speed', 'dataset.limit');
+  } else if (v['trace-speed'] !== undefined || v['trace-limit'] !== undefined) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${v['trace-speed'] === undefined ? 'trace-limit' : 'trace-speed'} goes with --trace FILE`, { details: { field: 'trace' } });
+  }
   if (inLen !== undefined || outLen !== undefined) {
     const ds = raw['dataset'] as Record<string, unknown> | undefined;
     if (ds === undefined || ds['kind'] !== 'synthetic') {
@@ -173,7 +191,10 @@ function applyFlags(raw: Record<string, unknown>, v: Values, cwd: string): strin
   return set;
 }
 
-function loadRaw(file: string | undefined, workload: string | undefined, cwd: string): { raw: Record<string, unknown>; baseDir: string } {
+function loadRaw(file: string | undefined, workload: string | undefined, cwd: string, trace: boolean): { raw: Record<string, unknown>; baseDir: string } {
+  if (trace && workload !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--workload and --trace both describe the load; give one', { details: { field: 'trace' } });
+  // A trace brings its requests and their times: the flags lay it over a config's endpoint and limits.
+  if (trace && file === undefined) return { raw: {}, baseDir: cwd };
   if (workload !== undefined) {
     if (file !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--workload and --config both describe the load; give one', { details: { field: 'workload' } });
     const path = resolve(cwd, workload);
@@ -202,7 +223,7 @@ export const command: Command = {
   usage: USAGE,
   async run(argv: readonly string[], io: CliIo): Promise<number> {
     const { values } = parseFlags(argv, FLAGS);
-    const { raw, baseDir } = loadRaw(values.config, values.workload, io.cwd);
+    const { raw, baseDir } = loadRaw(values.config, values.workload, io.cwd, values.trace !== undefined);
     const flagPaths = applyFlags(raw, values, io.cwd);
     const sweep = raw['sweep'] as Record<string, unknown> | undefined;
     if (sweep !== undefined) {
@@ -216,6 +237,9 @@ export const command: Command = {
     }
     const knownConfig = values.set === undefined ? undefined : parseKnobAssignments(values.set);
     const power = powerSpecOfFlags(values, io.env);
+    if (mode !== 'fixed' && base.dataset.kind === 'trace') {
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the request rate; a trace brings its own arrival times (replay it with --mode fixed, or search the rate of its fit: lm-bench workload from-trace, then --workload)`, { details: { field: 'mode' } });
+    }
     if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig, power }, values, io);
     const points = expandSweep(raw, base);
     const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
@@ -233,7 +257,7 @@ export const command: Command = {
       return 0;
     }
     const tty = io.stderr.isTTY === true;
-    const results: BenchmarkResult[] = [];
+    const results: RunOutput[] = [];
     const allRecords: RequestRecord[] = [];
     const ac = new AbortController();
     const onSignal = (): void => ac.abort();
@@ -255,10 +279,12 @@ export const command: Command = {
         });
         if (tty) io.stderr.write('\n');
         const { records } = run;
-        const result = knownConfig === undefined ? run.result : { ...run.result, server_config: knownConfig };
+        const measured = knownConfig === undefined ? run.result : { ...run.result, server_config: knownConfig };
+        const replay = plan.trace === undefined ? undefined : traceReplayReport(plan.trace, run.lateness);
+        const result: RunOutput = replay === undefined ? measured : { ...measured, trace_replay: replay };
         results.push(result);
         for (const r of records) allRecords.push(points.length > 1 ? { ...r, request_id: `p${i + 1}-${r.request_id}` } : r);
-        if (values.json !== true) io.stdout.write(`${summaryText(result, tag)}\n`);
+        if (values.json !== true) io.stdout.write(`${summaryText(result, tag)}${replay === undefined ? '' : `\n${traceReplayLine(replay)}`}\n`);
         if (result.diagnosis?.bottleneck === 'client') {
           io.stderr.write(`lm-bench: warning: the load generator itself fell behind (${result.diagnosis.summary}); its latencies include its own delay (try --workers on a machine with spare cores, or a less loaded one)\n`);
         }

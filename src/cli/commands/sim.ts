@@ -12,6 +12,7 @@ import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import type { ServerFailure } from '../../physics/index.js';
 import { simulate } from '../../sim/index.js';
+import { traceWorkloadOfFile } from '../../trace/index.js';
 import { CALIBRATE_USAGE, calibrateCmd } from './sim-calibrate.js';
 import { PREDICT_USAGE, predictCmd } from './sim-predict.js';
 import { profileFromFlags } from '../sim-profile-flag.js';
@@ -19,7 +20,7 @@ import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 
 const USAGE = `Usage:
   lm-bench sim run --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
-                   (--input-len N --output-len N | --workload FILE)
+                   (--input-len N --output-len N | --workload FILE | --trace FILE [--trace-speed K] [--trace-limit N])
                    [--concurrency N | --request-rate R [--burstiness B]] [--num-prompts N] [--seed S]
                    [--profile auto|default|stored] [--offline] [--db PATH] [--json]
   lm-bench sim serve --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
@@ -30,7 +31,8 @@ ${PREDICT_USAGE}
 ${CALIBRATE_USAGE}
 
 Runs the simulated vLLM V1 engine: \`run\` benchmarks it in virtual time (like \`vllm bench serve\`
-against \`vllm serve\`), \`serve\` puts it behind an OpenAI-compatible HTTP server in real time
+against \`vllm serve\`; --trace replays a request trace: Azure, Mooncake, BurstGPT, Splitwise or
+{timestamp_s, input_tokens, output_tokens} JSONL, each request at its time ÷ K, shared blocks as shared prefixes), \`serve\` puts it behind an OpenAI-compatible HTTP server in real time
 (K× faster with --speed K). Knobs come from --set or from vLLM's own flags
 (--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …);
 --api-key and --ssl-certfile/--ssl-keyfile behave as vllm serve's (bearer token on /v1, https).
@@ -94,6 +96,32 @@ export function configFromFlags(values: Record<string, unknown>): ServerConfig {
 
 function gpuCount(raw: string | undefined): number {
   return numberFlag(raw, 'gpus', { int: true, min: 1, max: 64 }) ?? 1;
+}
+
+/**
+ * `--trace FILE`: the trace's own requests, times ÷ --trace-speed, the first --trace-limit (or
+ * --num-prompts) of them; --concurrency caps the requests in flight. Null without --trace.
+ */
+function traceWorkloadFromFlags(values: Record<string, unknown>, cwd: string): { workload: Workload; line: string } | null {
+  const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
+  const file = str('trace');
+  if (file === undefined) {
+    for (const k of ['trace-speed', 'trace-limit']) if (str(k) !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${k} goes with --trace FILE`, { details: { field: k } });
+    return null;
+  }
+  for (const k of ['workload', 'input-len', 'output-len', 'request-rate', 'burstiness']) {
+    if (str(k) !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--trace brings its own requests and arrival times; --${k} cannot go with it`, { details: { field: k } });
+  }
+  const speed = numberFlag(str('trace-speed'), 'trace-speed', { min: 1e-6, max: 1e6 }) ?? 1;
+  const limit = numberFlag(str('trace-limit'), 'trace-limit', { int: true, min: 1, max: 1_000_000 });
+  const numPrompts = numberFlag(str('num-prompts'), 'num-prompts', { int: true, min: 1, max: 1_000_000 });
+  const cap = numberFlag(str('concurrency'), 'concurrency', { int: true, min: 1 });
+  const n = Math.min(limit ?? Number.POSITIVE_INFINITY, numPrompts ?? Number.POSITIVE_INFINITY);
+  const { workload, trace } = traceWorkloadOfFile(resolve(cwd, file), file, { speed, limit: Number.isFinite(n) ? n : undefined, embed: true });
+  const a = workload.arrival;
+  const capped: Workload = cap === undefined || a.kind === 'closed' ? workload : { ...workload, arrival: { ...a, max_concurrency: cap } };
+  const skipped = trace.skippedZero === 0 ? '' : `; ${trace.skippedZero} rows with 0 tokens left out`;
+  return { workload: capped, line: `Trace: ${file} (${trace.format}, ${trace.requests.length} requests, times ÷ ${speed}${skipped})\n` };
 }
 
 function workloadFromFlags(values: Record<string, unknown>, cwd: string): Workload {
@@ -205,13 +233,17 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
     burstiness: { type: 'string' },
     'num-prompts': { type: 'string' },
     seed: { type: 'string' },
+    trace: { type: 'string' },
+    'trace-speed': { type: 'string' },
+    'trace-limit': { type: 'string' },
   });
   const v = values as Record<string, unknown>;
   const catalog = defaultCatalog();
   const gpu = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
   const model = (await resolveModelFlag(requireFlag(values.model, 'model'), io, values.offline)).spec;
   const config = configFromFlags(v);
-  const workload = workloadFromFlags(v, io.cwd);
+  const traced = traceWorkloadFromFlags(v, io.cwd);
+  const workload = traced?.workload ?? workloadFromFlags(v, io.cwd);
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const { profile, source } = profileFromFlags(values, io, catalog, gpu);
   const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, profile, startEpochMs: Date.now() });
@@ -225,7 +257,7 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   }
   const result = withCost(out.result, loadPrices(catalog), catalog);
   if (values.json === true) writeJson(io, { ...result, lmb: { ...result.lmb, sim_profile: source } });
-  else io.stdout.write(`${formatResultText(result)}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);
+  else io.stdout.write(`${traced?.line ?? ''}${formatResultText(result)}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);
   return 0;
 }
 

@@ -20,7 +20,11 @@ import { studyGpuFields } from '../../store/adopt-gpu.js';
 import { gpuFigures } from '../../catalog/gpu-file.js';
 import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
+import { explainStudyPick } from '../../tune/explain-study.js';
+import { explanationLines } from '../../optimize/simplify-text.js';
+import { priorSimulator } from '../../optimize/prior-simulator.js';
 import { studyRules } from '../../tune/failure-book.js';
+import { traceWorkloadOfFile } from '../../trace/index.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
@@ -29,7 +33,8 @@ import { studyProgress } from '../study-progress.js';
 
 const usage = `Usage:
   lm-bench tune --study NAME [--space search-spaces/vllm.yaml] --gpu GPU --gpus N --model MODEL
-                --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
+                (--workload FILE | --trace FILE [--trace-speed K] [--trace-limit N])
+                [--slo ttft_p99_ms=350,itl_p99_ms=50]
                 [--target sim|vllm|endpoint|command|slurm] [--profile auto|default|stored] [--command "…"]
                 [--slurm-config FILE]
                 [--endpoint URL [--api-key-env OPENAI_API_KEY] [--ca-cert FILE] [--insecure]]
@@ -64,6 +69,11 @@ runs per configuration). A resumed study keeps its objective. Every trial is rec
 finishes; running the same command again resumes the study (completed trials are kept, trials a crash
 left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json);
 the HTML report to reports/<study>/report.html (or --report-dir).
+--trace FILE tunes for exactly the traffic of a request trace (the formats of \`run --trace\`): every
+trial replays its requests, lengths, shared prefixes and times (÷ K with --trace-speed K; the first N with
+--trace-limit N). The study stores the requests in its spec, so a resumed study, a Slurm job and the
+report see the same ones after the file is gone; its distributions (as \`workload from-trace\` fits
+them) are what the surrogate's features read. Not with --objective max-rate, which searches the rate.
 --enqueue (repeatable) queues a configuration to run right after vLLM's defaults, before anything the
 tuner proposes (once per study, however often the command is repeated); --keep-precision holds
 quantization and kv_cache_dtype at the checkpoint's own numerics. The study's surrogate is saved as
@@ -83,6 +93,9 @@ const flags = {
   gpus: { type: 'string' },
   model: { type: 'string' },
   workload: { type: 'string' },
+  trace: { type: 'string' },
+  'trace-speed': { type: 'string' },
+  'trace-limit': { type: 'string' },
   slo: { type: 'string' },
   target: { type: 'string' },
   profile: { type: 'string' },
@@ -191,13 +204,31 @@ function storedObjectiveFlag(spec: StudySpec): string {
   return spec.measure === 'max_rate' ? 'max-rate' : studyObjectiveOf(spec);
 }
 
+/**
+ * The study's workload: a workload file, or a trace whose requests the spec then carries (so a resume,
+ * a Slurm job and the report replay the same ones whatever becomes of the file).
+ */
+function workloadOfFlags(v: Values, cwd: string): Workload {
+  if (v.trace === undefined) {
+    for (const k of ['trace-speed', 'trace-limit'] as const) if (v[k] !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${k} goes with --trace FILE`, { details: { field: k } });
+    return loadYamlFile(resolve(cwd, requireFlag(v.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
+  }
+  if (v.workload !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--workload and --trace both describe the traffic; give one', { details: { field: 'trace' } });
+  const speed = numberFlag(v['trace-speed'], 'trace-speed', { min: 1e-6, max: 1e6 });
+  const limit = numberFlag(v['trace-limit'], 'trace-limit', { int: true, min: 1, max: 1_000_000 });
+  return traceWorkloadOfFile(resolve(cwd, v.trace), v.trace, { speed, limit, embed: true }).workload;
+}
+
 function specFromFlags(v: Values, study: { name: string; target: TargetSpec; spacePath: string; model: string; dbPath: string }, io: CliIo): StudySpec {
   const { name, target, spacePath, model } = study;
   const cwd = io.cwd;
   const hw = resolveGpuFlag(requireFlag(v.gpu, 'gpu'), io, study.dbPath);
-  const workload = loadYamlFile(resolve(cwd, requireFlag(v.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
+  const workload = workloadOfFlags(v, cwd);
   const budgetHours = numberFlag(v['budget-hours'], 'budget-hours', { min: 0.001 });
   const choice = objectiveChoice(v.objective);
+  if (choice.measure === 'max_rate' && workload.trace?.data !== undefined) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--objective max-rate searches the request rate; a trace brings its own arrival times (tune its fit for max-rate: lm-bench workload from-trace, then --workload)', { details: { field: 'objective' } });
+  }
   const res = StudySpec.safeParse({
     name,
     space: spacePath,
@@ -306,7 +337,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (sampler === null) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--sampler must be surrogate or random, got "${v.sampler ?? ''}"`, { details: { field: 'sampler' } });
   if (v['no-report'] !== true) assertOutputDir(resolve(io.cwd, v['report-dir'] ?? join('reports', name)), v['report-dir'] === undefined ? 'study' : 'report-dir');
   const enqueue = (v.enqueue ?? []).map((text) => parseKnobAssignments(text.split(',').map((p) => p.trim()).filter((p) => p !== ''), {}, 'enqueue'));
-  const deploymentGiven = v.gpu !== undefined || v.model !== undefined || v.workload !== undefined;
+  const deploymentGiven = v.gpu !== undefined || v.model !== undefined || v.workload !== undefined || v.trace !== undefined;
   // The model is resolved (a file read, perhaps the hub asked) before the store is opened: a name that
   // does not resolve fails with its code and stores nothing.
   const resolvedModel = deploymentGiven ? await resolveModelFlag(requireFlag(v.model, 'model'), io, v.offline) : null;
@@ -322,7 +353,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   try {
     const existing = store.findStudy(name);
     if (existing === null && fromFlags === null) {
-      throw new LmBenchError('LMB_ERR_STUDY_NOT_FOUND', `no study "${name}" in ${dbPath}; a new study needs --gpu, --gpus, --model, --workload and --budget-trials`, { details: { field: 'study' } });
+      throw new LmBenchError('LMB_ERR_STUDY_NOT_FOUND', `no study "${name}" in ${dbPath}; a new study needs --gpu, --gpus, --model, --workload (or --trace) and --budget-trials`, { details: { field: 'study' } });
     }
     let spec: StudySpec;
     if (fromFlags === null && existing !== null) {
@@ -379,8 +410,10 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         const { files } = await writeStudyReport(store, spec.name, resolve(io.cwd, v['report-dir'] ?? join('reports', spec.name)));
         reportFile = files[0] ?? null;
       }
-      if (json) writeJson(io, { ...out, report: reportFile });
-      else io.stdout.write(`${formatSummary(out)}\n\n${reportFile === null ? '' : `Report: ${reportFile}\n`}History and trials are in ${dbPath}.\n`);
+      // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain.
+      const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog: defaultCatalog(), simulator: priorSimulator(store, defaultCatalog(), spec) });
+      if (json) writeJson(io, { ...out, explanation, report: reportFile });
+      else io.stdout.write(`${formatSummary(out)}\n${explanationLines(explanation).join('\n')}\n\n${reportFile === null ? '' : `Report: ${reportFile}\n`}History and trials are in ${dbPath}.\n`);
       return summary.reason === 'interrupted' ? 130 : 0;
     } finally {
       process.off('SIGINT', onSignal);

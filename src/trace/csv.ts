@@ -1,0 +1,76 @@
+import { z } from 'zod';
+import { recordError, traceError, type NumberedLine } from './request.js';
+
+/**
+ * The CSV the public traces use: a header row naming the columns, one request a line, no embedded
+ * newlines. Quoted fields are read (RFC 4180) though none of the known traces quote anything.
+ */
+export function splitCsvLine(line: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  let quoted = false;
+  for (let i = 0; i < line.length; i++) {
+    const c = line[i] as string;
+    if (quoted) {
+      if (c === '"' && line[i + 1] === '"') {
+        cur += '"';
+        i++;
+      } else if (c === '"') quoted = false;
+      else cur += c;
+    } else if (c === '"' && cur === '') quoted = true;
+    else if (c === ',') {
+      out.push(cur);
+      cur = '';
+    } else cur += c;
+  }
+  out.push(cur);
+  return out.map((f) => f.trim());
+}
+
+/** Header names as the file spells them, compared without case or surrounding spaces. */
+export function hasColumns(header: string, names: readonly string[]): boolean {
+  const cols = new Set(splitCsvLine(header).map((c) => c.toLowerCase()));
+  return names.every((n) => cols.has(n.toLowerCase()));
+}
+
+/** A token count in a CSV cell: digits only (a sign, a decimal point or a word is refused). */
+export const countCell = z
+  .string()
+  .regex(/^-?\d+(\.0+)?$/, 'expected a whole number of tokens')
+  .transform(Number)
+  .pipe(z.int().nonnegative('a token count cannot be negative'));
+
+/** A time in seconds in a CSV cell (BurstGPT, Splitwise): a plain decimal number, ≥ 0. */
+export const secondsCell = z
+  .string()
+  .regex(/^-?\d+(\.\d*)?([eE][-+]?\d+)?$/, 'expected a number of seconds')
+  .transform(Number)
+  .pipe(z.number().nonnegative('a time cannot be negative'));
+
+/**
+ * The data rows of a CSV trace as objects keyed by the wanted columns (the file's spelling and order
+ * do not matter), each validated with `schema`: errors name the file, the line and the column.
+ */
+export function csvRecords<S extends z.ZodType>(lines: readonly NumberedLine[], file: string, columns: readonly string[], schema: S): { line: number; value: z.output<S> }[] {
+  const [head, ...rows] = lines;
+  if (head === undefined) return [];
+  const header = splitCsvLine(head.text).map((c) => c.toLowerCase());
+  const index = columns.map((name) => {
+    const at = header.indexOf(name.toLowerCase());
+    if (at < 0) throw traceError(file, head.line, name, 'column missing from the header');
+    return at;
+  });
+  return rows.map(({ line, text }) => {
+    const cells = splitCsvLine(text);
+    if (cells.length !== header.length) {
+      throw traceError(file, line, null, `${cells.length} fields where the header has ${header.length} (a truncated or garbled line)`);
+    }
+    const obj: Record<string, string> = {};
+    columns.forEach((name, k) => {
+      obj[name] = cells[index[k] as number] as string;
+    });
+    const res = schema.safeParse(obj);
+    if (!res.success) throw recordError(file, line, res.error);
+    return { line, value: res.data };
+  });
+}

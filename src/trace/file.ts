@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { LmBenchError } from '../errors.js';
+import { limitTrace, parseTrace } from './parse.js';
+import { traceWorkload, workloadNameOf, type TraceFit } from './workload.js';
+import type { ParsedTrace } from './request.js';
+
+/** The edge: a trace file's bytes, read and parsed. Errors name the path as the user gave it. */
+export function readTraceFile(path: string, shown: string = path): ParsedTrace {
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(path);
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    const why = code === 'EISDIR' ? 'is a directory, not a trace file' : code === 'ENOENT' ? 'no such file' : 'cannot be read';
+    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${shown}: trace ${why}`, { cause: err, details: { file: shown, field: 'trace' } });
+  }
+  return parseTrace(bytes, shown);
+}
+
+/** The file's name without its folder, for a workload's `trace.source` and its default name. */
+export function traceName(t: ParsedTrace): string {
+  return basename(t.file);
+}
+
+export interface TraceFileOptions {
+  /** Arrival times are divided by it (default 1). */
+  readonly speed?: number | undefined;
+  /** The first N requests only. */
+  readonly limit?: number | undefined;
+  /** Carry the requests in the workload (replay them) rather than only their fit. */
+  readonly embed: boolean;
+  /** Default: the file's stem. */
+  readonly name?: string | undefined;
+  readonly api?: 'completions' | 'chat' | undefined;
+}
+
+/** A trace file → its workload (and what was read), for the commands that take `--trace FILE`. */
+export function traceWorkloadOfFile(path: string, shown: string, opts: TraceFileOptions): TraceFit & { readonly trace: ParsedTrace } {
+  const trace = limitTrace(readTraceFile(path, shown), opts.limit);
+  const fit = traceWorkload(trace, traceName(trace), { name: opts.name ?? workloadNameOf(shown), speed: opts.speed, embed: opts.embed, api: opts.api });
+  return { ...fit, trace };
+}

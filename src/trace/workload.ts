@@ -1,0 +1,128 @@
+import { Workload, type WorkloadInput, type WorkloadTrace } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { fitArrival, fitLength, fitSharedPrefix, type ArrivalFit, type PrefixFit } from './fit.js';
+import type { ParsedTrace } from './request.js';
+
+/**
+ * A parsed trace → a Workload. With `embed`, the workload carries the requests themselves and
+ * replays them (run, sim run and tune --trace); without, it is the trace's fitted distributions only
+ * (`workload from-trace`), a file `tune`, `recommend` and `plan` read like any other.
+ */
+export interface TraceWorkloadOptions {
+  readonly name: string;
+  readonly description?: string | undefined;
+  /** Arrival times are divided by it (default 1). */
+  readonly speed?: number | undefined;
+  readonly embed: boolean;
+  readonly api?: 'completions' | 'chat' | undefined;
+}
+
+export interface TraceSummary {
+  readonly requests: number;
+  readonly skippedZero: number;
+  readonly spanS: number;
+  readonly rateRps: number | null;
+  readonly interArrivalCv: number | null;
+  readonly meanInputTokens: number;
+  readonly meanOutputTokens: number;
+  readonly maxInputTokens: number;
+  readonly maxOutputTokens: number;
+  readonly sharedTokenFraction: number;
+  readonly reusedTokenFraction: number;
+}
+
+export interface TraceFit {
+  readonly workload: Workload;
+  readonly summary: TraceSummary;
+}
+
+function mean(xs: readonly number[]): number {
+  return xs.reduce((s, x) => s + x, 0) / xs.length;
+}
+
+function summaryOf(t: ParsedTrace, arrival: ArrivalFit, prefix: PrefixFit): TraceSummary {
+  const ins = t.requests.map((r) => r.inputTokens);
+  const outs = t.requests.map((r) => r.outputTokens);
+  return {
+    requests: t.requests.length,
+    skippedZero: t.skippedZero,
+    spanS: arrival.spanS,
+    rateRps: arrival.rateRps,
+    interArrivalCv: arrival.cv,
+    meanInputTokens: mean(ins),
+    meanOutputTokens: mean(outs),
+    maxInputTokens: Math.max(...ins),
+    maxOutputTokens: Math.max(...outs),
+    sharedTokenFraction: prefix.sharedTokenFraction,
+    reusedTokenFraction: prefix.reusedTokenFraction,
+  };
+}
+
+/** Dense ids in order of first use: a study spec stores small numbers, and the sharing is unchanged. */
+function denseHashIds(t: ParsedTrace): number[][] | undefined {
+  if (t.blockTokens === null) return undefined;
+  const ids = new Map<number, number>();
+  return t.requests.map((r) => (r.hashIds ?? []).map((id) => {
+    let d = ids.get(id);
+    if (d === undefined) {
+      d = ids.size;
+      ids.set(id, d);
+    }
+    return d;
+  }));
+}
+
+export function traceWorkload(t: ParsedTrace, sourceName: string, opts: TraceWorkloadOptions): TraceFit {
+  const speed = opts.speed ?? 1;
+  const req = t.requests;
+  const arrival = fitArrival(req.map((r) => r.arrivalMs), speed);
+  const prefix = fitSharedPrefix(req, t.blockTokens);
+  // Prompt lengths after the shared prefix (the Workload's input_len), bounded by the longest whole
+  // prompt so that the workload's longest request is never shorter than the trace's.
+  const unique = req.map((r, i) => Math.max(1, r.inputTokens - (prefix.sharedTokens[i] as number)));
+  const maxInput = Math.max(...req.map((r) => r.inputTokens));
+  const trace: WorkloadTrace = {
+    source: sourceName,
+    format: t.format,
+    sha256: t.sha256,
+    requests: req.length,
+    speed,
+    ...(t.blockTokens === null ? {} : { block_tokens: t.blockTokens }),
+  };
+  const hashIds = opts.embed ? denseHashIds(t) : undefined;
+  const raw: WorkloadInput = {
+    name: opts.name,
+    ...(opts.description === undefined ? {} : { description: opts.description }),
+    api: opts.api ?? 'completions',
+    input_len: fitLength(unique, prefix.sharedPrefix === undefined ? undefined : maxInput),
+    output_len: fitLength(req.map((r) => r.outputTokens)),
+    ...(prefix.sharedPrefix === undefined ? {} : { shared_prefix: prefix.sharedPrefix }),
+    arrival: arrival.arrival,
+    num_prompts: req.length,
+    ignore_eos: true,
+    trace: opts.embed
+      ? {
+          ...trace,
+          data: {
+            arrival_ms: req.map((r) => r.arrivalMs),
+            input_tokens: req.map((r) => r.inputTokens),
+            output_tokens: req.map((r) => r.outputTokens),
+            ...(hashIds === undefined ? {} : { hash_ids: hashIds }),
+          },
+        }
+      : trace,
+  };
+  const parsed = Workload.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new LmBenchError('LMB_ERR_INTERNAL', `the workload fitted to ${t.file} is invalid: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`);
+  }
+  return { workload: parsed.data, summary: summaryOf(t, arrival, prefix) };
+}
+
+/** A workload name from a file name: its stem, with what a name should not hold replaced. */
+export function workloadNameOf(file: string): string {
+  const stem = file.replace(/^.*[\\/]/, '').replace(/\.(csv|jsonl|json|txt)$/i, '');
+  const name = stem.replace(/[^\w.-]+/g, '-').replace(/^-+|-+$/g, '');
+  return name === '' ? 'trace' : name;
+}
