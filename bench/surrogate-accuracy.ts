@@ -19,7 +19,7 @@ import { crossValidate, evaluateSurrogate, type TargetScore } from '../src/model
 import { spaceEncoder, spaceSource } from '../src/optimize/space-source.js';
 import { loadSpace } from '../src/space/index.js';
 import { createRng } from '../src/util/rng.js';
-import { createFitPool, poolFit } from '../src/workers/pool.js';
+import { createFitPool, poolFit } from '../src/model/fit-pool.js';
 import { loadYamlFile } from '../src/util/yaml.js';
 import { writeSection } from './lib/results.js';
 

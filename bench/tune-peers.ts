@@ -398,12 +398,14 @@ try {
 }
 if (summary.length > 0) {
   out();
-  out("## Against issue 14's goals");
+  out("## Against the goals (issues 14 and 30)");
   out();
   const at = (b: number): typeof summary => summary.filter((x) => x.budget === b);
-  out(`- 8 trials, median ≥ 0.90 on every deployment: ${at(8).map((x) => pct(x.lmb)).join(', ')} (${at(8).every((x) => x.lmb >= 0.9) ? 'met' : 'missed'}).`);
-  out(`- 15 trials, median ≥ 0.97 and no seed below 0.70: ${at(15).map((x) => `${pct(x.lmb)} (min ${pct(x.lmbMin)})`).join(', ')} (${at(15).every((x) => x.lmb >= 0.97 && x.lmbMin >= 0.7) ? 'met' : 'missed'}).`);
-  out(`- Empty database ≥ 0.85: ${coldSummary.map((x) => pct(x.fraction)).join(', ')} (${coldSummary.every((x) => x.fraction >= 0.85) ? 'met' : 'missed'}).`);
+  // Only the budgets this run measured: an empty list is not a goal met.
+  if (at(4).length > 0) out(`- 4 trials, median ≥ 0.95 on every deployment (issue 30): ${at(4).map((x) => `${pct(x.lmb)} (min ${pct(x.lmbMin)})`).join(', ')} (${at(4).every((x) => x.lmb >= 0.95) ? 'met' : 'missed'}).`);
+  if (at(8).length > 0) out(`- 8 trials, median ≥ 0.90 on every deployment: ${at(8).map((x) => pct(x.lmb)).join(', ')} (${at(8).every((x) => x.lmb >= 0.9) ? 'met' : 'missed'}).`);
+  if (at(15).length > 0) out(`- 15 trials, median ≥ 0.97 and no seed below 0.70: ${at(15).map((x) => `${pct(x.lmb)} (min ${pct(x.lmbMin)})`).join(', ')} (${at(15).every((x) => x.lmb >= 0.97 && x.lmbMin >= 0.7) ? 'met' : 'missed'}).`);
+  if (coldSummary.length > 0) out(`- Empty database ≥ 0.85: ${coldSummary.map((x) => pct(x.fraction)).join(', ')} (${coldSummary.every((x) => x.fraction >= 0.85) ? 'met' : 'missed'}).`);
 }
 mkdirSync(join(PROJECT_ROOT, 'bench', 'results'), { recursive: true });
 writeFileSync(join(PROJECT_ROOT, 'bench', 'results', quick || argv.only !== undefined ? 'peers-partial.md' : 'peers.md'), `${lines.join('\n')}\n`);

@@ -1,6 +1,38 @@
 #!/usr/bin/env node
-// Thin launcher: registers tsx so the TypeScript sources run as they are (no build step),
-// then hands over to src/cli/main.ts.
-import { register } from 'tsx/esm/api';
-register();
-await import('../src/cli/main.ts');
+// Launcher. A built lm-bench runs the compiled JavaScript in dist/ (`npm run build`, which `npm install`
+// runs through `prepare`): start-up without compiling TypeScript on the fly. A checkout whose sources
+// changed after the build, or LMB_FROM_SOURCE=1, runs the sources through tsx instead, so an edit is
+// never run stale and a developer never has to remember to rebuild.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+
+const built = new URL('../dist/cli/main.js', import.meta.url);
+const sources = new URL('../src/', import.meta.url);
+
+/** The newest modification time under a folder (a few ms for the ~400 files of src/). */
+function newestMs(dir) {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = new URL(e.isDirectory() ? `${e.name}/` : e.name, dir);
+    newest = Math.max(newest, e.isDirectory() ? newestMs(p) : statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+function fromSources() {
+  if (process.env.LMB_FROM_SOURCE === '1' || !existsSync(built)) return true;
+  return existsSync(sources) && newestMs(sources) > statSync(built).mtimeMs;
+}
+
+if (fromSources()) {
+  let tsx;
+  try {
+    tsx = await import('tsx/esm/api');
+  } catch {
+    console.error('lm-bench: error LMB_ERR_INTERNAL: no build in dist/ and no tsx to run the sources: run `npm install` (or `npm run build`)');
+    process.exit(70);
+  }
+  tsx.register();
+  await import('../src/cli/main.ts');
+} else {
+  await import('../dist/cli/main.js');
+}

@@ -30,7 +30,7 @@ import { PROJECT_ROOT, defaultCatalog } from '../src/catalog/index.js';
 import { PROFILE_BOUNDS, SimProfileFile, type PowerProfile, type ProfileParam, type SimProfile } from '../src/domain/index.js';
 import { fitPower, powerObservation, type PowerObservation } from '../src/calibration/mlenergy-power.js';
 import { powerColumns, powerSection, type PowerReportRow } from '../src/calibration/mlenergy-power-report.js';
-import { createSimPool } from '../src/workers/sim-pool.js';
+import { createSimPool } from '../src/calibration/sim-pool.js';
 import { historicalPoints } from './calibrate-historical.js';
 
 const DATA = join(PROJECT_ROOT, 'data', 'calibration');
@@ -426,6 +426,10 @@ Sensitivity to the assumed prompt lengths: ${sensitivity.join('; ')}.
 
 ${powerSection(powerRows.filter((r): r is PowerReportRow => r !== null), roundedPower, { idleSource: IDLE_SOURCE, refitted: refitPower && !process.argv.includes('--report') })}
 ${outOfCatalog.section}
+## Run-time out-of-memory
+
+${readFileSync(join(PROJECT_ROOT, 'docs', 'calibration-runtime-oom.md'), 'utf8').trim()}
+
 ## Older public tables (V0-era stacks; not fitted)
 
 ${historical.summary}

@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// An example harness for lm-bench's command target (see README, "Command-target protocol").
+// An example harness for lm-bench's command target (see docs/targets.md, "Command-target protocol").
 //
 // lm-bench runs this once per trial with two environment variables:
 //   LMB_TRIAL_FILE   JSON: { trial_id, study, seed, config: {knob: value}, workload, hardware, model, slo }

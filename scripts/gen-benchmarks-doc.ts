@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const ORDER: [file: string, title: string][] = [
+  ['peers-4trials.md', 'Four trials and no history: the defended answer in worlds the prior gets wrong (issue 30)'],
   ['plan.md', 'lm-bench plan: which GPUs, how many, at what price (issue 25)'],
   ['trace-replay.md', 'Trace replay: send lateness and derived workloads (issue 26)'],
   ['energy-objective.md', 'Energy as the objective: tokens_per_joule against goodput (issue 25)'],

@@ -11,13 +11,13 @@ import { PROJECT_ROOT } from '../src/catalog/index.js';
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['errors'],
-  ['util'],
+  ['util', 'workers'],
   ['domain'],
   ['catalog', 'metrics', 'workload', 'trace', 'physics', 'diagnose'],
   ['sim', 'loadgen', 'space', 'store', 'cost'],
   ['model', 'ingest', 'calibration', 'export'],
   ['optimize'],
-  ['targets', 'workers'],
+  ['targets'],
   ['tune', 'advise'],
   ['plan'],
   ['report'],

@@ -107,13 +107,19 @@ export function historyRunsOf(info: Pick<ModelInfo, 'metadata'>, q: Pick<Questio
  */
 export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | 'precisionKeeping' | 'pareto'>>(rec: R, simulator: PriorSimulator | undefined): R {
   if (simulator === undefined) return rec;
-  const cache = new Map<string, RecommendedConfig['diagnosis']>();
-  const diagnosisOf = (c: RecommendedConfig): RecommendedConfig['diagnosis'] => {
+  type Simulated = Pick<RecommendedConfig, 'diagnosis' | 'saturation'>;
+  const cache = new Map<string, Simulated>();
+  const simulatedOf = (c: RecommendedConfig): Simulated => {
     const key = JSON.stringify(c.config);
-    if (!cache.has(key)) cache.set(key, c.diagnosis ?? simulator.simulate(c.config)?.diagnosis ?? null);
-    return cache.get(key);
+    let hit = cache.get(key);
+    if (hit === undefined) {
+      const run = c.diagnosis === undefined || c.diagnosis === null ? simulator.simulate(c.config) : null;
+      hit = { diagnosis: c.diagnosis ?? run?.diagnosis ?? null, saturation: c.saturation ?? run?.saturation ?? null };
+      cache.set(key, hit);
+    }
+    return hit;
   };
-  const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, diagnosis: diagnosisOf(c) });
+  const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, ...simulatedOf(c) });
   return { ...rec, best: rec.best === null ? null : add(rec.best), precisionKeeping: rec.precisionKeeping === null ? null : add(rec.precisionKeeping), pareto: rec.pareto.map(add) };
 }
 

@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import { formatSloString, type Objective, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
+import { formatSloString, type BenchmarkResult, type Objective, type Saturation, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
 import type { FeatureContext } from '../model/features.js';
 import { effectiveFlags, spaceJudges } from '../optimize/simplify.js';
 import type { TargetValues } from '../model/targets.js';
@@ -38,10 +38,32 @@ export interface FeasibleChange {
   readonly source: 'predicted' | 'simulated';
 }
 
+/** How many simulated configurations could not sustain an open-loop load, and the most any sustained. */
+export interface SaturatedShare {
+  readonly count: number;
+  readonly of: number;
+  /** The highest rate a saturated one sustained (sim/saturation.ts), and the rate it was offered. */
+  readonly best_sustained_rps: number;
+  readonly offered_rps: number;
+}
+
 export interface Nearest {
   readonly candidates: NearestCandidate[];
   /** Each change that makes a configuration meet the SLOs, the least disruptive first. */
   readonly changes: FeasibleChange[];
+  /**
+   * Simulated configurations whose queue grew without bound: they meet no SLO however far it is
+   * relaxed, so they are not among the candidates. Null or absent when none did (or nothing was simulated).
+   */
+  readonly saturated?: SaturatedShare | null;
+}
+
+/** The share of simulated runs that could not sustain the load, or null when none saturated. */
+export function saturatedShare(results: readonly (BenchmarkResult | null)[]): SaturatedShare | null {
+  const ran = results.filter((r): r is BenchmarkResult => r !== null);
+  const sat = ran.map((r) => r.saturation).filter((s): s is Saturation => s !== null && s !== undefined && s.saturated);
+  const best = sat.reduce<Saturation | null>((b, s) => (b === null || s.sustained_rps > b.sustained_rps ? s : b), null);
+  return best === null ? null : { count: sat.length, of: ran.length, best_sustained_rps: best.sustained_rps, offered_rps: best.offered_rps };
 }
 
 /** The parts of a recommendation question (answer.ts `Question`) the alternatives are searched with. */

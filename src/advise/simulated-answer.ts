@@ -9,13 +9,13 @@ import { vllmConfigYaml, type Interval, type ParetoMember, type Recommendation, 
 import { simulatorEvaluate } from '../optimize/evaluate.js';
 import { DEFAULT_NOISE_REL } from '../optimize/repeats.js';
 import { explainRecommendation } from './explain.js';
-import { encodedDistance, pMeetsUnderError, simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search.js';
+import { encodedDistance, pMeetsUnderError, saturatedRun, simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
 import { defaultSimulatorFor, type Answer, type Question } from './answer.js';
-import { nearestAnswer } from './nearest.js';
+import { nearestAnswer, saturatedShare } from './nearest.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
 /**
@@ -60,7 +60,7 @@ function intervalOf(value: number, t: TargetName): Interval {
 }
 
 /** P(every SLO holds) under the simulator's measured error (no measurements to correct it). */
-const pMeets = (c: SimulatedCandidate, constraints: ReturnType<typeof sloConstraints>): number => pMeetsUnderError(c.values, constraints);
+const pMeets = (c: SimulatedCandidate, constraints: ReturnType<typeof sloConstraints>): number => (saturatedRun(c.result) ? 0 : pMeetsUnderError(c.values, constraints));
 
 export interface SimulatedAnswerOptions {
   readonly question: Question;
@@ -92,6 +92,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
       rng: createRng(q.seed),
       candidates: q.candidates,
       simulateTop: top,
+      refine: top,
     });
   const search = search1(q.keepPrecision, opts.simulateTop ?? SIMULATED_TOP);
   const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', 'energy_per_output_token_j', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])];
@@ -101,7 +102,15 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
       const v = c.values[t];
       if (v !== undefined) predicted[t] = intervalOf(v, t);
     }
-    return { config: c.config, predicted, pStart: c.result === null ? 0 : 1, pMeetsSlo: pMeets(c, constraints), numericsChanges: space.numericsChanges(c.config), diagnosis: c.result?.diagnosis ?? null };
+    return {
+      config: c.config,
+      predicted,
+      pStart: c.result === null ? 0 : 1,
+      pMeetsSlo: pMeets(c, constraints),
+      numericsChanges: space.numericsChanges(c.config),
+      diagnosis: c.result?.diagnosis ?? null,
+      saturation: c.result?.saturation ?? null,
+    };
   };
   const pick = (cands: readonly SimulatedCandidate[]): SimulatedCandidate | null => {
     // Expected goodput (the objective's merit: throughput per GPU, or tokens per joule): a configuration
@@ -165,23 +174,27 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const describeConfig = (config: ServerConfig): RecommendedConfig => {
     const result = simulator.simulate(config);
     const values = result === null ? {} : targetsOf(result, q.gpus);
-    return describe({ config, result, values, meetsSlo: result !== null && meetsSlo(q.slo, result), goodputPerGpu: 0, merit: 0, encoded: [] });
+    return describe({ config, result, values, meetsSlo: result !== null && !saturatedRun(result) && meetsSlo(q.slo, result), goodputPerGpu: 0, merit: 0, encoded: [] });
   };
   const explained = explainRecommendation(rec0, { space, context, evaluate, evaluatePath, describe: describeConfig, rule: search.rule, toleranceRel: DEFAULT_NOISE_REL });
   // The first run to measure is the pick: as the answer states it, the simplified flags.
   const measured = next.map((c) => (best !== null && c === best.config && explained.best !== null ? explained.best.config : c));
   const rec = { ...explained, trust: { ...explained.trust, runNext: measured } };
-  const nearest =
+  const near =
     rec.best !== null
       ? null
       : nearestAnswer({
           question: q,
           space,
           catalog,
-          judged: search.simulated.filter((c) => c.result !== null && Object.keys(c.values).length > 0).map((c) => ({ config: c.config, values: c.values })),
+          // A run that cannot sustain the load meets no SLO however far it is relaxed: not a near miss.
+          judged: search.simulated.filter((c) => c.result !== null && !saturatedRun(c.result) && Object.keys(c.values).length > 0).map((c) => ({ config: c.config, values: c.values })),
           source: 'simulated',
           simulatorFor: (gpus) => (gpus === q.gpus ? opts.simulator : (opts.simulatorFor ?? defaultSimulatorFor(catalog, q))(gpus)),
         });
+  // Configurations that could not keep up with the arrivals are no near misses: the answer says how
+  // many there were and the most any sustained, the rate a deployment of these GPUs can be sized at.
+  const nearest = near === null ? null : { ...near, saturated: saturatedShare(search.simulated.map((c) => c.result)) };
   return {
     ...rec,
     model_id: null,

@@ -1,7 +1,7 @@
 import { formatSloString } from '../domain/index.js';
 import { explanationLines } from '../optimize/simplify-text.js';
 import type { Interval, RecommendedConfig } from '../optimize/recommend.js';
-import { bottleneckLabel, hasBottleneck, knobText } from '../diagnose/text.js';
+import { bottleneckLabel, hasBottleneck, knobText, saturationText } from '../diagnose/text.js';
 import type { Answer } from './answer.js';
 
 /** An answer as the terminal shows it (`lm-bench recommend` without --json). */
@@ -26,6 +26,9 @@ function block(title: string, c: RecommendedConfig, command: string | null): str
 
 /** What limits a configuration on the workload (simulated), when something does. */
 function limitLines(c: RecommendedConfig): string[] {
+  // A simulated run that could not keep up with the arrivals: its latencies are no steady state.
+  const saturated = saturationText(c.saturation);
+  if (saturated !== null) return [`  simulated run: ${saturated}`];
   const d = c.diagnosis;
   if (d === null || d === undefined) return [];
   if (d.bottleneck === 'none') return ['  simulated run: no bottleneck at this load'];
@@ -89,6 +92,11 @@ function nearestLines(a: Answer): string[] {
   const n = a.nearest;
   if (n === null) return [];
   const out: string[] = [];
+  const sat = n.saturated ?? null;
+  if (sat !== null) {
+    const which = sat.count === sat.of ? `Every one of the ${sat.of}` : `${sat.count} of the ${sat.of}`;
+    out.push('', `${which} simulated configurations cannot sustain this load: the best sustains ${fmt(sat.best_sustained_rps)} req/s of ${fmt(sat.offered_rps)} offered, so its queue grows without bound and no SLO holds.`);
+  }
   if (n.candidates.length > 0) {
     out.push('', 'Nearest (what each would meet instead):');
     n.candidates.forEach((c, i) => {

@@ -27,7 +27,7 @@ import { OUT_OF_CATALOG_FIXTURES, OUT_OF_CATALOG_MLENERGY_ROWS, resolveFromCache
  * Nothing here is fitted: the profile comes in already fitted, and these rows are held out.
  */
 
-/** What of the simulator pool (workers/sim-pool.ts, a layer above this one) the check uses: summaries[profile][point], null where a point does not start. */
+/** What of the simulator pool (calibration/sim-pool.ts, a layer above this one) the check uses: summaries[profile][point], null where a point does not start. */
 export interface SummaryRunner {
   summaries(points: readonly Omit<SimulateInput, 'catalog'>[], profiles: readonly SimProfile[]): Promise<(SimSummary | null)[][]>;
 }

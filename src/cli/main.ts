@@ -26,11 +26,11 @@ export async function main(argv: readonly string[], io: CliIo = processIo()): Pr
     if (!isCommandName(name)) {
       throw new LmBenchError('LMB_ERR_UNKNOWN_COMMAND', `unknown command "${name}"; run \`lm-bench --help\``, { details: { field: 'command', value: name } });
     }
-    const { command } = await COMMANDS[name].load();
     if (rest.includes('--help') || rest.includes('-h')) {
-      io.stdout.write(`${command.usage.trimEnd()}\n`);
+      io.stdout.write(`${(await COMMANDS[name].usage()).usage.trimEnd()}\n`);
       return 0;
     }
+    const { command } = await COMMANDS[name].load();
     return await command.run(rest, io);
   } catch (err) {
     const e = toLmBenchError(err);

@@ -3,7 +3,7 @@ import { BOTTLENECK_TEXT, checkSlo, sloField } from '../domain/index.js';
 import { adviseKnobs } from './advice.js';
 import { engineHints } from './engines.js';
 import { evidenceFromServerMetrics } from './evidence.js';
-import { boundName, evidencePhrase } from './text.js';
+import { boundName, evidencePhrase, saturationText } from './text.js';
 
 /**
  * The bottleneck of one run, from the evidence gathered while it ran (pure). The order of the tests
@@ -129,7 +129,10 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   const ttftOver = overBy(checks, isTtftSide);
   const decodeOver = overBy(checks, isDecodeSide);
   const openLoop = typeof result.request_rate === 'number';
-  const saturated = (server?.waiting_share ?? 0) >= THRESHOLDS.saturatedShare || (openLoop && result.lmb.mean_client_queue_ms > THRESHOLDS.clientQueueMs) || fellBehind(client);
+  // A simulated open-loop run says itself whether its queue grew without bound (sim/saturation.ts).
+  const unbounded = saturationText(result.saturation);
+  const saturated =
+    unbounded !== null || (server?.waiting_share ?? 0) >= THRESHOLDS.saturatedShare || (openLoop && result.lmb.mean_client_queue_ms > THRESHOLDS.clientQueueMs) || fellBehind(client);
 
   let bottleneck: Bottleneck;
   let also: Bottleneck | null = null;
@@ -168,7 +171,15 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   const knobs = vllmLike ? adviseKnobs(bottleneck, { result, server, known }) : [];
   const hints = engine !== null && engine !== 'vllm' ? engineHints(engine, bottleneck) : [];
   const failures = failureFinding(result);
-  const missedText = missed.length === 0 ? (saturated ? 'saturated within its SLOs' : 'met its SLOs') : `missed ${missed.join(', ')}`;
+  // A queue that grows without bound meets no SLO, whatever its percentiles say: say so before them.
+  const missedText =
+    unbounded !== null
+      ? `${missed.length === 0 ? '' : `missed ${missed.join(', ')}; `}${unbounded}`
+      : missed.length === 0
+        ? saturated
+          ? 'saturated within its SLOs'
+          : 'met its SLOs'
+        : `missed ${missed.join(', ')}`;
   const numbers = evidence.slice(0, 3).map(evidencePhrase).join(', ');
   const failedText = failures === null ? '' : `${failures.count} of ${failures.of} requests failed (${failures.first_errors[0] ?? 'no message'}); `;
   const head = bottleneck === 'none' && failures !== null ? `the server failed requests; of those it answered, ${missed.length === 0 ? 'none missed an SLO' : `missed ${missed.join(', ')}`}` : BOTTLENECK_TEXT[bottleneck];

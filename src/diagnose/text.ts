@@ -1,4 +1,4 @@
-import type { Bottleneck, Diagnosis, EvidenceItem, KnobAdvice } from '../domain/index.js';
+import type { Bottleneck, Diagnosis, EvidenceItem, KnobAdvice, Saturation } from '../domain/index.js';
 
 /** A diagnosis that names a bottleneck (not `none`, not missing). */
 export function hasBottleneck(d: Diagnosis | null | undefined): d is Diagnosis {
@@ -48,4 +48,21 @@ export function bottleneckLabel(d: Diagnosis | null | undefined): string {
   if (d === null || d === undefined) return '–';
   if (d.bottleneck === 'none') return 'none';
   return `${boundName(d.bottleneck)}${d.also === null ? '' : ` (+${boundName(d.also)})`}`;
+}
+
+const rps = (x: number): string => (x >= 10 ? x.toFixed(1) : x.toFixed(2));
+
+/**
+ * "cannot sustain this load: sustains 3.18 req/s of 4.13 offered, its queue growing by 0.95 req/s", or
+ * null when the run kept up (or it cannot be told: a closed loop, a burst, a measured run).
+ */
+export function saturationText(s: Saturation | null | undefined): string | null {
+  if (s === null || s === undefined || !s.saturated) return null;
+  return `cannot sustain this load: sustains ${rps(s.sustained_rps)} req/s of ${rps(s.offered_rps)} offered, its queue growing by ${rps(s.backlog_growth_rps)} req/s`;
+}
+
+/** The same, with why its latency figures say nothing (a terminal line under a saturated run's figures). */
+export function saturationLine(s: Saturation | null | undefined): string | null {
+  const t = saturationText(s);
+  return t === null ? null : `SATURATED: ${t}; its queue grows for as long as requests arrive, so its latency figures measure the run's length, not the server`;
 }

@@ -55,6 +55,25 @@ export const SteadyState = z.strictObject({
 });
 export type SteadyState = z.infer<typeof SteadyState>;
 
+/**
+ * Whether an open-loop run kept up with its arrivals (the simulator's, src/sim/saturation.ts): a
+ * saturated run's queue grows for as long as the arrivals go on, so its latency figures measure the
+ * run's length, not a steady state, and the run does not meet any SLO whatever its percentiles say.
+ */
+export const Saturation = z.strictObject({
+  saturated: z.boolean(),
+  /** Arrivals per second over the second half of the sending span. */
+  offered_rps: z.number().nonnegative(),
+  /** Completions per second while the server worked through its backlog: what it sustains when saturated. */
+  sustained_rps: z.number().nonnegative(),
+  /** How fast the waiting backlog (arrived, no first token yet) grew over that half, requests/s. */
+  backlog_growth_rps: z.number().nonnegative(),
+  /** The span the test read, run seconds. */
+  window_start_s: z.number(),
+  window_end_s: z.number(),
+});
+export type Saturation = z.infer<typeof Saturation>;
+
 /** Infinity survives JSON as the string "inf" (vLLM writes `request_rate` this way). */
 export const NumberOrInf = z.union([z.number(), z.literal('inf')]);
 
@@ -126,6 +145,11 @@ export const BenchmarkResult = BenchmarkMetrics.extend({
   energy: Energy.nullable().optional(),
   /** What the deployment costs at the throughput this run measured; absent without a price. */
   cost: Cost.nullable().optional(),
+  /**
+   * Whether an open-loop simulated run kept up with its arrivals; null for a closed loop, a burst or
+   * too few requests to tell; absent in measured and older results.
+   */
+  saturation: Saturation.nullable().optional(),
   lmb: LmbBlock,
 });
 export type BenchmarkResult = z.infer<typeof BenchmarkResult>;

@@ -150,6 +150,12 @@ export function lostBreaks(slo: Slo | undefined, result: { readonly completed: n
  * the requests it lost are few enough that each limit would hold with them counted as misses.
  * (`checkSlo` alone reads only the percentiles, which describe the completed requests.)
  */
-export function meetsSlo(slo: Slo | undefined, result: Readonly<Record<string, unknown>> & { readonly completed: number; readonly failed: number }): boolean {
+export function meetsSlo(
+  slo: Slo | undefined,
+  result: Readonly<Record<string, unknown>> & { readonly completed: number; readonly failed: number; readonly saturation?: { readonly saturated: boolean } | null | undefined },
+): boolean {
+  // A run whose queue grows without bound (sim/saturation.ts) has percentiles that only say how long it
+  // ran: it cannot sustain the load, whatever they read.
+  if (result.saturation?.saturated === true) return false;
   return checkSlo(slo, result).every((c) => c.ok) && lostBreaks(slo, result).length === 0;
 }

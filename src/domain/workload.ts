@@ -44,13 +44,101 @@ export const SharedPrefix = z.strictObject({
 });
 export type SharedPrefix = z.infer<typeof SharedPrefix>;
 
+/**
+ * One stage of a staged Poisson arrival process: `rate_rps` for `duration_s` seconds (`rate` is
+ * accepted for `rate_rps`, as published run descriptions write it). A rate of 0 is a pause. A stage
+ * holds round(rate_rps × duration_s) requests spread as Poisson arrivals over its span (the count is
+ * fixed, as vLLM fixes a single-rate run's span, so seeds differ in timing but not in offered load).
+ */
+export const RateStage = z
+  .strictObject({
+    rate_rps: z.number().nonnegative().max(1e6).optional(),
+    rate: z.number().nonnegative().max(1e6).optional(),
+    duration_s: z.number().positive().max(7 * 86_400),
+  })
+  .transform((s, ctx) => {
+    const rate = s.rate_rps ?? s.rate;
+    if (rate === undefined || (s.rate_rps !== undefined && s.rate !== undefined)) {
+      ctx.addIssue({ code: 'custom', path: ['rate_rps'], message: 'give the stage one rate: rate_rps (or rate)', input: s });
+      return z.NEVER;
+    }
+    return { rate_rps: rate, duration_s: s.duration_s };
+  });
+export type RateStage = z.infer<typeof RateStage>;
+
+/** Requests a stage sends: its expected count, rounded (fixed, so the offered load does not vary by seed). */
+export function stageRequestCount(s: RateStage): number {
+  return Math.round(s.rate_rps * s.duration_s);
+}
+
+export function stagesRequestCount(stages: readonly RateStage[]): number {
+  return stages.reduce((n, s) => n + stageRequestCount(s), 0);
+}
+
+export function stagesDurationS(stages: readonly RateStage[]): number {
+  return stages.reduce((t, s) => t + s.duration_s, 0);
+}
+
+/** The time-weighted mean rate of the stages, req/s. */
+export function stagesMeanRate(stages: readonly RateStage[]): number {
+  const span = stagesDurationS(stages);
+  return span > 0 ? stages.reduce((n, s) => n + s.rate_rps * s.duration_s, 0) / span : 0;
+}
+
+/**
+ * A finite pool of `size` distinct prompts re-sent in a cycle (request i sends prompt i mod size, with
+ * that prompt's output length), as a benchmark client with a small dataset does: from the second
+ * round on, a server's prefix cache can serve the whole prompt, as it would in the real run.
+ */
+export const PromptPool = z.strictObject({ size: z.int().positive().max(1_000_000) });
+export type PromptPool = z.infer<typeof PromptPool>;
+
+/**
+ * Multi-turn conversations: `concurrent` conversations of `turns` turns each take turns in rotation
+ * (request i is turn ⌊(i mod concurrent·turns) / concurrent⌋ of one of them), so a conversation's next
+ * turn comes `concurrent` arrivals after its last, as chat users answer after reading. Each turn's
+ * prompt is the conversation so far (shared prefix, every earlier message and answer) plus a new
+ * message of `input_len` tokens; each answer is `output_len` tokens. A turn's prompt begins with the
+ * previous turn's, so a prefix cache serves the history. Open loop: a turn does not wait for the
+ * previous answer (choose `concurrent` so that concurrent ÷ rate exceeds a turn's latency).
+ */
+export const Sessions = z.strictObject({
+  turns: z.int().min(2).max(1000),
+  concurrent: z.int().positive().max(100_000),
+});
+export type Sessions = z.infer<typeof Sessions>;
+
 export const Arrival = z.discriminatedUnion('kind', [
   /** Closed loop: `concurrency` requests in flight, a new one as soon as one finishes. */
   z.strictObject({ kind: z.literal('closed'), concurrency: z.int().positive() }),
   /** Every request at t = 0 (vLLM's `--request-rate inf`), optionally capped. */
   z.strictObject({ kind: z.literal('burst'), max_concurrency: z.int().positive().optional() }),
-  /** Open loop, Poisson arrivals. */
-  z.strictObject({ kind: z.literal('poisson'), rate_rps: z.number().positive(), max_concurrency: z.int().positive().optional() }),
+  /**
+   * Open loop, Poisson arrivals: at `rate_rps`, or in `stages` whose rates follow one another (8 req/s
+   * for 600 s, then 20 req/s for 600 s). With stages, `rate_rps` is filled in as their time-weighted
+   * mean (what a single-rate reader, a plan or a feature, sees); given beside them it must equal it.
+   */
+  z
+    .strictObject({
+      kind: z.literal('poisson'),
+      rate_rps: z.number().positive().optional(),
+      stages: z.array(RateStage).min(1).max(1000).optional(),
+      max_concurrency: z.int().positive().optional(),
+    })
+    .superRefine((a, ctx) => {
+      if (a.stages === undefined) {
+        if (a.rate_rps === undefined) ctx.addIssue({ code: 'custom', path: ['rate_rps'], message: 'give rate_rps, or stages of {rate_rps, duration_s}' });
+        return;
+      }
+      if (a.stages.length === 0) return; // min(1) says so
+      const mean = stagesMeanRate(a.stages);
+      if (!(mean > 0)) ctx.addIssue({ code: 'custom', path: ['stages'], message: 'every stage has rate 0: no request would be sent' });
+      else if (stagesRequestCount(a.stages) === 0) ctx.addIssue({ code: 'custom', path: ['stages'], message: 'the stages hold no request (rate × duration_s rounds to 0 in each)' });
+      else if (a.rate_rps !== undefined && Math.abs(a.rate_rps - mean) > 1e-9 * mean) {
+        ctx.addIssue({ code: 'custom', path: ['rate_rps'], message: `rate_rps (${a.rate_rps}) differs from the stages' mean rate (${mean}); leave it out` });
+      }
+    })
+    .transform((a) => ({ ...a, rate_rps: a.rate_rps ?? stagesMeanRate(a.stages ?? []) })),
   /** Open loop, gamma inter-arrivals with shape = burstiness (CV = 1/√burstiness); 1 is Poisson. */
   z.strictObject({
     kind: z.literal('gamma'),
@@ -129,8 +217,17 @@ export const Workload = z
     input_len: LengthDist,
     output_len: LengthDist,
     shared_prefix: SharedPrefix.optional(),
+    /** N distinct prompts re-sent in a cycle (not with a trace's own requests, which name their prompts). */
+    prompt_pool: PromptPool.optional(),
+    /** Multi-turn conversations (`input_len` is then each new message, `output_len` each answer). */
+    sessions: Sessions.optional(),
     arrival: Arrival,
-    num_prompts: z.int().positive().max(1_000_000),
+    /**
+     * Requests to send. With rate stages it may be left out: the stages then bound the run, and it
+     * is their request count (Σ round(rate_rps × duration_s)); given, it is an upper bound (the run
+     * stops after the first num_prompts arrivals) and may not exceed that count.
+     */
+    num_prompts: z.int().positive().max(1_000_000).optional(),
     ignore_eos: z.boolean().default(true),
     slo: Slo.optional(),
     seed: z.int().nonnegative().optional(),
@@ -138,7 +235,26 @@ export const Workload = z
     trace: WorkloadTrace.optional(),
   })
   .superRefine((w, ctx) => {
-    if (w.trace?.data !== undefined && w.num_prompts > w.trace.requests) {
+    const stages = w.arrival.kind === 'poisson' ? w.arrival.stages : undefined;
+    if (stages === undefined) {
+      if (w.num_prompts === undefined) ctx.addIssue({ code: 'custom', path: ['num_prompts'], message: 'num_prompts is required unless the arrival has rate stages' });
+    } else {
+      const n = stagesRequestCount(stages);
+      if (n > 1_000_000) ctx.addIssue({ code: 'custom', path: ['arrival', 'stages'], message: `the stages hold ${n} requests; at most 1000000` });
+      if (w.num_prompts !== undefined && w.num_prompts > n) {
+        ctx.addIssue({ code: 'custom', path: ['num_prompts'], message: `the stages hold ${n} requests; num_prompts (${w.num_prompts}) can only lower that` });
+      }
+    }
+    if (w.prompt_pool !== undefined && w.trace?.data !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['prompt_pool'], message: "a trace replays its own prompts; prompt_pool cannot go with the trace's data" });
+    }
+    if (w.sessions !== undefined && w.trace?.data !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['sessions'], message: "a trace replays its own prompts; sessions cannot go with the trace's data" });
+    }
+    if (w.sessions !== undefined && w.prompt_pool !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['sessions'], message: 'give either sessions or prompt_pool: a conversation never re-sends a prompt' });
+    }
+    if (w.trace?.data !== undefined && w.num_prompts !== undefined && w.num_prompts > w.trace.requests) {
       ctx.addIssue({ code: 'custom', path: ['num_prompts'], message: `the trace holds ${w.trace.requests} requests; num_prompts (${w.num_prompts}) cannot exceed them` });
     }
     for (const key of ['input_len', 'output_len'] as const) {
@@ -150,7 +266,9 @@ export const Workload = z
         ctx.addIssue({ code: 'custom', path: [key, 'max'], message: `max (${d.max}) is below min (${d.min})` });
       }
     }
-  });
+  })
+  // Rate stages bound the run: num_prompts defaults to the requests they hold.
+  .transform((w) => ({ ...w, num_prompts: w.num_prompts ?? stagesRequestCount(w.arrival.kind === 'poisson' ? (w.arrival.stages ?? []) : []) }));
 export type Workload = z.infer<typeof Workload>;
 export type WorkloadInput = z.input<typeof Workload>;
 
@@ -199,7 +317,9 @@ export function maxRequestTokens(w: Workload): number {
     for (let i = 0; i < w.num_prompts; i++) longest = Math.max(longest, (d.input_tokens[i] as number) + (d.output_tokens[i] as number));
     return longest;
   }
-  return maxLength(w.input_len) + (w.shared_prefix?.length ?? 0) + maxLength(w.output_len);
+  // A conversation's last turn carries every earlier message and answer.
+  const turns = w.sessions?.turns ?? 1;
+  return turns * (maxLength(w.input_len) + maxLength(w.output_len)) + (w.shared_prefix?.length ?? 0);
 }
 
 /**

@@ -18,7 +18,9 @@ export interface RunFilterSpec {
   readonly config?: ServerConfig;
 }
 
-export const RUN_FILTER_KEYS = ['gpu', 'gpus', 'model', 'source_format', 'config.<knob>'] as const;
+import { RUN_FILTER_KEYS } from './run-filter-keys.js';
+
+export { RUN_FILTER_KEYS };
 
 const KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
 

@@ -1,4 +1,4 @@
-import { Piscina } from 'piscina';
+import { createWorkerPool, workerEntry } from '../workers/pool.js';
 import type { AnsweringModel } from '../advise/answer.js';
 import { PROFILE_KIND, profileSlot } from '../calibration/profiles.js';
 import { gpuFigures } from '../catalog/gpu-file.js';
@@ -10,7 +10,7 @@ import { SURROGATE_KIND, selectSurrogate } from '../model/registry.js';
 import { spaceEncoder } from '../optimize/space-source.js';
 import type { ModelInfo, Store } from '../store/store.js';
 import { answer, answeringModel, simulatedFor, spaceAt, type Answer, type Question } from './recommend-core.js';
-import type { RecommendResult, RecommendTask } from './recommend-worker.js';
+import type { RecommendResult, RecommendTask } from './recommend.worker.js';
 
 /**
  * Recommendations for the service. Each question is answered by the surrogate `selectSurrogate`
@@ -63,7 +63,7 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
   const pool =
     opts.dbPath === null
       ? null
-      : new Piscina({ filename: new URL('./recommend-worker.mjs', import.meta.url).href, minThreads: opts.threads, maxThreads: opts.threads, idleTimeout: 60_000 });
+      : createWorkerPool<RecommendTask, RecommendResult>({ entry: workerEntry(import.meta.url, 'recommend'), what: 'recommendation', minThreads: opts.threads, maxThreads: opts.threads, idleTimeoutMs: 60_000 });
   const cacheSize = opts.cacheSize ?? 512;
   // A model fitted on another feature schema (the space or lm-bench changed) cannot answer.
   const schema = featureNames(spaceEncoder(spaceAt(opts.spacePath)));
@@ -111,15 +111,9 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
 
   async function runTask(task: RecommendTask): Promise<Answer> {
     if (pool === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'no recommendation worker pool');
-    let res: RecommendResult;
-    try {
-      res = (await pool.run(task)) as RecommendResult;
-    } catch (err) {
-      throw new LmBenchError('LMB_ERR_WORKER_FAILED', `recommendation worker failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
-    }
-    if (!res.ok) throw new LmBenchError(res.code, res.message, { details: res.details });
-    if (res.answer === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'recommendation worker returned no answer');
-    return res.answer;
+    const res = await pool.run(task);
+    if (res === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'recommendation worker returned no answer');
+    return res;
   }
 
   return {
@@ -170,8 +164,8 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     async ping() {
       if (pool === null) return true;
       try {
-        const res = (await pool.run({ kind: 'ping' } satisfies RecommendTask)) as RecommendResult;
-        return res.ok;
+        await pool.run({ kind: 'ping' });
+        return true;
       } catch {
         return false;
       }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GpuFile } from '../catalog/gpu-file.js';
-import { Cost, Diagnosis, Objective, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
+import { Cost, Diagnosis, Objective, Saturation, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
 import { RunRecord, SourceFormat } from '../store/store.js';
 import { StoredRun } from '../ingest/stored.js';
 
@@ -60,6 +60,8 @@ const RecommendedConfig = z.object({
   numericsChanges: z.array(z.string()),
   /** What limits this configuration on the workload, from a simulated run of it. */
   diagnosis: Diagnosis.nullable().optional(),
+  /** Whether that simulated run kept up with the arrivals (a saturated one cannot sustain the load). */
+  saturation: Saturation.nullable().optional(),
 });
 const MeasureCommands = z.object({ config: ServerConfig, vllm_serve: z.string(), lm_bench_run: z.string() });
 const KnobValues = z.record(z.string(), z.union([z.number(), z.boolean(), z.string()]));
@@ -101,6 +103,8 @@ const Nearest = z.object({
       source: z.enum(['predicted', 'simulated']),
     }),
   ),
+  /** Simulated configurations that could not sustain the load (no SLO holds for them), and the most any sustained. */
+  saturated: z.object({ count: z.int(), of: z.int(), best_sustained_rps: z.number(), offered_rps: z.number() }).nullable().optional(),
 });
 export const RecommendationResponse = z.object({
   /** The saved model that answered; null when the simulator answered (no runs of this GPU and model). */

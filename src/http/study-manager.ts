@@ -1,4 +1,3 @@
-import { Worker } from 'node:worker_threads';
 import type { Catalog } from '../catalog/index.js';
 import type { ServerConfig, StudySpec } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
@@ -14,7 +13,8 @@ import { buildStudy, featureContext, registerStudySpecs, runStudy, type StudyRun
 import { summarizeStudy, type StudySummary } from '../tune/summary.js';
 import { studyRules } from '../tune/failure-book.js';
 import { createRng } from '../util/rng.js';
-import type { StudyWorkerData, StudyWorkerMessage } from './study-worker.js';
+import { startWorker, workerEntry } from '../workers/pool.js';
+import type { StudyWorkerData, StudyWorkerMessage } from './study.worker.js';
 
 /**
  * Studies the service runs in the background: one tuning loop per study, each with its own abort
@@ -224,7 +224,8 @@ export class StudyManager {
 
   #inWorker(dbPath: string, studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): Active {
     const data: StudyWorkerData = { dbPath, spacePath: this.#o.spacePath, spec, target, sampler };
-    const worker = new Worker(new URL('./study-worker.mjs', import.meta.url), { workerData: data });
+    // A long-lived thread with messages both ways, not a pool's task: pool.ts only resolves its entry.
+    const worker = startWorker(workerEntry(import.meta.url, 'study'), { workerData: data });
     let outcome: StudyWorkerMessage | undefined;
     worker.on('message', (m: StudyWorkerMessage) => (outcome = m));
     const active: Active = {

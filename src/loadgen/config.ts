@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { LengthDist, SharedPrefix, Slo, type Arrival, type Workload } from '../domain/index.js';
+import { LengthDist, PromptPool, RateStage, Sessions, SharedPrefix, Slo, stagesMeanRate, type Arrival, type Workload } from '../domain/index.js';
 import { LmBenchError, assertNever } from '../errors.js';
 
 /**
@@ -17,6 +17,10 @@ export const DatasetConfig = z.discriminatedUnion('kind', [
     input_len: lengthOrNumber,
     output_len: lengthOrNumber,
     shared_prefix: SharedPrefix.optional(),
+    /** N distinct prompts re-sent in a cycle (the Workload's `prompt_pool`). */
+    prompt_pool: PromptPool.optional(),
+    /** Multi-turn conversations (the Workload's `sessions`). */
+    sessions: Sessions.optional(),
   }),
   z.strictObject({ kind: z.literal('sharegpt'), path: z.string().min(1), output_len: z.int().positive().optional() }),
   z.strictObject({ kind: z.literal('jsonl'), path: z.string().min(1), output_len: z.int().positive().default(256) }),
@@ -43,9 +47,11 @@ export type RampUp = z.infer<typeof RampUp>;
 
 const rate = z.union([z.number().positive(), z.literal('inf')]);
 
-function trafficModes(t: { concurrency?: unknown; request_rate?: unknown; ramp_up?: unknown }): number {
-  return [t.concurrency !== undefined, t.request_rate !== undefined, t.ramp_up !== undefined].filter(Boolean).length;
+function trafficModes(t: { concurrency?: unknown; request_rate?: unknown; ramp_up?: unknown; stages?: unknown }): number {
+  return [t.concurrency !== undefined, t.request_rate !== undefined, t.ramp_up !== undefined, t.stages !== undefined].filter(Boolean).length;
 }
+
+const MODES = 'give exactly one of concurrency, request_rate, ramp_up or stages';
 
 const TrafficFields = z.strictObject({
   /** Closed loop: this many requests in flight. */
@@ -57,6 +63,11 @@ const TrafficFields = z.strictObject({
   /** A cap on requests in flight in open-loop mode. */
   max_concurrency: z.int().positive().max(100_000).optional(),
   ramp_up: RampUp.optional(),
+  /**
+   * Open loop, Poisson arrivals whose rate changes in stages ([{rate_rps, duration_s}, …]): the
+   * Workload's `arrival.stages`. They bound the run: num_prompts defaults to the requests they hold.
+   */
+  stages: z.array(RateStage).min(1).max(1000).optional(),
 });
 
 /** At most one mode (`none` allowed: a trace dataset brings its own arrivals, BenchConfig checks that). */
@@ -64,7 +75,10 @@ function checkTraffic(none: 'allowed' | 'refused') {
   return (t: z.infer<typeof TrafficFields>, ctx: z.RefinementCtx): void => {
     const modes = trafficModes(t);
     if (modes > 1 || (modes === 0 && none === 'refused')) {
-      ctx.addIssue({ code: 'custom', path: [], message: 'give exactly one of concurrency, request_rate or ramp_up' });
+      ctx.addIssue({ code: 'custom', path: [], message: MODES });
+    }
+    if (t.stages !== undefined && t.burstiness !== 1) {
+      ctx.addIssue({ code: 'custom', path: ['burstiness'], message: 'rate stages are Poisson (burstiness 1)' });
     }
     if (t.concurrency !== undefined && t.max_concurrency !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['max_concurrency'], message: 'max_concurrency caps an open loop; with concurrency it is redundant' });
@@ -119,10 +133,10 @@ export const BenchConfig = z
   .superRefine((c, ctx) => {
     const modes = trafficModes(c.traffic);
     if (c.dataset.kind === 'trace') {
-      if (modes > 0) ctx.addIssue({ code: 'custom', path: ['traffic'], message: 'a trace brings its own arrival times: remove concurrency, request_rate and ramp_up (max_concurrency may cap it)' });
+      if (modes > 0) ctx.addIssue({ code: 'custom', path: ['traffic'], message: 'a trace brings its own arrival times: remove concurrency, request_rate, ramp_up and stages (max_concurrency may cap it)' });
       if (c.sampling.max_tokens !== undefined) ctx.addIssue({ code: 'custom', path: ['sampling', 'max_tokens'], message: "a trace sets each request's max_tokens to its output length" });
     } else if (modes === 0) {
-      ctx.addIssue({ code: 'custom', path: ['traffic'], message: 'give exactly one of concurrency, request_rate or ramp_up' });
+      ctx.addIssue({ code: 'custom', path: ['traffic'], message: MODES });
     }
     if (c.sweep === undefined) return;
     let points = 1;
@@ -140,6 +154,7 @@ export function arrivalOf(t: TrafficConfig): Arrival {
   const cap = t.max_concurrency === undefined ? {} : { max_concurrency: t.max_concurrency };
   if (t.concurrency !== undefined) return { kind: 'closed', concurrency: t.concurrency };
   if (t.ramp_up !== undefined) return { kind: 'poisson', rate_rps: t.ramp_up.end_rps, ...cap };
+  if (t.stages !== undefined) return { kind: 'poisson', rate_rps: stagesMeanRate(t.stages), stages: t.stages, ...cap };
   const r = t.request_rate;
   if (r === undefined || r === 'inf') return { kind: 'burst', ...cap };
   if (t.burstiness === 'inf') return { kind: 'constant', rate_rps: r, ...cap };
@@ -166,7 +181,7 @@ export function rawConfigOfWorkload(w: Workload): Record<string, unknown> {
       traffic = { request_rate: 'inf', ...cap };
       break;
     case 'poisson':
-      traffic = { request_rate: a.rate_rps, ...cap };
+      traffic = a.stages === undefined ? { request_rate: a.rate_rps, ...cap } : { stages: a.stages, ...cap };
       break;
     case 'gamma':
       traffic = { request_rate: a.rate_rps, burstiness: a.burstiness, ...cap };
@@ -181,7 +196,14 @@ export function rawConfigOfWorkload(w: Workload): Record<string, unknown> {
     name: w.name,
     ...(w.description === undefined ? {} : { description: w.description }),
     api: w.api,
-    dataset: { kind: 'synthetic', input_len: w.input_len, output_len: w.output_len, ...(w.shared_prefix === undefined ? {} : { shared_prefix: w.shared_prefix }) },
+    dataset: {
+      kind: 'synthetic',
+      input_len: w.input_len,
+      output_len: w.output_len,
+      ...(w.shared_prefix === undefined ? {} : { shared_prefix: w.shared_prefix }),
+      ...(w.prompt_pool === undefined ? {} : { prompt_pool: w.prompt_pool }),
+      ...(w.sessions === undefined ? {} : { sessions: w.sessions }),
+    },
     sampling: { ignore_eos: w.ignore_eos },
     traffic,
     num_prompts: w.num_prompts,

@@ -1,9 +1,9 @@
 import { availableParallelism } from 'node:os';
-import { Piscina } from 'piscina';
 import type { BenchmarkResult, RequestRecord, ServerConfig, Slo, Workload } from '../domain/index.js';
 import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
 import { LmBenchError } from '../errors.js';
 import { createRng } from '../util/rng.js';
+import { createWorkerPool, workerEntry } from '../workers/pool.js';
 import { concurrencyCap, workloadArrivals } from '../workload/sample.js';
 import { scheduleTimes } from './arrivals.js';
 import { clockFrom, nowNs } from './clock.js';
@@ -147,7 +147,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       );
       warmRecords = warmOut.records.sort((a, b) => Number(a.request_id.slice(1)) - Number(b.request_id.slice(1)));
     }
-    const pool = workers > 1 ? new Piscina({ filename: new URL('./worker.mjs', import.meta.url).href, minThreads: workers, maxThreads: workers, idleTimeout: 1000 }) : null;
+    const pool = workers > 1 ? createWorkerPool<DriveSpec | 'ping', DriveResult | 'pong'>({ entry: workerEntry(import.meta.url, 'drive'), what: 'load', minThreads: workers, maxThreads: workers, idleTimeoutMs: 1000 }) : null;
     try {
       if (pool !== null) await Promise.all(Array.from({ length: workers }, () => pool.run('ping')));
       const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport, opts.scrapeIntervalMs);
@@ -181,8 +181,6 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       let outs: DriveResult[];
       try {
         outs = await Promise.all(specs.map((s) => (pool === null ? drive(s, opts.signal) : (pool.run(s) as Promise<DriveResult>))));
-      } catch (err) {
-        throw new LmBenchError('LMB_ERR_WORKER_FAILED', `a load worker failed: ${(err as Error).message}`, { cause: err });
       } finally {
         if (progress !== null) clearInterval(progress);
       }

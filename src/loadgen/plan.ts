@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
-import { Workload, type Arrival, type LengthDist, type TraceFormat } from '../domain/index.js';
+import { stagesRequestCount, Workload, type Arrival, type LengthDist, type TraceFormat } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { limitTrace, readTraceFile, traceName, traceWorkload, workloadNameOf } from '../trace/index.js';
 import { createRng } from '../util/rng.js';
@@ -91,11 +91,15 @@ function rangeOf(xs: number[]): LengthDist {
 function plannedWorkload(c: BenchConfig, baseDir: string): { workload: Workload; requests?: PreparedRequest[]; trace?: TraceReplay } {
   const ds = c.dataset;
   const maxTokens = c.sampling.max_tokens;
-  const numPrompts = c.num_prompts ?? DEFAULT_NUM_PROMPTS;
+  // Rate stages bound the run themselves: by default, as many requests as they hold.
+  const stages = c.traffic.stages;
+  const numPrompts = c.num_prompts ?? (stages === undefined ? DEFAULT_NUM_PROMPTS : stagesRequestCount(stages));
   let requests: PreparedRequest[] | undefined;
   let inputLen: LengthDist;
   let outputLen: LengthDist;
   let sharedPrefix;
+  let promptPool;
+  let sessions;
   switch (ds.kind) {
     case 'trace':
       return planTrace(c, ds, baseDir);
@@ -103,6 +107,8 @@ function plannedWorkload(c: BenchConfig, baseDir: string): { workload: Workload;
       inputLen = ds.input_len;
       outputLen = maxTokens === undefined ? ds.output_len : { dist: 'fixed', value: maxTokens };
       sharedPrefix = ds.shared_prefix;
+      promptPool = ds.prompt_pool;
+      sessions = ds.sessions;
       break;
     case 'sharegpt':
     case 'jsonl': {
@@ -125,6 +131,8 @@ function plannedWorkload(c: BenchConfig, baseDir: string): { workload: Workload;
     input_len: inputLen,
     output_len: outputLen,
     ...(sharedPrefix === undefined ? {} : { shared_prefix: sharedPrefix }),
+    ...(promptPool === undefined ? {} : { prompt_pool: promptPool }),
+    ...(sessions === undefined ? {} : { sessions }),
     arrival: arrivalOf(c.traffic),
     num_prompts: numPrompts,
     ignore_eos: c.sampling.ignore_eos,
@@ -133,7 +141,8 @@ function plannedWorkload(c: BenchConfig, baseDir: string): { workload: Workload;
   });
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid workload'}`);
+    const field = issue?.path.join('.') ?? '';
+    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `${field}: ${issue?.message ?? 'invalid workload'}`, { details: { field } });
   }
   return requests === undefined ? { workload: parsed.data } : { workload: parsed.data, requests };
 }

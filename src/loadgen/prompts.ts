@@ -85,8 +85,11 @@ export function syntheticRequests(w: Workload, seed: number): PreparedRequest[] 
       }
       prefix = `${p} `;
     }
-    // Request i's text comes from its own stream so it does not depend on earlier lengths.
-    const own = syntheticText(s.inputTokens, textRng.fork(s.index));
+    // Request i's text comes from its own stream so it does not depend on earlier lengths; a pool's
+    // re-sent prompt from its entry's (the entry's first request), so it is the same text again, and a
+    // conversation's turn from the conversation's, read further each turn (the words are drawn in
+    // order, so turn k's text begins with turn k − 1's whole prompt and answer).
+    const own = syntheticText(s.inputTokens, textRng.fork(s.promptId ?? s.index));
     return { index: s.index, prompt: prefix + own, clientTokens: s.prefixTokens + s.inputTokens, maxTokens: s.outputTokens };
   });
 }

@@ -4,7 +4,7 @@ import { modelsTarget, type Surrogate } from '../model/surrogate.js';
 import { targetsOf, TARGET_NAMES, type TargetName, type TargetValues } from '../model/targets.js';
 import { probabilityMeetsSlo } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
-import { pMeetsUnderError } from './sim-search.js';
+import { pMeetsUnderError, saturatedRun } from './sim-search.js';
 import { sloConstraints } from './objectives.js';
 import type { PriorSimulator } from './prior-simulator.js';
 import { logInterval, type Interval, type RecommendedConfig } from './recommend.js';
@@ -78,7 +78,7 @@ export function simulatorEvaluate(simulator: PriorSimulator, slo: Slo, gpuCount:
       const r = simulator.simulate(c);
       if (r === null) return null;
       const values = targetsOf(r, gpuCount);
-      return { values, meetsSlo: meetsSlo(slo, r) && pMeetsUnderError(values, constraints) >= minPMeetsSlo, source: 'simulated' };
+      return { values, meetsSlo: !saturatedRun(r) && meetsSlo(slo, r) && pMeetsUnderError(values, constraints) >= minPMeetsSlo, source: 'simulated' };
     }),
   );
 }

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { Diagnosis, ModelSpec, Objective, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
+import type { Diagnosis, ModelSpec, Objective, Saturation, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import { featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
 import { LmBenchError } from '../errors.js';
@@ -64,6 +64,11 @@ export interface RecommendedConfig {
    * the class, its numbers, the knobs to try. Absent when no simulator was at hand.
    */
   readonly diagnosis?: Diagnosis | null;
+  /**
+   * Whether that simulated run kept up with the workload's arrivals (sim/saturation.ts): a saturated
+   * one cannot sustain the load. Absent without a simulated run; null for a closed loop.
+   */
+  readonly saturation?: Saturation | null;
 }
 
 export interface ParetoMember extends RecommendedConfig {

@@ -11,6 +11,8 @@ export interface CandidateSource {
   sample(n: number, rng: Rng): ServerConfig[];
   /** A neighbour: one or two knobs moved one grid step (feasible, or the input unchanged). */
   mutate(config: ServerConfig, rng: Rng): ServerConfig;
+  /** Every feasible configuration one knob one grid step away (a local search's moves). */
+  neighbours?(config: ServerConfig): ServerConfig[];
   /** Every configuration of the pruned grid, in a fixed order (grid sampler only). */
   enumerate?(): Iterable<ServerConfig>;
   /** The one encoder's vector, for distances between configurations. */

@@ -97,6 +97,10 @@ export function spaceSource(space: SearchSpace, ctx: FeatureContext, opts: Sourc
     },
     startable: (configs) => Array.from(space.feasibleMask(configs, ctx), (v) => v === 1),
     mutate: (config, rng) => ({ ...space.mutate(config, rng, ctx), ...opts.pins }),
+    neighbours: (config) => {
+      const pins = Object.entries(opts.pins ?? {});
+      return space.neighbours(config, ctx).filter((c) => pins.every(([k, v]) => (c as Record<string, unknown>)[k] === v));
+    },
     enumerate: function* () {
       const pins = Object.entries(opts.pins ?? {});
       for (const c of space.enumerate(ctx)) if (pins.every(([k, v]) => (c as Record<string, unknown>)[k] === v)) yield c;

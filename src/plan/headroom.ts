@@ -1,4 +1,5 @@
 import { checkSlo, type Arrival, type BenchmarkResult, type Slo } from '../domain/index.js';
+import { saturationText } from '../diagnose/text.js';
 
 /**
  * The headroom of one replica: the highest traffic it serves within the SLOs, found with a handful of
@@ -24,10 +25,16 @@ const LIGHT = 1 / 16;
 /** Requests per probe: about 40 s of traffic, within [150, 600] (enough for a p99 of 150 values or more). */
 export const promptsFor = (rateRps: number): number => Math.min(600, Math.max(150, Math.round(rateRps * 40)));
 
-/** "TTFT p99 312 ms > 300 ms" for each SLO a result misses. */
+/**
+ * "TTFT p99 312 ms > 300 ms" for each SLO a result misses; first, a run whose queue grew without bound
+ * (it cannot sustain the load: its percentiles measure the run's length, and no SLO holds however they
+ * compare) and failed requests.
+ */
 export function missed(slo: Slo, r: BenchmarkResult): string[] {
+  const saturated = saturationText(r.saturation);
   const lost = r.failed > 0 ? [`${r.failed} of ${r.completed + r.failed} requests failed`] : [];
   return [
+    ...(saturated === null ? [] : [saturated]),
     ...lost,
     ...checkSlo(slo, r)
       .filter((c) => !c.ok)

@@ -40,6 +40,9 @@ export function historyCorrection(pairs: readonly RunPair[]): HistoryCorrection 
     if (m.completed === 0 || s.completed === 0) continue;
     const t = logRatio(s.mean_tpot_ms, m.mean_tpot_ms);
     if (t !== null) speed.push(t);
+    // A simulated run whose queue grew without bound has p99s that measure its length, not the server:
+    // no latency ratio to learn from it (its decode speed is still the simulator's).
+    if (s.saturation?.saturated === true) continue;
     for (const [a, b] of [
       [m.p99_ttft_ms, s.p99_ttft_ms],
       [m.p99_itl_ms, s.p99_itl_ms],

@@ -75,6 +75,8 @@ export interface DesOutput {
   readonly trace: DesTrace;
   /** Virtual time of the crash, or null when the run finished. */
   readonly crashedAtS: number | null;
+  /** Requests were sent at their own times (open loop, capped or not), not by users waiting on answers. */
+  readonly openLoop: boolean;
 }
 
 /** API-server time before a request reaches the engine (BLIS's α0 + α1·prompt; does not block the engine). */
@@ -199,5 +201,5 @@ export function runDes(input: DesInput): DesOutput {
       front.push(nowS + frontendDelayS(input.frontend, prompt), sim);
     }
   }
-  return { requests, replicas, runningPeak, waitingPeak, trace, crashedAtS };
+  return { requests, replicas, runningPeak, waitingPeak, trace, crashedAtS, openLoop: arrivals !== null };
 }

@@ -13,3 +13,4 @@ export * from './summary.js';
 export * from './weighted.js';
 export * from './energy.js';
 export * from './power-profile.js';
+export * from './saturation.js';

@@ -1,7 +1,7 @@
 import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, PowerProfile, RequestRecord, ResolvedServerConfig, ServerConfig, SimProfile, Slo, Workload } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
-import { concurrencyCap, sampleRequests, workloadArrivals } from '../workload/sample.js';
+import { concurrencyCap, sampleRequests, withPoolBlocks, workloadArrivals } from '../workload/sample.js';
 import { runDes, type DesOutput } from './engine.js';
 import { runEnergy, steadyStateSpec, steadyWindow, summarizeDes, type SimEnergy, type SimSummary, type WindowSpec } from './summary.js';
 import { WeightedSample } from './weighted.js';
@@ -144,7 +144,11 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   if (!start.ok) return { ok: false, failure: start.failure, resolved: start.resolved, startupTimeS: start.startupTimeS };
   const { resolved, memory } = start;
   const rng = createRng(input.seed);
-  const specs = sampleRequests(input.workload, rng.fork('requests'));
+  // A prompt pool's re-sent prompts and a conversation's turns carry their content as cache blocks
+  // of this server's size, so the prefix cache sees what they repeat.
+  const sampled = sampleRequests(input.workload, rng.fork('requests'));
+  const w = input.workload;
+  const specs = w.prompt_pool === undefined && w.sessions === undefined ? sampled : withPoolBlocks(sampled, resolved.block_size);
   const arrivals = workloadArrivals(input.workload, specs.length, rng.fork('arrivals'));
   const profile = input.profile ?? catalog.profileFor(hw);
   const oomRng = rng.fork('runtime-oom');

@@ -2,6 +2,7 @@ import { mean, percentileSorted } from '../metrics/index.js';
 import type { DesOutput } from './engine.js';
 import type { WeightedSample } from './weighted.js';
 import { windowEnergy, type EnergyTrace, type WindowEnergy } from './energy.js';
+import { detectSaturation, type SimSaturation } from './saturation.js';
 
 /**
  * The headline figures of a simulated run, with `vllm bench serve`'s definitions (TTFT = first token −
@@ -41,6 +42,11 @@ export interface SimSummary {
    * over the load window (first request sent to last token); null when the run had no power model.
    */
   readonly energy: SimEnergy | null;
+  /**
+   * Whether an open-loop run kept up with its arrivals (saturation.ts): a saturated run's latencies grow
+   * with its length and are no steady state. Null for a closed loop, a burst or too few requests.
+   */
+  readonly saturation: SimSaturation | null;
 }
 
 /** Energy over a window, with the output tokens generated in it. */
@@ -153,5 +159,6 @@ export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: Windo
     steps: des.replicas.reduce((s, rep) => s + rep.steps, 0),
     window: steady,
     energy: runEnergy(des, steady, { startS: start, endS: end, outputTokens }),
+    saturation: detectSaturation(des),
   };
 }

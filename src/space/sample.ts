@@ -122,3 +122,36 @@ export function neighbour(b: BoundSpace, from: readonly number[], rng: Rng, defa
   }
   return null;
 }
+
+/**
+ * Every feasible point one knob one grid step from `from` (a categorical knob: each other value), in
+ * knob order: the coordinate neighbourhood a local search walks. Conditional knobs follow their parents
+ * as in `neighbour`.
+ */
+export function neighbours(b: BoundSpace, from: readonly number[], defaults: readonly number[]): number[][] {
+  const n = b.options.length;
+  const out: number[][] = [];
+  const seen = new Set<string>([from.join(',')]);
+  for (let k = 0; k < n; k++) {
+    const size = b.options[k]?.length ?? 1;
+    const cur = from[k] ?? 0;
+    if (b.conditional[k] === true && cur === 0) continue;
+    const lo = b.conditional[k] === true ? 1 : 0;
+    const knob = b.def.knobs[k]?.knob;
+    const moves = knob?.type === 'categorical' ? [...Array(size).keys()].filter((v) => v >= lo && v !== cur) : [cur - 1, cur + 1].filter((v) => v >= lo && v < size);
+    for (const next of moves) {
+      const point = [...from];
+      point[k] = next;
+      for (let j = 0; j < n; j++) {
+        if (b.conditional[j] !== true) continue;
+        if (!b.isActive(j, point)) point[j] = 0;
+        else if (point[j] === 0) point[j] = Math.max(1, defaults[j] ?? 1);
+      }
+      const key = point.join(',');
+      if (seen.has(key)) continue;
+      seen.add(key);
+      if (b.checkPoint(point).ok) out.push(point);
+    }
+  }
+  return out;
+}

@@ -9,7 +9,7 @@ import { Encoder } from './encode.js';
 import { canonical, contains, type Knob } from './knob.js';
 import { loadSpaceDefinition, type CompiledKnob, type SpaceDefinition } from './load.js';
 import { feasiblePoints, pruneCounts, spaceSize, type RuleRemoval } from './prune.js';
-import { neighbour, sampleFeasible } from './sample.js';
+import { neighbour, neighbours, sampleFeasible } from './sample.js';
 import type { RuleKind } from './schema.js';
 
 export interface RuleInfo {
@@ -279,6 +279,14 @@ export class SearchSpace {
     const defaults = b.pointOf(this.defaultsFor(ctx)) ?? [];
     const next = neighbour(b, from, rng, defaults);
     return next === null ? config : b.configOf(next);
+  }
+
+  /** Every feasible configuration one knob one grid step from `config` (sample.ts `neighbours`); none when it is off the grid. */
+  neighbours(config: ServerConfig, ctx: SpaceContext): ServerConfig[] {
+    const b = this.bind(ctx);
+    const from = b.pointOf(this.complete(config, ctx));
+    if (from === null) return [];
+    return neighbours(b, from, b.pointOf(this.defaultsFor(ctx)) ?? []).map((p) => b.configOf(p));
   }
 
   /** What the rules remove from the discretised space in this context. */

@@ -1,8 +1,8 @@
-import { Piscina } from 'piscina';
-import { LmBenchError } from '../errors.js';
+import { createWorkerPool, workerEntry } from '../workers/pool.js';
 import { reapStaleServers } from './vllm-target.js';
 import { createSlurmExecutor } from './slurm/slurm-executor.js';
 import type { TargetSpec } from './spec.js';
+import type { TrialTask } from './trial.worker.js';
 import type { Executor, TrialOutcome } from './types.js';
 
 /**
@@ -13,12 +13,7 @@ import type { Executor, TrialOutcome } from './types.js';
 export function createExecutor(spec: TargetSpec, parallel: number): Executor {
   if (spec.kind === 'slurm') return createSlurmExecutor(spec, { parallel });
   if (spec.kind === 'vllm' && spec.state_dir !== undefined) reapStaleServers(spec.state_dir);
-  const pool = new Piscina({
-    filename: new URL('./trial-worker.mjs', import.meta.url).href,
-    minThreads: 1,
-    maxThreads: parallel,
-    idleTimeout: 30_000,
-  });
+  const pool = createWorkerPool<TrialTask, TrialOutcome>({ entry: workerEntry(import.meta.url, 'trial'), what: 'trial', minThreads: 1, maxThreads: parallel, idleTimeoutMs: 30_000 });
   const free: number[] = Array.from({ length: parallel }, (_, i) => i);
   const waiters: ((slot: number) => void)[] = [];
   let running = 0;
@@ -41,9 +36,7 @@ export function createExecutor(spec: TargetSpec, parallel: number): Executor {
       const slot = await acquire();
       running++;
       try {
-        return (await pool.run({ spec, slot, input })) as TrialOutcome;
-      } catch (err) {
-        throw new LmBenchError('LMB_ERR_WORKER_FAILED', `trial worker failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+        return await pool.run({ spec, slot, input });
       } finally {
         running--;
         release(slot);

@@ -1,4 +1,4 @@
-import type { Arrival, LengthDist, TraceRequests, Workload } from '../domain/index.js';
+import { stageRequestCount, type Arrival, type LengthDist, type RateStage, type Sessions, type TraceRequests, type Workload } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 
 /**
@@ -15,6 +15,11 @@ export interface RequestSpec {
   readonly prefixTokens: number;
   /** A trace request's prompt blocks (its whole prompt is `inputTokens`); absent for sampled requests. */
   readonly blocks?: PromptBlocks | undefined;
+  /**
+   * The prompt-pool entry this request re-sends (`prompt_pool`): requests with the same id send the
+   * same prompt, word for word, so a prefix cache can serve it whole. Absent without a pool.
+   */
+  readonly promptId?: number | undefined;
 }
 
 /**
@@ -106,8 +111,16 @@ export function sampleRequests(w: Workload, rng: Rng): RequestSpec[] {
   const outLen = lengthSampler(w.output_len, rng.fork('output'));
   const prefixRng = rng.fork('prefix');
   const sp = w.shared_prefix;
+  const pool = w.prompt_pool?.size;
+  if (w.sessions !== undefined) return sessionRequests(w, w.sessions, inLen, outLen, prefixRng);
   const out: RequestSpec[] = [];
   for (let i = 0; i < w.num_prompts; i++) {
+    // A pool's entry k is drawn once, as request k, and re-sent unchanged by requests k + size, k + 2·size, …
+    const first = pool === undefined || i < pool ? undefined : (out[i % pool] as RequestSpec);
+    if (first !== undefined) {
+      out.push({ ...first, index: i });
+      continue;
+    }
     const inPrefix = sp !== undefined && prefixRng.next() < sp.fraction;
     const group = inPrefix ? prefixRng.int(sp.groups) : null;
     out.push({
@@ -116,9 +129,87 @@ export function sampleRequests(w: Workload, rng: Rng): RequestSpec[] {
       outputTokens: outLen(),
       prefixGroup: group,
       prefixTokens: group === null ? 0 : sp?.length ?? 0,
+      ...(pool === undefined ? {} : { promptId: i }),
     });
   }
   return out;
+}
+
+interface Conversation {
+  readonly prefixGroup: number | null;
+  /** Tokens of every message and answer so far, after the shared prefix. */
+  historyTokens: number;
+}
+
+/**
+ * Multi-turn requests: conversation c's turn k carries its history (earlier messages and answers)
+ * before a new message; all turns of a conversation share its `promptId`, whose text (and cache
+ * blocks) is one stream the turns read ever further into.
+ */
+function sessionRequests(w: Workload, s: Sessions, inLen: () => number, outLen: () => number, prefixRng: Rng): RequestSpec[] {
+  const sp = w.shared_prefix;
+  const perWave = s.concurrent * s.turns;
+  const conversations = new Map<number, Conversation>();
+  const out: RequestSpec[] = [];
+  for (let i = 0; i < w.num_prompts; i++) {
+    const j = i % perWave;
+    const id = Math.floor(i / perWave) * s.concurrent + (j % s.concurrent);
+    let c = conversations.get(id);
+    if (c === undefined) {
+      const inPrefix = sp !== undefined && prefixRng.next() < sp.fraction;
+      c = { prefixGroup: inPrefix ? prefixRng.int(sp.groups) : null, historyTokens: 0 };
+      conversations.set(id, c);
+    }
+    const message = inLen();
+    const answer = outLen();
+    out.push({
+      index: i,
+      inputTokens: c.historyTokens + message,
+      outputTokens: answer,
+      prefixGroup: c.prefixGroup,
+      prefixTokens: c.prefixGroup === null ? 0 : sp?.length ?? 0,
+      promptId: id,
+    });
+    c.historyTokens += message + answer;
+    // The last turn closes the conversation; its id is not used again.
+    if (Math.floor(j / s.concurrent) === s.turns - 1) conversations.delete(id);
+  }
+  return out;
+}
+
+/**
+ * Pool requests with their prompt as cache blocks of `blockTokens` (the server's block size), for the
+ * simulator's prefix cache: a block wholly inside a shared prefix gets the id of (group, block), every
+ * later one the id of (pool entry, block). Equal ids mean equal content up to that block's end, so
+ * a re-sent prompt hits every block the cache still holds, and different prompts of one prefix group
+ * still share the prefix. Other requests are returned as they are (the cache keys them already).
+ */
+export function withPoolBlocks(specs: readonly RequestSpec[], blockTokens: number): RequestSpec[] {
+  let maxBlocks = 1;
+  let groups = 0;
+  for (const s of specs) {
+    if (s.promptId === undefined) continue;
+    maxBlocks = Math.max(maxBlocks, Math.ceil((s.prefixTokens + s.inputTokens) / blockTokens) + 1);
+    if (s.prefixGroup !== null) groups = Math.max(groups, s.prefixGroup + 1);
+  }
+  // One id list per prompt stream, grown as a conversation's turns reach further into it.
+  const idsOf = new Map<number, number[]>();
+  return specs.map((s) => {
+    const p = s.promptId;
+    if (p === undefined) return s;
+    const full = Math.floor((s.prefixTokens + s.inputTokens) / blockTokens);
+    let ids = idsOf.get(p);
+    if (ids === undefined) {
+      ids = [];
+      idsOf.set(p, ids);
+    }
+    for (let b = ids.length; b < full; b++) {
+      const inPrefix = s.prefixGroup !== null && (b + 1) * blockTokens <= s.prefixTokens;
+      ids.push(inPrefix ? s.prefixGroup * maxBlocks + b : (groups + p) * maxBlocks + b);
+    }
+    // A copy: a later turn grows the stream's list, and this request's blocks must not grow with it.
+    return { ...s, blocks: { ids: ids.slice(0, full), tokens: blockTokens } };
+  });
 }
 
 /**
@@ -139,6 +230,7 @@ export function arrivalTimes(arrival: Arrival, n: number, rng: Rng): Float64Arra
     }
     case 'poisson':
     case 'gamma': {
+      if (arrival.kind === 'poisson' && arrival.stages !== undefined) return stagedTimes(arrival.stages, n, rng);
       const shape = arrival.kind === 'poisson' ? 1 : arrival.burstiness;
       const scale = 1 / (arrival.rate_rps * shape);
       const t = new Float64Array(n);
@@ -153,6 +245,39 @@ export function arrivalTimes(arrival: Arrival, n: number, rng: Rng): Float64Arra
       return t;
     }
   }
+}
+
+/**
+ * Rate stages back to back: stage k's round(rate × duration_s) arrivals spread over its span as Poisson
+ * arrivals given their count (exponential gaps rescaled so the last lands at the stage's end, as a
+ * single-rate run's last lands at N/rate). The whole schedule is drawn whatever `n`, then its first
+ * `n` kept, so lowering num_prompts ends the same run early. Past the stages (a caller asking for more
+ * than they hold) arrivals go on at the last positive rate.
+ */
+function stagedTimes(stages: readonly RateStage[], n: number, rng: Rng): Float64Array {
+  const t = new Float64Array(n);
+  let i = 0;
+  let startS = 0;
+  let lastRate = 0;
+  for (const stage of stages) {
+    const count = stageRequestCount(stage);
+    if (stage.rate_rps > 0) lastRate = stage.rate_rps;
+    const gaps = new Float64Array(count);
+    let acc = 0;
+    for (let k = 0; k < count; k++) {
+      acc += rng.gamma(1);
+      gaps[k] = acc;
+    }
+    const scale = acc > 0 ? stage.duration_s / acc : 0;
+    for (let k = 0; k < count && i < n; k++) t[i++] = startS + (gaps[k] as number) * scale;
+    startS += stage.duration_s;
+  }
+  let acc = startS;
+  for (; i < n; i++) {
+    acc += rng.gamma(1) / lastRate;
+    t[i] = acc;
+  }
+  return t;
 }
 
 /**

@@ -56,7 +56,7 @@ test('a trace dataset brings its own arrivals: traffic modes and max_tokens are 
   assert.equal(bad.success, false);
   assert.match(JSON.stringify(bad.error?.issues), /a trace brings its own arrival times/);
   assert.equal(BenchConfig.safeParse({ dataset: ds, sampling: { max_tokens: 8 } }).success, false);
-  assert.match(JSON.stringify(BenchConfig.safeParse({ dataset: { kind: 'synthetic', input_len: 8, output_len: 8 } }).error?.issues), /give exactly one of concurrency, request_rate or ramp_up/);
+  assert.match(JSON.stringify(BenchConfig.safeParse({ dataset: { kind: 'synthetic', input_len: 8, output_len: 8 } }).error?.issues), /give exactly one of concurrency, request_rate, ramp_up or stages/);
   const plan = planRun(BenchConfig.parse({ dataset: ds, traffic: { max_concurrency: 3 } }), dir);
   assert.equal(plan.workload.num_prompts, 383);
   assert.equal(plan.workload.name, 'burstgpt-1-head400');

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
 import { Workload } from '../../src/domain/index.js';
-import { DEFAULT_OBJECTIVES } from '../../src/optimize/objectives.js';
+import { DEFAULT_OBJECTIVES, sloConstraints } from '../../src/optimize/objectives.js';
 import { priorSimulator } from '../../src/optimize/prior-simulator.js';
 import { configKey } from '../../src/optimize/sampler.js';
-import { diversePicks, rankCorrected, residualPosterior, simulatedSearch } from '../../src/optimize/sim-search.js';
+import { diversePicks, pMeetsUnderError, rankCorrected, residualPosterior, simulatedSearch } from '../../src/optimize/sim-search.js';
 import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
 import { loadSpace } from '../../src/space/index.js';
 import { createRng } from '../../src/util/rng.js';
@@ -54,4 +54,28 @@ test('the measured residual re-ranks the simulated candidates: a server slower t
   assert.ok(top !== undefined);
   const without = rankCorrected(search, residualPosterior([]), slo, new Set([configKey(top.candidate.config)]));
   assert.ok(without.every((r) => configKey(r.candidate.config) !== configKey(top.candidate.config)));
+});
+
+test('a local search from the best of each layout finds what the screened top missed, each step one knob from a simulated configuration', () => {
+  // 70B on 4×H200: the screened top leaves TP4's best at a CUDA-graph capture size that pads its ITL
+  // close to the SLO; one step from it is a configuration with room to spare.
+  const slo70 = { ttft_p99_ms: 1500, itl_p99_ms: 80 };
+  const w70 = loadYamlFile(join(PROJECT_ROOT, "data", "workloads", "chat.yaml"), Workload);
+  const ctx70 = { hardware: catalog.gpu('H200'), gpuCount: 4, model: catalog.model('llama-3.1-70b'), workload: w70 };
+  const sim70 = priorSimulator(null, catalog, { hardware: { gpu: 'H200', count: 4 }, model: 'llama-3.1-70b', workload: w70, slo: slo70 });
+  const source = spaceSource(space, ctx70);
+  const run = (refine: number) => simulatedSearch({ source, context: ctx70, encoder: spaceEncoder(space), slo: slo70, objectives: DEFAULT_OBJECTIVES, simulate: sim70.simulate, rng: createRng(0), candidates: 3000, simulateTop: 16, refine });
+  const plain = run(0);
+  const refined = run(24);
+  assert.equal(plain.simulated.length, 16);
+  assert.ok(refined.simulated.length > 16 && refined.simulated.length <= 16 + 24);
+  // The screened top is the same; what follows is each a neighbour of something simulated before it.
+  assert.deepEqual(refined.simulated.slice(0, 16).map((c) => configKey(c.config)), plain.simulated.map((c) => configKey(c.config)));
+  for (const [i, c] of refined.simulated.entries()) {
+    if (i < 16) continue;
+    const from = refined.simulated.slice(0, i).some((p) => source.neighbours?.(p.config).some((n) => configKey(n) === configKey(c.config)));
+    assert.ok(from, `refined candidate ${i} is one step from an earlier one`);
+  }
+  const value = (s: typeof plain): number => Math.max(...s.simulated.map((c) => c.merit * pMeetsUnderError(c.values, sloConstraints(slo70))));
+  assert.ok(value(refined) > value(plain) * 1.02, `expected goodput ${value(refined).toFixed(0)} against ${value(plain).toFixed(0)}`);
 });

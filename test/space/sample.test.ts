@@ -62,6 +62,31 @@ test('mutate: a feasible neighbour that differs in one or two knobs (plus a cond
   }
 });
 
+test('neighbours: exactly the feasible points one knob one grid step away, as a brute force over the enumerated space finds them', () => {
+  const s = loadSpace(fixture('small.yaml'));
+  const c = ctxOf('H100-SXM', 2, 'llama-3.1-8b');
+  const b = s.bind(c);
+  // The enumeration is the whole grid; the neighbourhood keeps to what the rules accept.
+  const all = [...s.enumerate(c)].filter((x) => s.isFeasible(x, c).ok);
+  const defaults = b.pointOf(s.defaultsFor(c)) ?? [];
+  const categorical = b.def.knobs.map((k) => k.knob.type === 'categorical');
+  for (const from of [all[0], all[Math.floor(all.length / 2)], all[all.length - 1]] as ServerConfig[]) {
+    const p0 = b.pointOf(from) ?? [];
+    const brute = all.filter((cfg) => {
+      const p = b.pointOf(cfg) ?? [];
+      const moved = p.map((v, k) => k).filter((k) => b.conditional[k] !== true && p[k] !== p0[k]);
+      if (moved.length !== 1) return false;
+      const k = moved[0] as number;
+      if (!categorical[k] && Math.abs((p[k] ?? 0) - (p0[k] ?? 0)) !== 1) return false;
+      // A conditional knob keeps its value while active, takes its default on becoming active, and is unset when inactive.
+      return p.every((v, j) => b.conditional[j] !== true || v === (b.isActive(j, p) ? ((p0[j] ?? 0) > 0 ? p0[j] : Math.max(1, defaults[j] ?? 1)) : 0));
+    });
+    const got = s.neighbours(from, c);
+    assert.ok(got.length > 0);
+    assert.deepEqual(new Set(got.map((x) => JSON.stringify(x))), new Set(brute.map((x) => JSON.stringify(x))));
+  }
+});
+
 test('feasibleMask over 100k candidates agrees with isFeasible', () => {
   const b = space.bind(ctx);
   const rng = createRng(99);

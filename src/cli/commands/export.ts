@@ -4,7 +4,7 @@ import { defaultCatalog, type Catalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { exportDocuments } from '../../export/documents.js';
 import { gatherRuns, gatherStudy } from '../../export/gather.js';
-import { parseRunFilter, RUN_FILTER_KEYS } from '../../export/run-filter.js';
+import { parseRunFilter } from '../../export/run-filter.js';
 import { ExportFormat, type ExportedFile, type ExportItem, type ExportReport, type SkippedTrial } from '../../export/types.js';
 import { writeExport } from '../../export/write.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
@@ -12,30 +12,9 @@ import { defaultDbPath, openStore, type RunFilter, type Store } from '../../stor
 import { parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
+import { usage } from '../usage/export.js';
 
-const usage = `Usage:
-  lm-bench export (--study NAME | --runs FILTER) --format llm-d-br|vllm --out DIR [--db PATH] [--offline] [--json]
 
-Writes what lm-bench measured in the formats other tools read, one file per trial or run:
-  llm-d-br  an llm-d Benchmark Report v0.2 (YAML), valid against llm-d-benchmark's JSON Schema:
-            DIR/benchmark_report_v0.2,_<study>-trial-<n>.yaml or …,_run-<id>.yaml
-  vllm      the JSON \`vllm bench serve --save-result\` writes: DIR/<study>-trial-<n>.json or run-<id>.json,
-            each with <file>.config.yaml (server config, GPU, model, workload: what \`lm-bench ingest\`
-            reads back), and DIR/summary.json listing every record (what \`vllm bench sweep plot\` reads)
-
-  --study NAME     a study's complete trials
-  --runs FILTER    stored runs (ingested ones and trials alike): key=value pairs joined by commas, the
-                   filters of GET /v1/runs — ${RUN_FILTER_KEYS.join(', ')} — e.g.
-                   --runs gpu=H100-SXM,model=llama-3.1-8b,config.max_num_seqs=128; or --runs all
-  --format F       llm-d-br or vllm
-  --out DIR        output folder (created if missing; files of the same name are replaced)
-  --db PATH        history database (default $LMB_DB, else .lm-bench/lm-bench.db); read, never written
-  --offline        never ask the Hugging Face hub when resolving --runs model=… (as HF_HUB_OFFLINE=1)
-  --json           {format, out, files: [{path, format, run_id | study, trial, sidecar}], summary, skipped}
-
-A figure lm-bench does not have (a run ingested from a file that lacked it, latencies of a run with no
-completed request) is left out, never written as 0. Everything is staged and renamed into DIR, so a
-failure leaves DIR as it was.`;
 
 const OPTIONS = {
   study: { type: 'string' },

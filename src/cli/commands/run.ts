@@ -13,59 +13,12 @@ import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
 import { powerSpecOfFlags } from '../power-flags.js';
 import { runAdaptive } from './run-adaptive.js';
+import { parseRateStagesFlag } from '../../workload/stages-flag.js';
+import { requestLatencyLines } from '../../domain/request-latency.js';
 import { summaryText, traceReplayLine, traceReplayReport, writeFile, type RunOutput } from './run-output.js';
+import { usage as USAGE } from '../usage/run.js';
 
-const USAGE = `lm-bench run: load an OpenAI-compatible server and report vLLM-compatible metrics
 
-Usage: lm-bench run --endpoint URL [--config FILE] [flags]
-
-  --endpoint URL         any http(s) server, e.g. http://gpu-box:8000/v1/completions (or …/v1/chat/completions);
-                         may also come from the config file's \`endpoint\`
-  --api-key KEY          sent as a bearer token (vllm serve --api-key); default: $OPENAI_API_KEY. Never printed or stored
-  --ca-cert FILE         trust this CA (PEM) for https, e.g. a self-signed server's certificate
-  --insecure             https without certificate verification
-  --connect-timeout-s S  give up connecting after S seconds (default 10)
-  --dry-run              print where the load would go and how it is bounded; send nothing
-  --config FILE          YAML config (see configs/llama3-8b-throughput.yaml); a sweep runs every combination
-  --workload FILE        or a workload file (data/workloads/*.yaml): the traffic a study's trials send
-  --trace FILE           or replay a request trace: Azure LLM inference CSV, Mooncake/FAST'25 JSONL
-                         (shared hash_ids become shared prompt prefixes), BurstGPT CSV, Splitwise CSV,
-                         or JSONL of {timestamp_s, input_tokens, output_tokens}: each request sent at its
-                         time ÷ K (--trace-speed K, default 1) with a prompt of its input tokens and
-                         max_tokens = its output tokens; --trace-limit N replays the first N. The result
-                         says how late the sends were against the trace's schedule (trace_replay)
-  --output FILE          result JSON (one object; a sweep writes one object per line, like --append-result)
-  --html FILE            self-contained HTML summary (tables and plots, no network)
-  --records FILE         per-request records as JSON Lines
-  --json                 print the result(s) as one JSON document on stdout
-  --mode fixed|slo-hold|max-rate
-                         fixed (default): the load as given. slo-hold: a feedback controller finds the
-                         highest rate that holds one latency percentile (--slo ttft_p95_ms=400; with several
-                         SLO keys, --control names the held one), within --duration-s (default 120);
-                         --window-s (10) and --start-rps (2) tune it. max-rate: the tuner's bisection on
-                         the Poisson rate (5 load runs of the workload). Both say when the answer is
-                         unreliable (never settled, server errors, the client was the bottleneck)
-Over the file, or without one:
-  --model M  --api completions|chat  --input-len N  --output-len N  --num-prompts N
-  --concurrency C        closed loop with C in flight (with --request-rate: a cap)
-  --request-rate R       open loop, R req/s or "inf";  --burstiness B (1 = Poisson, "inf" = even)
-  --max-concurrency C    cap for the open loop;  --duration-s S  stop sending after S seconds
-  --warmup N  --seed S  --slo ttft_p99_ms=…,itl_p99_ms=…  --timeout-s S  --workers N  --label L
-  --set knob=value       the server's knobs, when known (repeatable: --set max_num_seqs=256): recorded as
-                         the result's server_config and read by the diagnosis
-Power (the result's \`energy\`: average W, J, J per output token over the load window):
-  --power-metrics URL    a DCGM exporter's /metrics on the server's node, e.g. http://gpu-box:9400/metrics
-                         (repeatable, one per node); its energy counter, else its power gauge integrated
-  --power-smi nvidia|amd sample nvidia-smi (every 200 ms) or amd-smi (every 1 s) on this machine, when the
-                         server runs here
-  --power-gpus LIST      the GPUs that count, e.g. 0,1 (default: every GPU the source reports)
-                         A source that fails or hangs leaves the run measured and power unavailable, with why
-
-A run that misses its SLOs or saturates says why (KV-cache-, admission-, prefill-, decode- or
-client-bound), with the numbers seen during the run (the server's /metrics, the client's own health)
-and the knob changes that address it: on the terminal, in the JSON (\`diagnosis\`, \`evidence\`) and
-in the HTML summary.
-`;
 
 const FLAGS = {
   endpoint: { type: 'string' },
@@ -82,6 +35,8 @@ const FLAGS = {
   output: { type: 'string' },
   html: { type: 'string' },
   records: { type: 'string' },
+  'requests-out': { type: 'string' },
+  'prompt-pool': { type: 'string' },
   json: { type: 'boolean' },
   model: { type: 'string' },
   api: { type: 'string' },
@@ -90,6 +45,7 @@ const FLAGS = {
   'num-prompts': { type: 'string' },
   concurrency: { type: 'string' },
   'request-rate': { type: 'string' },
+  'rate-stages': { type: 'string' },
   burstiness: { type: 'string' },
   'max-concurrency': { type: 'string' },
   'duration-s': { type: 'string' },
@@ -153,26 +109,38 @@ function applyFlags(raw: Record<string, unknown>, v: Values, cwd: string): strin
     }
   }
   put('num_prompts', numberFlag(v['num-prompts'], 'num-prompts', { int: true, min: 1 }));
+  const pool = numberFlag(v['prompt-pool'], 'prompt-pool', { int: true, min: 1, max: 1_000_000 });
+  if (pool !== undefined) {
+    const ds = raw['dataset'] as Record<string, unknown> | undefined;
+    if (ds?.['kind'] !== 'synthetic') throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--prompt-pool re-sends synthetic prompts; the dataset is not synthetic', { details: { field: 'prompt-pool' } });
+    put('dataset.prompt_pool', { size: pool });
+  }
   const conc = numberFlag(v.concurrency, 'concurrency', { int: true, min: 1 });
   const rate = rateFlag(v['request-rate'], 'request-rate');
   const cap = numberFlag(v['max-concurrency'], 'max-concurrency', { int: true, min: 1 });
-  if (conc !== undefined || rate !== undefined || cap !== undefined) {
+  const stages = v['rate-stages'] === undefined ? undefined : parseRateStagesFlag(v['rate-stages']);
+  if (stages !== undefined && rate !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--rate-stages and --request-rate both set the rate; give one', { details: { field: 'rate-stages' } });
+  if (conc !== undefined || rate !== undefined || cap !== undefined || stages !== undefined) {
     const prev = (raw['traffic'] as Record<string, unknown> | undefined) ?? {};
     const traffic: Record<string, unknown> = { ...prev };
-    if (rate !== undefined) {
+    if (rate !== undefined || stages !== undefined) {
       delete traffic['concurrency'];
       delete traffic['ramp_up'];
-      traffic['request_rate'] = rate;
+      delete traffic['request_rate'];
+      delete traffic['stages'];
+      if (rate !== undefined) traffic['request_rate'] = rate;
+      if (stages !== undefined) traffic['stages'] = stages;
       if (conc !== undefined) traffic['max_concurrency'] = conc;
     } else if (conc !== undefined) {
       delete traffic['request_rate'];
+      delete traffic['stages'];
       delete traffic['ramp_up'];
       delete traffic['max_concurrency'];
       traffic['concurrency'] = conc;
     }
     if (cap !== undefined) traffic['max_concurrency'] = cap;
     raw['traffic'] = traffic;
-    set.push('traffic', 'traffic.concurrency', 'traffic.request_rate', 'traffic.max_concurrency');
+    set.push('traffic', 'traffic.concurrency', 'traffic.request_rate', 'traffic.max_concurrency', 'traffic.stages');
   }
   put('traffic.burstiness', rateFlag(v.burstiness, 'burstiness'));
   put('duration_s', numberFlag(v['duration-s'], 'duration-s', { min: Number.MIN_VALUE }));
@@ -240,6 +208,9 @@ export const command: Command = {
     if (mode !== 'fixed' && base.dataset.kind === 'trace') {
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the request rate; a trace brings its own arrival times (replay it with --mode fixed, or search the rate of its fit: lm-bench workload from-trace, then --workload)`, { details: { field: 'mode' } });
     }
+    if (mode !== 'fixed' && base.traffic.stages !== undefined) {
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the request rate; rate stages set it themselves (run them with --mode fixed)`, { details: { field: 'mode' } });
+    }
     if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig, power }, values, io);
     const points = expandSweep(raw, base);
     const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
@@ -298,6 +269,7 @@ export const command: Command = {
       writeFile(resolve(io.cwd, values.output), text);
     }
     if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), allRecords.map((r) => `${out(r)}\n`).join(''));
+    if (values['requests-out'] !== undefined) writeFile(resolve(io.cwd, values['requests-out']), requestLatencyLines(allRecords));
     if (values.html !== undefined) {
       const html = await sweepReportHtml(results, { title: `lm-bench run: ${base.name}`, generatedAt: new Date().toISOString() });
       writeFile(resolve(io.cwd, values.html), html);

@@ -5,7 +5,7 @@ import { defaultCatalog } from '../../catalog/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
 import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
-import { createSimPool } from '../../workers/sim-pool.js';
+import { createSimPool } from '../../calibration/sim-pool.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo } from '../io.js';
 
@@ -15,8 +15,6 @@ import { writeJson, type CliIo } from '../io.js';
  * `sim serve`, `sim predict` and `tune --target sim` price that GPU with them from then on
  * (`--profile default` to compare). Refuses when fewer than 6 runs are usable.
  */
-export const CALIBRATE_USAGE = `  lm-bench sim calibrate --gpu GPU [--model MODEL] [--offline] [--db PATH] [--threads N] [--json]`;
-
 export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseFlags(argv, { gpu: { type: 'string' }, model: { type: 'string' }, db: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' }, offline: { type: 'boolean' } });
   const catalog = defaultCatalog();

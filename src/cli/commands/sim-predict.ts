@@ -20,10 +20,6 @@ import { profileFromFlags } from '../sim-profile-flag.js';
  * window, src/calibration/mlenergy-rows.ts). With measured columns present,
  * each row's signed error and the MAPE per model and GPU. The measured columns are never read to predict.
  */
-export const PREDICT_USAGE = `  lm-bench sim predict --rows FILE.csv [--profile auto|default|stored] [--db PATH] [--offline] [--json]
-                   (aiconfigurator silicon or ML.ENERGY v3 rows, told apart by the header; each row's
-                    model resolved as --model is: catalog, config.json path, Hugging Face cache, hub)`;
-
 /** A predicted row of either layout: its figures, what was measured, and the signed error of each figure. */
 interface RowOut {
   readonly line: number;

@@ -1,3 +1,4 @@
+import { saturationLine } from '../../diagnose/text.js';
 import { loadPrices } from '../../cost/prices.js';
 import { withCost } from '../../cost/result-cost.js';
 import type { Cost } from '../../domain/index.js';
@@ -13,41 +14,16 @@ import { loadYamlFile } from '../../util/yaml.js';
 import type { ServerFailure } from '../../physics/index.js';
 import { simulate } from '../../sim/index.js';
 import { traceWorkloadOfFile } from '../../trace/index.js';
-import { CALIBRATE_USAGE, calibrateCmd } from './sim-calibrate.js';
-import { PREDICT_USAGE, predictCmd } from './sim-predict.js';
+import { calibrateCmd } from './sim-calibrate.js';
+import { predictCmd } from './sim-predict.js';
+import { writeFile } from './run-output.js';
+import { requestLatencyLines } from '../../domain/request-latency.js';
+import { parseRateStagesFlag } from '../../workload/stages-flag.js';
 import { profileFromFlags } from '../sim-profile-flag.js';
 import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
+import { usage as USAGE } from '../usage/sim.js';
 
-const USAGE = `Usage:
-  lm-bench sim run --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
-                   (--input-len N --output-len N | --workload FILE | --trace FILE [--trace-speed K] [--trace-limit N])
-                   [--concurrency N | --request-rate R [--burstiness B]] [--num-prompts N] [--seed S]
-                   [--profile auto|default|stored] [--offline] [--db PATH] [--json]
-  lm-bench sim serve --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
-                   [--port 8000] [--host 127.0.0.1] [--speed K] [--startup-scale F]
-                   [--api-key KEY] [--ssl-certfile FILE --ssl-keyfile FILE]
-                   [--profile auto|default|stored] [--offline] [--db PATH]
-${PREDICT_USAGE}
-${CALIBRATE_USAGE}
 
-Runs the simulated vLLM V1 engine: \`run\` benchmarks it in virtual time (like \`vllm bench serve\`
-against \`vllm serve\`; --trace replays a request trace: Azure, Mooncake, BurstGPT, Splitwise or
-{timestamp_s, input_tokens, output_tokens} JSONL, each request at its time ÷ K, shared blocks as shared prefixes), \`serve\` puts it behind an OpenAI-compatible HTTP server in real time
-(K× faster with --speed K). Knobs come from --set or from vLLM's own flags
-(--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …);
---api-key and --ssl-certfile/--ssl-keyfile behave as vllm serve's (bearer token on /v1, https).
-\`serve\` binds its port at once and answers from when its simulated start-up (weights, torch.compile,
-CUDA graphs: tens of seconds) has passed, ÷ K, × F (--startup-scale 0 to answer at once); it can die
-of a run-time CUDA OOM when gpu_memory_utilization leaves little headroom (exit 1, torch's message).
-Steps are priced with the GPU's calibrated profile when \`sim calibrate\` stored one in --db
-(default .lm-bench/lm-bench.db), else data/sim-profile.yaml (--profile default forces that).
-Energy (a GPU power model fitted on ML.ENERGY's measured power, docs/calibration.md): \`run\` reports the
-average power of all the GPUs, the energy, J/token and tokens/J over ML.ENERGY's steady-state window
-(\`energy\` in --json); \`serve\` shows each GPU's power and energy on /metrics under dcgm-exporter's names
-and prints what it drew from the first request to the last token when stopped.
-A configuration that vLLM would refuse exits with status 3 and vLLM's reason.
---model takes a catalog id, a directory holding a config.json, or a Hugging Face repo id (the local
-cache, else the hub unless --offline); --gpu a catalog GPU, nvidia-smi's name, or a datasheet YAML.`;
 
 const ALL_KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
 const BOOLEAN_KNOBS = new Set(['enable_chunked_prefill', 'enable_prefix_caching', 'enforce_eager', 'async_scheduling', 'enable_expert_parallel']);
@@ -109,7 +85,7 @@ function traceWorkloadFromFlags(values: Record<string, unknown>, cwd: string): {
     for (const k of ['trace-speed', 'trace-limit']) if (str(k) !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${k} goes with --trace FILE`, { details: { field: k } });
     return null;
   }
-  for (const k of ['workload', 'input-len', 'output-len', 'request-rate', 'burstiness']) {
+  for (const k of ['workload', 'input-len', 'output-len', 'request-rate', 'burstiness', 'rate-stages', 'prompt-pool']) {
     if (str(k) !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--trace brings its own requests and arrival times; --${k} cannot go with it`, { details: { field: k } });
   }
   const speed = numberFlag(str('trace-speed'), 'trace-speed', { min: 1e-6, max: 1e6 }) ?? 1;
@@ -133,6 +109,12 @@ function workloadFromFlags(values: Record<string, unknown>, cwd: string): Worklo
   const rate = numberFlag(str('request-rate'), 'request-rate', { min: 1e-9 });
   const burstiness = numberFlag(str('burstiness'), 'burstiness', { min: 1e-9 });
   const numPrompts = numberFlag(str('num-prompts'), 'num-prompts', { int: true, min: 1, max: 1_000_000 });
+  const stagesText = str('rate-stages');
+  const stages = stagesText === undefined ? undefined : parseRateStagesFlag(stagesText);
+  const pool = numberFlag(str('prompt-pool'), 'prompt-pool', { int: true, min: 1, max: 1_000_000 });
+  if (stages !== undefined && (rate !== undefined || burstiness !== undefined)) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--rate-stages sets Poisson rates stage by stage; --request-rate and --burstiness cannot go with it', { details: { field: 'rate-stages' } });
+  }
   if (file !== undefined && (inLen !== undefined || outLen !== undefined)) {
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'give either --workload or --input-len/--output-len, not both');
   }
@@ -148,15 +130,24 @@ function workloadFromFlags(values: Record<string, unknown>, cwd: string): Worklo
       num_prompts: 1000,
     };
   }
-  if (concurrency !== undefined && rate !== undefined) {
+  if (stages !== undefined) {
+    // Set below, once the stages are known to replace whatever arrival the file gave.
+  } else if (concurrency !== undefined && rate !== undefined) {
     base = { ...base, arrival: burstiness === undefined ? { kind: 'poisson', rate_rps: rate, max_concurrency: concurrency } : { kind: 'gamma', rate_rps: rate, burstiness, max_concurrency: concurrency } };
   } else if (concurrency !== undefined) base = { ...base, arrival: { kind: 'closed', concurrency } };
   else if (rate !== undefined) base = { ...base, arrival: burstiness === undefined ? { kind: 'poisson', rate_rps: rate } : { kind: 'gamma', rate_rps: rate, burstiness } };
   else if (burstiness !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--burstiness needs --request-rate');
+  if (stages !== undefined) {
+    // The stages bound the run: the request count is theirs unless --num-prompts lowers it.
+    const { num_prompts: _n, ...rest } = base;
+    base = { ...rest, arrival: { kind: 'poisson', stages, ...(concurrency === undefined ? {} : { max_concurrency: concurrency }) } };
+  }
+  if (pool !== undefined) base = { ...base, prompt_pool: { size: pool } };
   if (numPrompts !== undefined) base = { ...base, num_prompts: numPrompts };
   const parsed = Workload.safeParse(base);
   if (!parsed.success) {
-    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `workload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
+    const field = parsed.error.issues[0]?.path.join('.') ?? '';
+    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `workload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { details: { field } });
   }
   return parsed.data;
 }
@@ -185,6 +176,8 @@ export function formatResultText(r: BenchmarkResult): string {
   if (r.request_goodput !== null) s += line('Request goodput (req/s):', f2(r.request_goodput));
   s += line('Output token throughput (tok/s):', f2(r.output_throughput));
   s += line('Total token throughput (tok/s):', f2(r.total_token_throughput));
+  const saturated = saturationLine(r.saturation ?? null);
+  if (saturated !== null) s += `${saturated}\n`;
   for (const [m, title] of [['ttft', 'Time to First Token'], ['tpot', 'Time per Output Token (excl. 1st token)'], ['itl', 'Inter-token Latency'], ['e2el', 'End-to-end Latency']] as const) {
     s += `${'-'.repeat(15)}${title}${'-'.repeat(Math.max(0, 40 - title.length))}\n`;
     s += line(`Mean ${m.toUpperCase()} (ms):`, f2(r[`mean_${m}_ms`]));
@@ -236,6 +229,10 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
     trace: { type: 'string' },
     'trace-speed': { type: 'string' },
     'trace-limit': { type: 'string' },
+    'rate-stages': { type: 'string' },
+    'prompt-pool': { type: 'string' },
+    'requests-out': { type: 'string' },
+    records: { type: 'string' },
   });
   const v = values as Record<string, unknown>;
   const catalog = defaultCatalog();
@@ -255,6 +252,10 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
       details: { field: 'max_model_len', max_model_len: out.resolved.max_model_len, longest },
     });
   }
+  // Per-request output: latencies to pool across stages or runs (`run --requests-out` writes the same
+  // lines), or the whole records (`run --records`'s format).
+  if (values['requests-out'] !== undefined) writeFile(resolve(io.cwd, values['requests-out']), requestLatencyLines(out.records));
+  if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), out.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   const result = withCost(out.result, loadPrices(catalog), catalog);
   if (values.json === true) writeJson(io, { ...result, lmb: { ...result.lmb, sim_profile: source } });
   else io.stdout.write(`${traced?.line ?? ''}${formatResultText(result)}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);

@@ -9,9 +9,10 @@ import { spaceEncoder } from '../../optimize/space-source.js';
 import { loadSpace } from '../../space/index.js';
 import { defaultDbPath, openStore } from '../../store/index.js';
 import { createRng } from '../../util/rng.js';
-import { createFitPool, poolFit, type FitPool } from '../../workers/pool.js';
+import { createFitPool, poolFit, type FitPool } from '../../model/fit-pool.js';
 import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
+import { usage as USAGE } from '../usage/surrogate.js';
 
 /**
  * `lm-bench surrogate train|eval`: the surrogate (the XGBoost model of a configuration's metrics) fitted
@@ -19,15 +20,7 @@ import { writeJson, type CliIo, type Command } from '../io.js';
  * is the deprecated alias under the old name.
  */
 
-const USAGE = `Usage:
-  lm-bench surrogate train [--db PATH] [--folds K] [--members N] [--rounds N] [--seed S] [--space FILE] [--threads N] [--json]
-  lm-bench surrogate eval  [--db PATH] [--folds K] [--members N] [--rounds N] [--seed S] [--space FILE] [--threads N] [--json]
 
-train: fits the surrogate (XGBoost bootstrap ensembles per target plus the feasibility classifier) on
-every run in the store, validates it by k-fold (default 3; 0 skips) and saves it with its feature
-schema and metrics. eval: k-fold validation only (default 5): MAPE and R² per target and the
-permutation importance of each knob. Fitting runs in worker threads (--threads 0: on this thread).
-(\`lm-bench model train|eval\` is the deprecated name of this command; it goes in the next release.)`;
 
 const OPTIONS = {
   db: { type: 'string' },

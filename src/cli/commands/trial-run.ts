@@ -7,18 +7,9 @@ import { jobResult, runJobTrial } from '../../targets/slurm/trial-run.js';
 import { parseYaml } from '../../util/yaml.js';
 import { parseFlags, requireFlag } from '../args.js';
 import type { CliIo, Command } from '../io.js';
+import { usage } from '../usage/trial-run.js';
 
-const usage = `Usage:
-  lm-bench trial-run --trial FILE --result FILE
 
-Runs one trial where it stands — inside a Slurm batch job that \`lm-bench tune --target slurm\`
-submitted: starts the engine the trial file names (\`vllm serve\` with the trial's configuration on a
-free loopback port, or the embedded simulator), waits for it to be healthy (an engine that exits
-first fails at once), drives the bundled load runner against it, stops it, and writes the outcome
-to --result (written whole or not at all). The server's output goes to this command's stderr, i.e.
-the job's log. Exits 0 when the trial was measured, 3 when the configuration failed, 130 when a
-signal (scancel, the time limit) stopped it.
-`;
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { values: v } = parseFlags(argv, { trial: { type: 'string' }, result: { type: 'string' } });

@@ -1,0 +1,19 @@
+/** The GPU types a plan compares when --gpu is not given. */
+export const DEFAULT_GPUS = 'H100-SXM,A100-80GB,L40S,B200';
+
+/** `lm-bench plan --help`: kept apart from the command so the text loads without the command's modules. */
+export const usage = `Usage:
+  lm-bench plan --model MODEL --workload FILE (--rate R | --users N) [--slo ttft_p99_ms=1000,itl_p99_ms=80]
+                [--gpu ${DEFAULT_GPUS}] [--max-gpus 64] [--objective usd_per_mtok|tokens_per_joule|gpus]
+                [--prices FILE] [--db PATH] [--offline] [--seed S] [--html FILE] [--json]
+
+Which GPUs, how many, at what price: for each GPU type, the deployment (replicas × tensor-parallel
+size, the \`vllm serve\` line) that serves the traffic — R requests a second (Poisson) or N users in a
+closed loop, with the workload file's lengths — within the SLOs (default: the workload file's), with
+its predicted p99 TTFT and ITL at that traffic, its headroom (the most it sustains within the SLOs),
+power, $/h, $ per million output tokens and joules per output token. Ranked by the objective (default
+usd_per_mtok); a GPU type that cannot serve the traffic is listed with the reason. Figures are the
+simulator's ("estimated"), corrected by your measured runs of this model on a GPU where the history
+(--db, default $LMB_DB or .lm-bench/lm-bench.db, when it exists) has two or more ("measured").
+Prices: data/prices.yaml, overridden by --prices FILE (same layout) or a GPU datasheet's usd_per_gpu_hour.
+--html FILE writes the plan as an HTML page (table, cost and energy plots, the pick marked).`;

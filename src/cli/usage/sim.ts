@@ -1,0 +1,42 @@
+const PREDICT_USAGE = `  lm-bench sim predict --rows FILE.csv [--profile auto|default|stored] [--db PATH] [--offline] [--json]
+                   (aiconfigurator silicon or ML.ENERGY v3 rows, told apart by the header; each row's
+                    model resolved as --model is: catalog, config.json path, Hugging Face cache, hub)`;
+const CALIBRATE_USAGE = `  lm-bench sim calibrate --gpu GPU [--model MODEL] [--offline] [--db PATH] [--threads N] [--json]`;
+
+/** `lm-bench sim --help`: kept apart from the command so the text loads without the command's modules. */
+export const usage = `Usage:
+  lm-bench sim run --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
+                   (--input-len N --output-len N | --workload FILE | --trace FILE [--trace-speed K] [--trace-limit N])
+                   [--concurrency N | --request-rate R [--burstiness B] | --rate-stages R:S,…] [--num-prompts N]
+                   [--prompt-pool N] [--seed S] [--requests-out FILE.jsonl] [--records FILE.jsonl]
+                   [--profile auto|default|stored] [--offline] [--db PATH] [--json]
+  lm-bench sim serve --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
+                   [--port 8000] [--host 127.0.0.1] [--speed K] [--startup-scale F]
+                   [--api-key KEY] [--ssl-certfile FILE --ssl-keyfile FILE]
+                   [--profile auto|default|stored] [--offline] [--db PATH]
+${PREDICT_USAGE}
+${CALIBRATE_USAGE}
+
+Runs the simulated vLLM V1 engine: \`run\` benchmarks it in virtual time (like \`vllm bench serve\`
+against \`vllm serve\`; --trace replays a request trace: Azure, Mooncake, BurstGPT, Splitwise or
+{timestamp_s, input_tokens, output_tokens} JSONL, each request at its time ÷ K, shared blocks as shared prefixes), \`serve\` puts it behind an OpenAI-compatible HTTP server in real time
+(K× faster with --speed K). --rate-stages 8:600,20:600 sends Poisson arrivals at 8 req/s for 600 s,
+then 20 req/s for 600 s (a workload's \`arrival.stages\`; the stages bound the run, --num-prompts can only
+lower it); --prompt-pool N re-sends N distinct prompts in a cycle (\`prompt_pool\`), so the prefix cache
+serves the repeats. --requests-out writes one JSON line per request (arrival_s, ttft_ms, itl_ms, e2e_ms,
+input/output tokens), --records the full per-request records (\`run --records\`'s format).
+Knobs come from --set or from vLLM's own flags
+(--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …);
+--api-key and --ssl-certfile/--ssl-keyfile behave as vllm serve's (bearer token on /v1, https).
+\`serve\` binds its port at once and answers from when its simulated start-up (weights, torch.compile,
+CUDA graphs: tens of seconds) has passed, ÷ K, × F (--startup-scale 0 to answer at once); it can die
+of a run-time CUDA OOM when gpu_memory_utilization leaves little headroom (exit 1, torch's message).
+Steps are priced with the GPU's calibrated profile when \`sim calibrate\` stored one in --db
+(default .lm-bench/lm-bench.db), else data/sim-profile.yaml (--profile default forces that).
+Energy (a GPU power model fitted on ML.ENERGY's measured power, docs/calibration.md): \`run\` reports the
+average power of all the GPUs, the energy, J/token and tokens/J over ML.ENERGY's steady-state window
+(\`energy\` in --json); \`serve\` shows each GPU's power and energy on /metrics under dcgm-exporter's names
+and prints what it drew from the first request to the last token when stopped.
+A configuration that vLLM would refuse exits with status 3 and vLLM's reason.
+--model takes a catalog id, a directory holding a config.json, or a Hugging Face repo id (the local
+cache, else the hub unless --offline); --gpu a catalog GPU, nvidia-smi's name, or a datasheet YAML.`;

@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { main } from '../../src/cli/main.js';
+import { RequestRecord } from '../../src/domain/index.js';
+import { RequestLatency } from '../../src/domain/request-latency.js';
+import { captureIo } from '../helpers/cli.js';
+import { startSimServe, type SimServeProcess } from '../helpers/sim-serve.js';
+
+// `--requests-out FILE.jsonl`: one line per request (arrival, TTFT, ITLs, E2E in ms, tokens), the same
+// from `sim run` and from `run` against a server, so percentiles pool across stages and runs.
+
+let dir: string;
+let sim: SimServeProcess;
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'lmb-requests-out-'));
+  sim = await startSimServe(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.2-1b', '--speed', '10', '--seed', '1', '--startup-scale', '0']);
+});
+after(async () => {
+  await sim.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const lines = (file: string): RequestLatency[] => readFileSync(join(dir, file), 'utf8').trim().split('\n').map((l) => RequestLatency.parse(JSON.parse(l)));
+const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 === 1 ? (s[(s.length - 1) / 2] as number) : ((s[s.length / 2 - 1] as number) + (s[s.length / 2] as number)) / 2;
+};
+
+test('sim run --rate-stages --prompt-pool --requests-out: a line per request, pooling to the printed figures', async () => {
+  const io = captureIo(dir);
+  const argv = ['sim', 'run', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.2-1b', '--seed', '2', '--input-len', '300', '--output-len', '12',
+    '--rate-stages', '5:4,30:2', '--prompt-pool', '10', '--requests-out', 'lat.jsonl', '--records', 'rec.jsonl', '--json'];
+  assert.equal(await main(argv, io), 0, io.err());
+  const result = JSON.parse(io.out()) as { completed: number; median_ttft_ms: number; p99_e2el_ms: number; mean_itl_ms: number };
+  const lat = lines('lat.jsonl');
+  assert.equal(lat.length, 20 + 60);
+  assert.equal(result.completed, 80);
+  assert.ok(lat.slice(0, 20).every((l) => l.arrival_s <= 4 + 1e-9) && lat.slice(20).every((l) => l.arrival_s > 4), 'each request in its stage');
+  for (const l of lat) {
+    assert.equal(l.itl_ms.length, 11);
+    assert.equal(l.input_tokens, 300);
+    assert.equal(l.output_tokens, 12);
+    const sum = (l.ttft_ms ?? 0) + l.itl_ms.reduce((s, x) => s + x, 0);
+    assert.ok(Math.abs(sum - (l.e2e_ms ?? 0)) < 0.02, 'TTFT + ITLs = E2E');
+  }
+  assert.ok(lat.slice(10).every((l) => (l.cached_tokens ?? 0) > 0), 'the pool\'s re-sends hit the prefix cache');
+  assert.ok(Math.abs(median(lat.map((l) => l.ttft_ms ?? 0)) - result.median_ttft_ms) < 0.01);
+  const itls = lat.flatMap((l) => l.itl_ms);
+  assert.ok(Math.abs(itls.reduce((s, x) => s + x, 0) / itls.length - result.mean_itl_ms) < 0.01);
+  // --records writes run --records' format, one record per request.
+  const recs = readFileSync(join(dir, 'rec.jsonl'), 'utf8').trim().split('\n').map((l) => RequestRecord.parse(JSON.parse(l)));
+  assert.equal(recs.length, 80);
+});
+
+test('sim run: --num-prompts above what the stages hold, or a bad --rate-stages, is a usage error naming it', async () => {
+  const base = ['sim', 'run', '--gpu', 'H100-SXM', '--model', 'llama-3.2-1b', '--input-len', '8', '--output-len', '2'];
+  const cases: [string[], RegExp][] = [
+    [['--rate-stages', '5:4', '--num-prompts', '21'], /LMB_ERR_WORKLOAD_INVALID: workload: num_prompts: the stages hold 20 requests; num_prompts \(21\) can only lower that/],
+    [['--rate-stages', '5'], /LMB_ERR_INVALID_ARGUMENT: --rate-stages: stage 1 "5" is not RATE:SECONDS/],
+    [['--rate-stages', '5:4', '--request-rate', '3'], /LMB_ERR_INVALID_ARGUMENT: --rate-stages sets Poisson rates/],
+    [['--prompt-pool', '0'], /LMB_ERR_INVALID_ARGUMENT: .*prompt-pool/],
+  ];
+  for (const [extra, re] of cases) {
+    const io = captureIo(dir);
+    assert.equal(await main([...base, ...extra], io), 2, extra.join(' '));
+    assert.match(io.err(), re);
+  }
+});
+
+test('run --rate-stages --requests-out against a server: stage by stage, the same lines', async () => {
+  const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+  const argv = ['run', '--endpoint', `${sim.url}/v1/completions`, '--input-len', '64', '--output-len', '4', '--rate-stages', '20:0.5,40:0.25', '--prompt-pool', '4', '--requests-out', 'real.jsonl', '--workers', '1'];
+  assert.equal(await main(argv, io), 0, io.err());
+  const lat = lines('real.jsonl');
+  assert.equal(lat.length, 20);
+  assert.ok(lat.every((l) => l.error === null && l.output_tokens === 4 && l.ttft_ms !== null && l.itl_ms.length === 3));
+  const t = lat.map((l) => l.arrival_s).sort((a, b) => a - b);
+  // The schedule, not the clock: stage 1's last arrival ends it, stage 2 ends 0.25 s later.
+  assert.ok((t[9] as number) - (t[0] as number) < 0.5);
+  assert.ok(Math.abs((t[19] as number) - (t[9] as number) - 0.25) < 1e-6, `stage 2 spans ${(t[19] as number) - (t[9] as number)} s`);
+});
+
+test('run: rate stages do not go with a rate search, nor with --request-rate; a pool needs synthetic prompts', async () => {
+  const ep = ['run', '--endpoint', 'http://127.0.0.1:9/v1/completions', '--input-len', '8', '--output-len', '2'];
+  const cases: [string[], RegExp][] = [
+    [['--rate-stages', '2:5', '--mode', 'max-rate'], /LMB_ERR_INVALID_ARGUMENT: --mode max-rate searches the request rate; rate stages set it themselves/],
+    [['--rate-stages', '2:5', '--request-rate', '3'], /LMB_ERR_INVALID_ARGUMENT: --rate-stages and --request-rate both set the rate/],
+    [['--rate-stages', '2:5', '--num-prompts', '11', '--dry-run'], /LMB_ERR_WORKLOAD_INVALID: num_prompts: the stages hold 10 requests/],
+  ];
+  for (const [extra, re] of cases) {
+    const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+    assert.equal(await main([...ep, ...extra], io), 2, extra.join(' '));
+    assert.match(io.err(), re);
+  }
+  const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+  assert.equal(await main(['run', '--endpoint', 'http://127.0.0.1:9/v1/completions', '--trace', 'x.csv', '--prompt-pool', '3'], io), 2);
+  assert.match(io.err(), /--prompt-pool re-sends synthetic prompts/);
+});

@@ -1,0 +1,116 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BenchmarkResult } from '../../src/domain/index.js';
+import { detectSaturation, newSimRequest, simulateSummary, type DesOutput, type DesRequest } from '../../src/sim/index.js';
+import { catalog, fixed, run, workloadFile } from './helpers.js';
+
+/**
+ * A DES output with given intended send, first-token and last-token times (the only times the test
+ * reads): requests sent at `arrivals`, each admitted and finished as `times` says.
+ */
+function des(arrivals: readonly number[], times: (i: number, a: number) => { first: number; last: number }, openLoop = true): DesOutput {
+  const requests: DesRequest[] = arrivals.map((a, i) => {
+    const sim = newSimRequest(i, 100, 10, null, 0);
+    const t = times(i, a);
+    sim.numOutput = 10;
+    sim.firstTokenS = t.first;
+    sim.lastTokenS = t.last;
+    sim.finished = true;
+    return { spec: { index: i } as DesRequest['spec'], schedS: a, sendS: a, rejected: false, sim };
+  });
+  const trace = { durationS: 0, waitingS: 0, cappedS: 0, kvFullS: 0, runningIntegral: 0, waitingIntegral: 0, kvIntegral: 0, kvPeak: 0 };
+  return { requests, replicas: [], runningPeak: 0, waitingPeak: 0, trace, crashedAtS: null, openLoop };
+}
+
+const every = (n: number, gapS: number): number[] => Array.from({ length: n }, (_, i) => i * gapS);
+
+test('a server that admits every request as it comes is not saturated, and sustains what it is offered', () => {
+  // 4 req/s for 100 s, each answered in 5 s: a queue never forms.
+  const s = detectSaturation(des(every(400, 0.25), (_, a) => ({ first: a + 0.05, last: a + 5 })));
+  assert.ok(s !== null);
+  assert.equal(s.saturated, false);
+  assert.ok(Math.abs(s.offeredRps - 4) < 0.05, `offered ${s.offeredRps}`);
+  assert.ok(Math.abs(s.sustainedRps - 4) < 0.2, `sustained ${s.sustainedRps}`);
+  assert.ok(s.backlogGrowthRps < 0.05);
+});
+
+test('a server that admits 3 of every 4 requests per second is saturated: sustains 3 req/s, its queue grows by 1 req/s', () => {
+  // FIFO at 3 req/s after the 20 s its batch takes to fill: request i starts at max(arrival, 20 + (i − 60)/3).
+  const s = detectSaturation(des(every(400, 0.25), (i, a) => {
+    const first = Math.max(a, 20 + (i - 60) / 3) + 0.05;
+    return { first, last: first + 5 };
+  }));
+  assert.ok(s !== null);
+  assert.equal(s.saturated, true);
+  assert.ok(Math.abs(s.backlogGrowthRps - 1) < 0.05, `growth ${s.backlogGrowthRps}`);
+  assert.ok(Math.abs(s.sustainedRps - 3) < 0.1, `sustained ${s.sustainedRps}`);
+});
+
+test('a growth under 5% of the arrival rate, or one noise gives, is not saturation', () => {
+  // 4% short of the arrivals: 3.84 req/s admitted of 4.
+  const slow = detectSaturation(des(every(400, 0.25), (i, a) => ({ first: Math.max(a, 50 + (i - 200) / 3.84), last: Math.max(a, 50 + (i - 200) / 3.84) + 5 })));
+  assert.equal(slow?.saturated, false);
+  // Forty requests: a backlog of four at the end is within what a Poisson clump leaves.
+  const short = detectSaturation(des(every(40, 0.25), (i, a) => ({ first: a + (i >= 36 ? 1 : 0.05), last: a + 6 })));
+  assert.equal(short?.saturated, false);
+});
+
+test('closed loops, bursts and runs of a handful of requests cannot tell', () => {
+  const admitAll = (_: number, a: number): { first: number; last: number } => ({ first: a + 0.05, last: a + 5 });
+  assert.equal(detectSaturation(des(every(400, 0.25), admitAll, false)), null);
+  assert.equal(detectSaturation(des(every(400, 0), admitAll)), null);
+  assert.equal(detectSaturation(des(every(10, 0.25), admitAll)), null);
+});
+
+test('a simulated run far above capacity is reported saturated with the rate it sustains; a moderate one is not', () => {
+  // 8B on one H100 takes ~40 req/s of 512/256-token requests; 200 req/s is five times that.
+  const over = run('H100-SXM', 1, 'llama-3.1-8b', {}, fixed(512, 256, { kind: 'poisson', rate_rps: 200 }, 600));
+  const r = over.result;
+  assert.ok(r.saturation !== null && r.saturation !== undefined);
+  assert.equal(r.saturation.saturated, true);
+  assert.ok(r.saturation.sustained_rps > 20 && r.saturation.sustained_rps < 60, `sustained ${r.saturation.sustained_rps}`);
+  assert.ok(r.saturation.backlog_growth_rps > 100, `growth ${r.saturation.backlog_growth_rps}`);
+  // The diagnosis says it cannot sustain the load, with the rate, whatever the SLOs.
+  assert.equal(r.diagnosis?.saturated, true);
+  assert.match(r.diagnosis?.summary ?? '', /cannot sustain this load: sustains \d+(\.\d+)? req\/s of \d+(\.\d+)? offered/);
+  // The result still parses under the schema, and a result without the block (stored before it) too.
+  assert.ok(BenchmarkResult.safeParse(r).success);
+  const { saturation: _s, ...older } = r;
+  assert.ok(BenchmarkResult.safeParse(older).success);
+
+  const easy = run('H100-SXM', 1, 'llama-3.1-8b', {}, fixed(512, 256, { kind: 'poisson', rate_rps: 10 }, 300));
+  assert.equal(easy.result.saturation?.saturated, false);
+  assert.doesNotMatch(easy.result.diagnosis?.summary ?? '', /cannot sustain/);
+  // A closed loop cannot fall behind: no verdict at all.
+  const closed = run('H100-SXM', 1, 'llama-3.1-8b', {}, fixed(512, 256, { kind: 'closed', concurrency: 64 }, 300));
+  assert.equal(closed.result.saturation, null);
+});
+
+test('issue 28: 8B, 1,035-token prompts, 1,448-token answers at 4 req/s with max_num_seqs 128 is saturated; at 2 req/s it is not', () => {
+  const at = (rate: number, n: number) => {
+    const out = simulateSummary({ config: { max_num_seqs: 128 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: fixed(1035, 1448, { kind: 'poisson', rate_rps: rate }, n), seed: 1, catalog });
+    assert.ok(out.ok);
+    return out.summary;
+  };
+  const four = at(4, 400);
+  assert.equal(four.saturation?.saturated, true);
+  assert.ok((four.saturation?.sustainedRps ?? 0) < 3.8, `sustained ${four.saturation?.sustainedRps}`);
+  assert.equal(at(2, 300).saturation?.saturated, false);
+});
+
+test('catalog workloads at half their burst throughput are never flagged, whatever the seed', () => {
+  for (const [name, model, gpus, config] of [
+    ['code', 'qwen3-14b', 1, {}],
+    ['chat', 'mixtral-8x7b', 2, { tensor_parallel_size: 2 }],
+  ] as const) {
+    const w = workloadFile(name);
+    const burst = simulateSummary({ config, hardware: { gpu: 'H100-SXM', count: gpus }, model, workload: { ...w, arrival: { kind: 'burst' }, num_prompts: 400 }, seed: 0, catalog, runtimeFailures: false });
+    assert.ok(burst.ok);
+    const rate = burst.summary.requestThroughput / 2;
+    for (const seed of [0, 1, 2]) {
+      const out = simulateSummary({ config, hardware: { gpu: 'H100-SXM', count: gpus }, model, workload: { ...w, arrival: { kind: 'poisson', rate_rps: rate }, num_prompts: 300 }, seed, catalog, runtimeFailures: false });
+      assert.ok(out.ok);
+      assert.equal(out.summary.saturation?.saturated, false, `${model} ${name} at ${rate.toFixed(1)} req/s, seed ${seed}`);
+    }
+  }
+});
