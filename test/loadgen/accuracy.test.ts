@@ -1,39 +1,19 @@
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { request } from 'undici';
+import { test } from 'node:test';
 import { BenchmarkResult, RequestRecord, type Workload } from '../../src/domain/index.js';
 import { runBenchmark } from '../../src/loadgen/index.js';
-import { startStubServer, type StubServer } from '../fixtures/loadgen/stub-server.js';
+import { ACCURACY_TOKENS, useAccuracyStub } from '../fixtures/loadgen/accuracy-stub.js';
 
 // Against a stub with known timings (first token 50 ms after the request, then one every 10 ms on an
 // absolute schedule, N tokens): counts, tokens and throughputs (from the run's own duration) are exact,
 // and no latency is below what the stub takes (it never sends early). How close to the stub's timing
 // the client comes is real-time accuracy: accuracy.timing.test.ts, in the timing lane.
-const N = 20;
-let stub: StubServer;
-before(async () => {
-  stub = await startStubServer({ ttftMs: 50, itlMs: 10, metrics: 'new' });
-});
-after(() => stub.close());
-
-const workload = (concurrency: number, n: number, api: 'completions' | 'chat' = 'completions', tokens = N): Workload => ({
-  name: 'accuracy',
-  api,
-  input_len: { dist: 'fixed', value: 24 },
-  output_len: { dist: 'fixed', value: tokens },
-  arrival: { kind: 'closed', concurrency },
-  num_prompts: n,
-  ignore_eos: true,
-});
-
-async function stubTruth(): Promise<{ mean_ttft_ms: number; mean_write_gap_ms: number }> {
-  const res = await request(`${stub.origin}/stats?reset`);
-  return (await res.body.json()) as { mean_ttft_ms: number; mean_write_gap_ms: number };
-}
+const N = ACCURACY_TOKENS;
+const { stub: stubServer, workload, stubTruth } = useAccuracyStub();
 
 test('counts, tokens and throughputs are exact, and no latency is under what the stub takes', async () => {
   await stubTruth();
-  const { result, records: all } = await runBenchmark({ endpoint: stub.url, seed: 3, workload: workload(4, 16), workers: 1, warmupRequests: 4 });
+  const { result, records: all } = await runBenchmark({ endpoint: stubServer().url, seed: 3, workload: workload(4, 16), workers: 1, warmupRequests: 4 });
   const truth = await stubTruth();
   const records = all.filter((r) => r.phase === 'measure');
   BenchmarkResult.parse(result);
@@ -71,7 +51,7 @@ test('counts, tokens and throughputs are exact, and no latency is under what the
 });
 
 test('streams spread over two worker threads merge into exactly one record per request', async () => {
-  const { result, records } = await runBenchmark({ endpoint: stub.url, seed: 4, workload: workload(6, 12, 'completions', 8), workers: 2, scrapeMetrics: false });
+  const { result, records } = await runBenchmark({ endpoint: stubServer().url, seed: 4, workload: workload(6, 12, 'completions', 8), workers: 2, scrapeMetrics: false });
   assert.equal(records.length, 12);
   assert.deepEqual(records.map((r) => r.request_id), Array.from({ length: 12 }, (_, i) => `r${i}`));
   assert.deepEqual([...new Set(records.map((r) => r.worker_id))].sort(), [0, 1]);
@@ -82,19 +62,19 @@ test('streams spread over two worker threads merge into exactly one record per r
 });
 
 test('chat completions: content deltas are the token chunks', async () => {
-  const { result } = await runBenchmark({ endpoint: `${stub.origin}/v1/chat/completions`, seed: 5, workload: workload(2, 4, 'chat', 5), scrapeMetrics: false });
+  const { result } = await runBenchmark({ endpoint: `${stubServer().origin}/v1/chat/completions`, seed: 5, workload: workload(2, 4, 'chat', 5), scrapeMetrics: false });
   assert.equal(result.endpoint_type, 'openai-chat');
   assert.equal(result.completed, 4);
   assert.equal(result.total_output_tokens, 4 * 5);
   assert.ok(result.mean_ttft_ms >= 50);
   // api chat against the completions URL goes to the chat endpoint beside it.
-  const beside = await runBenchmark({ endpoint: stub.url, seed: 5, workload: workload(1, 1, 'chat', 2), scrapeMetrics: false });
+  const beside = await runBenchmark({ endpoint: stubServer().url, seed: 5, workload: workload(1, 1, 'chat', 2), scrapeMetrics: false });
   assert.equal(beside.result.endpoint_type, 'openai-chat');
   assert.equal(beside.result.completed, 1);
 });
 
 test('warm-up requests are recorded but left out of the metrics', async () => {
-  const { result, records } = await runBenchmark({ endpoint: stub.url, seed: 6, workload: workload(2, 4, 'completions', 3), warmupRequests: 3, scrapeMetrics: false });
+  const { result, records } = await runBenchmark({ endpoint: stubServer().url, seed: 6, workload: workload(2, 4, 'completions', 3), warmupRequests: 3, scrapeMetrics: false });
   assert.equal(records.filter((r) => r.phase === 'warmup').length, 3);
   assert.equal(result.completed, 4);
   assert.equal(result.num_prompts, 4);
@@ -102,7 +82,7 @@ test('warm-up requests are recorded but left out of the metrics', async () => {
 
 test('an open loop records its intended send times; a cap makes the queueing visible', async () => {
   const w: Workload = { ...workload(1, 5, 'completions', 8), arrival: { kind: 'constant', rate_rps: 200, max_concurrency: 1 } };
-  const { result, records } = await runBenchmark({ endpoint: stub.url, seed: 7, workload: w, scrapeMetrics: false });
+  const { result, records } = await runBenchmark({ endpoint: stubServer().url, seed: 7, workload: w, scrapeMetrics: false });
   assert.equal(result.completed, 5);
   const sched = records.map((r) => r.sched_time_s - (records[0] as RequestRecord).sched_time_s);
   sched.forEach((t, i) => assert.ok(Math.abs(t - i / 200) < 1e-9));

@@ -1,41 +1,20 @@
 // lmb-test: timing
 import assert from 'node:assert/strict';
-import { after, before, test } from 'node:test';
-import { request } from 'undici';
-import type { Workload } from '../../src/domain/index.js';
+import { test } from 'node:test';
 import { runBenchmark } from '../../src/loadgen/index.js';
-import { startStubServer, type StubServer } from '../fixtures/loadgen/stub-server.js';
+import { ACCURACY_TOKENS, useAccuracyStub } from '../fixtures/loadgen/accuracy-stub.js';
 
 // The timing lane (scripts/run-tests.mjs): against a stub with known timings (first token 50 ms after
 // the request, then one every 10 ms on an absolute schedule, N tokens), the client's figures must be
 // within milliseconds of what the stub did. Upper bounds leave room for a 2-core machine loaded by other
 // work (the overhead itself is measured in bench/loadgen-overhead.ts); the behaviour (counts, tokens,
 // lower bounds, throughputs from the duration) is in accuracy.test.ts.
-const N = 20;
-let stub: StubServer;
-before(async () => {
-  stub = await startStubServer({ ttftMs: 50, itlMs: 10, metrics: 'new' });
-});
-after(() => stub.close());
-
-const workload = (concurrency: number, n: number, api: 'completions' | 'chat' = 'completions', tokens = N): Workload => ({
-  name: 'accuracy',
-  api,
-  input_len: { dist: 'fixed', value: 24 },
-  output_len: { dist: 'fixed', value: tokens },
-  arrival: { kind: 'closed', concurrency },
-  num_prompts: n,
-  ignore_eos: true,
-});
-
-async function stubTruth(): Promise<{ mean_ttft_ms: number; mean_write_gap_ms: number }> {
-  const res = await request(`${stub.origin}/stats?reset`);
-  return (await res.body.json()) as { mean_ttft_ms: number; mean_write_gap_ms: number };
-}
+const N = ACCURACY_TOKENS;
+const { stub: stubServer, workload, stubTruth } = useAccuracyStub();
 
 test('TTFT, TPOT, ITL, E2EL and the duration are the stub\'s, within a few milliseconds', async () => {
   await stubTruth();
-  const { result } = await runBenchmark({ endpoint: stub.url, seed: 3, workload: workload(4, 16), workers: 1, warmupRequests: 4 });
+  const { result } = await runBenchmark({ endpoint: stubServer().url, seed: 3, workload: workload(4, 16), workers: 1, warmupRequests: 4 });
   const truth = await stubTruth();
   assert.equal(result.completed, 16);
   // What the client must get right is the server's own timing, checked against the stub's record.
@@ -55,12 +34,12 @@ test('TTFT, TPOT, ITL, E2EL and the duration are the stub\'s, within a few milli
 });
 
 test('two worker threads add no latency of their own', async () => {
-  const { result } = await runBenchmark({ endpoint: stub.url, seed: 4, workload: workload(6, 12, 'completions', 8), workers: 2, scrapeMetrics: false });
+  const { result } = await runBenchmark({ endpoint: stubServer().url, seed: 4, workload: workload(6, 12, 'completions', 8), workers: 2, scrapeMetrics: false });
   assert.ok(result.mean_ttft_ms < 90, `mean TTFT ${result.mean_ttft_ms}`);
 });
 
 test('a duration bounds the run: nothing new is sent after it', async () => {
-  const { result } = await runBenchmark({ endpoint: stub.url, seed: 8, workload: workload(2, 1000, 'completions', 11), durationS: 0.3, scrapeMetrics: false });
+  const { result } = await runBenchmark({ endpoint: stubServer().url, seed: 8, workload: workload(2, 1000, 'completions', 11), durationS: 0.3, scrapeMetrics: false });
   // Each request takes ~150 ms: two streams start two rounds within 0.3 s, and the last ones finish after it.
   assert.ok(result.completed >= 2 && result.completed <= 6, `completed ${result.completed}`);
   assert.equal(result.failed, 0);
