@@ -15,7 +15,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['domain'],
   ['catalog', 'metrics', 'workload', 'trace', 'physics', 'diagnose'],
   ['sim', 'loadgen', 'space', 'store', 'cost'],
-  ['model', 'ingest', 'calibration', 'export'],
+  ['surrogate', 'ingest', 'calibration', 'export'],
   ['optimize'],
   ['targets'],
   ['tune', 'advise'],

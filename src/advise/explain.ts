@@ -1,5 +1,5 @@
 import { vllmServeArgs, type ServerConfig } from '../domain/index.js';
-import type { FeatureContext } from '../model/features.js';
+import type { FeatureContext } from '../surrogate/features.js';
 import type { PickRule } from '../optimize/objectives.js';
 import { vllmConfigYaml, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
 import { attributePath, contextWarnings, spaceJudges, simplificationReport, simplifyPick, type Attribution, type Evaluate, type SimplificationReport } from '../optimize/simplify.js';

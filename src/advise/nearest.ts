@@ -1,8 +1,8 @@
 import type { Catalog } from '../catalog/index.js';
 import { formatSloString, type BenchmarkResult, type Objective, type Saturation, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
-import type { FeatureContext } from '../model/features.js';
+import type { FeatureContext } from '../surrogate/features.js';
 import { effectiveFlags, spaceJudges } from '../optimize/simplify.js';
-import type { TargetValues } from '../model/targets.js';
+import type { TargetValues } from '../surrogate/targets.js';
 import { nearestMisses, type NearMiss } from '../optimize/nearest.js';
 import { DEFAULT_OBJECTIVES, studyObjectiveOf } from '../optimize/objectives.js';
 import type { PriorSimulator } from '../optimize/prior-simulator.js';

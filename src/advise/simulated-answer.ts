@@ -1,8 +1,8 @@
 import type { Catalog } from '../catalog/index.js';
 import { meetsSlo, type ServerConfig, type StudyObjective } from '../domain/index.js';
 import { assertNever } from '../errors.js';
-import { SIMULATOR_LOG_SD } from '../model/prior.js';
-import { targetsOf, type TargetName } from '../model/targets.js';
+import { SIMULATOR_LOG_SD } from '../surrogate/prior.js';
+import { targetsOf, type TargetName } from '../surrogate/targets.js';
 import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints, studyObjectiveOf } from '../optimize/objectives.js';
 import type { PriorSimulator } from '../optimize/prior-simulator.js';
 import { vllmConfigYaml, type Interval, type ParetoMember, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';

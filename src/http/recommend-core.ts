@@ -1,6 +1,6 @@
 import { answerQuestion, priceAnswer, type Answer, type AnsweringModel, type Question } from '../advise/answer.js';
 import { defaultCatalog } from '../catalog/index.js';
-import { deserializeSurrogate } from '../model/surrogate.js';
+import { deserializeSurrogate } from '../surrogate/surrogate.js';
 import { simulatedAnswer } from '../advise/simulated-answer.js';
 import { priorSimulator, type PriorSimulator } from '../optimize/prior-simulator.js';
 import type { BenchmarkResult } from '../domain/index.js';

@@ -1,10 +1,10 @@
 import type { Catalog } from '../catalog/index.js';
-import { DEFAULT_SURROGATE_SPEC, type SurrogateSpec } from '../model/surrogate.js';
-import { trainFromStore } from '../model/train.js';
+import { DEFAULT_SURROGATE_SPEC, type SurrogateSpec } from '../surrogate/surrogate.js';
+import { trainFromStore } from '../surrogate/train.js';
 import { spaceEncoder } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import type { ModelInfo, Store } from '../store/store.js';
-import { createFitPool, poolFit, type FitPool } from '../model/fit-pool.js';
+import { createFitPool, poolFit, type FitPool } from '../surrogate/fit-pool.js';
 
 /**
  * Model training for `POST /v1/surrogates/train` (and its deprecated old name `POST /v1/models/train`): the fits run in the piscina fit pool (src/workers),

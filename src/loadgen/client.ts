@@ -13,7 +13,8 @@ import type { PreparedRequest } from './prompts.js';
  * A chunk counts as a token chunk when it has choices with non-empty text, content, reasoning or
  * tool calls (reference §7.7: a chat role-only first chunk, or an empty finish chunk, is not a token).
  */
-export interface TargetSpec {
+/** What every request of a run shares: the route, API, model name, sampling and headers (one per run, built by connect.ts). */
+export interface RequestTemplate {
   readonly path: string;
   readonly api: 'completions' | 'chat';
   readonly model: string;
@@ -35,7 +36,7 @@ export interface RequestMeta {
   readonly onFirstToken?: ((timeS: number) => void) | undefined;
 }
 
-export function requestBody(t: TargetSpec, r: PreparedRequest): string {
+export function requestBody(t: RequestTemplate, r: PreparedRequest): string {
   const common: Record<string, unknown> = {
     model: t.model,
     stream: true,
@@ -141,7 +142,7 @@ export interface InFlight {
 
 export interface Connection {
   readonly pool: H1Pool;
-  readonly target: TargetSpec;
+  readonly target: RequestTemplate;
   /** The run's clock (seconds from its origin). */
   readonly nowS: () => number;
   readonly inFlight: Set<InFlight>;
@@ -172,7 +173,7 @@ export function watchInFlight(set: Set<InFlight>, nowS: () => number, stopped: (
 }
 
 /** The request's headers as sent (the API key's Authorization among them); no value may break a line. */
-function headerLines(t: TargetSpec, requestId: string): string {
+function headerLines(t: RequestTemplate, requestId: string): string {
   let out = 'content-type: application/json\r\naccept: text/event-stream\r\n';
   for (const [name, value] of Object.entries({ ...t.headers, 'x-request-id': requestId })) {
     if (/[\r\n\0]/.test(name) || /[\r\n\0]/.test(value)) throw new TypeError(`the ${name} header holds a line break`);

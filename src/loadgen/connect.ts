@@ -1,6 +1,6 @@
 import { LmBenchError } from '../errors.js';
 import type { Workload } from '../domain/index.js';
-import { requestBody, type TargetSpec } from './client.js';
+import { requestBody, type RequestTemplate } from './client.js';
 import { apiOfPath, assertAllowedTarget, describeTarget, discoverModel, parseEndpoint, probeEndpoint, type Endpoint } from './endpoint.js';
 import { DEFAULT_TRANSPORT, authHeaders, type Transport } from './transport.js';
 
@@ -30,7 +30,7 @@ export interface ConnectOptions {
 export interface Connected {
   readonly ep: Endpoint;
   readonly transport: Transport;
-  readonly target: TargetSpec;
+  readonly target: RequestTemplate;
   readonly model: string;
   readonly api: 'completions' | 'chat';
 }
@@ -48,7 +48,7 @@ export async function connectTarget(opts: ConnectOptions): Promise<Connected> {
   if (opts.bounds.prompts === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
   opts.onTarget?.(describeTarget({ ...ep, path, url: `${ep.origin}${path}` }, transport, { prompts: opts.bounds.prompts, durationS: opts.bounds.durationS, timeoutS: opts.timeoutMs / 1000 }));
   const model = opts.model ?? (await discoverModel(ep, transport, probeMs));
-  const target: TargetSpec = { path, api, model, ignoreEos: w.ignore_eos, temperature: opts.temperature, timeoutMs: opts.timeoutMs, headers: authHeaders(transport) };
+  const target: RequestTemplate = { path, api, model, ignoreEos: w.ignore_eos, temperature: opts.temperature, timeoutMs: opts.timeoutMs, headers: authHeaders(transport) };
   await probeEndpoint({ ...ep, path }, requestBody(target, { index: -1, prompt: PROBE_PROMPT, clientTokens: 10, maxTokens: 1 }), transport, probeMs);
   return { ep, transport, target, model, api };
 }

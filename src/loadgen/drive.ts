@@ -1,5 +1,5 @@
 import type { RequestRecord } from '../domain/index.js';
-import { requestBody, sendRequest, watchInFlight, type InFlight, type TargetSpec } from './client.js';
+import { requestBody, sendRequest, watchInFlight, type InFlight, type RequestTemplate } from './client.js';
 import { clockFrom, startLagMonitor } from './clock.js';
 import type { PreparedRequest } from './prompts.js';
 import { createH1Pool } from './http1.js';
@@ -21,7 +21,7 @@ export const CTRL_SLOTS = 4;
 export interface DriveSpec {
   readonly origin: string;
   readonly transport: Transport;
-  readonly target: TargetSpec;
+  readonly target: RequestTemplate;
   readonly workerId: number;
   readonly phase: RequestRecord['phase'];
   /** Closed loop: the whole list (claimed through ctrl). Open loop: this thread's share. */

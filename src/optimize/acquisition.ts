@@ -1,5 +1,5 @@
 import type { Objective } from '../domain/index.js';
-import type { TargetName } from '../model/targets.js';
+import type { TargetName } from '../surrogate/targets.js';
 import { hvImprovement2d, hypervolume, prepareFront2d, type Front2d } from './hypervolume.js';
 import { objectiveTarget, type Constraint } from './objectives.js';
 import type { Point } from './pareto.js';

@@ -1,7 +1,7 @@
 import type { ServerConfig } from '../domain/index.js';
-import { contextFeatures, encodeKnobs, type FeatureContext, type KnobEncoder } from '../model/features.js';
-import { predictSurrogate, type Surrogate } from '../model/surrogate.js';
-import type { TargetName } from '../model/targets.js';
+import { contextFeatures, encodeKnobs, type FeatureContext, type KnobEncoder } from '../surrogate/features.js';
+import { predictSurrogate, type Surrogate } from '../surrogate/surrogate.js';
+import type { TargetName } from '../surrogate/targets.js';
 import type { CandidatePredictions } from './acquisition.js';
 import { merit, type Constraint, type PickRule } from './objectives.js';
 import { configKey } from './sampler.js';

@@ -1,7 +1,7 @@
 import { meetsSlo, type ServerConfig, type Slo } from '../domain/index.js';
-import type { FeatureContext, KnobEncoder } from '../model/features.js';
-import { modelsTarget, type Surrogate } from '../model/surrogate.js';
-import { targetsOf, TARGET_NAMES, type TargetName, type TargetValues } from '../model/targets.js';
+import type { FeatureContext, KnobEncoder } from '../surrogate/features.js';
+import { modelsTarget, type Surrogate } from '../surrogate/surrogate.js';
+import { targetsOf, TARGET_NAMES, type TargetName, type TargetValues } from '../surrogate/targets.js';
 import { probabilityMeetsSlo } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
 import { pMeetsUnderError, saturatedRun } from './sim-search.js';

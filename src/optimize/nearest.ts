@@ -1,6 +1,6 @@
 import type { ServerConfig, Slo } from '../domain/index.js';
 import type { SloKey } from '../domain/slo.js';
-import type { TargetValues } from '../model/targets.js';
+import type { TargetValues } from '../surrogate/targets.js';
 import { sloConstraints } from './objectives.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { BenchmarkResult, Objective, ObjectiveName, Slo, StudyObjective } from '../domain/index.js';
 import { SLO_KEYS, type SloKey } from '../domain/slo.js';
 import { LmBenchError, assertNever } from '../errors.js';
-import { targetsOf, type TargetName, type TargetValues } from '../model/targets.js';
+import { targetsOf, type TargetName, type TargetValues } from '../surrogate/targets.js';
 
 /**
  * Declared objectives and SLO constraints over predicted or measured target values. Internally every

@@ -1,10 +1,10 @@
 import { stringify } from 'yaml';
 import type { Diagnosis, ModelSpec, Objective, Saturation, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
 import { vllmServeArgs } from '../domain/server-config.js';
-import { featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
+import { featureNames, type FeatureContext, type KnobEncoder } from '../surrogate/features.js';
 import { LmBenchError } from '../errors.js';
-import { modelsTarget, type Surrogate } from '../model/surrogate.js';
-import type { TargetName } from '../model/targets.js';
+import { modelsTarget, type Surrogate } from '../surrogate/surrogate.js';
+import type { TargetName } from '../surrogate/targets.js';
 import type { Rng } from '../util/rng.js';
 import { probabilityMeetsSlo, selectBatch } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';

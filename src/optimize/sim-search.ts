@@ -1,7 +1,7 @@
 import type { BenchmarkResult, Objective, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
-import { contextFeatures, featureNames, type FeatureContext, type KnobEncoder } from '../model/features.js';
-import { normalCdf, priorPosterior, priorSurrogate, SIMULATOR_LOG_SD } from '../model/prior.js';
-import { targetsOf, type TargetName, type TargetValues } from '../model/targets.js';
+import { contextFeatures, featureNames, type FeatureContext, type KnobEncoder } from '../surrogate/features.js';
+import { normalCdf, priorPosterior, priorSurrogate, SIMULATOR_LOG_SD } from '../surrogate/prior.js';
+import { targetsOf, type TargetName, type TargetValues } from '../surrogate/targets.js';
 import type { Rng } from '../util/rng.js';
 import { probabilityMeetsSlo } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';

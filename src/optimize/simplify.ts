@@ -1,6 +1,6 @@
 import { maxLength, type KnobValue, type ModelSpec, type ServerConfig, type Workload } from '../domain/index.js';
-import type { FeatureContext } from '../model/features.js';
-import type { TargetValues } from '../model/targets.js';
+import type { FeatureContext } from '../surrogate/features.js';
+import type { TargetValues } from '../surrogate/targets.js';
 import type { SearchSpace } from '../space/index.js';
 import { resolveConfig } from '../physics/resolve.js';
 import { merit, type PickRule } from './objectives.js';

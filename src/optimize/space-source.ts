@@ -1,6 +1,6 @@
 import type { KnobValue, ServerConfig } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import type { FeatureContext, KnobEncoder } from '../model/features.js';
+import type { FeatureContext, KnobEncoder } from '../surrogate/features.js';
 import type { SearchSpace } from '../space/index.js';
 import type { Rng } from '../util/rng.js';
 import type { CandidateSource } from './samplers.js';

@@ -5,7 +5,7 @@ import type { Rng } from '../util/rng.js';
 import { goodputPerGpu, measuredScore, objectiveMayBeMissing, objectiveTarget, objectiveVector, pickRule, sloConstraints, studyObjectiveOf } from './objectives.js';
 import { paretoFront } from './pareto.js';
 import type { Sampler } from './sampler.js';
-import { targetsOf, type TargetValues } from '../model/targets.js';
+import { targetsOf, type TargetValues } from '../surrogate/targets.js';
 import { remeasureCandidate, type Ranking } from './repeats.js';
 import { configKey } from './sampler.js';
 import { initialDesignSize } from './surrogate-sampler.js';

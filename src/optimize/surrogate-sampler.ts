@@ -1,7 +1,7 @@
 import { lostBreaks, type BenchmarkResult, type ServerConfig, type Trial } from '../domain/index.js';
-import type { FeatureContext, KnobEncoder } from '../model/features.js';
-import type { Surrogate } from '../model/surrogate.js';
-import { targetsOf, type TargetName } from '../model/targets.js';
+import type { FeatureContext, KnobEncoder } from '../surrogate/features.js';
+import type { Surrogate } from '../surrogate/surrogate.js';
+import { targetsOf, type TargetName } from '../surrogate/targets.js';
 import { selectBatch } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
 import { meetsConstraints, objectiveTarget, objectiveVector, pickRule, referencePoint, sloConstraints, studyObjectiveOf } from './objectives.js';

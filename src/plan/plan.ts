@@ -3,7 +3,7 @@ import type { Catalog } from '../catalog/index.js';
 import { deploymentCost, type Prices } from '../cost/prices.js';
 import { maxLength, type Arrival, type BenchmarkResult, type Hardware, type ModelSpec, type ServerConfig, type Workload } from '../domain/index.js';
 import { assertNever } from '../errors.js';
-import { SIMULATOR_LOG_SD } from '../model/prior.js';
+import { SIMULATOR_LOG_SD } from '../surrogate/prior.js';
 import { startupCheck } from '../physics/startup.js';
 import { headroomRate, headroomUsers, missed, promptsFor, type Headroom, type Probe } from './headroom.js';
 import type { HistoryCorrection } from './history.js';

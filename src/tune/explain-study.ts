@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/index.js';
 import { meetsSlo, vllmServeArgs, type KnobValue, type ServerConfig, type StudySpec, type Trial } from '../domain/index.js';
-import { targetsOf, type TargetName, type TargetValues } from '../model/targets.js';
+import { targetsOf, type TargetName, type TargetValues } from '../surrogate/targets.js';
 import { meetsConstraints, pickRule, sloConstraints } from '../optimize/objectives.js';
 import type { PriorSimulator } from '../optimize/prior-simulator.js';
 import { attributePath, contextWarnings, simplificationReport, simplifyPick, spaceJudges, type Attribution, type Evaluate, type Evaluation, type SimplificationReport } from '../optimize/simplify.js';

@@ -1,6 +1,6 @@
 import { Slo, type BenchmarkResult, type ServerConfig, type Trial } from '../domain/index.js';
 import { sloConstraints } from '../optimize/objectives.js';
-import { targetsOf, type TargetValues } from '../model/targets.js';
+import { targetsOf, type TargetValues } from '../surrogate/targets.js';
 import { configKey } from '../optimize/sampler.js';
 import { diversePicks, layoutOf, rankCorrected, residualPosterior, simulatedSearch, type ResidualPosterior, type SimSearch, type SimSearchOptions } from '../optimize/sim-search.js';
 

@@ -1,6 +1,6 @@
 import { registerModel, type Catalog } from '../catalog/index.js';
 import type { ServerConfig, StudySpec, Trial } from '../domain/index.js';
-import type { FeatureContext } from '../model/features.js';
+import type { FeatureContext } from '../surrogate/features.js';
 import { configKey } from '../optimize/sampler.js';
 import { studyObjectiveOf } from '../optimize/objectives.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';

@@ -1,12 +1,12 @@
 import type { Catalog } from '../catalog/index.js';
 import type { Trial } from '../domain/index.js';
 import { isLmBenchError } from '../errors.js';
-import { datasetFromStore } from '../model/dataset.js';
-import type { KnobEncoder } from '../model/features.js';
-import { saveSurrogate } from '../model/registry.js';
-import { DEFAULT_SURROGATE_SPEC, fitSurrogate, type Surrogate, type SurrogateSpec } from '../model/surrogate.js';
-import { priorSurrogate } from '../model/prior.js';
-import { trainFromStore } from '../model/train.js';
+import { datasetFromStore } from '../surrogate/dataset.js';
+import type { KnobEncoder } from '../surrogate/features.js';
+import { saveSurrogate } from '../surrogate/registry.js';
+import { DEFAULT_SURROGATE_SPEC, fitSurrogate, type Surrogate, type SurrogateSpec } from '../surrogate/surrogate.js';
+import { priorSurrogate } from '../surrogate/prior.js';
+import { trainFromStore } from '../surrogate/train.js';
 import type { Store } from '../store/store.js';
 import type { Rng } from '../util/rng.js';
 

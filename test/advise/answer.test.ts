@@ -8,7 +8,7 @@ import { formatAnswer } from '../../src/advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
 import { main } from '../../src/cli/main.js';
 import { BenchmarkResult, Workload } from '../../src/domain/index.js';
-import { loadSurrogateFor } from '../../src/model/registry.js';
+import { loadSurrogateFor } from '../../src/surrogate/registry.js';
 import { dominates } from '../../src/optimize/pareto.js';
 import { loadSpace } from '../../src/space/index.js';
 import { openStore } from '../../src/store/index.js';

@@ -8,7 +8,7 @@ import { defaultCatalog } from '../../src/catalog/index.js';
 import { DEPRECATION_NOTE } from '../../src/cli/commands/model.js';
 import { main } from '../../src/cli/main.js';
 import { Workload } from '../../src/domain/index.js';
-import { simulateHistory } from '../../src/model/sim-history.js';
+import { simulateHistory } from '../../src/surrogate/sim-history.js';
 import { openStore } from '../../src/store/index.js';
 import { createRng } from '../../src/util/rng.js';
 import { captureIo } from '../helpers/cli.js';

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import type { Question } from '../../src/advise/answer.js';
 import { Workload } from '../../src/domain/index.js';
 import { createRecommender } from '../../src/http/recommender.js';
-import { SURROGATE_KIND } from '../../src/model/registry.js';
+import { SURROGATE_KIND } from '../../src/surrogate/registry.js';
 import { openStore } from '../../src/store/index.js';
 import { loadYamlFile } from '../../src/util/yaml.js';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';

@@ -7,11 +7,11 @@ import { recommend } from '../../src/optimize/recommend.js';
 import { configGroups, rankFeasible } from '../../src/optimize/repeats.js';
 import { randomSampler } from '../../src/optimize/samplers.js';
 import { createOptimizationStudy, studyRanking } from '../../src/optimize/study.js';
-import { priorSurrogate } from '../../src/model/prior.js';
+import { priorSurrogate } from '../../src/surrogate/prior.js';
 import { simulate } from '../../src/sim/index.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { createRng } from '../../src/util/rng.js';
-import { context, encoder, names, source } from '../model/fixtures.js';
+import { context, encoder, names, source } from '../surrogate/fixtures.js';
 
 /**
  * Study objectives (issue 25 §4): each names its Pareto axes and the rule that picks one configuration

@@ -9,7 +9,7 @@ import { simulate } from '../../src/sim/index.js';
 import { MemoryStore } from '../../src/store/index.js';
 import { formatSummary, summarizeStudy } from '../../src/tune/summary.js';
 import { createRng } from '../../src/util/rng.js';
-import { context, source } from '../model/fixtures.js';
+import { context, source } from '../surrogate/fixtures.js';
 
 /**
  * Winners within noise (issue 29): the pick, 239 tok/s, was within noise of 232 and 228. A study whose

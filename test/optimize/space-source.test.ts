@@ -2,12 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';
-import { CONTEXT_FEATURES, featureNames } from '../../src/model/features.js';
+import { CONTEXT_FEATURES, featureNames } from '../../src/surrogate/features.js';
 import { configKey } from '../../src/optimize/sampler.js';
 import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
 import { loadSpace } from '../../src/space/index.js';
 import { createRng } from '../../src/util/rng.js';
-import { context } from '../model/fixtures.js';
+import { context } from '../surrogate/fixtures.js';
 
 const space = loadSpace(join(PROJECT_ROOT, 'search-spaces/vllm.yaml'));
 const memoryRules = new Set(space.rules.filter((r) => r.kind === 'memory').map((r) => r.id));

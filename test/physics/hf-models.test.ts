@@ -6,7 +6,7 @@ import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
 import { modelSpecFromHfConfig } from '../../src/catalog/hf-config.js';
 import type { ModelSpec, ServerConfig } from '../../src/domain/index.js';
 import { embeddingParams, makeStepModel, memoryModel, priceDecodeMs, resolveConfig, startupCheck, weightBytesTotal } from '../../src/physics/index.js';
-import { contextFeatures, CONTEXT_FEATURES } from '../../src/model/features.js';
+import { contextFeatures, CONTEXT_FEATURES } from '../../src/surrogate/features.js';
 import { loadSpace } from '../../src/space/index.js';
 import { ctxOf, VLLM_SPACE } from '../space/helpers.js';
 

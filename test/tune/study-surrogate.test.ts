@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
-import { SURROGATE_KIND, selectSurrogate, studySlot } from '../../src/model/registry.js';
+import { SURROGATE_KIND, selectSurrogate, studySlot } from '../../src/surrogate/registry.js';
 import { analyzeStudy } from '../../src/report/study/index.js';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { openStore } from '../../src/store/sqlite-store.js';

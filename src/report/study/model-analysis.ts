@@ -18,8 +18,8 @@ import {
   type Surrogate,
   type TargetName,
   type TrainingRow,
-} from '../../model/index.js';
-import { PARITY_TARGETS } from '../../model/validate.js';
+} from '../../surrogate/index.js';
+import { PARITY_TARGETS } from '../../surrogate/validate.js';
 import { logInterval, recommend } from '../../optimize/recommend.js';
 import { spaceEncoder, spaceSource } from '../../optimize/space-source.js';
 import type { SearchSpace } from '../../space/index.js';

@@ -3,7 +3,7 @@ import type { ServerConfig } from '../../domain/index.js';
 import type { Cell, Section } from '../html.js';
 import { escapeHtml } from '../html.js';
 import type { Interval } from '../../optimize/recommend.js';
-import type { TargetName } from '../../model/targets.js';
+import type { TargetName } from '../../surrogate/targets.js';
 import type { StudyAnalysis } from './types.js';
 import { bottleneckLabel } from '../../diagnose/text.js';
 

@@ -1,6 +1,6 @@
 import type { KnobValue, ServerConfig, Study, Trial } from '../../domain/index.js';
 import type { Interval } from '../../optimize/recommend.js';
-import type { TargetName } from '../../model/targets.js';
+import type { TargetName } from '../../surrogate/targets.js';
 import type { PruneReport } from '../../space/index.js';
 import type { StudySummary } from '../../tune/summary.js';
 import type { StudyExplanation } from '../../tune/explain-study.js';

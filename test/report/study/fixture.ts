@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultCatalog, PROJECT_ROOT } from '../../../src/catalog/index.js';
 import { StudySpec, Workload, type Trial } from '../../../src/domain/index.js';
-import { DEFAULT_SURROGATE_SPEC, type SurrogateSpec } from '../../../src/model/index.js';
+import { DEFAULT_SURROGATE_SPEC, type SurrogateSpec } from '../../../src/surrogate/index.js';
 import { valuesFromResult } from '../../../src/optimize/study.js';
 import { spaceSource } from '../../../src/optimize/space-source.js';
 import { simulate } from '../../../src/sim/index.js';

@@ -1,5 +1,5 @@
 import type { BenchmarkResult, Objective, StudySpec, Trial } from '../../../domain/index.js';
-import { targetsOf } from '../../../model/targets.js';
+import { targetsOf } from '../../../surrogate/targets.js';
 import { hypervolume } from '../../../optimize/hypervolume.js';
 import { meetsConstraints, objectiveVector, referencePoint, sloConstraints } from '../../../optimize/objectives.js';
 import { createRng } from '../../../util/rng.js';

@@ -1,4 +1,4 @@
-import type { TargetName } from '../../../model/targets.js';
+import type { TargetName } from '../../../surrogate/targets.js';
 import type { ModelAnalysis, ParityPair } from '../types.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { BenchmarkResult, KnobValue, Slo } from '../../../domain/index.js';
 import { assertNever } from '../../../errors.js';
-import type { TargetName } from '../../../model/targets.js';
+import type { TargetName } from '../../../surrogate/targets.js';
 import { meetsSlo } from '../../../domain/index.js';
 import { paretoFront } from '../../../optimize/pareto.js';
 import type { StudyAnalysis } from '../types.js';

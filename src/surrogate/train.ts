@@ -12,7 +12,7 @@ import { crossValidate, type FitFn, type ValidationReport } from './validate.js'
 /**
  * Training through the store: the history the filter lets in (by default all of it: the features
  * carry the context), k-fold validation, the final fit, saved with its feature schema, scope, the
- * history it saw and its validated metrics (src/model/registry.ts). `lm-bench surrogate train` and the
+ * history it saw and its validated metrics (src/surrogate/registry.ts). `lm-bench surrogate train` and the
  * end of every study call it.
  */
 export interface TrainOptions {

@@ -1,11 +1,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isLmBenchError } from '../../src/errors.js';
-import { fitSurrogate, predictSurrogate, type SurrogateSpec } from '../../src/model/surrogate.js';
-import { toFeatureMatrix } from '../../src/model/tree-eval.js';
+import { fitSurrogate, predictSurrogate, type SurrogateSpec } from '../../src/surrogate/surrogate.js';
+import { toFeatureMatrix } from '../../src/surrogate/tree-eval.js';
 import { createRng } from '../../src/util/rng.js';
-import { createFitPool, poolFit } from '../../src/model/fit-pool.js';
-import { makeRows, names } from '../model/fixtures.js';
+import { createFitPool, poolFit } from '../../src/surrogate/fit-pool.js';
+import { makeRows, names } from '../surrogate/fixtures.js';
 
 const SPEC: SurrogateSpec = { members: 2, xgb: { rounds: 15, maxDepth: 3 }, feasibilityMembers: 1, targets: ['output_throughput_per_gpu'], minRows: 8 };
 

@@ -1,7 +1,7 @@
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { Workload, type ServerConfig } from '../../src/domain/index.js';
-import { buildFeatureRow, featureNames, type FeatureContext, type KnobEncoder } from '../../src/model/features.js';
-import type { TrainingRow } from '../../src/model/surrogate.js';
+import { buildFeatureRow, featureNames, type FeatureContext, type KnobEncoder } from '../../src/surrogate/features.js';
+import type { TrainingRow } from '../../src/surrogate/surrogate.js';
 import type { CandidateSource } from '../../src/optimize/samplers.js';
 import { createRng, type Rng } from '../../src/util/rng.js';
 import { loadYamlFile } from '../../src/util/yaml.js';

@@ -1,8 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRng } from '../../src/util/rng.js';
-import { loadBooster, trainBooster } from '../../src/model/xgb.js';
-import { parseXgbModel, predictEnsemble, toFeatureMatrix } from '../../src/model/tree-eval.js';
+import { loadBooster, trainBooster } from '../../src/surrogate/xgb.js';
+import { parseXgbModel, predictEnsemble, toFeatureMatrix } from '../../src/surrogate/tree-eval.js';
 
 function data(n: number): { x: number[][]; y: number[]; yb: number[] } {
   const rng = createRng(42);

@@ -11,16 +11,16 @@ import { command as recommendCommand } from '../../src/cli/commands/recommend.js
 import type { CliIo } from '../../src/cli/io.js';
 import { captureIo } from '../helpers/cli.js';
 import { isLmBenchError } from '../../src/errors.js';
-import { simulateHistory } from '../../src/model/sim-history.js';
-import { trainFromStore } from '../../src/model/train.js';
-import { loadSurrogateFor } from '../../src/model/registry.js';
+import { simulateHistory } from '../../src/surrogate/sim-history.js';
+import { trainFromStore } from '../../src/surrogate/train.js';
+import { loadSurrogateFor } from '../../src/surrogate/registry.js';
 import { recommend } from '../../src/optimize/recommend.js';
 import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
 import { loadSpace } from '../../src/space/index.js';
 import { openStore } from '../../src/store/index.js';
 import { createRng } from '../../src/util/rng.js';
 import { context } from './fixtures.js';
-import type { FeatureContext } from '../../src/model/features.js';
+import type { FeatureContext } from '../../src/surrogate/features.js';
 import { startupCheck } from '../../src/physics/index.js';
 
 const catalog = defaultCatalog();

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalCdf, normalQuantile, priorPosterior, priorSurrogate, SIMULATOR_LOG_SD } from '../../src/model/prior.js';
-import { predictSurrogate } from '../../src/model/surrogate.js';
+import { normalCdf, normalQuantile, priorPosterior, priorSurrogate, SIMULATOR_LOG_SD } from '../../src/surrogate/prior.js';
+import { predictSurrogate } from '../../src/surrogate/surrogate.js';
 import { logInterval } from '../../src/optimize/recommend.js';
 import { makeRows, names } from './fixtures.js';
 

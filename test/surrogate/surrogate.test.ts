@@ -1,9 +1,9 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRng } from '../../src/util/rng.js';
-import { deserializeSurrogate, fitSurrogate, predictSurrogate, serializeSurrogate, type SurrogateSpec } from '../../src/model/surrogate.js';
-import { crossValidate, evaluateSurrogate, knobColumns, scoreTarget } from '../../src/model/validate.js';
-import { toFeatureMatrix } from '../../src/model/tree-eval.js';
+import { deserializeSurrogate, fitSurrogate, predictSurrogate, serializeSurrogate, type SurrogateSpec } from '../../src/surrogate/surrogate.js';
+import { crossValidate, evaluateSurrogate, knobColumns, scoreTarget } from '../../src/surrogate/validate.js';
+import { toFeatureMatrix } from '../../src/surrogate/tree-eval.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { makeRows, names } from './fixtures.js';
 

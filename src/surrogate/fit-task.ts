@@ -9,7 +9,7 @@ export interface FitTask {
 }
 
 export interface FitResult {
-  /** The serialized surrogate (src/model/surrogate.ts `serializeSurrogate`). */
+  /** The serialized surrogate (src/surrogate/surrogate.ts `serializeSurrogate`). */
   readonly blob: Uint8Array;
   readonly fitMs: number;
 }
