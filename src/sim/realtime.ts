@@ -1,5 +1,6 @@
 import type { Hardware, ModelSpec, PowerProfile, ResolvedServerConfig, SimProfile } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
+import type { PromptBlocks } from '../workload/sample.js';
 import type { MemoryBreakdown } from '../physics/memory.js';
 import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
@@ -110,10 +111,10 @@ export class RealtimeEngine {
     return ((this.opts.clock.nowMs() - this.t0Ms) / 1000) * this.opts.speed;
   }
 
-  /** Queue a request; returns a handle for `abort`. */
-  submit(promptTokens: number, maxTokens: number, listener: RequestListener): number {
+  /** Queue a request (its prompt's block ids key the prefix cache, null: nothing shared); returns a handle for `abort`. */
+  submit(promptTokens: number, maxTokens: number, blocks: PromptBlocks | null, listener: RequestListener): number {
     const idx = this.nextIdx++;
-    const sim = newSimRequest(idx, promptTokens, maxTokens, null, 0);
+    const sim = newSimRequest(idx, promptTokens, maxTokens, null, 0, blocks);
     sim.arrivalS = this.nowS();
     this.energy?.onRequest(sim.arrivalS);
     const replica = pickReplica(this.replicas);

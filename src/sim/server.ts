@@ -12,12 +12,13 @@ import { metricsText } from './server-metrics.js';
 import type { RuntimeFailure } from '../physics/failure.js';
 import { runtimeOomFailure, runtimeOomPerRequest } from '../physics/runtime-oom.js';
 import { startupCheck, startupPhases } from '../physics/startup.js';
-import { countTokens, tokenText } from './tokenizer.js';
+import { tokenText } from './tokenizer.js';
+import { readPrompt } from './prompt.js';
 import { defaultPowerProfile } from './power-profile.js';
 
 /**
  * `lm-bench sim serve`: the simulated engine behind an OpenAI-compatible HTTP server (node:http)
- * that streams exactly like vLLM (reference loadrunner §6.1): SSE `data:` events, the role chunk
+ * that streams exactly like vLLM (docs/references/load-runners.md#vllm-streaming): SSE `data:` events, the role chunk
  * first for chat, `finish_reason` on the last token, a final `choices: []` usage chunk when
  * `stream_options.include_usage`, then `data: [DONE]`. HTTP 400 when prompt + max_tokens exceeds
  * max_model_len. Prompt tokens come from the tokenizer stand-in (`tokenizer.ts`).
@@ -105,34 +106,6 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function promptTokensOf(body: Json, chat: boolean): number | string {
-  if (chat) {
-    const messages = body['messages'];
-    if (!Array.isArray(messages) || messages.length === 0) return '`messages` must be a non-empty array';
-    let n = 0;
-    for (const m of messages as unknown[]) {
-      const content = (m as Json | null)?.['content'];
-      if (typeof content === 'string') n += countTokens(content);
-      else if (Array.isArray(content)) {
-        for (const part of content as unknown[]) {
-          const text = (part as Json | null)?.['text'];
-          if (typeof text === 'string') n += countTokens(text);
-        }
-      }
-    }
-    return Math.max(1, n);
-  }
-  const prompt = body['prompt'];
-  if (typeof prompt === 'string') return Math.max(1, countTokens(prompt));
-  if (Array.isArray(prompt) && prompt.length > 0) {
-    if (prompt.every((x) => typeof x === 'number')) return prompt.length;
-    const first: unknown = prompt[0];
-    if (typeof first === 'string') return Math.max(1, countTokens(first));
-    if (Array.isArray(first)) return first.length;
-  }
-  return '`prompt` must be a string, a list of strings or a list of token ids';
-}
-
 export async function startSimServer(opts: SimServerOptions): Promise<SimServer> {
   const catalog = opts.catalog ?? defaultCatalog();
   const hw = catalog.gpu(opts.hardware.gpu);
@@ -185,11 +158,12 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       sendError(res, 404, `The model \`${typeof requested === 'string' ? requested : JSON.stringify(requested)}\` does not exist.`, 'NotFoundError');
       return;
     }
-    const prompt = promptTokensOf(body, chat);
-    if (typeof prompt === 'string') {
-      sendError(res, 400, prompt);
+    const read = readPrompt(body, chat, resolved.block_size);
+    if (typeof read === 'string') {
+      sendError(res, 400, read);
       return;
     }
+    const prompt = read.tokens;
     const rawMax = body['max_completion_tokens'] ?? body['max_tokens'];
     if (rawMax !== undefined && rawMax !== null && (typeof rawMax !== 'number' || !Number.isInteger(rawMax) || rawMax < 1)) {
       sendError(res, 400, 'max_tokens must be a positive integer');
@@ -237,7 +211,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       if (chat) write({ id, object, created, model: served, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
     }
     let done = false;
-    const handle = engine.submit(prompt, outTokens, {
+    const handle = engine.submit(prompt, outTokens, read.blocks, {
       onToken(index, finished) {
         const piece = tokenText(index);
         const fr = finished ? reason : null;

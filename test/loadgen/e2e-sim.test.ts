@@ -78,3 +78,34 @@ test('flags alone make a quick run; a bad config names its line', async () => {
   assert.equal(await main(['run', '--endpoint', 'http://192.0.2.1:8000/v1/completions', '--model', 'm'], n.io), 2);
   assert.match(n.err(), /LMB_ERR_ENDPOINT_NOT_LOOPBACK/);
 });
+
+test('a prompt pool against sim serve meets the prefix cache as the simulator predicts it', async () => {
+  const workload = {
+    name: 'pool',
+    api: 'completions',
+    input_len: { dist: 'fixed', value: 256 },
+    output_len: { dist: 'fixed', value: 8 },
+    prompt_pool: { size: 3 },
+    arrival: { kind: 'closed', concurrency: 1 },
+    num_prompts: 12,
+    ignore_eos: true,
+  };
+  writeFileSync(join(dir, 'pool.yaml'), stringify(workload));
+  // A server of its own: the earlier runs drew their prompts from the same seeded streams, and their
+  // blocks would still be cached (as they would be on vLLM).
+  const fresh = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: 20, seed: 1 });
+  const live = capture();
+  try {
+    assert.equal(await main(['run', '--workload', 'pool.yaml', '--endpoint', `${fresh.url}/v1/completions`, '--output', 'pool.json'], live.io), 0, live.err());
+  } finally {
+    await fresh.close();
+  }
+  const measured = BenchmarkResult.parse(JSON.parse(readFileSync(join(dir, 'pool.json'), 'utf8')));
+  const hitRate = measured.server_metrics?.prefix_cache_hit_rate ?? null;
+  // 3 distinct prompts, each re-sent 3 more times: 9 of 12 prompts hit all their full blocks (240 of 256 tokens).
+  assert.ok(hitRate !== null && hitRate > 0.6 && hitRate < 0.75, `hit rate ${String(hitRate)}`);
+  const des = capture();
+  assert.equal(await main(['sim', 'run', '--workload', 'pool.yaml', '--gpu', 'H100-SXM', '--model', 'llama-3.1-8b', '--json'], des.io), 0, des.err());
+  const predicted = BenchmarkResult.parse(JSON.parse(des.out())).server_metrics?.prefix_cache_hit_rate ?? null;
+  assert.ok(predicted !== null && Math.abs(predicted - hitRate) < 0.02, `simulated ${String(predicted)} vs served ${hitRate}`);
+});

@@ -93,3 +93,21 @@ test('an MoE model behind the OpenAI API: gpt-oss-120b on 2 GPUs streams its tok
     await moe.close();
   }
 });
+
+test('a re-sent prompt is served from the prefix cache; a fresh one of the same length is not', async () => {
+  const own = await startSimServer({ config: { max_model_len: 4096 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: 20, seed: 1, catalog });
+  try {
+    const c = new OpenAI({ baseURL: `${own.url}/v1`, apiKey: 'none', maxRetries: 0 });
+    const hits = async (): Promise<number> => Number(/vllm:prefix_cache_hits_total\{[^}]*\} (\d+)/.exec(await (await fetch(`${own.url}/metrics`)).text())?.[1]);
+    const send = (prompt: string) => c.completions.create({ model: MODEL, prompt, max_tokens: 2, ignore_eos: true } as OpenAI.CompletionCreateParamsNonStreaming);
+    await send(words(200));
+    assert.equal(await hits(), 0);
+    await send(words(200).replaceAll('w', 'v'));
+    assert.equal(await hits(), 0, 'different text of the same length shares nothing');
+    await send(words(200));
+    // vLLM keeps at least the last prompt token to compute: 12 full 16-token blocks of the 200 hit.
+    assert.equal(await hits(), 192);
+  } finally {
+    await own.close();
+  }
+});
