@@ -13,7 +13,7 @@ import { checkSlo, StudySpec, Workload, type BenchmarkResult, type ServerConfig,
 import { objectivesFor } from '../src/optimize/objectives.js';
 import { configKey } from '../src/optimize/sampler.js';
 import { loadSpace } from '../src/space/index.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { openStore } from '../src/store/index.js';
 import { createExecutor } from '../src/targets/executor.js';
 import type { TrialInput } from '../src/targets/types.js';
 import { featureContext, runStudy } from '../src/tune/study-runner.js';
@@ -134,7 +134,7 @@ for (const s of SCENARIOS) {
     const picks: Partial<Record<StudyObjective, { config: ServerConfig; studyJ: number | null }>> = {};
     for (const objective of ['goodput', 'tokens_per_joule'] as const) {
       const spec = specFor(s, seed, objective, `${objective}-${seed}`);
-      const store = new MemoryStore({ now: Date.now });
+      const store = openStore(':memory:');
       const { study } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, keepSurrogate: false });
       const sum = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(MODEL), stopReason: null, prices: null });
       const r = sum.recommendation;

@@ -142,7 +142,7 @@ Stream counts with a mean TTFT error under 20 ms and an ITL error under 2 ms (me
 
 Goals (issue 16): within 5 ms at 256 streams and 20 ms at 1,000 by default, ITL error under 2 ms.
 Before this client (undici, the same bench and machine, one run each): 7.2 ms at 256 streams, 46.8 ms at 1,000,
-ITL error 0.90 ms at 1,000; the issue measured 7.8 and 42.6 ms. For scale (reference loadrunner §0, a
+ITL error 0.90 ms at 1,000; the issue measured 7.8 and 42.6 ms. For scale (vllm-project/vllm-bench bench-overhead/README.md, a
 faster machine): vLLM's Python client is about 300 ms late at 1,000 streams, its Rust client about 28 ms.
 
 Reading: the load generator and the server share 2 cores, and at 1,000 streams the server's writes alone

@@ -97,7 +97,7 @@ behind (it shares the two cores with the client), and the client's overhead is t
 
 ${lines.join('\n')}
 
-Reference (reference/loadrunner-anchors.md §0): vLLM's Python client reports 73 / 187 / 344 ms at 100 / 500 / 1000
+Reference (vllm-project/vllm-bench bench-overhead/README.md): vLLM's Python client reports 73 / 187 / 344 ms at 100 / 500 / 1000
 streams against a true 50 ms; its Rust client 53 / 70 / 78 ms.
 
 ## Streamed chunks per second

@@ -19,7 +19,7 @@ import { spaceEncoder, spaceSource } from '../src/optimize/space-source.js';
 import { createOptimizationStudy } from '../src/optimize/study.js';
 import { surrogateSampler } from '../src/optimize/surrogate-sampler.js';
 import { loadSpace } from '../src/space/index.js';
-import { MemoryStore } from '../src/store/index.js';
+import { openStore } from '../src/store/index.js';
 import { createRng } from '../src/util/rng.js';
 import { loadYamlFile } from '../src/util/yaml.js';
 import { writeSection } from './lib/results.js';
@@ -41,7 +41,7 @@ const dataset = datasetFromObservations(obs, catalog, encoder);
 const surrogate = await fitSurrogate(dataset.rows, dataset.featureNames, DEFAULT_SURROGATE_SPEC, rng.fork('fit'));
 
 let clock = 0;
-const store = new MemoryStore({ now: () => ++clock });
+const store = openStore(':memory:', { now: () => ++clock });
 const spec: StudySpec = {
   name: 'speed',
   space: 'vllm',

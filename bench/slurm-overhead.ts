@@ -12,7 +12,7 @@ import { defaultCatalog, PROJECT_ROOT } from '../src/catalog/index.js';
 import { StudySpec, type Workload } from '../src/domain/index.js';
 import { DEFAULT_OBJECTIVES } from '../src/optimize/objectives.js';
 import { loadSpace } from '../src/space/index.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { openStore } from '../src/store/index.js';
 import { JobResultFile } from '../src/targets/slurm/job-files.js';
 import { SlurmHandle } from '../src/targets/slurm/slurm-executor.js';
 import { TargetSpec } from '../src/targets/spec.js';
@@ -34,7 +34,7 @@ for (const poll of POLLS) {
     const dir = mkdtempSync(join(tmpdir(), 'lmb-bench-slurm-'));
     const target = TargetSpec.parse({ kind: 'slurm', partition: 'gpu', time_limit: '10', engine: 'sim', work_dir: join(dir, 'work'), poll_interval_s: poll });
     const spec = StudySpec.parse({ name: `overhead-p${poll}-j${parallel}-${process.pid}`, space: spacePath, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo: workload.slo, objectives: [...DEFAULT_OBJECTIVES], target: JSON.stringify(target), seed: 1, budget_trials: TRIALS, budget_hours: null, parallel });
-    const store = new MemoryStore({ now: Date.now });
+    const store = openStore(':memory:');
     const t0 = Date.now();
     const { study } = await runStudy({ store, catalog, space, spec, target, now: Date.now, sampler: 'random', keepSurrogate: false });
     const wall = Date.now() - t0;

@@ -60,7 +60,7 @@ for (const [name, ctx] of contexts) {
   space.feasibleMask(configs, ctx);
   const maskMs = ms(t0);
   const staticEvals = (evalsBy.get('static') ?? 0) + (evalsBy.get('workload') ?? 0) + (evalsBy.get('policy') ?? 0);
-  rows.push(`| ${name} | ${r.pointsBefore.toLocaleString('en-US')} | ${r.pointsAfter.toLocaleString('en-US')} | ${staticEvals.toLocaleString('en-US')} | ${(evalsBy.get('memory') ?? 0).toLocaleString('en-US')} | ${pruneMs.toFixed(0)} | ${sampleMs.toFixed(0)} | ${maskMs.toFixed(0)} |`);
+  rows.push(`| ${name} | ${r.points_before.toLocaleString('en-US')} | ${r.points_after.toLocaleString('en-US')} | ${staticEvals.toLocaleString('en-US')} | ${(evalsBy.get('memory') ?? 0).toLocaleString('en-US')} | ${pruneMs.toFixed(0)} | ${sampleMs.toFixed(0)} | ${maskMs.toFixed(0)} |`);
   console.log(rows.at(-1));
 }
 

@@ -88,7 +88,7 @@ await pool.close();
 const cvS = (performance.now() - t1) / 1000;
 const t2 = performance.now();
 // The final model carries the k-fold interval calibration, as `lm-bench surrogate train` saves it.
-const full = { ...(await fitSurrogate(train.rows, train.featureNames, spec, rng.fork('full'))), intervalScale: cv.intervalScale };
+const full = { ...(await fitSurrogate(train.rows, train.featureNames, spec, rng.fork('full'))), intervalScale: cv.interval_scale };
 const fitS = (performance.now() - t2) / 1000;
 const transfer = evaluateSurrogate(full, test.rows);
 
@@ -115,14 +115,14 @@ lines.push(`| target | ${folds}-fold MAPE (held-out configs) | R² | raw ±2σ c
 lines.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
 for (const t of Object.keys(cv.targets) as TargetName[]) {
   const g = goals[t];
-  const scale = cv.intervalScale[t];
+  const scale = cv.interval_scale[t];
   lines.push(
     `| ${t} | ${pct(cv.targets[t])} | ${r2(cv.targets[t])} | ${cov(cv.targets[t])} | ${scale === undefined ? '–' : scale.toFixed(2)} | ${pct(transfer[t])} | ${r2(transfer[t])} | ${cov(transfer[t])} | ${g === undefined ? '' : `≤ ${g[0] * 100}% / ≤ ${g[1] * 100}%`} |`,
   );
 }
 lines.push('');
 lines.push('σ scale: the factor k-fold validation finds to widen the ensemble spread so ±2σ covers 95% of held-out values (saved with the model, used by `recommend`); the H200 column checks that calibration on GPUs the model never saw.');
-lines.push(`Feasibility classifier held-out accuracy: ${cv.feasibilityAccuracy === null ? 'n/a (every run started)' : `${(cv.feasibilityAccuracy * 100).toFixed(1)}%`}.`);
+lines.push(`Feasibility classifier held-out accuracy: ${cv.feasibility_accuracy === null ? 'n/a (every run started)' : `${(cv.feasibility_accuracy * 100).toFixed(1)}%`}.`);
 const imp = Object.entries(cv.importance).sort((a, b) => b[1] - a[1]);
 lines.push(`Permutation importance (rise in held-out MAPE, mean over targets, shuffling a knob's encoded columns only; the physics features carry most of each knob's effect, so these are small): ${imp.map(([k, v]) => `${k} ${(v * 100).toFixed(1)} pp`).join(', ')}.`);
 lines.push(`Costs: simulation ${simS.toFixed(1)} s, ${folds}-fold validation ${cvS.toFixed(1)} s, final fit ${fitS.toFixed(1)} s on the main thread; fold fits ran in 2 piscina workers (2-core machine shared with other work, load average ${loadavg()[0]?.toFixed(1) ?? '?'}).`);

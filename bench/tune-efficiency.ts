@@ -11,7 +11,7 @@ import { defaultCatalog, PROJECT_ROOT } from '../src/catalog/index.js';
 import { checkSlo, StudySpec, Workload, type ServerConfig, type Trial } from '../src/domain/index.js';
 import { DEFAULT_OBJECTIVES } from '../src/optimize/objectives.js';
 import { loadSpace } from '../src/space/index.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { openStore } from '../src/store/index.js';
 import { createExecutor } from '../src/targets/executor.js';
 import type { TrialInput } from '../src/targets/types.js';
 import { runStudy, featureContext } from '../src/tune/study-runner.js';
@@ -164,7 +164,7 @@ for (const p of argv.pairs === 'first' ? PAIRS.slice(0, 1) : PAIRS) {
   for (let seed = 1; seed <= SEEDS; seed++) {
     for (const sampler of ['surrogate', 'random'] as const) {
       const spec = specFor(p, seed, BUDGET, `${sampler}-${seed}`);
-      const store = new MemoryStore({ now: Date.now });
+      const store = openStore(':memory:');
       const { study } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, sampler });
       const curve = bestSoFar(spec, study.trials());
       const m = methods[sampler === 'surrogate' ? 'lm-bench' : 'random'];
@@ -174,7 +174,7 @@ for (const p of argv.pairs === 'first' ? PAIRS.slice(0, 1) : PAIRS) {
     {
       // Random search's own convergence, past the budget.
       const spec = specFor(p, seed, HORIZON, `random-long-${seed}`);
-      const store = new MemoryStore({ now: Date.now });
+      const store = openStore(':memory:');
       const { study } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, sampler: 'random' });
       randomLong.push(trialsTo(bestSoFar(spec, study.trials()), target95));
     }
@@ -188,7 +188,7 @@ for (const p of argv.pairs === 'first' ? PAIRS.slice(0, 1) : PAIRS) {
   out();
   out(`## ${p.name}`);
   out();
-  out(`Pruning: ${prune.pointsBefore.toLocaleString('en')} points → ${prune.pointsAfter.toLocaleString('en')} (${((1 - prune.pointsAfter / prune.pointsBefore) * 100).toFixed(1)}% pruned). Reference best goodput ${refBest.toFixed(0)} tok/s/GPU; 95% = ${target95.toFixed(0)}. (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
+  out(`Pruning: ${prune.points_before.toLocaleString('en')} points → ${prune.points_after.toLocaleString('en')} (${((1 - prune.points_after / prune.points_before) * 100).toFixed(1)}% pruned). Reference best goodput ${refBest.toFixed(0)} tok/s/GPU; 95% = ${target95.toFixed(0)}. (${((Date.now() - t0) / 1000).toFixed(0)} s)`);
   out();
   out('| method | median best goodput (tok/s/GPU) | % of reference | seeds reaching 95% | median trials to 95% | p vs lm-bench |');
   out('| --- | --- | --- | --- | --- | --- |');

@@ -8,7 +8,7 @@ import { defaultCatalog, PROJECT_ROOT } from '../src/catalog/index.js';
 import { StudySpec, Workload } from '../src/domain/index.js';
 import { DEFAULT_OBJECTIVES } from '../src/optimize/objectives.js';
 import { loadSpace } from '../src/space/index.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { openStore } from '../src/store/index.js';
 import { runStudy } from '../src/tune/study-runner.js';
 import { loadYamlFile } from '../src/util/yaml.js';
 
@@ -36,7 +36,7 @@ for (const c of CASES) {
   for (let seed = 1; seed <= SEEDS; seed++) {
     const workload = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', `${c.workload}.yaml`), Workload);
     const spec = StudySpec.parse({ name: `f-${seed}`, space: spacePath, hardware: { gpu: c.gpu, count: c.gpus }, model: c.model, workload, slo: workload.slo ?? {}, objectives: [...DEFAULT_OBJECTIVES], target: '{"kind":"sim"}', seed, budget_trials: BUDGET, budget_hours: null, parallel: 2 });
-    const { study } = await runStudy({ store: new MemoryStore({ now: Date.now }), catalog, space, spec, target: { kind: 'sim' }, now: Date.now });
+    const { study } = await runStudy({ store: openStore(':memory:'), catalog, space, spec, target: { kind: 'sim' }, now: Date.now });
     let seenCrash = false;
     for (const t of study.trials()) {
       const design = t.origin === 'default' || t.origin === 'space_filling' || t.origin === 'simulated' || t.origin === 'history';

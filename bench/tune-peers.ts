@@ -14,10 +14,10 @@ import { simulatedAnswer } from '../src/advise/simulated-answer.js';
 import { defaultCatalog, PROJECT_ROOT } from '../src/catalog/index.js';
 import { checkSlo, StudySpec, Workload, type BenchmarkResult, type KnobValue, type ServerConfig, type SimProfile, type Trial } from '../src/domain/index.js';
 import { DEFAULT_OBJECTIVES } from '../src/optimize/objectives.js';
-import { priorSimulator } from '../src/optimize/prior-simulator.js';
+import { priorSimulator } from '../src/calibration/prior-simulator.js';
 import { initialDesignSize } from '../src/optimize/surrogate-sampler.js';
 import { loadSpace } from '../src/space/index.js';
-import { MemoryStore } from '../src/store/memory-store.js';
+import { openStore } from '../src/store/index.js';
 import { createExecutor } from '../src/targets/executor.js';
 import type { Executor } from '../src/targets/types.js';
 import type { TargetSpec } from '../src/targets/spec.js';
@@ -166,7 +166,7 @@ async function lmBench(d: Deployment, world: TargetSpec, seed: number, budget: n
   const workload = workloads.given;
   const realWorkload = workloads.real;
   const spec = specFor(d, seed, budget, `lmb-${seed}-${budget}`, workload);
-  const store = new MemoryStore({ now: Date.now });
+  const store = openStore(':memory:');
   const { study } = await runStudy({
     store,
     catalog,
@@ -184,7 +184,7 @@ async function lmBench(d: Deployment, world: TargetSpec, seed: number, budget: n
 
 async function randomSearch(d: Deployment, world: TargetSpec, seed: number): Promise<Curve> {
   const spec = specFor(d, seed, MAX_BUDGET, `random-${seed}`);
-  const store = new MemoryStore({ now: Date.now });
+  const store = openStore(':memory:');
   const { study } = await runStudy({ store, catalog, space, spec, target: world, now: Date.now, keepSurrogate: false, sampler: 'random' });
   return curveOfTrials(spec, study.trials());
 }
@@ -353,7 +353,7 @@ try {
       });
       const coldG = (await truth(cold.best?.config ?? null)) / refBest;
       out();
-      out(`Empty database (\`lm-bench recommend\` answers from the simulator, default profile): its pick, measured in the world, reaches ${pct(coldG)} of the reference optimum; predicted P(meets SLOs) ${cold.best === null ? '–' : cold.best.pMeetsSlo.toFixed(2)}; ${cold.measure_next.length} measurements suggested.`);
+      out(`Empty database (\`lm-bench recommend\` answers from the simulator, default profile): its pick, measured in the world, reaches ${pct(coldG)} of the reference optimum; predicted P(meets SLOs) ${cold.best === null ? '–' : cold.best.p_meets_slo.toFixed(2)}; ${cold.measure_next.length} measurements suggested.`);
       coldSummary.push({ deployment: d.name, fraction: coldG });
     } finally {
       await wex.close();

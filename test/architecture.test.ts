@@ -89,6 +89,21 @@ test('no import cycles between files', () => {
   assert.deepEqual(cycles, []);
 });
 
+test('optimize is pure: it imports no simulator, store, calibration or Node built-in at run time (types only)', () => {
+  // The search and recommendation core is handed a simulate function and a store; building them (a
+  // profile read from the history, a simulator run) is calibration's and the callers' job.
+  const impure: string[] = [];
+  for (const file of files.filter((f) => moduleOf(f) === 'optimize')) {
+    const text = readFileSync(file, 'utf8');
+    for (const m of text.matchAll(/^\s*(?:import|export)\s+(?!type\b)[^'";]*?from\s*['"]([^'"]+)['"]/gm)) {
+      const spec = m[1] as string;
+      const to = spec.startsWith('.') ? moduleOf(resolveSpec(file, spec)) : spec;
+      if (['sim', 'store', 'calibration', 'targets', 'http'].includes(to) || to.startsWith('node:')) impure.push(`${relative(PROJECT_ROOT, file)} → ${spec}`);
+    }
+  }
+  assert.deepEqual(impure, []);
+});
+
 test('the checker sees imports: a known edge is found', () => {
   // Guards the regexes above: if they stopped matching, the two tests before would pass vacuously.
   const sim = join(SRC, 'sim', 'simulate.ts');

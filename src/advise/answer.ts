@@ -1,23 +1,22 @@
 import { deploymentCost, loadPrices, type Prices } from '../cost/prices.js';
-import type { Cost } from '../domain/index.js';
 import type { Catalog } from '../catalog/index.js';
-import type { Objective, ServerConfig, Slo, Workload } from '../domain/index.js';
+import type { Objective, RecommendationAnswer as Answer, ServerConfig, Slo, Workload } from '../domain/index.js';
 import type { ModelInfo } from '../store/store.js';
 import { modelsTarget, type Surrogate } from '../surrogate/surrogate.js';
 import { DEFAULT_MIN_P_MEETS_SLO, recommend, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
 import { surrogateJudge } from '../optimize/evaluate.js';
 import { DEFAULT_OBJECTIVES, pickRule, studyObjectiveOf } from '../optimize/objectives.js';
 import { DEFAULT_NOISE_REL } from '../optimize/repeats.js';
-import { priorSimulator, type PriorSimulator } from '../optimize/prior-simulator.js';
+import { priorSimulator, type PriorSimulator } from '../calibration/prior-simulator.js';
 import type { Evaluate } from '../optimize/simplify.js';
 import type { FeatureContext } from '../surrogate/features.js';
 import type { TargetValues } from '../surrogate/targets.js';
-import { nearestAnswer, type Nearest } from './nearest.js';
+import { nearestAnswer } from './nearest.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
-import { explainRecommendation, type Explained } from './explain.js';
-import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand, type MeasureCommands } from './commands.js';
+import { explainRecommendation } from './explain.js';
+import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
 /**
  * One recommendation as plain data: the answer `lm-bench recommend`, `POST /v1/recommendations` and
@@ -39,35 +38,8 @@ export interface Question {
   readonly keepPrecision: boolean;
 }
 
-/** Which saved model answered, and what it was trained on; or that the simulator did (no history). */
-export interface AnswerSource {
-  readonly kind: 'model' | 'simulator';
-  readonly model_id: number | null;
-  readonly study: string | null;
-  readonly validated: boolean;
-  readonly trained_at_ms: number | null;
-  /** For a simulated answer: the profile, how many configurations were simulated, the error assumed per target. */
-  readonly simulator: { readonly profile: string; readonly simulated: number; readonly log_sd: Record<string, number> } | null;
-}
-
-export interface Answer extends Recommendation, Explained {
-  /** The saved model that answered; null when the simulator did. */
-  readonly model_id: number | null;
-  readonly source: AnswerSource;
-  readonly slo: Slo;
-  readonly keep_precision: boolean;
-  readonly vllm_command: string | null;
-  readonly precision_keeping_command: string | null;
-  readonly history_runs: number;
-  /** For each configuration worth measuring next: start it, load it. */
-  readonly measure_next: MeasureCommands[];
-  /** Or queue them all in a study, where they run first. */
-  readonly enqueue_command: string | null;
-  /** When nothing meets the SLOs: what comes nearest, and the changes that make one feasible (else null). */
-  readonly nearest: Nearest | null;
-  /** What the pick costs: its GPUs by the hour, and per million output tokens at its predicted throughput (null: no pick, or no price). */
-  readonly cost?: Cost | null;
-}
+/** The answer and where it came from: the public API's schemas (domain/recommendation.ts), the one definition. */
+export type { AnswerSource, RecommendationAnswer as Answer } from '../domain/recommendation.js';
 
 let prices: Prices | null = null;
 
@@ -105,7 +77,7 @@ export function historyRunsOf(info: Pick<ModelInfo, 'metadata'>, q: Pick<Questio
  * Each configuration of an answer with what limits it on the workload: the simulator runs it (the
  * calibrated profile when one is stored) and its run's diagnosis rides along, labelled simulated.
  */
-export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | 'precisionKeeping' | 'pareto'>>(rec: R, simulator: PriorSimulator | undefined): R {
+export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | 'precision_keeping' | 'pareto'>>(rec: R, simulator: PriorSimulator | undefined): R {
   if (simulator === undefined) return rec;
   type Simulated = Pick<RecommendedConfig, 'diagnosis' | 'saturation'>;
   const cache = new Map<string, Simulated>();
@@ -120,7 +92,7 @@ export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | '
     return hit;
   };
   const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, ...simulatedOf(c) });
-  return { ...rec, best: rec.best === null ? null : add(rec.best), precisionKeeping: rec.precisionKeeping === null ? null : add(rec.precisionKeeping), pareto: rec.pareto.map(add) };
+  return { ...rec, best: rec.best === null ? null : add(rec.best), precision_keeping: rec.precision_keeping === null ? null : add(rec.precision_keeping), pareto: rec.pareto.map(add) };
 }
 
 /** The simulator of the question's deployment on another GPU count (the default profile). */
@@ -172,15 +144,15 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
   const study = info.metadata['study'];
   return priceAnswer({
     ...rec,
-    model_id: info.id,
-    source: { kind: 'model', model_id: info.id, study: typeof study === 'string' ? study : null, validated: info.metadata['validated'] === true, trained_at_ms: info.created_at_ms, simulator: null },
+    surrogate_id: info.id,
+    source: { kind: 'model', surrogate_id: info.id, study: typeof study === 'string' ? study : null, validated: info.metadata['validated'] === true, trained_at_ms: info.created_at_ms, simulator: null },
     slo: q.slo,
     keep_precision: q.keepPrecision,
     history_runs: historyRuns,
     vllm_command: rec.best === null ? null : vllmServeCommand(model, rec.best.config),
-    precision_keeping_command: rec.precisionKeeping === null ? null : vllmServeCommand(model, rec.precisionKeeping.config),
-    measure_next: measureCommands(deployment, rec.trust.runNext),
-    enqueue_command: enqueueCommand(deployment, rec.trust.runNext),
+    precision_keeping_command: rec.precision_keeping === null ? null : vllmServeCommand(model, rec.precision_keeping.config),
+    measure_next: measureCommands(deployment, rec.trust.run_next),
+    enqueue_command: enqueueCommand(deployment, rec.trust.run_next),
     nearest,
   }, q, catalog);
 }

@@ -1,4 +1,4 @@
-import { formatSloString, vllmServeArgs, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
+import { formatSloString, vllmServeArgs, type MeasureCommands, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
 import type { Catalog } from '../catalog/index.js';
 import { shellQuote } from '../util/shell.js';
 
@@ -28,13 +28,8 @@ export function modelRefOf(catalog: Catalog, model: ModelSpec): string {
   return catalog.findOwn(model.id) === null ? model.hf_name : model.id;
 }
 
-export interface MeasureCommands {
-  readonly config: ServerConfig;
-  /** Start the server (on the GPU machine). */
-  readonly vllm_serve: string;
-  /** Load it with the workload and keep the result. */
-  readonly lm_bench_run: string;
-}
+/** Start the server (`vllm_serve`, on the GPU machine), load it with the workload and keep the result (`lm_bench_run`): the answer's schema. */
+export type { MeasureCommands } from '../domain/recommendation.js';
 
 /** Where `vllm serve` listens by default. */
 const DEFAULT_SERVER = 'http://127.0.0.1:8000';

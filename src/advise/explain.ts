@@ -1,8 +1,8 @@
-import { vllmServeArgs, type ServerConfig } from '../domain/index.js';
+import { vllmServeArgs, type RecommendationAnswer, type ServerConfig } from '../domain/index.js';
 import type { FeatureContext } from '../surrogate/features.js';
 import type { PickRule } from '../optimize/objectives.js';
 import { vllmConfigYaml, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
-import { attributePath, contextWarnings, spaceJudges, simplificationReport, simplifyPick, type Attribution, type Evaluate, type SimplificationReport } from '../optimize/simplify.js';
+import { attributePath, contextWarnings, spaceJudges, simplificationReport, simplifyPick, type Evaluate } from '../optimize/simplify.js';
 import type { SearchSpace } from '../space/index.js';
 
 /**
@@ -12,11 +12,7 @@ import type { SearchSpace } from '../space/index.js';
  * means for longer prompts (`warnings`). The answer's `best`, command line and YAML become the
  * simplified pick (callers print `vllm_command` from it); `simplification.before` keeps the one the search found.
  */
-export interface Explained {
-  readonly simplification: SimplificationReport | null;
-  readonly attribution: Attribution | null;
-  readonly warnings: string[];
-}
+export type Explained = Pick<RecommendationAnswer, 'simplification' | 'attribution' | 'warnings'>;
 
 export interface ExplainOptions {
   readonly space: SearchSpace;
@@ -45,8 +41,8 @@ export function explainRecommendation<R extends Recommendation>(a: R, opts: Expl
   return {
     ...a,
     best,
-    vllmArgs: vllmServeArgs(model.hf_name, best.config),
-    vllmConfigYaml: vllmConfigYaml(model, best.config),
+    vllm_args: vllmServeArgs(model.hf_name, best.config),
+    vllm_config_yaml: vllmConfigYaml(model, best.config),
     simplification,
     attribution,
     warnings: contextWarnings(best.config, model, opts.context.workload),

@@ -4,12 +4,12 @@ import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../surrogate/prior.js';
 import { targetsOf, type TargetName } from '../surrogate/targets.js';
 import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints, studyObjectiveOf } from '../optimize/objectives.js';
-import type { PriorSimulator } from '../optimize/prior-simulator.js';
+import type { PriorSimulator } from '../calibration/prior-simulator.js';
 import { vllmConfigYaml, type Interval, type ParetoMember, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
 import { simulatorEvaluate } from '../optimize/evaluate.js';
 import { DEFAULT_NOISE_REL } from '../optimize/repeats.js';
 import { explainRecommendation } from './explain.js';
-import { encodedDistance, pMeetsUnderError, saturatedRun, simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search.js';
+import { encodedDistance, pMeetsUnderError, saturatedRun, simulatedSearch, type SimulatedCandidate } from '../optimize/sim-search/index.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
@@ -20,7 +20,7 @@ import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from '.
 
 /**
  * A recommendation with no history: the simulator answers. A simulated search of the pruned space
- * (optimize/sim-search.ts: the physics stage screens the candidates, the best diverse few are run
+ * (optimize/sim-search/search.ts: the physics stage screens the candidates, the best diverse few are run
  * through the discrete-event simulator) gives simulated metrics; each is widened by the simulator's
  * measured error against real vLLM (model/prior.ts `SIMULATOR_LOG_SD`, from docs/calibration.md) into
  * an interval and a probability of meeting the SLOs. The answer says it is simulated, and names the
@@ -105,9 +105,9 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     return {
       config: c.config,
       predicted,
-      pStart: c.result === null ? 0 : 1,
-      pMeetsSlo: pMeets(c, constraints),
-      numericsChanges: space.numericsChanges(c.config),
+      p_start: c.result === null ? 0 : 1,
+      p_meets_slo: pMeets(c, constraints),
+      numerics_changes: space.numericsChanges(c.config),
       diagnosis: c.result?.diagnosis ?? null,
       saturation: c.result?.saturation ?? null,
     };
@@ -135,7 +135,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     .map((c) => {
       const d = describe(c);
       const beats = best !== null && c !== best && c.merit > best.merit;
-      return { ...d, recommended: c === best, note: beats ? `less certain: P(meets the SLOs) ${(d.pMeetsSlo * 100).toFixed(0)}% under the simulator's error against the recommendation's ${((bestRecP ?? 0) * 100).toFixed(0)}%` : null };
+      return { ...d, recommended: c === best, note: beats ? `less certain: P(meets the SLOs) ${(d.p_meets_slo * 100).toFixed(0)}% under the simulator's error against the recommendation's ${((bestRecP ?? 0) * 100).toFixed(0)}%` : null };
     });
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
   const next = measurementsThatMatter(best, ran, constraints, SIMULATOR_LOG_SD[search.rule.target]);
@@ -144,19 +144,19 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const rec0: Recommendation = {
     rule: simulatedRule(SIMULATED_MIN_P_MEETS_SLO, objective),
     best: best === null ? null : describe(best),
-    precisionKeeping: keeper === null ? null : describe(keeper),
+    precision_keeping: keeper === null ? null : describe(keeper),
     pareto,
-    vllmArgs: best === null ? null : vllmServeArgs(model.hf_name, best.config),
-    vllmConfigYaml: best === null ? null : vllmConfigYaml(model, best.config),
+    vllm_args: best === null ? null : vllmServeArgs(model.hf_name, best.config),
+    vllm_config_yaml: best === null ? null : vllmConfigYaml(model, best.config),
     trust: {
       level: 'thin',
       reasons: [
         `no measured runs of ${q.model} on ${q.gpu}: this answer is simulated (${opts.simulator.profileSource}), not learned from measurements`,
         `the simulator's measured error against real vLLM is about ±${(sd.output_throughput_per_gpu * 100).toFixed(0)}% on throughput, ±${(sd.ttft_p99_ms * 100).toFixed(0)}% on p99 TTFT and ±${(sd.itl_p99_ms * 100).toFixed(0)}% on p99 ITL (one σ, log scale; docs/calibration.md); the intervals are ±2σ of that`,
       ],
-      runNext: next,
+      run_next: next,
     },
-    candidatesScored: search.screened,
+    candidates_scored: search.screened,
   };
   // Knobs whose change moves the simulated figure less than run-to-run noise go back to vLLM's defaults.
   // A revert may cost the pick a little of its P(meets the SLOs) under the simulator's error, not more.
@@ -179,7 +179,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const explained = explainRecommendation(rec0, { space, context, evaluate, evaluatePath, describe: describeConfig, rule: search.rule, toleranceRel: DEFAULT_NOISE_REL });
   // The first run to measure is the pick: as the answer states it, the simplified flags.
   const measured = next.map((c) => (best !== null && c === best.config && explained.best !== null ? explained.best.config : c));
-  const rec = { ...explained, trust: { ...explained.trust, runNext: measured } };
+  const rec = { ...explained, trust: { ...explained.trust, run_next: measured } };
   const near =
     rec.best !== null
       ? null
@@ -197,10 +197,10 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const nearest = near === null ? null : { ...near, saturated: saturatedShare(search.simulated.map((c) => c.result)) };
   return {
     ...rec,
-    model_id: null,
+    surrogate_id: null,
     source: {
       kind: 'simulator',
-      model_id: null,
+      surrogate_id: null,
       study: null,
       validated: false,
       trained_at_ms: null,

@@ -16,8 +16,8 @@ function block(title: string, c: RecommendedConfig, command: string | null): str
     `  output throughput per GPU  ${iv(p.output_throughput_per_gpu)} tok/s`,
     `  p99 TTFT                   ${iv(p.ttft_p99_ms)} ms`,
     `  p99 ITL                    ${iv(p.itl_p99_ms)} ms`,
-    `  P(starts) ${(c.pStart * 100).toFixed(0)}%, P(meets SLOs) ${(c.pMeetsSlo * 100).toFixed(0)}%`,
-    c.numericsChanges.length === 0 ? '  keeps the checkpoint’s numerics' : `  changes the model’s numerics: ${c.numericsChanges.join(', ')}`,
+    `  P(starts) ${(c.p_start * 100).toFixed(0)}%, P(meets SLOs) ${(c.p_meets_slo * 100).toFixed(0)}%`,
+    c.numerics_changes.length === 0 ? '  keeps the checkpoint’s numerics' : `  changes the model’s numerics: ${c.numerics_changes.join(', ')}`,
     ...limitLines(c),
     '',
     `  ${command ?? ''}`,
@@ -41,8 +41,8 @@ export function formatAnswer(a: Answer): string {
     a.source.kind === 'simulator'
       ? `the simulator, from ${a.source.simulator?.simulated ?? 0} simulated runs (${a.source.simulator?.profile ?? 'default profile'}); no measured runs of this GPU and model yet — SIMULATED, not measured`
       : a.source.study === null
-        ? `model ${String(a.model_id)} (lm-bench surrogate train)`
-        : `model ${String(a.model_id)}, saved by study "${a.source.study}"`;
+        ? `surrogate ${String(a.surrogate_id)} (lm-bench surrogate train)`
+        : `surrogate ${String(a.surrogate_id)}, saved by study "${a.source.study}"`;
   lines.push(`Rule: ${a.rule}.`, `Answered by ${from}${a.source.validated || a.source.kind === 'simulator' ? '' : ', not cross-validated'}.`, '');
   if (a.best === null) lines.push('No configuration is predicted to start and meet the SLOs.', ...nearestLines(a));
   else {
@@ -52,10 +52,10 @@ export function formatAnswer(a: Answer): string {
       lines.push(`  cost: $${a.cost.usd_per_hour.toFixed(2)}/h${perM} (${a.cost.price_source})`);
     }
     lines.push(...explanationLines(a));
-    lines.push('', '  # vllm serve --config config.yaml', ...(a.vllmConfigYaml ?? '').trimEnd().split('\n').map((l) => `  ${l}`));
-    if (a.precisionKeeping !== null) {
-      lines.push('', ...block('Best that keeps the checkpoint’s precision (no fp8 weights or KV cache)', a.precisionKeeping, a.precision_keeping_command));
-    } else if (a.best.numericsChanges.length > 0) {
+    lines.push('', '  # vllm serve --config config.yaml', ...(a.vllm_config_yaml ?? '').trimEnd().split('\n').map((l) => `  ${l}`));
+    if (a.precision_keeping !== null) {
+      lines.push('', ...block('Best that keeps the checkpoint’s precision (no fp8 weights or KV cache)', a.precision_keeping, a.precision_keeping_command));
+    } else if (a.best.numerics_changes.length > 0) {
       lines.push('', 'No configuration that keeps the checkpoint’s precision is predicted to meet the SLOs.');
     }
   }
@@ -83,7 +83,7 @@ export function formatAnswer(a: Answer): string {
       }
     }
   }
-  lines.push('', `(${a.candidatesScored} candidates scored${a.source.kind === 'simulator' ? `, ${a.source.simulator?.simulated ?? 0} simulated` : ''})`);
+  lines.push('', `(${a.candidates_scored} candidates scored${a.source.kind === 'simulator' ? `, ${a.source.simulator?.simulated ?? 0} simulated` : ''})`);
   return lines.join('\n');
 }
 

@@ -1,8 +1,9 @@
 import { LmBenchError } from '../errors.js';
+import { tokenizeCsv } from '../util/csv.js';
 
 /**
- * A small RFC 4180 reader (quoted fields, doubled quotes, CRLF or LF) for the row files `sim predict`
- * takes: the header names the columns, every record becomes an object by column name with its line.
+ * The row files `sim predict` and calibration take, read with the one tokenizer (util/csv.ts): the
+ * header names the columns, every record becomes an object by column name with its line.
  */
 export interface CsvRecord {
   /** 1-based line of the record in the file. */
@@ -11,45 +12,11 @@ export interface CsvRecord {
 }
 
 export function parseCsv(text: string, file: string): { columns: string[]; records: CsvRecord[] } {
-  const rows: { line: number; cells: string[] }[] = [];
-  let cells: string[] = [];
-  let cell = '';
-  let quoted = false;
-  let line = 1;
-  let rowLine = 1;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (quoted) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          cell += '"';
-          i++;
-        } else quoted = false;
-      } else {
-        if (c === '\n') line++;
-        cell += c;
-      }
-      continue;
-    }
-    if (c === '"' && cell === '') quoted = true;
-    else if (c === ',') {
-      cells.push(cell);
-      cell = '';
-    } else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      cells.push(cell);
-      if (cells.length > 1 || cells[0] !== '') rows.push({ line: rowLine, cells });
-      cells = [];
-      cell = '';
-      line++;
-      rowLine = line;
-    } else cell += c;
+  const read = tokenizeCsv(text);
+  if (read.unclosedQuoteLine !== null) {
+    throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${read.unclosedQuoteLine}: a quoted field never ends`, { details: { file, line: read.unclosedQuoteLine } });
   }
-  if (quoted) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${rowLine}: a quoted field never ends`, { details: { file, line: rowLine } });
-  if (cell !== '' || cells.length > 0) {
-    cells.push(cell);
-    rows.push({ line: rowLine, cells });
-  }
+  const rows = read.rows.filter((r) => r.cells.length > 0);
   const header = rows.shift();
   if (header === undefined) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: empty; the first line must name the columns`, { details: { file } });
   const columns = header.cells.map((c) => c.trim());

@@ -49,10 +49,11 @@ export function historyPoints(store: Store, catalog: Catalog, filter: { readonly
 export interface CalibrationReport {
   readonly profile: SimProfile;
   readonly runs: number;
-  readonly fit: { readonly ttftMape: number | null; readonly tpotMape: number | null; readonly loss: number };
+  // snake_case: `sim calibrate --json` prints these as they are.
+  readonly fit: { readonly ttft_mape: number | null; readonly tpot_mape: number | null; readonly loss: number };
   /** Each run predicted by a profile fitted without it. */
-  readonly leaveOneOut: { readonly ttftMape: number | null; readonly tpotMape: number | null };
-  readonly before: { readonly ttftMape: number | null; readonly tpotMape: number | null };
+  readonly leave_one_out: { readonly ttft_mape: number | null; readonly tpot_mape: number | null };
+  readonly before: { readonly ttft_mape: number | null; readonly tpot_mape: number | null };
   readonly evaluations: number;
 }
 
@@ -119,9 +120,9 @@ export async function calibrate(opts: {
   return {
     profile: full.profile,
     runs: points.length,
-    fit: { ttftMape: mape(fitPred, measured, 'ttftMs'), tpotMape: mape(fitPred, measured, 'tpotMs'), loss: profileLoss(fitPred, measured) },
-    leaveOneOut: { ttftMape: mape(looPred, measured, 'ttftMs'), tpotMape: mape(looPred, measured, 'tpotMs') },
-    before: { ttftMape: mape(beforePred, measured, 'ttftMs'), tpotMape: mape(beforePred, measured, 'tpotMs') },
+    fit: { ttft_mape: mape(fitPred, measured, 'ttftMs'), tpot_mape: mape(fitPred, measured, 'tpotMs'), loss: profileLoss(fitPred, measured) },
+    leave_one_out: { ttft_mape: mape(looPred, measured, 'ttftMs'), tpot_mape: mape(looPred, measured, 'tpotMs') },
+    before: { ttft_mape: mape(beforePred, measured, 'ttftMs'), tpot_mape: mape(beforePred, measured, 'tpotMs') },
     evaluations,
   };
 }

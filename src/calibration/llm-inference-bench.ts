@@ -46,10 +46,13 @@ export function parseLibRows(text: string, file: string): LibRow[] {
     const input = Object.fromEntries(Object.entries(COLUMNS).map(([k, c]) => [k, TEXT.has(k as keyof typeof COLUMNS) ? (r.fields[c] ?? '') : Number(r.fields[c])]));
     const parsed = LibRow.safeParse({ line: r.line, ...input });
     if (parsed.success) return parsed.data;
-    const issue = parsed.error.issues[0];
-    const field = String(issue?.path[0] ?? '');
-    const column = COLUMNS[field as keyof typeof COLUMNS] ?? field;
-    throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${column} = "${r.fields[column] ?? ''}" is not valid (${issue?.message ?? 'invalid'})`, { details: { file, line: r.line, field: column } });
+    // Every bad cell of the row, each under its column with the text it held.
+    const cells = parsed.error.issues.map((issue) => {
+      const field = String(issue.path[0] ?? '');
+      const column = COLUMNS[field as keyof typeof COLUMNS] ?? field;
+      return { column, what: `${column} = "${r.fields[column] ?? ''}" is not valid (${issue.message})` };
+    });
+    throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${cells.map((c) => c.what).join('; ')}`, { details: { file, line: r.line, field: cells[0]?.column ?? '' } });
   });
 }
 

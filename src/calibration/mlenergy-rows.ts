@@ -86,11 +86,14 @@ export function mlenergyEntries(records: readonly CsvRecord[], file: string): Ml
     const base = { line: r.line, model: r.fields['model_id'] ?? '', gpu: r.fields['gpu'] ?? '' };
     const parsed = MlenergyPredictRow.safeParse(input);
     if (parsed.success) return { ...base, row: parsed.data, error: null };
-    const issue = parsed.error.issues[0] as z.core.$ZodIssue;
-    const field = String(issue.path[issue.path.length - 1] ?? '');
-    const raw = r.fields[field] ?? '';
-    const what = raw === '' ? `${field} is empty` : `${field} = "${raw}" is not ${issue.message}`;
-    return { ...base, row: null, error: new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${what}`, { details: { file, line: r.line, field } }) };
+    // Every bad cell of the row, each under its column with the text it held.
+    const cells = parsed.error.issues.map((issue) => {
+      const column = String(issue.path[issue.path.length - 1] ?? '');
+      const raw = r.fields[column] ?? '';
+      return { column, what: raw === '' ? `${column} is empty` : `${column} = "${raw}" is not ${issue.message}` };
+    });
+    const field = cells[0]?.column ?? '';
+    return { ...base, row: null, error: new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${[...new Set(cells.map((c) => c.what))].join('; ')}`, { details: { file, line: r.line, field } }) };
   });
 }
 

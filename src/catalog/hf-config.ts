@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { ModelSpec } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { invalid, isObject, optArray, optSection, optString, type Json, type Section } from './hf-fields.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 import { readLanguageModel, SUPPORTED, type Family } from './hf-architectures.js';
 import { countParams } from './hf-params.js';
 import { precisionFromHfConfig } from './hf-quantization.js';
@@ -62,8 +63,8 @@ export function modelSpecFromHfConfig(config: unknown, meta: { id: string; hfNam
     source: meta.source,
   });
   if (!spec.success) {
-    const issue = spec.error.issues[0];
-    throw invalid(issue?.path.join('.') ?? '(spec)', `gives an invalid ModelSpec: ${issue?.message ?? spec.error.message}`);
+    const field = spec.error.issues[0]?.path.join('.') ?? '';
+    throw invalid(field === '' ? '(spec)' : field, `gives an invalid ModelSpec: ${formatZodIssues(spec.error.issues)}`);
   }
   return spec.data;
 }

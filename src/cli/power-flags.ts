@@ -1,4 +1,5 @@
 import { LmBenchError } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 import { PowerSpec, parseMetricsUrl } from '../loadgen/power/index.js';
 
 /**
@@ -32,8 +33,8 @@ export function powerSpecOfFlags(v: PowerFlags, env: Readonly<Record<string, str
   const raw = urls.length > 0 ? { kind: 'dcgm', urls, gpus } : { kind: smi === 'amd' ? 'amd-smi' : 'nvidia-smi', gpus };
   const res = PowerSpec.safeParse(Object.fromEntries(Object.entries(raw).filter(([, x]) => x !== undefined)));
   if (!res.success) {
-    const issue = res.error.issues[0];
-    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--power-gpus: ${issue?.message ?? 'invalid'} (got "${v['power-gpus'] ?? ''}")`, { details: { field: 'power-gpus' } });
+    // The flag names the field; each distinct complaint about its entries is said once.
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--power-gpus: ${formatZodIssues(res.error.issues, undefined, () => '')} (got "${v['power-gpus'] ?? ''}")`, { details: { field: 'power-gpus' } });
   }
   return res.data;
 }

@@ -16,7 +16,7 @@ export const COMMANDS = {
   sim: { summary: 'simulated vLLM engine: `sim run` in virtual time, `sim serve` over HTTP', load: () => import('./commands/sim.js'), usage: () => import('./usage/sim.js') },
   run: { summary: 'load runner against an OpenAI-compatible server (like `vllm bench serve`)', load: () => import('./commands/run.js'), usage: () => import('./usage/run.js') },
   space: { summary: 'search space: knobs, rules and what pruning removes', load: () => import('./commands/space.js'), usage: () => import('./usage/space.js') },
-  ingest: { summary: 'ingest benchmark results (vLLM, GuideLLM, genai-perf, lm-bench) into the store', load: () => import('./commands/ingest.js'), usage: () => import('./usage/ingest.js') },
+  ingest: { summary: 'ingest benchmark results (vllm bench, GuideLLM, AIPerf, genai-perf, SGLang, inference-perf, llm-d, ML.ENERGY, lm-bench) into the store', load: () => import('./commands/ingest.js'), usage: () => import('./usage/ingest.js') },
   surrogate: { summary: 'surrogate models: `surrogate train` and `surrogate eval` (k-fold MAPE, R², knob importance)', load: () => import('./commands/surrogate.js'), usage: () => import('./usage/surrogate.js') },
   tune: { summary: 'an unattended tuning study: propose, measure, learn, until the budget is spent', load: () => import('./commands/tune.js'), usage: () => import('./usage/tune.js') },
   report: { summary: 'the HTML deployment report of a tuning study, with one SVG per plot', load: () => import('./commands/report.js'), usage: () => import('./usage/report.js') },

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { LmBenchError } from '../errors.js';
 import { renderStudyReport } from '../report/study/index.js';
 import type { Store } from '../store/store.js';
+import type { StudyExplanation } from '../tune/explain-study.js';
 
 /**
  * Checks, before any rendering, that `outDir` can be a directory of reports: it is one already, or it
@@ -25,10 +26,11 @@ export async function writeStudyReport(
   store: Store,
   study: string,
   outDir: string,
-  opts: { baseline?: string; interactive?: boolean } = {},
+  opts: { baseline?: string; interactive?: boolean; explanation?: StudyExplanation } = {},
 ): Promise<{ files: string[]; missing: Record<string, string>; report: Awaited<ReturnType<typeof renderStudyReport>> }> {
   const report = await renderStudyReport(store, study, {
     ...(opts.baseline === undefined ? {} : { baseline: opts.baseline }),
+    ...(opts.explanation === undefined ? {} : { explanation: opts.explanation }),
     interactive: opts.interactive ?? true,
     generatedAt: new Date().toISOString(),
   });

@@ -2,7 +2,7 @@ import type { BenchmarkResult, Bottleneck, KnobAdvice, ServerConfig, ServerEvide
 
 /**
  * The knob changes that address a bottleneck, most direct first, with a value to try where the
- * evidence gives one (reference vllm-knobs-and-model §2–§10 for what each knob does). A change the
+ * evidence gives one (vLLM's optimization guide, docs.vllm.ai/en/latest/configuration/optimization.html, for what each knob does). A change the
  * configuration already has (fp8 set, CUDA graphs on) is not suggested.
  */
 interface AdviceContext {

@@ -6,7 +6,7 @@ import type { Bottleneck, ServerEngine } from '../domain/index.js';
  * lm-bench does not recognise, or one that exports nothing of these, has no server evidence, and its
  * diagnosis says so rather than reading absent series as an idle server.
  *
- * Names: vLLM's (old names beside the new, reference loadrunner §6.3); SGLang's `sglang:` gauges;
+ * Names: vLLM's (old names beside the new, docs/references/load-runners.md#vllm-prometheus-metrics); SGLang's `sglang:` gauges;
  * llama.cpp's `llamacpp:` gauges (llama-server with `--metrics`: slots busy and requests deferred for
  * want of a slot; no queue, prefill or KV histograms); Hugging Face TGI's `tgi_` series.
  */

@@ -9,7 +9,7 @@ import { ENGINE_METRICS, detectEngine } from './engines.js';
  */
 export type Scrape = ReadonlyMap<string, readonly number[]>;
 
-/** vLLM's metric names (each with its old name, read when the new one is absent; reference loadrunner §6.3). */
+/** vLLM's metric names (each with its old name, read when the new one is absent; docs/references/load-runners.md#vllm-prometheus-metrics). */
 export const METRIC = ENGINE_METRICS.vllm;
 
 export function pickMetric(s: Scrape, names: readonly string[]): readonly number[] | undefined {

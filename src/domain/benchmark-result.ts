@@ -7,8 +7,8 @@ import { Slo } from './slo.js';
 import { Workload } from './workload.js';
 
 /**
- * A benchmark result under `vllm bench serve`'s key names and metric definitions (reference
- * loadrunner §1.6, §9.1), so tools that read vLLM's files read ours; plus lm-bench's own blocks.
+ * A benchmark result under `vllm bench serve`'s key names and metric definitions (see
+ * docs/references/load-runners.md#vllm-bench-serve-result-keys and docs/references/load-runners.md#vllm-bench-serve-metrics), so tools that read vLLM's files read ours; plus lm-bench's own blocks.
  * Stat keys are `{mean,median,std,p50,p90,p95,p99}_{ttft,tpot,itl,e2el}_ms`.
  */
 export const RESULT_METRICS = ['ttft', 'tpot', 'itl', 'e2el'] as const;

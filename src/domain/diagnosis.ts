@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KNOB_NAMES, CONDITIONAL_KNOB_NAMES } from './server-config.js';
+import { ALL_KNOB_NAMES } from './server-config.js';
 import { SLO_KEYS, type SloKey } from './slo.js';
 
 /**
@@ -92,7 +92,7 @@ export const BOTTLENECK_TEXT: Record<Bottleneck, string> = {
   none: 'no bottleneck: the SLOs held and the server kept up',
 };
 
-const KnobId = z.enum([...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES]);
+const KnobId = z.enum(ALL_KNOB_NAMES);
 
 export const KnobAdvice = z.strictObject({
   knob: KnobId,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { SimProfile } from './sim-profile.js';
 
 /**
- * A GPU from `data/hardware.yaml`: datasheet facts (reference §11), each file row carrying its
+ * A GPU from `data/hardware.yaml`: datasheet facts (docs/references/vllm-engine.md#gpu-datasheets), each file row carrying its
  * source. The simulator prices every GPU with one set of efficiencies (`SimProfile`); `sim` may
  * override some of them for a platform whose kernels differ (ROCm), never to fit one GPU's data.
  */

@@ -10,3 +10,5 @@ export * from './knob-assignments.js';
 export * from './sim-profile.js';
 export * from './diagnosis.js';
 export * from './energy.js';
+export * from './knob-value.js';
+export * from './recommendation.js';

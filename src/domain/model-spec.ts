@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** A model architecture from `data/models.yaml` (reference §12), each row with its source. */
+/** A model architecture from `data/models.yaml` (docs/references/vllm-engine.md#model-configurations), each row with its source. */
 export const ModelSpec = z.strictObject({
   id: z.string().min(1),
   hf_name: z.string(),

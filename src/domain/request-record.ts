@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * One request as the load runner or the simulator saw it (reference loadrunner §9.5): enough to
+ * One request as the load runner or the simulator saw it (docs/references/load-runners.md#per-request-record): enough to
  * recompute every metric of vLLM, GuideLLM or genai-perf later. Times are seconds on a monotonic
  * clock from the run's start (`BenchmarkResult.lmb.start_epoch_ms` maps them to wall time).
  */

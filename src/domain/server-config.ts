@@ -1,31 +1,5 @@
 import { z } from 'zod';
 
-/**
- * The 12 vLLM engine arguments lm-bench tunes, under vLLM's own names (the CLI flag is `--` plus the
- * name with `-` for `_`). Bounds here are the ones vLLM itself enforces on the field (pydantic `Field`
- * bounds, reference §4 V17); the narrower tuning domains live in `search-spaces/vllm.yaml`.
- * Every knob is optional: an unset knob is resolved to vLLM's hardware-dependent default.
- */
-export const KNOB_NAMES = [
-  'tensor_parallel_size',
-  'data_parallel_size',
-  'max_num_seqs',
-  'max_num_batched_tokens',
-  'block_size',
-  'gpu_memory_utilization',
-  'enable_chunked_prefill',
-  'enable_prefix_caching',
-  'kv_cache_dtype',
-  'quantization',
-  'max_model_len',
-  'enforce_eager',
-] as const;
-export type KnobName = (typeof KNOB_NAMES)[number];
-
-/** Conditional knobs, accepted in a config and by the simulator but not in the core 12. */
-export const CONDITIONAL_KNOB_NAMES = ['max_cudagraph_capture_size', 'async_scheduling', 'long_prefill_token_threshold', 'enable_expert_parallel'] as const;
-export type ConditionalKnobName = (typeof CONDITIONAL_KNOB_NAMES)[number];
-
 export const KvCacheDtype = z.enum(['auto', 'fp8', 'fp8_e4m3', 'fp8_e5m2']);
 export type KvCacheDtype = z.infer<typeof KvCacheDtype>;
 export const Quantization = z.enum(['none', 'fp8']);
@@ -33,29 +7,14 @@ export type Quantization = z.infer<typeof Quantization>;
 
 const posInt = z.int().positive();
 
-export const ServerConfig = z.strictObject({
-  tensor_parallel_size: posInt.optional(),
-  data_parallel_size: posInt.optional(),
-  max_num_seqs: posInt.optional(),
-  max_num_batched_tokens: posInt.optional(),
-  block_size: posInt.optional(),
-  gpu_memory_utilization: z.number().gt(0).lte(1).optional(),
-  enable_chunked_prefill: z.boolean().optional(),
-  enable_prefix_caching: z.boolean().optional(),
-  kv_cache_dtype: KvCacheDtype.optional(),
-  quantization: Quantization.optional(),
-  max_model_len: posInt.optional(),
-  enforce_eager: z.boolean().optional(),
-  max_cudagraph_capture_size: posInt.optional(),
-  async_scheduling: z.boolean().optional(),
-  long_prefill_token_threshold: z.int().nonnegative().optional(),
-  /** MoE only: whole experts per GPU across DP × TP instead of every expert sliced over them. */
-  enable_expert_parallel: z.boolean().optional(),
-});
-export type ServerConfig = z.infer<typeof ServerConfig>;
-
-/** A config with every knob resolved (vLLM's defaults filled in for the given hardware and model). */
-export const ResolvedServerConfig = z.strictObject({
+/**
+ * The 12 vLLM engine arguments lm-bench tunes, under vLLM's own names (the CLI flag is `--` plus the
+ * name with `-` for `_`). Bounds here are the ones vLLM itself enforces on the field (pydantic `Field`
+ * bounds in `vllm/config/cache.py` and `vllm/config/scheduler.py`); the narrower tuning domains live in `search-spaces/vllm.yaml`.
+ * These two shapes are the one list of knobs: the name lists, the knob kinds (src/domain/knob-value.ts)
+ * and both schemas below are derived from them, so a new knob is one line here.
+ */
+const CORE_KNOBS = {
   tensor_parallel_size: posInt,
   data_parallel_size: posInt,
   max_num_seqs: posInt,
@@ -68,12 +27,33 @@ export const ResolvedServerConfig = z.strictObject({
   quantization: Quantization,
   max_model_len: posInt,
   enforce_eager: z.boolean(),
+};
+
+/** Conditional knobs, accepted in a config and by the simulator but not in the core 12. */
+const CONDITIONAL_KNOBS = {
   max_cudagraph_capture_size: posInt,
   async_scheduling: z.boolean(),
   long_prefill_token_threshold: z.int().nonnegative(),
+  /** MoE only: whole experts per GPU across DP × TP instead of every expert sliced over them. */
   enable_expert_parallel: z.boolean(),
-});
+};
+
+export type KnobName = keyof typeof CORE_KNOBS;
+export type ConditionalKnobName = keyof typeof CONDITIONAL_KNOBS;
+/** Any knob a ServerConfig may set: a core knob or a conditional one. */
+export type AnyKnobName = KnobName | ConditionalKnobName;
+export const KNOB_NAMES = Object.keys(CORE_KNOBS) as readonly KnobName[];
+export const CONDITIONAL_KNOB_NAMES = Object.keys(CONDITIONAL_KNOBS) as readonly ConditionalKnobName[];
+/** Every knob, core ones first, in the order configs are written. */
+export const ALL_KNOB_NAMES: readonly AnyKnobName[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
+
+/** A config with every knob resolved (vLLM's defaults filled in for the given hardware and model). */
+export const ResolvedServerConfig = z.strictObject({ ...CORE_KNOBS, ...CONDITIONAL_KNOBS });
 export type ResolvedServerConfig = z.infer<typeof ResolvedServerConfig>;
+
+/** Every knob is optional: an unset knob is resolved to vLLM's hardware-dependent default. */
+export const ServerConfig = ResolvedServerConfig.partial();
+export type ServerConfig = z.infer<typeof ServerConfig>;
 
 export type KnobValue = number | boolean | string;
 

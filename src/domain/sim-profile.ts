@@ -65,7 +65,7 @@ export const PROFILE_PARAMS = Object.keys(SimProfile.shape) as ProfileParam[];
  * Where a fit may move each parameter: the physically plausible range, so that a fit cannot buy a
  * better loss with an impossible GPU. Upper bounds on efficiencies from what microbenchmarks reach on
  * Hopper (streaming copies ≈ 90% of peak HBM bandwidth; the BLIS fit's marginal prefill token ≈ 88% of
- * the bf16 peak, reference §13.2 K18; fp8 GEMMs reach a lower share of their doubled peak, §13.2);
+ * the bf16 peak, docs/references/vllm-engine.md#calibration-measurements K18; fp8 GEMMs reach a lower share of their doubled peak, docs/references/vllm-engine.md#efficiency-estimates);
  * lower bounds on fixed costs from what a CUDA kernel launch or an engine step cannot go under
  * (≈ 1 µs a kernel inside a graph, some CPU per step and per request, some API-server time per request).
  */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { assertNever } from '../errors.js';
+import { assertNever, LmBenchError } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 
 /**
  * Latency service-level objectives. Aggregate keys (`ttft_p99_ms`, …) constrain a run's percentiles;
@@ -43,25 +44,31 @@ export function requestThresholds(slo: Slo | undefined): RequestSlo | undefined 
 }
 
 /**
- * `ttft_p99_ms=350,itl_p99_ms=50` → Slo. Throws an Error whose message is one sentence naming the
- * offending part (callers prefix the flag): not key=value, an unknown key, or a value that is not a
- * positive number of milliseconds.
+ * `ttft_p99_ms=350,itl_p99_ms=50` → Slo. The text is user input (a flag), so every way it can be
+ * wrong — not key=value, an unknown key, a value that is not a positive number of milliseconds — is
+ * LMB_ERR_INVALID_ARGUMENT naming the flag (`label`, `--slo` by default) and the offending part, raised
+ * here where it is parsed rather than converted by each caller.
  */
-export function parseSloString(text: string): Slo {
+export function parseSloString(text: string, at: { readonly label?: string; readonly field?: string } = {}): Slo {
+  const label = at.label ?? '--slo';
+  const field = at.field ?? 'slo';
+  const bad = (why: string): LmBenchError => new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `${label}: ${why}`, { details: { field, value: text } });
   const obj: Record<string, number> = {};
   const parts = text.split(',').map((s) => s.trim()).filter(Boolean);
-  if (parts.length === 0) throw new Error('empty; give key=value pairs such as ttft_p99_ms=350,itl_p99_ms=50');
+  if (parts.length === 0) throw bad('empty; give key=value pairs such as ttft_p99_ms=350,itl_p99_ms=50');
   for (const part of parts) {
     const eq = part.indexOf('=');
-    if (eq <= 0 || eq === part.length - 1) throw new Error(`"${part}" is not key=value`);
+    if (eq <= 0 || eq === part.length - 1) throw bad(`"${part}" is not key=value (keys like ttft_p99_ms, itl_p99_ms, tpot_p99_ms, e2el_p99_ms)`);
     const key = part.slice(0, eq).trim();
     const value = part.slice(eq + 1).trim();
-    if (!(SLO_KEYS as readonly string[]).includes(key)) throw new Error(`unknown key "${key}"; known: ${SLO_KEYS.join(', ')}`);
+    if (!(SLO_KEYS as readonly string[]).includes(key)) throw bad(`unknown key "${key}"; known: ${SLO_KEYS.join(', ')}`);
     const num = Number(value);
-    if (value === '' || !Number.isFinite(num) || num <= 0) throw new Error(`${key}=${value}: the limit must be a positive number of milliseconds`);
+    if (value === '' || !Number.isFinite(num) || num <= 0) throw bad(`${key}=${value}: the limit must be a positive number of milliseconds`);
     obj[key] = num;
   }
-  return Slo.parse(obj);
+  const res = Slo.safeParse(obj);
+  if (!res.success) throw bad(formatZodIssues(res.error.issues));
+  return res.data;
 }
 
 /** The aggregate keys of an SLO as `parseSloString` reads them (per-request thresholds left out). */

@@ -7,7 +7,7 @@ import { Slo } from './slo.js';
 import { Workload } from './workload.js';
 
 /**
- * Trials and studies, after Optuna (aesthetics-anchors §4.3, §4.7): a trial moves
+ * Trials and studies, after Optuna (`optuna/trial/_state.py`, `optuna/study/study.py`): a trial moves
  * waiting → running → complete | failed | pruned, and a finished trial never changes again.
  */
 export const TrialState = z.enum(['waiting', 'running', 'complete', 'failed', 'pruned']);

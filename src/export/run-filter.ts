@@ -1,4 +1,4 @@
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, ServerConfig } from '../domain/index.js';
+import { ALL_KNOB_NAMES, coerceKnobValue, isKnobName, validateServerConfig, type ServerConfig } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { SourceFormat } from '../store/index.js';
 
@@ -22,16 +22,7 @@ import { RUN_FILTER_KEYS } from './run-filter-keys.js';
 
 export { RUN_FILTER_KEYS };
 
-const KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
-
 const bad = (message: string, field = 'runs'): LmBenchError => new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--runs: ${message}`, { details: { field } });
-
-/** A knob value as the query string gives it: true/false, a number, else the string. */
-function coerce(raw: string): number | boolean | string {
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
-}
 
 export function parseRunFilter(text: string): RunFilterSpec {
   const trimmed = text.trim();
@@ -49,8 +40,9 @@ export function parseRunFilter(text: string): RunFilterSpec {
     seen.add(key);
     if (key.startsWith('config.')) {
       const knob = key.slice('config.'.length);
-      if (!KNOBS.includes(knob)) throw new LmBenchError('LMB_ERR_UNKNOWN_KNOB', `--runs ${key}: unknown knob "${knob}"; known: ${KNOBS.join(', ')}`, { details: { field: key } });
-      knobs[knob] = coerce(value);
+      if (!isKnobName(knob)) throw new LmBenchError('LMB_ERR_UNKNOWN_KNOB', `--runs ${key}: unknown knob "${knob}"; known: ${ALL_KNOB_NAMES.join(', ')}`, { details: { field: key } });
+      // Read as the route's query and `--set` read it (one rule for knob text, src/domain/knob-value.ts).
+      knobs[knob] = coerceKnobValue(knob, value, { label: `--runs ${key}`, field: key });
       continue;
     }
     switch (key) {
@@ -75,11 +67,5 @@ export function parseRunFilter(text: string): RunFilterSpec {
     }
   }
   if (Object.keys(knobs).length === 0) return out;
-  const config = ServerConfig.safeParse(knobs);
-  if (!config.success) {
-    const issue = config.error.issues[0];
-    const field = `config.${String(issue?.path[0] ?? '')}`;
-    throw new LmBenchError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `--runs ${field}: ${issue?.message ?? 'invalid'}`, { details: { field } });
-  }
-  return { ...out, config: config.data };
+  return { ...out, config: validateServerConfig(knobs, '--runs') };
 }

@@ -13,7 +13,7 @@ import { installMetrics } from './metrics.js';
 import { createRecommender } from './recommender.js';
 import { docsRoutes } from './routes/docs.js';
 import { healthRoutes } from './routes/health.js';
-import { modelRoutes } from './routes/models.js';
+import { surrogateRoutes } from './routes/surrogates.js';
 import { recommendationRoutes } from './routes/recommendations.js';
 import { reportRoutes } from './routes/reports.js';
 import { createReporter } from './reporter.js';
@@ -31,8 +31,8 @@ import { createTrainer } from './trainer.js';
  */
 export interface AppDeps {
   readonly store: Store;
-  /** The store's SQLite file (the recommendation worker reads it); null for a MemoryStore. */
-  readonly dbPath: string | null;
+  /** The store's SQLite file: the worker threads (studies, recommendations, reports, plans) open it by path. */
+  readonly dbPath: string;
   readonly config?: ServiceConfigInput;
   /** The bearer token for writes; null refuses every write. */
   readonly token: string | null;
@@ -64,7 +64,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const recommender = createRecommender({ store: deps.store, dbPath: deps.dbPath, spacePath, threads: config.recommend_threads, now });
   const trainer = createTrainer({ store: deps.store, catalog, space, onSaved: () => recommender.invalidate() });
   const reporter = createReporter({ store: deps.store, dbPath: deps.dbPath });
-  const planner = createPlanner({ store: deps.store, dbPath: deps.dbPath });
+  const planner = createPlanner({ dbPath: deps.dbPath });
   const studies = new StudyManager({ store: deps.store, dbPath: deps.dbPath, spacePath, catalog, space, targets: config.targets, now, log: app.log });
   const ctx: ServiceContext = {
     store: deps.store,
@@ -98,7 +98,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(planRoutes, { ctx, planner });
   await app.register(runRoutes, { ctx });
   await app.register(studyRoutes, { ctx });
-  await app.register(modelRoutes, { ctx });
+  await app.register(surrogateRoutes, { ctx });
   await app.register(reportRoutes, { ctx, reporter });
   await app.register(docsRoutes, { ctx, version: deps.version ?? '0.1.0' });
 

@@ -13,7 +13,7 @@ import { workerHandler } from '../workers/pool.js';
  * history is read through a read-only connection, for the per-GPU corrections; nothing is written.
  */
 export interface PlanTask {
-  readonly dbPath: string | null;
+  readonly dbPath: string;
   readonly question: PlanQuestion;
   /** The model when a config.json defined it, and GPUs a datasheet defined (this thread's catalog lacks them). */
   readonly modelSpec: ModelSpec;
@@ -26,7 +26,7 @@ export interface PlanResult {
   readonly html: string | null;
 }
 
-export async function planTask(store: Store | null, task: PlanTask): Promise<PlanResult> {
+async function planTask(store: Store, task: PlanTask): Promise<PlanResult> {
   registerModel(task.modelSpec);
   for (const hw of task.hardwareSpecs) registerGpu(hw);
   const catalog = defaultCatalog();
@@ -35,10 +35,10 @@ export async function planTask(store: Store | null, task: PlanTask): Promise<Pla
 }
 
 export default workerHandler(async (task: PlanTask): Promise<PlanResult> => {
-  const store = task.dbPath === null ? null : openStore(task.dbPath, { readonly: true });
+  const store = openStore(task.dbPath, { readonly: true });
   try {
     return await planTask(store, task);
   } finally {
-    store?.close();
+    store.close();
   }
 });

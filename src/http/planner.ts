@@ -1,19 +1,18 @@
-import type { Store } from '../store/store.js';
 import { createWorkerPool, workerEntry } from '../workers/pool.js';
 import type { PlanResult, PlanTask } from './plan.worker.js';
 
-/** Plans for the service, computed in one worker thread (in-process, on the given store, for a MemoryStore). */
+/** Plans for the service, computed in one worker thread that opens the store's file read-only. */
 export interface Planner {
   plan(task: Omit<PlanTask, 'dbPath'>): Promise<PlanResult>;
   close(): Promise<void>;
 }
 
-export function createPlanner(opts: { readonly store: Store; readonly dbPath: string | null }): Planner {
-  const pool = opts.dbPath === null ? null : createWorkerPool<PlanTask, PlanResult>({ entry: workerEntry(import.meta.url, 'plan'), what: 'plan', maxThreads: 1, idleTimeoutMs: 30_000 });
+export function createPlanner(opts: { readonly dbPath: string }): Planner {
+  const pool = createWorkerPool<PlanTask, PlanResult>({ entry: workerEntry(import.meta.url, 'plan'), what: 'plan', maxThreads: 1, idleTimeoutMs: 30_000 });
   return {
-    plan: async (t) => (pool === null ? (await import('./plan.worker.js')).planTask(opts.store, { ...t, dbPath: null }) : pool.run({ ...t, dbPath: opts.dbPath })),
+    plan: (t) => pool.run({ ...t, dbPath: opts.dbPath }),
     close: async () => {
-      await pool?.destroy();
+      await pool.destroy();
     },
   };
 }

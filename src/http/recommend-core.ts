@@ -2,14 +2,14 @@ import { answerQuestion, priceAnswer, type Answer, type AnsweringModel, type Que
 import { defaultCatalog } from '../catalog/index.js';
 import { deserializeSurrogate } from '../surrogate/surrogate.js';
 import { simulatedAnswer } from '../advise/simulated-answer.js';
-import { priorSimulator, type PriorSimulator } from '../optimize/prior-simulator.js';
+import { priorSimulator, type PriorSimulator } from '../calibration/prior-simulator.js';
 import type { BenchmarkResult } from '../domain/index.js';
 import { loadSpace, type SearchSpace } from '../space/index.js';
 import type { ModelRecord, Store } from '../store/store.js';
 
 /**
  * One recommendation in the service, the same core as `lm-bench recommend` (src/advise). Runs in the
- * recommendation worker (or in-process for a store without a file); the question was validated on
+ * recommendation worker, which opens the store's file read-only; the question was validated on
  * the request thread (names resolved against the catalog, workload loaded).
  */
 export type { Answer, Question } from '../advise/answer.js';

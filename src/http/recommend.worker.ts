@@ -24,7 +24,7 @@ export type RecommendTask =
       readonly hardwareSpec?: Hardware;
     }
   /** No model covers the question: the simulator answers (the store is read for a calibrated profile). */
-  | { readonly kind: 'simulate'; readonly dbPath: string | null; readonly spacePath: string; readonly question: Question; readonly modelSpec?: ModelSpec; readonly hardwareSpec?: Hardware };
+  | { readonly kind: 'simulate'; readonly dbPath: string; readonly spacePath: string; readonly question: Question; readonly modelSpec?: ModelSpec; readonly hardwareSpec?: Hardware };
 
 /** The answer; null for a ping. */
 export type RecommendResult = Answer | null;
@@ -49,7 +49,6 @@ function handle(task: RecommendTask): RecommendResult {
   // Over any datasheet a store opened in this thread registered under the id: the question's own figures price it.
   if (task.hardwareSpec !== undefined) registerGpu(task.hardwareSpec);
   if (task.kind === 'simulate') {
-    if (task.dbPath === null) return simulatedFor(null, task.spacePath, task.question);
     const store = openStore(task.dbPath, { readonly: true });
     try {
       return simulatedFor(store, task.spacePath, task.question);

@@ -1,15 +1,13 @@
 import { createWorkerPool, workerEntry } from '../workers/pool.js';
-import type { AnsweringModel } from '../advise/answer.js';
 import { PROFILE_KIND, profileSlot } from '../calibration/profiles.js';
 import { gpuFigures } from '../catalog/gpu-file.js';
-import { registerGpu } from '../catalog/index.js';
 import type { Hardware, ModelSpec } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { featureNames } from '../surrogate/features.js';
 import { SURROGATE_KIND, selectSurrogate } from '../surrogate/registry.js';
 import { spaceEncoder } from '../optimize/space-source.js';
 import type { ModelInfo, Store } from '../store/store.js';
-import { answer, answeringModel, simulatedFor, spaceAt, type Answer, type Question } from './recommend-core.js';
+import { spaceAt, type Answer, type Question } from './recommend-core.js';
 import type { RecommendResult, RecommendTask } from './recommend.worker.js';
 
 /**
@@ -49,8 +47,8 @@ export interface Recommender {
 
 export interface RecommenderOptions {
   readonly store: Store;
-  /** The store's SQLite file; null runs answers in-process (a MemoryStore in tests). */
-  readonly dbPath: string | null;
+  /** The store's SQLite file: the workers open it read-only (a connection cannot cross threads). */
+  readonly dbPath: string;
   readonly spacePath: string;
   readonly threads: number;
   readonly now: () => number;
@@ -60,10 +58,7 @@ export interface RecommenderOptions {
 }
 
 export function createRecommender(opts: RecommenderOptions): Recommender {
-  const pool =
-    opts.dbPath === null
-      ? null
-      : createWorkerPool<RecommendTask, RecommendResult>({ entry: workerEntry(import.meta.url, 'recommend'), what: 'recommendation', minThreads: opts.threads, maxThreads: opts.threads, idleTimeoutMs: 60_000 });
+  const pool = createWorkerPool<RecommendTask, RecommendResult>({ entry: workerEntry(import.meta.url, 'recommend'), what: 'recommendation', minThreads: opts.threads, maxThreads: opts.threads, idleTimeoutMs: 60_000 });
   const cacheSize = opts.cacheSize ?? 512;
   // A model fitted on another feature schema (the space or lm-bench changed) cannot answer.
   const schema = featureNames(spaceEncoder(spaceAt(opts.spacePath)));
@@ -73,7 +68,6 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
   const latest = new Map<string, CachedAnswer>();
   let infos: ModelInfo[] = [];
   let checkedAt = Number.NEGATIVE_INFINITY;
-  let local: (AnsweringModel & { id: number }) | undefined;
 
   /** The saved surrogates, newest first, re-read at most once per modelCheckMs. */
   const models = (): ModelInfo[] => {
@@ -96,21 +90,11 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     // A derived model's spec and a datasheet's GPU ride with the task: the worker's catalog knows only data/*.yaml.
     const modelSpec = qm?.configHash === null || qm === undefined ? {} : { modelSpec: qm.spec };
     const carried = { ...modelSpec, ...(hw === undefined ? {} : { hardwareSpec: hw }) };
-    // In-process, the answer below is computed synchronously right after: no other question re-registers the id in between.
-    if (pool === null && hw !== undefined) registerGpu(hw);
-    if (modelId === null) {
-      if (pool === null) return simulatedFor(opts.store, opts.spacePath, question);
-      return runTask({ kind: 'simulate', dbPath: opts.dbPath, spacePath: opts.spacePath, question, ...carried });
-    }
-    if (pool === null) {
-      if (local?.id !== modelId) local = { id: modelId, ...answeringModel(opts.store.getModel(modelId)) };
-      return answer(local, opts.spacePath, question);
-    }
-    return runTask({ kind: 'recommend', dbPath: opts.dbPath ?? '', modelId, spacePath: opts.spacePath, question, ...carried });
+    if (modelId === null) return runTask({ kind: 'simulate', dbPath: opts.dbPath, spacePath: opts.spacePath, question, ...carried });
+    return runTask({ kind: 'recommend', dbPath: opts.dbPath, modelId, spacePath: opts.spacePath, question, ...carried });
   }
 
   async function runTask(task: RecommendTask): Promise<Answer> {
-    if (pool === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'no recommendation worker pool');
     const res = await pool.run(task);
     if (res === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'recommendation worker returned no answer');
     return res;
@@ -162,7 +146,6 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       return entry.promise;
     },
     async ping() {
-      if (pool === null) return true;
       try {
         await pool.run({ kind: 'ping' });
         return true;
@@ -171,7 +154,7 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       }
     },
     async close() {
-      await pool?.destroy();
+      await pool.destroy();
     },
   };
 }

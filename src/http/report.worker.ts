@@ -13,7 +13,7 @@ export type ReportTask =
   | { readonly kind: 'plot'; readonly dbPath: string; readonly study: number | string; readonly plot: string };
 
 /** The report's HTML or the plot's SVG. */
-export async function renderTask(store: Store, task: ReportTask): Promise<string> {
+async function renderTask(store: Store, task: ReportTask): Promise<string> {
   if (task.kind === 'report') return (await renderStudyReport(store, task.study)).html;
   if (!isPlotKind(task.plot)) throw new LmBenchError('LMB_ERR_NOT_FOUND', `no plot "${task.plot}"`, { details: { field: 'kind' } });
   return renderStudyPlotSvg(store, task.study, task.plot);

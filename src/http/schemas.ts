@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { GpuFile } from '../catalog/gpu-file.js';
-import { Cost, Diagnosis, Objective, Saturation, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
+import { Diagnosis, Objective, RecommendationAnswer, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
 import { RunRecord, SourceFormat } from '../store/store.js';
 import { StoredRun } from '../ingest/stored.js';
+import { RequestCounts } from '../tune/lost-requests.js';
+import { StudyRecommendation, TrialMetrics } from '../tune/summary.js';
 
 /**
  * Request and response shapes of the v1 API, composed from the domain schemas (no new shapes for
@@ -50,95 +52,8 @@ export const RecommendationRequest = z.strictObject({
 });
 export type RecommendationRequest = z.infer<typeof RecommendationRequest>;
 
-const Interval = z.object({ mean: z.number(), low: z.number(), high: z.number() });
-const RecommendedConfig = z.object({
-  config: ServerConfig,
-  predicted: z.record(z.string(), Interval),
-  pStart: z.number(),
-  pMeetsSlo: z.number(),
-  /** `knob=value` of the knobs whose values change the model's numerics. */
-  numericsChanges: z.array(z.string()),
-  /** What limits this configuration on the workload, from a simulated run of it. */
-  diagnosis: Diagnosis.nullable().optional(),
-  /** Whether that simulated run kept up with the arrivals (a saturated one cannot sustain the load). */
-  saturation: Saturation.nullable().optional(),
-});
-const MeasureCommands = z.object({ config: ServerConfig, vllm_serve: z.string(), lm_bench_run: z.string() });
-const KnobValues = z.record(z.string(), z.union([z.number(), z.boolean(), z.string()]));
-const FigureSource = z.enum(['measured', 'predicted', 'simulated']);
-const PickSide = z.object({ changed: KnobValues, figure: z.number().nullable(), meets_slo: z.boolean() });
-/** The pick with every knob whose change does not matter back at vLLM's default (issue 30). */
-const Simplification = z.object({
-  figure: z.string(),
-  tolerance_rel: z.number(),
-  source: FigureSource,
-  before: PickSide,
-  after: PickSide,
-  reverted: z.array(z.object({ knob: z.string(), pick_value: z.union([z.number(), z.boolean(), z.string()]), default_value: z.union([z.number(), z.boolean(), z.string()]).nullable(), figure_change_pct: z.number() })),
-});
-const AttributionStep = z.object({
-  knobs: KnobValues,
-  figure: z.number().nullable(),
-  gain_pct: z.number().nullable(),
-  meets_slo: z.boolean().nullable(),
-  p99_ttft_ms: z.number().nullable(),
-  p99_itl_ms: z.number().nullable(),
-  source: FigureSource.nullable(),
-});
-/** From vLLM's defaults to the pick, one knob a step, each with its gain. */
-const Attribution = z.object({ figure: z.string(), defaults: AttributionStep, steps: z.array(AttributionStep) });
-const SloMiss = z.object({ slo: z.string(), predicted: z.number(), limit: z.number() });
-/** When nothing meets the SLOs: the nearest configurations and the changes that make one meet them. */
-const Nearest = z.object({
-  candidates: z.array(z.object({ config: ServerConfig, values: z.record(z.string(), z.number()), worst_ratio: z.number(), misses: z.array(SloMiss), would_meet: Slo, vllm_command: z.string() })),
-  changes: z.array(
-    z.object({
-      kind: z.enum(['relax_slo', 'add_gpus', 'accept_fp8']),
-      description: z.string(),
-      slo: Slo,
-      gpus: z.int(),
-      config: ServerConfig,
-      vllm_command: z.string(),
-      output_throughput_per_gpu: z.number().nullable(),
-      source: z.enum(['predicted', 'simulated']),
-    }),
-  ),
-  /** Simulated configurations that could not sustain the load (no SLO holds for them), and the most any sustained. */
-  saturated: z.object({ count: z.int(), of: z.int(), best_sustained_rps: z.number(), offered_rps: z.number() }).nullable().optional(),
-});
-export const RecommendationResponse = z.object({
-  /** The saved model that answered; null when the simulator answered (no runs of this GPU and model). */
-  model_id: z.int().nullable(),
-  source: z.object({
-    kind: z.enum(['model', 'simulator']),
-    model_id: z.int().nullable(),
-    study: z.string().nullable(),
-    validated: z.boolean(),
-    trained_at_ms: z.number().nullable(),
-    simulator: z.object({ profile: z.string(), simulated: z.int(), log_sd: z.record(z.string(), z.number()) }).nullable(),
-  }),
-  rule: z.string(),
-  slo: Slo,
-  keep_precision: z.boolean(),
-  history_runs: z.int(),
-  best: RecommendedConfig.nullable(),
-  precisionKeeping: RecommendedConfig.nullable(),
-  pareto: z.array(RecommendedConfig.extend({ recommended: z.boolean(), note: z.string().nullable() })),
-  vllmArgs: z.array(z.string()).nullable(),
-  vllm_command: z.string().nullable(),
-  precision_keeping_command: z.string().nullable(),
-  vllmConfigYaml: z.string().nullable(),
-  trust: z.object({ level: z.enum(['ok', 'thin']), reasons: z.array(z.string()), runNext: z.array(ServerConfig) }),
-  measure_next: z.array(MeasureCommands),
-  enqueue_command: z.string().nullable(),
-  candidatesScored: z.int(),
-  simplification: Simplification.nullable(),
-  attribution: Attribution.nullable(),
-  /** What the pick's flags mean for some requests (a lowered max_model_len refuses longer ones). */
-  warnings: z.array(z.string()),
-  nearest: Nearest.nullable(),
-  cost: Cost.nullable().optional(),
-});
+/** What `lm-bench recommend --json` prints too: one schema, in domain/recommendation.ts. */
+export const RecommendationResponse = RecommendationAnswer;
 
 export const IngestFile = z.strictObject({
   /** Shown in reports and stored as the source path. */
@@ -213,7 +128,11 @@ const TrialSummary = z.object({
   origin: Trial.shape.origin,
   config: ServerConfig,
   meets_slo: z.boolean().nullable(),
-  metrics: z.record(z.string(), z.number().nullable()).nullable(),
+  /** Requests its run sent and lost (null when it ran no load); a trial that lost more than 5% failed. */
+  requests: RequestCounts.nullable(),
+  /** The first trial of the same configuration when this one measured it again; else null. */
+  repeat_of: z.int().nullable(),
+  metrics: TrialMetrics.nullable(),
   failure_reason: z.string().nullable(),
   failure_class: z.string().nullable(),
   /** Why the measured trial missed the SLOs or saturated (`none` when it did neither). */
@@ -233,11 +152,15 @@ export const StudyDetail = z.object({
   stop_reason: z.string().nullable(),
   trials: z.array(TrialSummary),
   front: z.array(z.int()),
-  recommendation: z.record(z.string(), z.unknown()).nullable(),
+  recommendation: StudyRecommendation.nullable(),
   counts: z.record(z.string(), z.int()),
+  /** The relative run-to-run noise ties are judged by: from repeats, or the default. */
+  noise: z.object({ rel: z.number(), dof: z.number(), source: z.enum(['default', 'repeats']) }),
   /** What failed and what was learned from it: trial numbers per failure class, and the rules on the knobs. */
   failures: z.object({ by_class: z.record(z.string(), z.array(z.int())), rules: z.array(LearnedRule) }),
 });
+
+export const StudyList = z.object({ studies: z.array(StudyListItem) });
 
 export const StudyAccepted = z.object({ id: z.int(), name: z.string(), state: Study.shape.state, active: z.boolean() });
 
@@ -248,23 +171,28 @@ export const TrainRequestBody = z.strictObject({
   seed: z.int().nonnegative().default(0),
 });
 
-export const ModelInfoSchema = z.object({
+/** A saved surrogate's record, without its blob. */
+export const SurrogateInfo = z.object({
   id: z.int(),
   kind: z.string(),
+  /** A name that holds at most one surrogate at a time (`study:<name>`: a study's latest fit); null for `surrogate train`'s. */
+  slot: z.string().nullable(),
   metadata: z.record(z.string(), z.unknown()),
   metrics: z.record(z.string(), z.number().nullable()),
   size_bytes: z.int(),
   created_at_ms: z.number(),
 });
-export const ModelList = z.object({ models: z.array(ModelInfoSchema) });
-export const TrainResponse = z.object({ model: ModelInfoSchema, rows: z.int(), targets: z.array(z.string()) });
+// `models` and `model` stay the keys while the deprecated `/v1/models` aliases answer from the same handlers.
+export const SurrogateList = z.object({ models: z.array(SurrogateInfo) });
+export const TrainResponse = z.object({ model: SurrogateInfo, rows: z.int(), targets: z.array(z.string()) });
 
 export const Health = z.object({
   status: z.enum(['ok', 'degraded']),
   store: z.enum(['ok', 'failed']),
   workers: z.object({ recommend: z.enum(['ok', 'failed']), recommend_threads: z.int(), training: z.boolean() }),
   studies_running: z.int(),
-  model_id: z.int().nullable(),
+  /** The saved surrogate recommendations come from (null: none yet, the simulator answers). */
+  surrogate_id: z.int().nullable(),
 });
 
 export const ErrorBody = z.object({

@@ -9,7 +9,7 @@ import type { Store } from '../store/store.js';
 import { assertGpuFitsHistory } from '../store/adopt-gpu.js';
 import type { StopMode } from '../targets/types.js';
 import { TargetSpec } from '../targets/spec.js';
-import { buildStudy, featureContext, registerStudySpecs, runStudy, type StudyRunOptions } from '../tune/study-runner.js';
+import { buildStudy, featureContext, registerStudySpecs, type StudyRunOptions } from '../tune/study-runner.js';
 import { summarizeStudy, type StudySummary } from '../tune/summary.js';
 import { studyRules } from '../tune/failure-book.js';
 import { createRng } from '../util/rng.js';
@@ -33,8 +33,8 @@ export interface ServiceStudyInfo {
 
 export interface StudyManagerOptions {
   readonly store: Store;
-  /** The store's file: each study then runs in a worker thread of its own; null runs them in-process. */
-  readonly dbPath: string | null;
+  /** The store's file: each study runs in a worker thread of its own, which opens it by path. */
+  readonly dbPath: string;
   readonly spacePath: string;
   readonly catalog: Catalog;
   readonly space: SearchSpace;
@@ -216,7 +216,7 @@ export class StudyManager {
 
   #start(studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): void {
     if (this.#closed) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the service is shutting down');
-    const active = this.#o.dbPath === null ? this.#inProcess(studyId, spec, target, sampler) : this.#inWorker(this.#o.dbPath, studyId, spec, target, sampler);
+    const active = this.#inWorker(this.#o.dbPath, studyId, spec, target, sampler);
     void active.done.finally(() => this.#active.delete(studyId));
     this.#active.set(studyId, active);
     this.#o.log.info({ study: studyId, target: target.kind, sampler }, 'study started');
@@ -244,23 +244,6 @@ export class StudyManager {
           resolve();
         });
       }),
-    };
-    return active;
-  }
-
-  #inProcess(studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): Active {
-    const controller = new AbortController();
-    const active: Active = {
-      shuttingDown: false,
-      abort: (mode) => controller.abort(mode),
-      // In-process loops cannot be cut short; the store closing under them ends them at their next write.
-      terminate: () => Promise.resolve(),
-      done: runStudy({ ...this.#runOptions(spec, target, sampler), signal: controller.signal }).then(
-        ({ summary }) => this.#o.log.info({ study: studyId, reason: summary.reason }, 'study stopped'),
-        (err: unknown) => {
-          if (!active.shuttingDown) this.#o.log.error({ err, study: studyId }, 'study failed');
-        },
-      ),
     };
     return active;
   }

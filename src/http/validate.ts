@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { LmBenchError, type ErrorCode } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 
 /**
  * Request validation with zod (the one source of shapes), failures as catalog errors naming the
@@ -54,7 +55,12 @@ export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where
     code = inConfig ? 'LMB_ERR_UNKNOWN_KNOB' : 'LMB_ERR_INVALID_ARGUMENT';
   }
   const field = fieldPath(path);
-  throw new LmBenchError(code, `${where}${field === '' ? '' : `.${field}`}: ${issue.message}`, {
+  // The code and details.field come from the first issue; the message names every one, each at its path.
+  const message = formatZodIssues(res.error.issues.map(unwrapUnion), undefined, (p) => {
+    const f = fieldPath(p);
+    return f === '' ? where : `${where}.${f}`;
+  });
+  throw new LmBenchError(code, message, {
     details: { field: field === '' ? where : field, issues: res.error.issues.length },
   });
 }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { KNOB_NAMES, CONDITIONAL_KNOB_NAMES, ServerConfig, Workload, type HardwareRef } from '../domain/index.js';
+import { ALL_KNOB_NAMES, ServerConfig, Workload, type HardwareRef } from '../domain/index.js';
 import type { Catalog } from '../catalog/index.js';
 import { LmBenchError, isLmBenchError } from '../errors.js';
 import { parseYaml } from '../util/yaml.js';
@@ -49,7 +49,7 @@ export interface SidecarInfo {
   readonly workload?: Workload;
 }
 
-const KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
+const KNOBS: readonly string[] = ALL_KNOB_NAMES;
 
 /** Parses sidecar YAML text (line-numbered LMB_ERR_CONFIG_INVALID on error). */
 export function parseSidecar(text: string, file: string): SidecarInfo {

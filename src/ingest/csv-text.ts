@@ -1,63 +1,17 @@
+import { tokenizeCsv, type CsvRow } from '../util/csv.js';
 import { rejected } from './json-text.js';
 
 /**
- * A small RFC 4180 reader for the CSV exports of benchmark tools: comma-separated fields, fields in
- * double quotes may hold commas, line breaks and doubled quotes (`""`), CRLF or LF line ends. Tools
- * write several tables into one file separated by blank lines (AIPerf, genai-perf), so the reader
- * keeps blank lines as section breaks. Pure: text in, rows out.
+ * CSV exports of benchmark tools, read with the one tokenizer (util/csv.ts). Tools write several
+ * tables into one file separated by blank lines (AIPerf, genai-perf), so blank lines are kept as
+ * section breaks. Pure: text in, rows out.
  */
-export interface CsvRow {
-  /** 1-based line of the row's first character (for messages). */
-  readonly line: number;
-  readonly cells: string[];
-}
+export type { CsvRow };
 
 /** Rows of the text; a row whose cells are all empty is a blank line (`cells` = []). */
 export function readCsv(text: string): CsvRow[] {
-  const rows: CsvRow[] = [];
-  let cells: string[] = [];
-  let cell = '';
-  let inQuotes = false;
-  let line = 1;
-  let rowLine = 1;
-  let quotedCell = false;
-  const endCell = (): void => {
-    cells.push(cell);
-    cell = '';
-    quotedCell = false;
-  };
-  const endRow = (): void => {
-    endCell();
-    rows.push({ line: rowLine, cells: cells.length === 1 && cells[0] === '' ? [] : cells });
-    cells = [];
-  };
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i] as string;
-    if (inQuotes) {
-      if (c === '"') {
-        if (text[i + 1] === '"') {
-          cell += '"';
-          i++;
-        } else inQuotes = false;
-      } else {
-        if (c === '\n') line++;
-        cell += c;
-      }
-      continue;
-    }
-    if (c === '"' && cell === '' && !quotedCell) {
-      inQuotes = true;
-      quotedCell = true;
-    } else if (c === ',') endCell();
-    else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++;
-      endRow();
-      line++;
-      rowLine = line;
-    } else cell += c;
-  }
-  if (inQuotes) throw rejected(`CSV line ${rowLine}: a quoted field is not closed (the file is cut off?)`);
-  if (cell !== '' || cells.length > 0) endRow();
+  const { rows, unclosedQuoteLine } = tokenizeCsv(text);
+  if (unclosedQuoteLine !== null) throw rejected(`CSV line ${unclosedQuoteLine}: a quoted field is not closed (the file is cut off?)`);
   return rows;
 }
 

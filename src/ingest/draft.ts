@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { BenchmarkResult, STAT_KEYS, type LmbBlock, type StatKey } from '../domain/index.js';
 import type { RunMeta } from '../store/index.js';
 import { NON_FINITE_STRINGS, rejected } from './json-text.js';
+import { dottedPath, formatZodIssues } from '../util/zod-issues.js';
 
 /** lm-bench's version, written into the `lmb` block of ingested results. */
 export const INGEST_LMB_VERSION = '0.1.0';
@@ -21,15 +22,17 @@ export function parseRaw<S extends z.ZodType>(schema: S, value: unknown, where: 
   throw rejected(`${where}: ${describeIssue(res.error, value)}`);
 }
 
-/** "path: message", with "missing" when the input has nothing at the path. */
+/** Every issue as "path: message", with "missing" when the input has nothing at the path. */
 export function describeIssue(error: z.ZodError, input?: unknown): string {
-  const issue = error.issues[0];
-  if (!issue) return 'invalid';
-  const path = issue.path.map(String).join('.');
-  let cur: unknown = input;
-  for (const k of issue.path) cur = cur !== null && typeof cur === 'object' ? (cur as Record<PropertyKey, unknown>)[k] : undefined;
-  const missing = input !== undefined && cur === undefined && issue.code !== 'unrecognized_keys';
-  return `${path === '' ? '(root)' : path}: ${missing ? 'missing' : issue.message}`;
+  if (error.issues.length === 0) return 'invalid';
+  const one = (issue: z.core.$ZodIssue): string => {
+    const path = issue.path.map(String).join('.');
+    let cur: unknown = input;
+    for (const k of issue.path) cur = cur !== null && typeof cur === 'object' ? (cur as Record<PropertyKey, unknown>)[k] : undefined;
+    const missing = input !== undefined && cur === undefined && issue.code !== 'unrecognized_keys';
+    return missing ? `${path === '' ? '(root)' : path}: missing` : formatZodIssues([issue], undefined, (p) => (p.length === 0 ? '(root)' : dottedPath(p)));
+  };
+  return [...new Set(error.issues.map(one))].join('; ');
 }
 
 export const NUMERIC_KEYS = [

@@ -7,8 +7,8 @@ import type { ParsedRun } from './parsed.js';
 import { isObject } from './vllm-serve.js';
 
 /**
- * genai-perf `profile_export_genai_perf.json` and `profile_export_genai_perf.csv` (loadrunner §3,
- * §9.3): one statistic block per metric plus `input_config`, the arguments — flat (`model`,
+ * genai-perf `profile_export_genai_perf.json` and `profile_export_genai_perf.csv` (see
+ * docs/references/load-runners.md#genai-perf-exports): one statistic block per metric plus `input_config`, the arguments — flat (`model`,
  * `concurrency`, `request_count`, … up to 0.0.14) or nested (0.0.15+: `model_names`,
  * `endpoint.{type,service_kind}`, `perf_analyzer.stimulus.{concurrency,request_rate}`).
  *

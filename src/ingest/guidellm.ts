@@ -5,10 +5,10 @@ import type { ParsedRun } from './parsed.js';
 import { isObject } from './vllm-serve.js';
 
 /**
- * GuideLLM benchmark reports (loadrunner §2.5–§2.6): v0.3 `{"benchmarks": […]}`, v0.4 with `args`,
+ * GuideLLM benchmark reports (docs/references/load-runners.md#guidellm-reports): v0.3 `{"benchmarks": […]}`, v0.4 with `args`,
  * v0.5–v0.6 with `metadata.version` 1, v0.7+ with `metadata.version` 2 and a `config` block.
  *
- * Metric meanings are re-mapped to vLLM's (§9.4):
+ * Metric meanings are re-mapped to vLLM's (docs/references/load-runners.md#metric-names-across-tools):
  * - TTFT ← `time_to_first_token_ms`; E2EL ← `request_latency` (s → ms; GuideLLM ends at the request end).
  * - TPOT ← `inter_token_latency_ms` (per request (last − first token)/(n_out − 1): vLLM's TPOT).
  *   GuideLLM's `time_per_output_token_ms` includes TTFT and has no vLLM counterpart: not used.

@@ -32,7 +32,7 @@ export interface FileReport {
   readonly runs: number;
   readonly accepted: number;
   readonly skipped: number;
-  readonly runIds: number[];
+  readonly run_ids: number[];
   /** One entry per run stored or skipped as already stored: its id and headline figures (null: not in the file). */
   readonly stored: StoredRun[];
   readonly warnings: string[];
@@ -113,7 +113,7 @@ export function ingestOne(store: Store, file: LoadedFile, options: IngestOptions
     runs: ids.length,
     accepted: runIds.length,
     skipped,
-    runIds,
+    run_ids: runIds,
     stored: storedRuns(store, rows, ids, format),
     warnings,
   };
@@ -154,7 +154,7 @@ export function rejectedReport(path: string, err: unknown): FileReport {
   if (isLmBenchError(err) && !FILE_CODES.has(err.code)) throw err;
   // A non-catalog error while parsing (e.g. a RangeError on a pathological file) still only concerns this file.
   const e = isLmBenchError(err) ? err : rejected(err instanceof Error ? err.message : String(err), err);
-  return { path, status: 'rejected', format: null, runs: 0, accepted: 0, skipped: 0, runIds: [], stored: [], warnings: [], code: e.code, reason: e.message };
+  return { path, status: 'rejected', format: null, runs: 0, accepted: 0, skipped: 0, run_ids: [], stored: [], warnings: [], code: e.code, reason: e.message };
 }
 
 function tooLarge(size: number, max: number) {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, parseKnobAssignments, type ServerConfig } from '../domain/index.js';
+import { ALL_KNOB_NAMES, parseKnobAssignments, type ServerConfig } from '../domain/index.js';
 import { isLmBenchError } from '../errors.js';
 import { RawNum, buildResult, newDraft, parseRaw, put, putStats, type Draft } from './draft.js';
 import { rejected } from './json-text.js';
@@ -79,7 +79,7 @@ export function isLlmdReport(v: unknown): v is Record<string, unknown> {
   return isObject(v) && typeof v['version'] === 'string' && isObject(v['results']) && isObject(v['run']);
 }
 
-const KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
+const KNOBS: readonly string[] = ALL_KNOB_NAMES;
 
 export function parseLlmdReport(raw: unknown, label: string, warnings: string[]): ParsedRun {
   const r = parseRaw(Report, raw, label);

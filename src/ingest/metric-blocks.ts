@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RawNum, put, putStats, type Draft } from './draft.js';
 import { csvNumber, csvSections, type CsvRow } from './csv-text.js';
 import { rejected } from './json-text.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 
 /**
  * The per-metric statistic blocks genai-perf and its successor AIPerf export: `{unit, avg, p1…p99,
@@ -78,8 +79,7 @@ export function collectBlocks(obj: Record<string, unknown>, label: string): Bloc
     if (v === null || typeof v !== 'object' || Array.isArray(v) || !('avg' in v)) continue;
     const r = Block.safeParse(v);
     if (!r.success) {
-      const issue = r.error.issues[0];
-      throw rejected(`${label}: ${[k, ...(issue?.path ?? []).map(String)].join('.')}: ${issue?.message ?? 'invalid'}`);
+      throw rejected(formatZodIssues(r.error.issues, label, (path) => [k, ...path.map(String)].join('.')));
     }
     out[k] = r.data;
   }

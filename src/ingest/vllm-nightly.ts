@@ -88,7 +88,7 @@ export function parseNightlyTable(rows: unknown[], fileName: string): ParsedRun[
     d.notes.push(`vLLM nightly table ${fileName} (${r.Engine ?? m['engine'] ?? 'unknown engine'}), dataset ${m['dataset'] ?? '?'}`);
     const { result, meta } = buildResult(d);
     // The suite ran vLLM 0.5.x (V0 engine). Unset knobs resolve to today's V1 defaults, which differ, so
-    // the V0 defaults are written out (reference vllm-knobs-and-model §2–§3: 256 seqs, prefix caching and
+    // the V0 defaults are written out (docs/references/vllm-engine.md#v0-engine-defaults: 256 seqs, prefix caching and
     // chunked prefill off below 32k context, max_num_batched_tokens = max(max_model_len, 2048), block 16,
     // gpu_memory_utilization 0.9). max_model_len then defaulted to the model's own context (8k for
     // Llama 3), which the catalog's 3.1 entries (128k) would otherwise resolve wrongly.

@@ -5,7 +5,7 @@ import { RawNum, buildResult, newDraft, parseRaw, put, putStats, type Draft } fr
 import type { ParsedRun } from './parsed.js';
 
 /**
- * `vllm bench serve` result records (loadrunner §1.6): the legacy `benchmark_serving.py` key set (no
+ * `vllm bench serve` result records (docs/references/load-runners.md#vllm-bench-serve-result-keys): the legacy `benchmark_serving.py` key set (no
  * `failed`, the literal `"request_goodput:"` key, per-request arrays always present), the late-2025 and
  * newest key sets. Stat keys are all optional (e2el is absent unless asked for); where a stat is missing
  * but the per-request arrays are there, it is recomputed from them with vLLM's definitions.

@@ -1,18 +1,18 @@
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, parseKnobAssignments, type ServerConfig } from '../domain/index.js';
+import { ALL_KNOB_NAMES, parseKnobAssignments, type ServerConfig } from '../domain/index.js';
 import { isLmBenchError } from '../errors.js';
 import { rejected } from './json-text.js';
 import type { ParsedRun } from './parsed.js';
 import { isVllmServeRecord, parseVllmServeRecord } from './vllm-serve.js';
 
 /**
- * `vllm bench sweep serve` output (loadrunner §1.7; vllm `benchmarks/sweep/serve.py`): an experiment
+ * `vllm bench sweep serve` output (vllm `vllm/benchmarks/sweep/serve.py`): an experiment
  * folder with one `SERVE-…-BENCH-…/` folder per combination, holding `run=N.json` (a `vllm bench serve`
  * result with the combination's serve and bench overrides and `run_number` merged in at the top
  * level), `summary.json` (the list of those runs) and `warmup.json` (run_number -1). The serve overrides
  * that are knobs become the run's server config; the base `--serve-cmd` is not recorded by vLLM, so its
  * knobs must come from a sidecar or flags.
  */
-const KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
+const KNOBS: readonly string[] = ALL_KNOB_NAMES;
 
 export function isSweepRecord(v: unknown): v is Record<string, unknown> {
   return isVllmServeRecord(v) && typeof v['run_number'] === 'number';

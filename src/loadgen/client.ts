@@ -11,7 +11,7 @@ import type { PreparedRequest } from './prompts.js';
  * `token_source: 'fallback'`. Every failure becomes an `error_kind` on the record, never a throw.
  *
  * A chunk counts as a token chunk when it has choices with non-empty text, content, reasoning or
- * tool calls (reference §7.7: a chat role-only first chunk, or an empty finish chunk, is not a token).
+ * tool calls (docs/references/load-runners.md#token-chunks: a chat role-only first chunk, or an empty finish chunk, is not a token).
  */
 /** What every request of a run shares: the route, API, model name, sampling and headers (one per run, built by connect.ts). */
 export interface RequestTemplate {

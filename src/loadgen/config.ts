@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { LengthDist, PromptPool, RateStage, Sessions, SharedPrefix, Slo, stagesMeanRate, type Arrival, type Workload } from '../domain/index.js';
 import { LmBenchError, assertNever } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 
 /**
  * The load-runner config file (`lm-bench run --config FILE`), strict: unknown keys are errors, each
@@ -250,12 +251,9 @@ export function expandSweep(raw: Record<string, unknown>, base: BenchConfig): Sw
     for (const [k, v] of Object.entries(values)) setPath(copy, k, v);
     const res = BenchConfig.safeParse(copy);
     if (!res.success) {
-      const issue = res.error.issues[0];
-      throw new LmBenchError(
-        'LMB_ERR_CONFIG_INVALID',
-        `sweep point ${JSON.stringify(values)}: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-        { details: { values, field: issue?.path.join('.') } },
-      );
+      throw new LmBenchError('LMB_ERR_CONFIG_INVALID', formatZodIssues(res.error.issues, `sweep point ${JSON.stringify(values)}`), {
+        details: { values, field: res.error.issues[0]?.path.join('.') },
+      });
     }
     return { values, config: res.data };
   });

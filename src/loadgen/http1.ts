@@ -60,7 +60,7 @@ export interface H1PoolOptions {
   readonly nowS: () => number;
   /**
    * Idle connections older than this are not reused, and are closed (below vLLM's 5 s keep-alive,
-   * reference §6.2); a server's own `Keep-Alive: timeout=` shortens it for its connections.
+   * `VLLM_HTTP_TIMEOUT_KEEP_ALIVE` in vllm/envs.py); a server's own `Keep-Alive: timeout=` shortens it for its connections.
    */
   readonly keepAliveMs?: number;
 }

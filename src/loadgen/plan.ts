@@ -4,6 +4,7 @@ import { stagesRequestCount, Workload, type Arrival, type LengthDist, type Trace
 import { LmBenchError } from '../errors.js';
 import { limitTrace, readTraceFile, traceName, traceWorkload, workloadNameOf } from '../trace/index.js';
 import { createRng } from '../util/rng.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 import { arrivalOf, type BenchConfig } from './config.js';
 import { loadJsonlPrompts, loadShareGpt } from './datasets.js';
 import type { RunBenchmarkOptions } from './index.js';
@@ -140,9 +141,8 @@ function plannedWorkload(c: BenchConfig, baseDir: string): { workload: Workload;
     seed: c.seed,
   });
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const field = issue?.path.join('.') ?? '';
-    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `${field}: ${issue?.message ?? 'invalid workload'}`, { details: { field } });
+    const field = parsed.error.issues[0]?.path.join('.') ?? '';
+    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', formatZodIssues(parsed.error.issues), { details: { field } });
   }
   return requests === undefined ? { workload: parsed.data } : { workload: parsed.data, requests };
 }

@@ -7,7 +7,7 @@ import { authHeaders, openPool, type Transport } from './transport.js';
  * The server's Prometheus `/metrics`, scraped before, every half second during, and after a run, and
  * reduced to the `server_metrics` block (and, in diagnose/evidence.ts, to the run's evidence), in the
  * names of the engine it recognises (diagnose/engines.ts: vLLM, SGLang, llama.cpp, TGI). vLLM's old
- * and new names are both read (reference §6.3: `gpu_cache_usage_perc` became `kv_cache_usage_perc` in
+ * and new names are both read (docs/references/load-runners.md#vllm-prometheus-metrics: `gpu_cache_usage_perc` became `kv_cache_usage_perc` in
  * 0.9.2; `gpu_prefix_cache_*` became `prefix_cache_*`). Series with several label sets (one per DP
  * engine) are summed, except KV usage, whose peak is per engine. A server without `/metrics`, or with
  * none of those series, gives no block (never one of nulls) and says which it was.

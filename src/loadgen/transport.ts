@@ -24,7 +24,7 @@ export function openPool(origin: string, t: Transport, connections: number | nul
   return new Pool(origin, {
     connections,
     pipelining: 1,
-    // Below vLLM's 5 s keep-alive so a pooled socket is never one the server just closed (§6.2).
+    // Below vLLM's 5 s keep-alive so a pooled socket is never one the server just closed (`VLLM_HTTP_TIMEOUT_KEEP_ALIVE`, vllm/envs.py).
     keepAliveTimeout: 4000,
     keepAliveMaxTimeout: 4000,
     connect: {

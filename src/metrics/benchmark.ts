@@ -4,7 +4,7 @@ import { summarize, type Summary } from './stats.js';
 
 /**
  * Per-request records → vLLM's aggregate metrics, with `vllm bench serve`'s exact definitions
- * (reference loadrunner §1.5, §9.1). One module for the simulator and the load runner alike, so the
+ * (docs/references/load-runners.md#vllm-bench-serve-metrics). One module for the simulator and the load runner alike, so the
  * two cannot drift apart in definition.
  *
  * - TTFT = first choices-chunk − send; E2EL = last choices-chunk − send (not [DONE], not usage).

@@ -4,9 +4,9 @@ import { modelsTarget, type Surrogate } from '../surrogate/surrogate.js';
 import { targetsOf, TARGET_NAMES, type TargetName, type TargetValues } from '../surrogate/targets.js';
 import { probabilityMeetsSlo } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
-import { pMeetsUnderError, saturatedRun } from './sim-search.js';
+import { pMeetsUnderError, saturatedRun } from './sim-search/index.js';
 import { sloConstraints } from './objectives.js';
-import type { PriorSimulator } from './prior-simulator.js';
+import type { PriorSimulator } from '../calibration/prior-simulator.js';
 import { logInterval, type Interval, type RecommendedConfig } from './recommend.js';
 import type { Evaluate, Evaluation } from './simplify.js';
 
@@ -51,7 +51,7 @@ export function surrogateJudge(input: SurrogateJudgeInput & { readonly numericsC
     const p = score([config]).predictions;
     const predicted: Partial<Record<TargetName, Interval>> = {};
     for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) predicted[t] = logInterval(d, 0, p.draws, input.surrogate.intervalScale?.[t] ?? 1);
-    return { config, predicted, pStart: p.pStart[0] ?? 0, pMeetsSlo: probabilityMeetsSlo(p, constraints)[0] ?? 0, numericsChanges: input.numericsChanges(config) };
+    return { config, predicted, p_start: p.pStart[0] ?? 0, p_meets_slo: probabilityMeetsSlo(p, constraints)[0] ?? 0, numerics_changes: input.numericsChanges(config) };
   };
   const evaluate = memoised((configs) => {
     const p = score(configs).predictions;
@@ -68,7 +68,7 @@ export function surrogateJudge(input: SurrogateJudgeInput & { readonly numericsC
 
 /**
  * `minPMeetsSlo`: a simulated run that meets the SLOs still counts as missing them when the simulator's
- * measured error leaves it less likely than this to meet them on the real server (sim-search.ts
+ * measured error leaves it less likely than this to meet them on the real server (sim-search/residual.ts
  * `pMeetsUnderError`): a revert must not trade the pick's margin for a flag fewer.
  */
 export function simulatorEvaluate(simulator: PriorSimulator, slo: Slo, gpuCount: number, minPMeetsSlo = 0): Evaluate {

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import type { Diagnosis, ModelSpec, Objective, Saturation, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
+import type { Interval, ModelSpec, Objective, ParetoMember, Recommendation, RecommendedConfig, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import { featureNames, type FeatureContext, type KnobEncoder } from '../surrogate/features.js';
 import { LmBenchError } from '../errors.js';
@@ -45,55 +45,8 @@ export interface RecommendInput {
   readonly schema?: readonly string[];
 }
 
-export interface Interval {
-  readonly mean: number;
-  /** ±2σ of the ensemble on log scale, σ widened by the model's validated interval scale. */
-  readonly low: number;
-  readonly high: number;
-}
-
-export interface RecommendedConfig {
-  readonly config: ServerConfig;
-  readonly predicted: Partial<Record<TargetName, Interval>>;
-  readonly pStart: number;
-  readonly pMeetsSlo: number;
-  /** Knobs whose values change the model's numerics (e.g. `quantization=fp8`); empty when none do. */
-  readonly numericsChanges: string[];
-  /**
-   * What limits this configuration on the workload (diagnose/classify.ts), from a simulated run of it:
-   * the class, its numbers, the knobs to try. Absent when no simulator was at hand.
-   */
-  readonly diagnosis?: Diagnosis | null;
-  /**
-   * Whether that simulated run kept up with the workload's arrivals (sim/saturation.ts): a saturated
-   * one cannot sustain the load. Absent without a simulated run; null for a closed loop.
-   */
-  readonly saturation?: Saturation | null;
-}
-
-export interface ParetoMember extends RecommendedConfig {
-  readonly recommended: boolean;
-  /** Why this member is not the recommendation although it beats it on the predicted means; else null. */
-  readonly note: string | null;
-}
-
-export interface Recommendation {
-  /** The rule that picked `best`, in words (printed with it). */
-  readonly rule: string;
-  readonly best: RecommendedConfig | null;
-  /** The best configuration under the same rule that keeps the checkpoint's numerics (null: none qualifies, or `best` already does). */
-  readonly precisionKeeping: RecommendedConfig | null;
-  readonly pareto: ParetoMember[];
-  readonly vllmArgs: string[] | null;
-  readonly vllmConfigYaml: string | null;
-  readonly trust: {
-    readonly level: 'ok' | 'thin';
-    readonly reasons: string[];
-    /** Configurations to measure next (constrained EHVI), when the history is thin or nothing qualifies. */
-    readonly runNext: ServerConfig[];
-  };
-  readonly candidatesScored: number;
-}
+// The answer's shapes are the public API's zod schemas (domain/recommendation.ts); re-exported for the callers here.
+export type { Interval, ParetoMember, Recommendation, RecommendedConfig } from '../domain/recommendation.js';
 
 export const MIN_TRUSTED_RUNS = 20;
 export const DEFAULT_MIN_P_MEETS_SLO = 0.9;
@@ -188,7 +141,7 @@ function rankPool(pool: readonly ServerConfig[], input: RecommendInput, how: Poo
     const predicted: Partial<Record<TargetName, Interval>> = {};
     for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) predicted[t] = logInterval(d, i, p.draws, scaleOf(t));
     const config = scored.configs[i] ?? {};
-    return { config, predicted, pStart: p.pStart[i] ?? 0, pMeetsSlo: pSlo[i] ?? 0, numericsChanges: changes(config) };
+    return { config, predicted, p_start: p.pStart[i] ?? 0, p_meets_slo: pSlo[i] ?? 0, numerics_changes: changes(config) };
   };
   const tp = p.targets.output_throughput_per_gpu;
   const qualifying: number[] = [];
@@ -245,7 +198,7 @@ export function recommend(input: RecommendInput): Recommendation {
   // The precision-keeping alternative gets a pass of its own: fp8 candidates would crowd it out of the
   // physics stage's cut of the whole pool.
   let precisionKeeping: RecommendedConfig | null = null;
-  if (bestRec !== null && bestRec.numericsChanges.length > 0) {
+  if (bestRec !== null && bestRec.numerics_changes.length > 0) {
     const kept = rankPool(pool.filter((c) => changes(c).length === 0), input, how);
     precisionKeeping = kept.best === undefined ? null : kept.describe(kept.best);
   }
@@ -290,11 +243,11 @@ export function recommend(input: RecommendInput): Recommendation {
   return {
     rule: recommendationRule(minP, objective, energyUnknown),
     best: bestRec,
-    precisionKeeping,
+    precision_keeping: precisionKeeping,
     pareto,
-    vllmArgs: bestRec === null ? null : vllmServeArgs(input.context.model.hf_name, bestRec.config),
-    vllmConfigYaml: bestRec === null ? null : vllmConfigYaml(input.context.model, bestRec.config),
-    trust: { level: reasons.length === 0 ? 'ok' : 'thin', reasons, runNext },
-    candidatesScored: scored.screened,
+    vllm_args: bestRec === null ? null : vllmServeArgs(input.context.model.hf_name, bestRec.config),
+    vllm_config_yaml: bestRec === null ? null : vllmConfigYaml(input.context.model, bestRec.config),
+    trust: { level: reasons.length === 0 ? 'ok' : 'thin', reasons, run_next: runNext },
+    candidates_scored: scored.screened,
   };
 }

@@ -1,4 +1,4 @@
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, type ServerConfig, type Study, type Trial, type TrialOrigin } from '../domain/index.js';
+import { ALL_KNOB_NAMES, type ServerConfig, type Study, type Trial, type TrialOrigin } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 
 /**
@@ -26,7 +26,7 @@ export interface Sampler {
   afterTrial?(trial: Trial): void;
 }
 
-const KEY_ORDER: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
+const KEY_ORDER: readonly string[] = ALL_KNOB_NAMES;
 
 /**
  * A canonical key for a config (knobs in a fixed order), to spot duplicates among proposals and

@@ -11,7 +11,7 @@ import { configKey } from './sampler.js';
 import { initialDesignSize } from './surrogate-sampler.js';
 
 /**
- * A study with ask/tell over the store (Optuna's Study facade, aesthetics-anchors §4.7). The store
+ * A study with ask/tell over the store (Optuna's Study facade, `optuna/study/study.py`). The store
  * holds all state — trials move waiting → running → complete | failed | pruned and finished ones are
  * immutable there — so a crashed process resumes by opening the same study again.
  */

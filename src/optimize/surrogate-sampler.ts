@@ -29,13 +29,13 @@ export interface SurrogateSamplerOptions {
   /** Local mutations around the front in all (space.mutate costs ~0.4 ms each, so they are budgeted). */
   readonly mutations?: number;
   /**
-   * The simulator's best configurations for the study (sim-search.ts `diversePicks`): `k` of them, none
+   * The simulator's best configurations for the study (sim-search/search.ts `diversePicks`): `k` of them, none
    * in `taken`. Without it the initial design is space filling.
    */
   readonly initialDesign?: (k: number, taken: ReadonlySet<string>) => Promise<ServerConfig[]>;
   /**
    * Proposals while the surrogate is still the simulator prior (too few runs for trees): the simulated
-   * candidates re-ranked through the measured residual (tune/sim-prior.ts). What it cannot fill, EHVI does.
+   * candidates re-ranked through the measured residual (sim-search/guide.ts). What it cannot fill, EHVI does.
    */
   readonly priorProposals?: (k: number, trials: readonly Trial[], taken: ReadonlySet<string>) => Promise<ServerConfig[]>;
 }

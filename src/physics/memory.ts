@@ -6,14 +6,14 @@ import { linearFormat, weightBytesPerGpu } from './weights.js';
 import type { StartupContext } from './validate.js';
 
 /**
- * The one memory model of the project (reference §6): how vLLM V1 sizes the KV cache on each GPU
+ * The one memory model of the project (docs/references/vllm-engine.md#memory-model): how vLLM V1 sizes the KV cache on each GPU
  * of one replica (`gpu_worker.determine_available_memory`, `kv_cache_utils.get_kv_cache_config`).
  * The search space's rules and the surrogate's features call this, so they cannot disagree with
  * the simulator about which configurations start.
  */
 export const GIB = 1024 ** 3;
 
-/** Activation-peak constants (§6.4), fitted to the llm-d H100 measurement (4.76 GiB at 8192 tokens / 1024 seqs). */
+/** Activation-peak constants (docs/references/vllm-engine.md#activation-peak), fitted to the llm-d H100 measurement (4.76 GiB at 8192 tokens / 1024 seqs). */
 const ACT_BASE_GIB = 1.45; // torch.compile/Inductor buffers, cuBLAS workspace
 const ACT_MOE_EXTRA_GIB = 1.5; // MoE routing/permute buffers (llm-d: MoE ≈ 7.4–8 GiB vs dense ≈ 5)
 const ACT_HIDDEN_COPIES = 5; // c_h: hidden-sized activations live at the peak
@@ -137,7 +137,7 @@ export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelS
 const fmt = (x: number): string => x.toFixed(2);
 
 /**
- * Memory rules C12–C14 (reference §5.3, vLLM's V10/V11/V12/V18), in the order vLLM meets them:
+ * Memory rules C12–C14 (docs/references/vllm-engine.md#memory-rules), in the order vLLM meets them:
  * free memory at start-up (C14), weights that do not load or leave nothing for KV (C12), one
  * max_model_len request that does not fit (C13), then CUDA-graph capture running out of headroom (C14).
  */

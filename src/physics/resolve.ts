@@ -2,7 +2,7 @@ import type { Hardware, ModelSpec, ResolvedServerConfig, ServerConfig } from '..
 
 /**
  * vLLM V1's default resolution for unset knobs, as `vllm serve` (the OpenAI server usage context)
- * does it (reference §3, `vllm/engine/arg_utils.py: get_batch_defaults`,
+ * does it (docs/references/vllm-engine.md#default-resolution; `vllm/engine/arg_utils.py: get_batch_defaults`,
  * `_set_default_max_num_seqs_and_batched_tokens_args`, `vllm/config/vllm.py: _set_cudagraph_sizes`).
  * Values a user set are kept as they are, even when invalid: validation reports them.
  */
@@ -53,7 +53,7 @@ export function resolveConfig(config: ServerConfig, hw: Hardware, model: ModelSp
 
 /**
  * CUDA-graph capture sizes: [1, 2, 4] + range(8, min(max+1, 256), 8) + range(256, max+1, 16),
- * filtered to ≤ max (reference §2.12). Empty in eager mode.
+ * filtered to ≤ max (docs/references/vllm-engine.md#cuda-graph-capture-sizes). Empty in eager mode.
  */
 export function cudagraphCaptureSizes(resolved: ResolvedServerConfig): number[] {
   if (resolved.enforce_eager) return [];

@@ -22,9 +22,9 @@ export function startupCheck(config: ServerConfig, ctx: StartupContext): Startup
   return { ok: true, resolved, memory: memoryModel(resolved, ctx.hardware, ctx.model), startupTimeS: startupTimeS(resolved, ctx.hardware, ctx.model) };
 }
 
-/** Process start, NCCL and worker init (§13.1 step 3: 5–10 s). */
+/** Process start, NCCL and worker init (docs/references/vllm-engine.md#start-up-phases: 5–10 s). */
 const INIT_S = 8;
-/** Weight loading from page-cached local disk (§13.1: 2–5 GB/s), per GPU in parallel. */
+/** Weight loading from page-cached local disk (docs/references/vllm-engine.md#start-up-phases: 2–5 GB/s), per GPU in parallel. */
 const WEIGHT_LOAD_GBS = 3;
 const PROFILE_S = 2;
 /** torch.compile with a warm cache (cold: 20–60 s). */
@@ -42,7 +42,7 @@ export interface StartupPhase {
   readonly seconds: number;
 }
 
-/** The phases of `vllm serve` start-up (§13.1 step 3) in order; eager mode skips compile and capture. */
+/** The phases of `vllm serve` start-up (docs/references/vllm-engine.md#start-up-phases) in order; eager mode skips compile and capture. */
 export function startupPhases(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec): StartupPhase[] {
   const phases: StartupPhase[] = [
     { phase: 'init', seconds: INIT_S },

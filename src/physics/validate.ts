@@ -11,7 +11,7 @@ export interface StartupContext {
 const fail = (rule: StartupRule, message: string): StartupFailure => ({ rule, message, phase: 'validation' });
 
 /**
- * The static rules C1–C11 (reference §5.3, reproducing vLLM's V1/V2/V5/V6/V9/V14 errors of §4).
+ * The static rules C1–C11 (docs/references/vllm-engine.md#static-validation-rules, each with the vLLM check it reproduces).
  * Returns the first violation in vLLM's order of checks, or null. C5 (pipeline parallelism on a
  * model without SupportsPP) cannot fire: PP is not a knob here. C11's fp8 W8A8 on SM < 8.9 is a
  * silent downgrade to weight-only fp8 in vLLM, not an error, so only fp8_e5m2 KV on ROCm fails.

@@ -1,7 +1,7 @@
 import type { PromptBlocks } from '../workload/sample.js';
 
 /**
- * The KV block pool of one replica with V1's prefix cache (reference §10.1, `block_pool.py`,
+ * The KV block pool of one replica with V1's prefix cache (vLLM's `vllm/v1/core/block_pool.py`,
  * `kv_cache_manager.py`), kept as counts and hashes rather than physical block ids:
  * - a request holds `cachedKeys` (full blocks registered in the cache, ref-counted, shareable)
  *   plus `privateBlocks` (its partial block, and full blocks whose hash another request owns);

@@ -9,7 +9,7 @@ import type { PowerModel } from '../physics/power.js';
 import type { WeightedSample } from './weighted.js';
 import { EnergyTrace } from './energy.js';
 
-/** Seeded noise on step times (reference §13.3). */
+/** Seeded noise on step times (docs/references/vllm-engine.md#step-time-noise). */
 export interface NoiseModel {
   /** σ of the multiplicative log-normal step noise (0.02–0.04). */
   readonly sigma: number;
@@ -23,7 +23,7 @@ export const DEFAULT_NOISE: NoiseModel = { sigma: 0.03, stallProbability: 1 / 20
 export const NO_NOISE: NoiseModel = { sigma: 0, stallProbability: 0, stallMinMs: 0, stallMaxMs: 0 };
 
 /**
- * One engine replica: the V1 scheduler of reference §10.1 (FCFS) over a KV block pool. One call to
+ * One engine replica: the V1 scheduler of vLLM's `vllm/v1/core/sched/scheduler.py` (FCFS) over a KV block pool. One call to
  * `step` schedules running requests first (decodes, then continuing prefill chunks) within the
  * token budget, preempting the last-admitted request by recompute when blocks run out, then admits
  * waiting requests if nothing was preempted; prices the step and applies it. Scratch arrays are

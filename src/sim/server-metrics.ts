@@ -1,6 +1,6 @@
 import type { RealtimeEngine } from './realtime.js';
 
-/** Prometheus text exposition of the simulated engine under vLLM's metric names (reference loadrunner §6.3). */
+/** Prometheus text exposition of the simulated engine under vLLM's metric names (docs/references/load-runners.md#vllm-prometheus-metrics). */
 export function metricsText(engine: RealtimeEngine, modelName: string): string {
   const l = `model_name="${modelName.replaceAll('"', '\\"')}",engine="0"`;
   const out: string[] = [];

@@ -23,7 +23,7 @@ export interface SimulateInput {
   readonly seed: number;
   readonly slo?: Slo | undefined;
   readonly catalog?: Catalog | undefined;
-  /** Step-time noise (§13.3); defaults to σ 0.03 and a 5–20 ms host stall every ~2,000 steps. */
+  /** Step-time noise (docs/references/vllm-engine.md#step-time-noise); defaults to σ 0.03 and a 5–20 ms host stall every ~2,000 steps. */
   readonly noise?: NoiseModel | undefined;
   /** Wall-clock origin written into the result (`date`, `lmb.start_epoch_ms`); 0 keeps the run pure. */
   readonly startEpochMs?: number | undefined;

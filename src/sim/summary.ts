@@ -103,7 +103,7 @@ export function runEnergy(des: DesOutput, window: SimSummary['window'], load: { 
 }
 
 /**
- * ML.ENERGY's steady-state window for a run (reference formats-and-energy §11): from when as many
+ * ML.ENERGY's steady-state window for a run (github.com/ml-energy/benchmark; arXiv 2505.06371): from when as many
  * requests as can run at once have their first token to when all but that many and one have finished.
  * "As many as can run at once" is max_num_seqs × DP replicas, or the client's concurrency cap when it is
  * lower (a closed loop of 64 users never fills 256 slots); ML.ENERGY's own runs send everything at t = 0,

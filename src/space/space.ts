@@ -27,11 +27,11 @@ export interface RuleInfo {
 export interface PruneReport {
   readonly space: string;
   readonly files: readonly string[];
-  readonly context: { readonly gpu: string; readonly gpus: number; readonly model: string; readonly workload: string; readonly maxRequestTokens: number };
+  readonly context: { readonly gpu: string; readonly gpus: number; readonly model: string; readonly workload: string; readonly max_request_tokens: number };
   /** How removals are counted: each removed point counts for the first rule (file order) it breaks. */
   readonly attribution: 'first-match';
-  readonly pointsBefore: number;
-  readonly pointsAfter: number;
+  readonly points_before: number;
+  readonly points_after: number;
   readonly rules: readonly (RuleRemoval & { readonly message: string })[];
   readonly evaluations: number;
 }
@@ -120,7 +120,7 @@ export class SearchSpace {
     return this.#bare;
   }
 
-  /** vLLM's defaults for every knob of the space in this context (reference §3); inactive knobs left out. */
+  /** vLLM's defaults for every knob of the space in this context (docs/references/vllm-engine.md#default-resolution); inactive knobs left out. */
   defaultsFor(ctx: SpaceContext): ServerConfig {
     const b = this.bind(ctx);
     const cached = this.#defaults.get(b);
@@ -296,10 +296,10 @@ export class SearchSpace {
     return {
       space: this.name,
       files: this.files,
-      context: { gpu: ctx.hardware.id, gpus: ctx.gpuCount, model: ctx.model.id, workload: ctx.workload.name, maxRequestTokens: maxRequestTokens(ctx.workload) },
+      context: { gpu: ctx.hardware.id, gpus: ctx.gpuCount, model: ctx.model.id, workload: ctx.workload.name, max_request_tokens: maxRequestTokens(ctx.workload) },
       attribution: 'first-match',
-      pointsBefore: counts.pointsBefore,
-      pointsAfter: counts.pointsAfter,
+      points_before: counts.pointsBefore,
+      points_after: counts.pointsAfter,
       rules: counts.rules.map((r, i) => ({ ...r, message: this.rules[i]?.message ?? '' })),
       evaluations: counts.evaluations,
     };

@@ -1,14 +1,16 @@
 import { datasheetToCarry, gpuFigures } from '../catalog/gpu-file.js';
 import { registerGpu, type Catalog } from '../catalog/index.js';
-import type { Hardware, StudySpec } from '../domain/index.js';
+import type { Hardware, Study, StudySpec } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import type { Store } from './store.js';
 
 /**
  * GPUs the catalog lacks (a `--gpu` datasheet file, a datasheet sent to the service) ride in the
  * study's spec (`StudySpec.hardware_spec`; no table of their own): the study keeps the datasheet it
  * began with, and every process that opens the history can price the GPU its runs name.
  */
+
+/** What these read of the history: its studies. Not `Store`, which would import the store class that calls them (a cycle). */
+type StudyHistory = { listStudies(): Study[] };
 
 /** A study's hardware fields for a resolved GPU: the id and count, and the datasheet when the catalog lacks it. */
 export function studyGpuFields(hw: Hardware, count: number, catalog: Catalog): Pick<StudySpec, 'hardware' | 'hardware_spec'> {
@@ -22,7 +24,7 @@ export function registerStudyGpu(spec: { readonly hardware_spec?: Hardware | und
 }
 
 /** The datasheets the stored studies carry, oldest study first. */
-export function storedGpus(store: Store): { study: string; spec: Hardware }[] {
+export function storedGpus(store: StudyHistory): { study: string; spec: Hardware }[] {
   return store.listStudies().flatMap((s) => (s.spec.hardware_spec === undefined ? [] : [{ study: s.spec.name, spec: s.spec.hardware_spec }]));
 }
 
@@ -30,7 +32,7 @@ export function storedGpus(store: Store): { study: string; spec: Hardware }[] {
  * Every stored study's datasheet, registered so the catalog's lookups (training, `recommend`, the
  * report, the service) find the GPU its runs name; one this process registered first is kept.
  */
-export function registerStoredGpus(store: Store): void {
+export function registerStoredGpus(store: StudyHistory): void {
   for (const g of storedGpus(store)) registerGpu(g.spec, 'keep');
 }
 
@@ -39,7 +41,7 @@ export function registerStoredGpus(store: Store): void {
  * them): runs, surrogates and learned rules are keyed by the GPU's id, so two GPUs would share one
  * history, and a resumed study could be priced on the other. The same figures from another path are fine.
  */
-export function assertGpuFitsHistory(store: Store, hw: Hardware | undefined): void {
+export function assertGpuFitsHistory(store: StudyHistory, hw: Hardware | undefined): void {
   if (hw === undefined) return;
   const figures = gpuFigures(hw);
   const clash = storedGpus(store).find((g) => g.spec.id === hw.id && gpuFigures(g.spec) !== figures);

@@ -1,6 +1,6 @@
 import type { ModelSpec, ServerConfig, Study, StudySpec, StudyState, Trial, TrialOrigin, TrialState } from '../domain/index.js';
 import { decodeJson, valueFromStored } from './codec.js';
-import type { EventRecord, ModelInfo, ModelRecord, RunFilter, RunMeta, RunRecord, SourceFormat, StoredModelSpec } from './store.js';
+import type { EventRecord, ModelInfo, ModelRecord, RunFilter, RunMeta, RunRecord, SourceFormat, StoredModelSpec } from './records.js';
 
 /** SQLite rows ↔ the Store's records (JSON columns decoded faithfully, 0/1 back to booleans). */
 export type Row = Record<string, unknown>;

@@ -30,7 +30,7 @@ import {
   type ValueRow,
 } from './sqlite-rows.js';
 import { prepare, type Statements } from './sqlite-statements.js';
-import { adoptedIdentity, DEFAULT_RUN_META } from './store.js';
+import { adoptedIdentity, DEFAULT_RUN_META } from './records.js';
 import { registerStoredGpus } from './adopt-gpu.js';
 import type {
   CompleteOutcome,
@@ -48,10 +48,9 @@ import type {
   RequeueReport,
   RunFilter,
   RunRecord,
-  Store,
   StoreOptions,
   StoredModelSpec,
-} from './store.js';
+} from './records.js';
 
 /** Milliseconds a connection waits for another writer's lock before SQLITE_BUSY. */
 export const BUSY_TIMEOUT_MS = 5000;
@@ -59,12 +58,35 @@ export const BUSY_TIMEOUT_MS = 5000;
 type Db = Database.Database;
 
 /**
- * The SQLite Store on better-sqlite3 (the contract is in store.ts). Opened in WAL mode with foreign
- * keys on and a busy timeout; every statement is prepared once, in the constructor; every public call
- * runs inside `#tx` (writes as BEGIN IMMEDIATE, so a second process waits for the lock instead of
- * failing on upgrade), which is where driver errors become LMB_ERR_STORE_FAILED.
+ * The history store: benchmark runs, studies and their trials, trained surrogate models and an event
+ * log, in SQLite on better-sqlite3. After Optuna's `BaseStorage` (`optuna/storages/_base.py`); its
+ * contract is tested in `test/store/store.contract.ts`. Tests and benches open it on ':memory:' (or a
+ * temporary file where a worker thread must open the same database by path).
+ *
+ * Invariants it keeps:
+ * - **Finished trials are immutable.** Once a trial is `complete`, `failed` or `pruned`, every write to
+ *   it throws LMB_ERR_TRIAL_FINISHED (Optuna's `check_trial_is_updatable`).
+ * - **Every state change is one transaction.** A trial's state, values, result, timing and failure
+ *   reason change together or not at all; `insertRuns` stores all of its runs or none of them.
+ * - **Returned objects never change under later writes.** Every read and every write returns a fresh
+ *   copy; callers may mutate what they get without affecting the store, and vice versa.
+ * - **Time is passed in.** Timestamps come from `StoreOptions.now()` (epoch milliseconds), never from
+ *   the clock directly, so a study can be replayed.
+ * - **Numbers are stored faithfully.** ±Infinity and NaN in trial values, results, attributes and
+ *   payloads come back as they went in; `null` stays `null` and an absent key stays absent.
+ * - **One writer.** The store is synchronous; one process writes (design: the service or the study
+ *   process), others may read. A connection is not shared across worker threads: a worker opens the
+ *   file by path.
+ *
+ * Missing ids throw LMB_ERR_NOT_FOUND (trials, runs, models) or LMB_ERR_STUDY_NOT_FOUND (studies);
+ * driver failures throw LMB_ERR_STORE_FAILED with the driver error as `cause`.
+ *
+ * Opened in WAL mode with foreign keys on and a busy timeout; every statement is prepared once, in the
+ * constructor; every public call runs inside `#tx` (writes as BEGIN IMMEDIATE, so a second process
+ * waits for the lock instead of failing on upgrade), which is where driver errors become
+ * LMB_ERR_STORE_FAILED.
  */
-export class SqliteStore implements Store {
+export class SqliteStore {
   readonly #db: Db;
   readonly #now: () => number;
   readonly #s: Statements;
@@ -90,6 +112,11 @@ export class SqliteStore implements Store {
 
   /* studies */
 
+  /**
+   * Creates a study, or returns the existing one when a study of that name already exists with an
+   * identical spec (so a restarted `lm-bench tune` resumes it). A different spec under the same name
+   * throws LMB_ERR_STUDY_EXISTS.
+   */
   createStudy(spec: StudySpec): Study {
     return this.#tx('createStudy', true, () => {
       const existing = this.#findStudy(spec.name);
@@ -103,14 +130,17 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** By numeric id or by name; throws LMB_ERR_STUDY_NOT_FOUND. */
   getStudy(idOrName: number | string): Study {
     return this.#tx('getStudy', false, () => this.#studyOrThrow(idOrName));
   }
 
+  /** By numeric id or by name; null when there is none. */
   findStudy(idOrName: number | string): Study | null {
     return this.#tx('findStudy', false, () => this.#findStudy(idOrName));
   }
 
+  /** All studies, oldest first. */
   listStudies(): Study[] {
     return this.#tx('listStudies', false, () => this.#s.allStudies.all().map((r) => studyFromRow(r as Row)));
   }
@@ -125,6 +155,7 @@ export class SqliteStore implements Store {
 
   /* trials */
 
+  /** A new trial numbered after the study's last one (0-based). `state` defaults to `waiting`. */
   createTrial(studyId: number, init: NewTrial): Trial {
     return this.#tx('createTrial', true, () => {
       this.#studyOrThrow(studyId);
@@ -132,6 +163,10 @@ export class SqliteStore implements Store {
     });
   }
 
+  /**
+   * Atomically takes the study's oldest waiting trial and marks it running (started_at and heartbeat
+   * set to now), so two executors never run the same trial. Null when none is waiting.
+   */
   claimWaitingTrial(studyId: number): Trial | null {
     return this.#tx('claimWaitingTrial', true, () => {
       this.#studyOrThrow(studyId);
@@ -141,10 +176,12 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** waiting → running. Throws LMB_ERR_TRIAL_FINISHED when finished, LMB_ERR_INVALID_ARGUMENT when already running. */
   startTrial(trialId: number): Trial {
     return this.#tx('startTrial', true, () => this.#start(trialId));
   }
 
+  /** Records that a running trial is alive (heartbeat_at = now). */
   heartbeat(trialId: number): void {
     this.#tx('heartbeat', true, () => {
       assertUpdatable(this.#trialOrThrow(trialId));
@@ -152,6 +189,7 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** Merges attributes into an unfinished trial (a key set to undefined is left as it was). */
   setTrialAttrs(trialId: number, attrs: Record<string, unknown>): Trial {
     return this.#tx('setTrialAttrs', true, () => {
       const t = this.#trialOrThrow(trialId);
@@ -163,12 +201,14 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** → complete, with its objective values and the measured result. */
   completeTrial(trialId: number, outcome: CompleteOutcome): Trial {
     return this.#tx('completeTrial', true, () =>
       this.#finish(trialId, 'complete', { values: outcome.values, result: outcome.result, reason: null, started: true }),
     );
   }
 
+  /** → failed; `started: false` marks a launch failure the feasibility model learns from. */
   failTrial(trialId: number, outcome: FailOutcome): Trial {
     return this.#tx('failTrial', true, () =>
       this.#finish(trialId, 'failed', {
@@ -180,6 +220,7 @@ export class SqliteStore implements Store {
     );
   }
 
+  /** → pruned (stopped early on purpose). */
   pruneTrial(trialId: number, outcome: PruneOutcome = {}): Trial {
     return this.#tx('pruneTrial', true, () =>
       this.#finish(trialId, 'pruned', {
@@ -191,6 +232,14 @@ export class SqliteStore implements Store {
     );
   }
 
+  /**
+   * Heartbeat recovery (Optuna `fail_stale_trials` + `RetryFailedTrialCallback`): every running trial
+   * of the study whose last heartbeat (or start, if it never beat) is before `staleBeforeMs` is marked
+   * failed with reason "stale: no heartbeat since …" and `started: null` (unknown), and a fresh waiting
+   * trial with the same config, origin `enqueued` and attrs `{ retry_of: <old id> }` is created for
+   * each. One transaction for the lot. Trials in `keep` are left running (a controller that
+   * reattached to their Slurm jobs follows them).
+   */
   requeueStaleTrials(studyId: number, staleBeforeMs: number, keep: readonly number[] = []): RequeueReport {
     return this.#tx('requeueStaleTrials', true, () => {
       this.#studyOrThrow(studyId);
@@ -211,6 +260,7 @@ export class SqliteStore implements Store {
     return this.#tx('getTrial', false, () => this.#trialOrThrow(trialId));
   }
 
+  /** The study's trials in number order, optionally only those in the given states. */
   listTrials(studyId: number, filter: { states?: readonly TrialState[] } = {}): Trial[] {
     return this.#tx('listTrials', false, () => {
       this.#studyOrThrow(studyId);
@@ -223,11 +273,16 @@ export class SqliteStore implements Store {
 
   /* runs */
 
+  /** One run; 'duplicate' (and nothing written) when a run with the same content hash exists. */
   insertRun(run: NewRun): number | 'duplicate' {
     const [id] = this.insertRuns([run]);
     return id ?? 'duplicate';
   }
 
+  /**
+   * Several runs in one transaction (ingest of one file): all are stored, or — when anything throws —
+   * none. Each entry is the new id or 'duplicate' (a hash already stored, or repeated in the batch).
+   */
   insertRuns(runs: readonly NewRun[]): (number | 'duplicate')[] {
     return this.#tx('insertRuns', true, () => {
       const now = this.#now();
@@ -259,6 +314,7 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** Newest first (by id). */
   listRuns(filter: RunFilter = {}): RunRecord[] {
     return this.#tx('listRuns', false, () =>
       (this.#s.listRuns.all({ ...runParams(filter), limit: filter.limit ?? -1, offset: filter.offset ?? 0 }) as Row[]).map(runFromRow),
@@ -271,6 +327,10 @@ export class SqliteStore implements Store {
 
   /* models */
 
+  /**
+   * Saves a model. With a `slot`, the model that held the slot (if any) is deleted in the same
+   * transaction: a study keeps one current surrogate, not one per refit.
+   */
   saveModel(model: NewModel): ModelRecord {
     return this.#tx('saveModel', true, () => {
       if (model.slot !== undefined) this.#s.clearModelSlot.run(model.slot);
@@ -295,6 +355,7 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** The most recently saved model of a kind, or null. */
   latestModel(kind: string): ModelRecord | null {
     return this.#tx('latestModel', false, () => {
       const row = this.#s.latestModel.get(kind) as Row | undefined;
@@ -302,12 +363,19 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** Newest first, without the blobs. */
   listModels(kind?: string): ModelInfo[] {
     return this.#tx('listModels', false, () => (this.#s.listModels.all({ kind: kind ?? null }) as Row[]).map(modelInfoFromRow));
   }
 
   /* model specs */
 
+  /**
+   * Records the LLM spec a study or run names (`resolveModel`'s answer) and returns the spec to use:
+   * a catalog model (`config_hash` null) as it is, with no row; a new id stored as given; an id stored
+   * with the same config hash, the stored spec; an id stored with another hash (a second checkpoint
+   * of one name), the spec under `ID@HASH8` (stored on first sight), so the two never share a history.
+   */
   adoptModelSpec(model: NewModelSpec): ModelSpec {
     const hash = model.config_hash;
     if (hash === null) return model.spec;
@@ -324,6 +392,7 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** Every stored spec, oldest first. */
   listModelSpecs(): StoredModelSpec[] {
     return this.#tx('listModelSpecs', false, () => (this.#s.allModelSpecs.all() as Row[]).map(modelSpecFromRow));
   }
@@ -343,6 +412,7 @@ export class SqliteStore implements Store {
     });
   }
 
+  /** Oldest first. */
   listEvents(filter: EventFilter = {}): EventRecord[] {
     return this.#tx('listEvents', false, () =>
       (
@@ -357,6 +427,7 @@ export class SqliteStore implements Store {
     );
   }
 
+  /** Releases the database; any later call throws LMB_ERR_STORE_FAILED. Idempotent. */
   close(): void {
     if (this.#db.open) this.#db.close();
   }

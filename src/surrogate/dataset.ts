@@ -24,7 +24,7 @@ export interface Dataset {
   readonly featureNames: string[];
   readonly rows: TrainingRow[];
   readonly observations: Observation[];
-  readonly skipped: { readonly noWorkload: number; readonly unknownContext: number };
+  readonly skipped: { readonly no_workload: number; readonly unknown_context: number };
 }
 
 export interface DatasetFilter {
@@ -81,13 +81,13 @@ export function datasetFromObservations(observations: readonly Observation[], ca
     rows.push({ x: f.row, baselines: f.baselines, targets: o.result === null ? {} : targetsOf(o.result, o.hardware.count), started });
     kept.push(o);
   }
-  return { featureNames: featureNames(encoder), rows, observations: kept, skipped: { noWorkload: 0, unknownContext } };
+  return { featureNames: featureNames(encoder), rows, observations: kept, skipped: { no_workload: 0, unknown_context: unknownContext } };
 }
 
 export function datasetFromStore(store: Store, catalog: Catalog, encoder: KnobEncoder, filter: DatasetFilter = {}): Dataset {
   const { observations, noWorkload } = observationsFromStore(store, filter);
   const d = datasetFromObservations(observations, catalog, encoder);
-  return { ...d, skipped: { ...d.skipped, noWorkload } };
+  return { ...d, skipped: { ...d.skipped, no_workload: noWorkload } };
 }
 
 /**

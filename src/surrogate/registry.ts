@@ -48,7 +48,7 @@ export function historyCounts(d: Dataset): Record<string, number> {
 /** Flat metrics for the store: `<target>.mape`, `<target>.r2`, `feasibility.accuracy`. */
 export function validationMetrics(v: ValidationReport | null): Record<string, number | null> {
   if (v === null) return {};
-  const out: Record<string, number | null> = { folds: v.folds, rows: v.rows, 'feasibility.accuracy': v.feasibilityAccuracy };
+  const out: Record<string, number | null> = { folds: v.folds, rows: v.rows, 'feasibility.accuracy': v.feasibility_accuracy };
   for (const [t, s] of Object.entries(v.targets)) {
     out[`${t}.mape`] = Number.isFinite(s.mape) ? s.mape : null;
     out[`${t}.r2`] = Number.isFinite(s.r2) ? s.r2 : null;
@@ -79,8 +79,8 @@ export function saveSurrogate(store: Store, input: SaveSurrogateInput): ModelRec
       validated: validation !== null,
       folds: validation?.folds ?? 0,
       importance: validation?.importance ?? null,
-      interval_scale: validation?.intervalScale ?? null,
-      held_out: validation?.heldOut ?? null,
+      interval_scale: validation?.interval_scale ?? null,
+      held_out: validation?.held_out ?? null,
     },
     metrics: validationMetrics(validation),
   });

@@ -1,26 +1,11 @@
 import type { BenchmarkResult } from '../domain/index.js';
+import { TARGET_NAMES } from '../domain/recommendation.js';
 
 /**
- * What the surrogate predicts. Every target is positive and spans orders of magnitude across GPUs,
- * models and workloads, so each is learned on log scale: errors become relative (what MAPE measures)
- * and ensembles' spread reads as a ratio.
+ * What the surrogate predicts, on log scale (domain/recommendation.ts says why). The list lives with
+ * the recommendation's schema, below this layer, because its `predicted` intervals are keyed by it.
  */
-export const TARGET_NAMES = [
-  'output_throughput',
-  'output_throughput_per_gpu',
-  'ttft_p50_ms',
-  'ttft_p99_ms',
-  'tpot_p50_ms',
-  'tpot_p99_ms',
-  'itl_p50_ms',
-  'itl_p99_ms',
-  'e2el_p99_ms',
-  'kv_cache_peak_gib',
-  'gpu_memory_reserved_gib',
-  // Joules of all the deployment's GPUs per output token: the simulator's power model, or a measured
-  // run's (DCGM, nvidia-smi, an ingested file); a run without power simply lacks it.
-  'energy_per_output_token_j',
-] as const;
+export { TARGET_NAMES };
 export type TargetName = (typeof TARGET_NAMES)[number];
 
 export type TargetValues = Partial<Record<TargetName, number>>;

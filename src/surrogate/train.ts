@@ -62,7 +62,7 @@ export async function trainFromStore(store: Store, catalog: Catalog, encoder: Kn
   };
   const validation = folds >= 2 && measured >= folds * 3 ? await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: rng.fork('cv'), fit: foldFit }) : null;
   const fitted = await fit(dataset.rows, dataset.featureNames, spec, rng.fork('final'));
-  const surrogate: Surrogate = validation === null ? fitted : { ...fitted, intervalScale: validation.intervalScale };
+  const surrogate: Surrogate = validation === null ? fitted : { ...fitted, intervalScale: validation.interval_scale };
   const model = saveSurrogate(store, {
     surrogate,
     dataset,

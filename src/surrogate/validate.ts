@@ -36,13 +36,13 @@ export interface ValidationReport {
   readonly rows: number;
   readonly targets: Partial<Record<TargetName, TargetScore>>;
   /** Feasibility classifier accuracy on held-out rows (null when every run started). */
-  readonly feasibilityAccuracy: number | null;
+  readonly feasibility_accuracy: number | null;
   /** Per knob: mean rise in held-out MAPE across targets when the knob's columns are shuffled. */
   readonly importance: Record<string, number>;
   /** Per target, the σ factor that makes ±2σ cover 95% of held-out values (≥ 1). */
-  readonly intervalScale: Partial<Record<TargetName, number>>;
-  /** Held-out pairs of the PARITY_TARGETS, intervals widened by `intervalScale`. */
-  readonly heldOut: readonly HeldOutPair[];
+  readonly interval_scale: Partial<Record<TargetName, number>>;
+  /** Held-out pairs of the PARITY_TARGETS, intervals widened by `interval_scale`. */
+  readonly held_out: readonly HeldOutPair[];
 }
 
 export function scoreTarget(pred: readonly number[], actual: readonly number[], within?: readonly boolean[]): TargetScore {
@@ -233,9 +233,9 @@ export async function crossValidate(
     folds: k,
     rows: rows.length,
     targets,
-    feasibilityAccuracy: anyFailed && feasTotal > 0 ? feasRight / feasTotal : null,
+    feasibility_accuracy: anyFailed && feasTotal > 0 ? feasRight / feasTotal : null,
     importance: importanceSum,
-    intervalScale,
-    heldOut,
+    interval_scale: intervalScale,
+    held_out: heldOut,
   };
 }

@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultCatalog } from '../catalog/index.js';
 import { ResolvedServerConfig, type BenchmarkResult } from '../domain/index.js';
-import { LmBenchError } from '../errors.js';
 import { resolveConfig } from '../physics/index.js';
 import { spawnArgv, splitArgv, stopProcess } from './process.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
@@ -47,8 +46,8 @@ function catalogResolve(input: TrialInput): ResolvedServerConfig {
 }
 
 export function createCommandTarget(opts: CommandTargetOptions): Target {
-  const argv = splitArgv(opts.command);
-  if (argv.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--command is empty', { details: { field: 'command' } });
+  // The spec's schema already split it (argvCommand); a direct caller gets the same catalog error.
+  const argv = splitArgv(opts.command, '--command');
   const now = opts.now ?? Date.now;
   const resolve = opts.resolve ?? catalogResolve;
   return {

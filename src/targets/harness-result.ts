@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BenchmarkResult, Energy, ServerMetrics, STAT_KEYS, type ErrorSample } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 import { buildResult, newDraft, put, RawNum } from '../ingest/draft.js';
 import type { TrialInput } from './types.js';
 
@@ -37,7 +38,7 @@ export function normalizeHarnessResult(raw: unknown, input: TrialInput): Benchma
   if (full.success) return attach(full.data);
   const h = Harness.safeParse(raw);
   if (!h.success) {
-    throw new LmBenchError('LMB_ERR_COMMAND_FAILED', `result file: ${h.error.issues[0]?.path.join('.') ?? ''} ${h.error.issues[0]?.message ?? ''}: need at least output_throughput and the ttft, tpot, itl and e2el figures`);
+    throw new LmBenchError('LMB_ERR_COMMAND_FAILED', `result file: ${formatZodIssues(h.error.issues)}: need at least output_throughput and the ttft, tpot, itl and e2el figures`);
   }
   const obj = raw as Record<string, unknown>;
   const missing = REQUIRED_METRICS.filter((m) => !STAT_KEYS.some((k) => k.endsWith(`_${m}_ms`) && typeof obj[k] === 'number'));

@@ -29,37 +29,8 @@ export class LineTail {
   }
 }
 
-/** Splits a command string into argv the way a user means it: whitespace, '…' and "…" quoting. No shell. */
-export function splitArgv(command: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quote: '"' | "'" | null = null;
-  let has = false;
-  for (let i = 0; i < command.length; i++) {
-    const ch = command[i] as string;
-    if (quote !== null) {
-      if (ch === quote) quote = null;
-      else if (ch === '\\' && quote === '"' && i + 1 < command.length) cur += command[++i];
-      else cur += ch;
-    } else if (ch === '"' || ch === "'") {
-      quote = ch;
-      has = true;
-    } else if (/\s/.test(ch)) {
-      if (has || cur !== '') out.push(cur);
-      cur = '';
-      has = false;
-    } else if (ch === '\\' && i + 1 < command.length) {
-      cur += command[++i];
-      has = true;
-    } else {
-      cur += ch;
-      has = true;
-    }
-  }
-  if (quote !== null) throw new Error(`unterminated ${quote} in command`);
-  if (has || cur !== '') out.push(cur);
-  return out;
-}
+/** Splitting lives with the spec schemas that use it at parse time (src/targets/argv.ts). */
+export { splitArgv } from './argv.js';
 
 export interface Spawned {
   readonly child: ChildProcess;

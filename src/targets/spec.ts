@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { SimProfile } from '../domain/index.js';
+import { argvCommand } from './argv.js';
 import { SlurmConfig } from './slurm/config.js';
 
 /**
@@ -40,7 +41,8 @@ export const TargetSpec = z.discriminatedUnion('kind', [
   }),
   z.strictObject({
     kind: z.literal('command'),
-    command: z.string().min(1),
+    /** Split into argv (no shell) when the spec is parsed, so a stray quote is refused here. */
+    command: argvCommand,
     timeout_ms: z.int().positive().default(3_600_000),
     env: z.record(z.string(), z.string()).default({}),
   }),

@@ -1,30 +1,15 @@
 import { z } from 'zod';
+import { tokenizeCsv } from '../util/csv.js';
 import { recordError, traceError, type NumberedLine } from './request.js';
 
 /**
  * The CSV the public traces use: a header row naming the columns, one request a line, no embedded
- * newlines. Quoted fields are read (RFC 4180) though none of the known traces quote anything.
+ * newlines, each line split by the one tokenizer (util/csv.ts; quoted fields are read though none of
+ * the known traces quote anything).
  */
 export function splitCsvLine(line: string): string[] {
-  const out: string[] = [];
-  let cur = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i] as string;
-    if (quoted) {
-      if (c === '"' && line[i + 1] === '"') {
-        cur += '"';
-        i++;
-      } else if (c === '"') quoted = false;
-      else cur += c;
-    } else if (c === '"' && cur === '') quoted = true;
-    else if (c === ',') {
-      out.push(cur);
-      cur = '';
-    } else cur += c;
-  }
-  out.push(cur);
-  return out.map((f) => f.trim());
+  const cells = tokenizeCsv(line).rows[0]?.cells ?? [];
+  return (cells.length === 0 ? [''] : cells).map((f) => f.trim());
 }
 
 /** Header names as the file spells them, compared without case or surrounding spaces. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { TraceFormat } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 
 /**
  * What every trace reader produces: requests with their arrival time (ms from the trace's first
@@ -58,9 +59,9 @@ export function traceError(file: string, line: number | null, field: string | nu
   return new LmBenchError('LMB_ERR_TRACE_INVALID', `${where}: ${field === null ? '' : `${field}: `}${message}`, { details: { file, line, field } });
 }
 
-/** The first issue of a failed record parse, as an error naming file, line and field. */
+/** A failed record parse, as an error naming file and line, and every field at fault (details: the first). */
 export function recordError(file: string, line: number, error: z.ZodError): LmBenchError {
-  const issue = error.issues[0];
-  const field = issue === undefined || issue.path.length === 0 ? null : issue.path.map(String).join('.');
-  return traceError(file, line, field, issue?.message ?? 'invalid record');
+  const path = error.issues[0]?.path ?? [];
+  const field = path.length === 0 ? null : path.map(String).join('.');
+  return new LmBenchError('LMB_ERR_TRACE_INVALID', formatZodIssues(error.issues, `${file}:${line}`), { details: { file, line, field } });
 }

@@ -1,5 +1,6 @@
 import { Workload, type WorkloadInput, type WorkloadTrace } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 import { fitArrival, fitLength, fitSharedPrefix, type ArrivalFit, type PrefixFit } from './fit.js';
 import type { ParsedTrace } from './request.js';
 
@@ -114,8 +115,7 @@ export function traceWorkload(t: ParsedTrace, sourceName: string, opts: TraceWor
   };
   const parsed = Workload.safeParse(raw);
   if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new LmBenchError('LMB_ERR_INTERNAL', `the workload fitted to ${t.file} is invalid: ${issue?.path.join('.') ?? ''}: ${issue?.message ?? ''}`);
+    throw new LmBenchError('LMB_ERR_INTERNAL', formatZodIssues(parsed.error.issues, `the workload fitted to ${t.file} is invalid`));
   }
   return { workload: parsed.data, summary: summaryOf(t, arrival, prefix) };
 }

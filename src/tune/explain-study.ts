@@ -2,7 +2,7 @@ import type { Catalog } from '../catalog/index.js';
 import { meetsSlo, vllmServeArgs, type KnobValue, type ServerConfig, type StudySpec, type Trial } from '../domain/index.js';
 import { targetsOf, type TargetName, type TargetValues } from '../surrogate/targets.js';
 import { meetsConstraints, pickRule, sloConstraints } from '../optimize/objectives.js';
-import type { PriorSimulator } from '../optimize/prior-simulator.js';
+import type { PriorSimulator } from '../calibration/prior-simulator.js';
 import { attributePath, contextWarnings, simplificationReport, simplifyPick, spaceJudges, type Attribution, type Evaluate, type Evaluation, type SimplificationReport } from '../optimize/simplify.js';
 import type { SearchSpace } from '../space/index.js';
 import { shellQuote } from '../util/shell.js';

@@ -1,6 +1,7 @@
-import type { BenchmarkResult, Cost, Diagnosis, Hardware, ModelSpec, ServerConfig, Study, StudyObjective, StudySpec, Trial } from '../domain/index.js';
+import { z } from 'zod';
+import type { BenchmarkResult, Diagnosis, Hardware, ModelSpec, Study, StudySpec, Trial } from '../domain/index.js';
 import { withDiagnosis } from '../diagnose/classify.js';
-import { costOf, meetsSlo, vllmServeArgs } from '../domain/index.js';
+import { Cost, costOf, meetsSlo, ServerConfig, StudyObjective, vllmServeArgs } from '../domain/index.js';
 import { defaultCatalog } from '../catalog/index.js';
 import { loadPrices, type Prices } from '../cost/prices.js';
 import { goodputOutputTokS } from '../cost/result-cost.js';
@@ -35,18 +36,7 @@ export interface TrialSummary {
   readonly requests: RequestCounts | null;
   /** The first trial of the same configuration when this one measured it again; else null. */
   readonly repeat_of: number | null;
-  readonly metrics: {
-    readonly output_throughput: number;
-    readonly output_throughput_per_gpu: number;
-    readonly p99_ttft_ms: number;
-    readonly p99_itl_ms: number;
-    readonly p99_tpot_ms: number;
-    readonly p99_e2el_ms: number;
-    readonly gpu_memory_reserved_gib: number | null;
-    /** Joules per output token and average power of all the deployment's GPUs (null: the run had no power figure). */
-    readonly energy_per_output_token_j: number | null;
-    readonly avg_power_w: number | null;
-  } | null;
+  readonly metrics: TrialMetrics | null;
   readonly failure_reason: string | null;
   /** The failure's class (failure-classes.ts), from what the target said; null when it did not fail. */
   readonly failure_class: FailureClass | null;
@@ -54,45 +44,62 @@ export interface TrialSummary {
   readonly diagnosis: Diagnosis | null;
 }
 
-export interface StudyRecommendation {
+/** A measured trial's figures; the study's JSON (`tune --json`, `GET /v1/studies/:id`) states them so. */
+export const TrialMetrics = z.object({
+  output_throughput: z.number(),
+  output_throughput_per_gpu: z.number(),
+  p99_ttft_ms: z.number(),
+  p99_itl_ms: z.number(),
+  p99_tpot_ms: z.number(),
+  p99_e2el_ms: z.number(),
+  gpu_memory_reserved_gib: z.number().nullable(),
+  /** Joules per output token and average power of all the deployment's GPUs (null: the run had no power figure). */
+  energy_per_output_token_j: z.number().nullable(),
+  avg_power_w: z.number().nullable(),
+});
+export type TrialMetrics = z.infer<typeof TrialMetrics>;
+
+/** The study's pick, measured: the schema is the type (issue 27 §1), as the service's answer declares it. */
+export const StudyRecommendation = z.object({
   /** What the study optimised, and the rule that picked this configuration, in words. */
-  readonly objective: StudyObjective;
-  readonly rule: string;
-  readonly trial: number;
-  readonly config: ServerConfig;
-  readonly vllm_command: string;
-  readonly vllm_config_yaml: string;
+  objective: StudyObjective,
+  rule: z.string(),
+  trial: z.int(),
+  config: ServerConfig,
+  vllm_command: z.string(),
+  vllm_config_yaml: z.string(),
   /** Its metrics: the mean over its measurements (`measurements`) when it was measured more than once. */
-  readonly measured: NonNullable<TrialSummary['metrics']>;
+  measured: TrialMetrics,
   /** The trials that measured this configuration. */
-  readonly measurements: number[];
+  measurements: z.array(z.int()),
   /**
    * Configurations within measurement noise of this one, each by its first trial with its mean
    * throughput: the pick is then one of a tie, not a winner. Empty when it stands clear.
    */
-  readonly tied_with: { readonly trial: number; readonly measurements: number; readonly output_throughput: number; readonly energy_per_output_token_j: number | null }[];
+  tied_with: z.array(z.object({ trial: z.int(), measurements: z.int(), output_throughput: z.number(), energy_per_output_token_j: z.number().nullable() })),
   /**
    * `within_noise`: the gain over the defaults (on the study's figure) is smaller than the noise (null
    * when there is no gain to judge); `energy_per_output_token_change_pct`: the pick's J/token against
    * the defaults' (negative: fewer joules), when both runs had power figures.
    */
-  readonly vs_default: {
-    readonly default_trial: number | null;
-    readonly default_meets_slo: boolean | null;
-    readonly throughput_gain_pct: number | null;
-    readonly energy_per_output_token_change_pct: number | null;
-    readonly within_noise: boolean | null;
-  };
+  vs_default: z.object({
+    default_trial: z.int().nullable(),
+    default_meets_slo: z.boolean().nullable(),
+    throughput_gain_pct: z.number().nullable(),
+    energy_per_output_token_change_pct: z.number().nullable(),
+    within_noise: z.boolean().nullable(),
+  }),
   /** The pick's GPUs at their price and that over its measured goodput (null: the GPU has no price). */
-  readonly cost: Cost | null;
+  cost: Cost.nullable(),
   /** `knob=value` of the knobs whose values change the model's numerics (fp8 weights or KV cache). */
-  readonly numerics_changes: string[];
+  numerics_changes: z.array(z.string()),
   /**
    * When the pick changes numerics: the best measured trial meeting the SLOs that keeps the
    * checkpoint's precision, with its throughput relative to the pick; null when there is none.
    */
-  readonly precision_keeping: { readonly trial: number; readonly config: ServerConfig; readonly vllm_command: string; readonly measured: NonNullable<TrialSummary['metrics']>; readonly throughput_vs_pick_pct: number } | null;
-}
+  precision_keeping: z.object({ trial: z.int(), config: ServerConfig, vllm_command: z.string(), measured: TrialMetrics, throughput_vs_pick_pct: z.number() }).nullable(),
+});
+export type StudyRecommendation = z.infer<typeof StudyRecommendation>;
 
 export interface StudySummary {
   readonly study: { readonly id: number; readonly name: string; readonly state: Study['state']; readonly spec: Study['spec'] };

@@ -1,5 +1,6 @@
 import { RateStage } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
+import { formatZodIssues } from '../util/zod-issues.js';
 
 /**
  * `--rate-stages 8:600,20:600` → rate stages (8 req/s for 600 s, then 20 req/s for 600 s): the
@@ -11,7 +12,7 @@ export function parseRateStagesFlag(text: string, flag = 'rate-stages'): RateSta
     const m = /^([^:]+):([^:]+)$/.exec(part);
     const parsed = m === null ? null : RateStage.safeParse({ rate_rps: Number(m[1]), duration_s: Number(m[2]) });
     if (parsed === null || !parsed.success) {
-      const why = parsed?.success === false ? `: ${parsed.error.issues[0]?.path.join('.') ?? ''} ${parsed.error.issues[0]?.message ?? ''}` : '';
+      const why = parsed?.success === false ? `: ${formatZodIssues(parsed.error.issues)}` : '';
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag}: stage ${i + 1} "${part}" is not RATE:SECONDS (e.g. 8:600,20:600)${why}`, { details: { field: flag } });
     }
     return parsed.data;

@@ -58,7 +58,7 @@ test('the pick follows the stated rule, is listed, and every listed member that 
   const a = ask();
   assert.match(a.rule, /highest lower bound \(mean − 2σ\) of predicted output throughput per GPU .* P\(meets the SLOs\) ≥ 0\.9/);
   assert.ok(a.best !== null);
-  assert.ok(a.best.pMeetsSlo >= 0.9 && a.best.pStart >= 0.5);
+  assert.ok(a.best.p_meets_slo >= 0.9 && a.best.p_start >= 0.5);
   const picked = a.pareto.filter((m) => m.recommended);
   assert.equal(picked.length, 1);
   // The Pareto set lists the search's pick; the answer states it simplified (the flags that matter).
@@ -66,9 +66,10 @@ test('the pick follows the stated rule, is listed, and every listed member that 
   assert.ok(a.simplification !== null);
   for (const [k, v] of Object.entries(a.simplification.before.changed)) assert.equal(searched[k], v, k);
   for (const [k, v] of Object.entries(a.best.config)) assert.equal(a.simplification.before.changed[k], v, `the simplified pick sets ${k} as the search's did`);
-  // No listed member with a higher throughput lower bound qualifies (the rule picked the maximum).
+  // No qualifying listed member has a lower bound past the pick's tie band: the rule picks the maximum,
+  // bounds within 1% of it tying (and the tie goes to the better mean, so the pick's may be the lower one).
   const pick = picked[0] as NonNullable<(typeof picked)[number]>;
-  for (const m of a.pareto) if (m.pMeetsSlo >= 0.9 && m.pStart >= 0.5) assert.ok((m.predicted.output_throughput_per_gpu?.low ?? 0) <= (pick.predicted.output_throughput_per_gpu?.low ?? 0) + 1e-9);
+  for (const m of a.pareto) if (m.p_meets_slo >= 0.9 && m.p_start >= 0.5) assert.ok((m.predicted.output_throughput_per_gpu?.low ?? 0) * (1 - 0.01) <= (pick.predicted.output_throughput_per_gpu?.low ?? 0) + 1e-9, JSON.stringify(m.config));
   for (const m of a.pareto) {
     const beats: boolean = !m.recommended && dominates(point(m), point(pick));
     assert.equal(m.note !== null, beats, `note iff the member dominates the pick: ${JSON.stringify(m.config)}`);
@@ -81,20 +82,20 @@ test('the pick follows the stated rule, is listed, and every listed member that 
 test('the best configuration that keeps the checkpoint’s precision stands beside the pick; --keep-precision pins it', () => {
   const a = ask();
   assert.ok(a.best !== null);
-  assert.deepEqual(a.best.numericsChanges, space.numericsChanges(a.best.config));
-  if (a.best.numericsChanges.length > 0) {
-    assert.ok(a.precisionKeeping !== null, 'a precision-keeping alternative is named');
-    assert.deepEqual(a.precisionKeeping.numericsChanges, []);
-    assert.ok((a.precisionKeeping.predicted.output_throughput_per_gpu?.low ?? 0) <= (a.best.predicted.output_throughput_per_gpu?.low ?? 0));
+  assert.deepEqual(a.best.numerics_changes, space.numericsChanges(a.best.config));
+  if (a.best.numerics_changes.length > 0) {
+    assert.ok(a.precision_keeping !== null, 'a precision-keeping alternative is named');
+    assert.deepEqual(a.precision_keeping.numerics_changes, []);
+    assert.ok((a.precision_keeping.predicted.output_throughput_per_gpu?.low ?? 0) <= (a.best.predicted.output_throughput_per_gpu?.low ?? 0));
     assert.match(formatAnswer(a), /changes the model’s numerics: (quantization=fp8|kv_cache_dtype=fp8)/);
     assert.match(formatAnswer(a), /Best that keeps the checkpoint’s precision/);
   } else {
-    assert.equal(a.precisionKeeping, null);
+    assert.equal(a.precision_keeping, null);
   }
   const kept = ask({ keepPrecision: true });
   assert.equal(kept.keep_precision, true);
-  for (const c of [kept.best, ...kept.pareto]) if (c !== null) assert.deepEqual(c.numericsChanges, [], JSON.stringify(c.config));
-  assert.equal(kept.precisionKeeping, null, 'the pick itself keeps precision');
+  for (const c of [kept.best, ...kept.pareto]) if (c !== null) assert.deepEqual(c.numerics_changes, [], JSON.stringify(c.config));
+  assert.equal(kept.precision_keeping, null, 'the pick itself keeps precision');
   assert.deepEqual(space.numericsChanges({ quantization: 'fp8', kv_cache_dtype: 'fp8' }), ['kv_cache_dtype=fp8', 'quantization=fp8']);
   assert.deepEqual(space.numericsChanges({ quantization: 'none', kv_cache_dtype: 'auto', max_num_seqs: 8 }), []);
 });
@@ -140,9 +141,9 @@ test('the commands printed to measure next run as printed: vllm serve (on the si
     const study = ts.listStudies()[0];
     assert.ok(study !== undefined);
     const trials = ts.listTrials(study.id);
-    assert.equal(trials.length, a.trust.runNext.length + 1);
-    assert.deepEqual(trials.map((x) => x.origin), ['default', ...a.trust.runNext.map(() => 'enqueued')]);
-    assert.deepEqual(trials.slice(1).map((x) => x.config), a.trust.runNext);
+    assert.equal(trials.length, a.trust.run_next.length + 1);
+    assert.deepEqual(trials.map((x) => x.origin), ['default', ...a.trust.run_next.map(() => 'enqueued')]);
+    assert.deepEqual(trials.slice(1).map((x) => x.config), a.trust.run_next);
     assert.ok(trials.every((x) => x.state === 'complete' || x.state === 'failed'));
   } finally {
     ts.close();
@@ -152,7 +153,7 @@ test('the commands printed to measure next run as printed: vllm serve (on the si
   assert.equal(await main([...tune.slice(1), '--no-report', '--db', tdb, '--json'], again), 0, again.err());
   const ts2 = openStore(tdb);
   try {
-    assert.equal(ts2.listTrials(ts2.listStudies()[0]?.id ?? 0).length, a.trust.runNext.length + 1);
+    assert.equal(ts2.listTrials(ts2.listStudies()[0]?.id ?? 0).length, a.trust.run_next.length + 1);
   } finally {
     ts2.close();
   }

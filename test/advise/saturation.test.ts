@@ -7,7 +7,7 @@ import { formatAnswer } from '../../src/advise/text.js';
 import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
 import { Workload, type BenchmarkResult } from '../../src/domain/index.js';
 import { saturationLine, saturationText } from '../../src/diagnose/text.js';
-import { priorSimulator } from '../../src/optimize/prior-simulator.js';
+import { priorSimulator } from '../../src/calibration/prior-simulator.js';
 import type { RecommendedConfig } from '../../src/optimize/recommend.js';
 import { loadSpace } from '../../src/space/index.js';
 import { loadYamlFile } from '../../src/util/yaml.js';
@@ -27,8 +27,8 @@ test('a saturated run is said to be one in words: the rate sustained, the rate o
 
 test('a recommendation from history carries its simulated run’s saturation', () => {
   const run = { completed: 10, saturation: SAT, diagnosis: null } as unknown as BenchmarkResult;
-  const c: RecommendedConfig = { config: { max_num_seqs: 64 }, predicted: {}, pStart: 1, pMeetsSlo: 0.9, numericsChanges: [] };
-  const rec = withSimulatedDiagnoses({ best: c, precisionKeeping: null, pareto: [] }, { profileSource: 'test', simulate: () => run });
+  const c: RecommendedConfig = { config: { max_num_seqs: 64 }, predicted: {}, p_start: 1, p_meets_slo: 0.9, numerics_changes: [] };
+  const rec = withSimulatedDiagnoses({ best: c, precision_keeping: null, pareto: [] }, { profileSource: 'test', simulate: () => run });
   assert.deepEqual(rec.best?.saturation, SAT);
 });
 

@@ -27,7 +27,7 @@ test('unknown names fail with the catalog code and list what is known', () => {
   assert.throws(() => c.model('gpt-5'), (e) => isLmBenchError(e, 'LMB_ERR_UNKNOWN_MODEL'));
 });
 
-test('KV bytes per token match reference §6.2 (bf16, whole model)', () => {
+test('KV bytes per token match docs/references/vllm-engine.md#kv-bytes-per-token (bf16, whole model)', () => {
   const c = defaultCatalog();
   const kib = (id: string) => kvBytesPerToken(c.model(id), 2) / 1024;
   assert.equal(kib('llama-3.1-8b'), 128);

@@ -1,11 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';
 import { STAT_KEYS } from '../../src/domain/index.js';
@@ -13,37 +11,17 @@ import type { ExportReport } from '../../src/export/types.js';
 import { openStore, runMetric, type RunRecord } from '../../src/store/index.js';
 import { at, brSchemaErrors } from '../export/br-schema.js';
 import { SMALL_CHAT_WORKLOAD_YAML } from '../helpers/workloads.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 
 // `lm-bench export` end to end through real child processes and real SQLite files: a study run on the
 // simulator and ingested runs, exported in both formats; the vllm files ingested back into a fresh
 // history with the same figures, config, GPU and model; bad input fails with its code, writes nothing
 // and leaves the history as it was.
 
-const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
 const FIXTURES = join(PROJECT_ROOT, 'test', 'fixtures', 'ingest');
 
-interface Ran {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], cwd: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    // LMB_DB points into the temp dir: every command here names --db, and nothing may touch the user's.
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, HF_HUB_OFFLINE: '1', LMB_DB: join(cwd, 'unused.db') } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
+// LMB_DB points into the temp dir: every command here names --db, and nothing may touch the user's.
+const cli = (args: readonly string[], cwd: string): Promise<CliRun> => runCli(args, { cwd, env: { HF_HUB_OFFLINE: '1', LMB_DB: join(cwd, 'unused.db') } });
 
 let dir: string;
 let db: string;
@@ -101,7 +79,7 @@ describe('lm-bench export', () => {
     const back = join(dir, 'back.db');
     const ingest = await cli(['ingest', 'v', '--db', back, '--json'], dir);
     assert.equal(ingest.status, 0, ingest.stdout + ingest.stderr);
-    const summary = JSON.parse(ingest.stdout) as { accepted: number; files: { path: string; format: string; runIds: number[] }[]; ignored: string[] };
+    const summary = JSON.parse(ingest.stdout) as { accepted: number; files: { path: string; format: string; run_ids: number[] }[]; ignored: string[] };
     assert.equal(summary.accepted, 3);
     assert.ok(summary.files.every((f) => f.format === 'vllm_bench_serve'));
     assert.deepEqual(summary.ignored, [join(dir, 'v', 'summary.json')], 'summary.json is a companion, not a run');
@@ -110,7 +88,7 @@ describe('lm-bench export', () => {
     try {
       for (const f of report.files) {
         const a: RunRecord = orig.getRun(f.run_id as number);
-        const runId = summary.files.find((x) => x.path === f.path)?.runIds[0];
+        const runId = summary.files.find((x) => x.path === f.path)?.run_ids[0];
         assert.ok(runId !== undefined, f.path);
         const b = copy.getRun(runId);
         assert.deepEqual(b.server_config, a.server_config);

@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';
 import { openStore } from '../../src/store/index.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 
 // `--gpu FILE.yaml` end to end through real child processes and real SQLite files: the datasheet
 // rides in the study's spec, so the trials' worker threads price it, and a resume, the report and
 // `recommend` still find the GPU after the file is deleted.
 
-const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-gpu-cli-'));
@@ -21,28 +19,8 @@ function tempDir(t: TestContext): string {
   return dir;
 }
 
-interface Ran {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], dir: string): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    // LMB_DB points into the temp dir: every command here names --db, and nothing may touch the user's.
-    const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, HF_HUB_OFFLINE: '1', LMB_DB: join(dir, 'unused.db') } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
+// LMB_DB points into the temp dir: every command here names --db, and nothing may touch the user's.
+const cli = (args: readonly string[], dir: string): Promise<CliRun> => runCli(args, { cwd: PROJECT_ROOT, env: { HF_HUB_OFFLINE: '1', LMB_DB: join(dir, 'unused.db') } });
 
 /** A made-up 96 GB PCIe card no catalog lists. */
 const DATASHEET = 'name: Acme Tensor 96\nmemory_gb: 96\nhbm_bandwidth_gbs: 2000\nbf16_tflops: 600\nfp8_tflops: 1200\ninterconnect: { kind: pcie, bandwidth_gbs: 128 }\ntdp_w: 600\n';

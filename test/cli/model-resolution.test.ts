@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
 import Database from 'better-sqlite3';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';
 import { openStore } from '../../src/store/index.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 
 // `--model` and `--gpu` end to end through real child processes: a Hugging Face cache laid out in a
 // temp dir (refs/main + snapshots/REV/config.json), real SQLite files, never the network
 // (HF_HUB_OFFLINE=1; the cache is passed in the child's environment).
 
-const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/hf-configs/${name}.json`, import.meta.url), 'utf8');
 const REPO = 'Qwen/Qwen2.5-32B-Instruct';
 const WORKLOAD = join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml');
@@ -37,27 +35,8 @@ function writeCache(root: string, repo: string, configText: string, revision = '
 /** The 32B config with fewer layers: another checkpoint published under the same name. */
 const otherCheckpoint = (): string => JSON.stringify({ ...(JSON.parse(fixture('qwen2.5-32b-instruct')) as Record<string, unknown>), num_hidden_layers: 48 });
 
-interface Ran {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], cache: string, cwd = PROJECT_ROOT): Promise<Ran> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd, env: { ...process.env, HF_HUB_CACHE: cache, HF_HUB_OFFLINE: '1', LMB_DB: join(cache, 'unused.db') } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
+const cli = (args: readonly string[], cache: string, cwd = PROJECT_ROOT): Promise<CliRun> =>
+  runCli(args, { cwd, env: { HF_HUB_CACHE: cache, HF_HUB_OFFLINE: '1', LMB_DB: join(cache, 'unused.db') } });
 
 const RECOMMEND = ['recommend', '--gpus', '2', '--workload', WORKLOAD, '--slo', 'ttft_p99_ms=5000,itl_p99_ms=200', '--candidates', '2000', '--json'];
 

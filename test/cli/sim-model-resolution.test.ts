@@ -1,19 +1,17 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { test, type TestContext } from 'node:test';
 import { request } from 'undici';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';
 import { startSimServe } from '../helpers/sim-serve.js';
+import { runCli, type CliRun } from '../helpers/cli.js';
 
 // `sim run` and `sim serve` take --model as `recommend` and `tune` do (src/cli/model-flag.ts): a
 // Hugging Face repo id found in a local cache, or a path to a config.json. Child processes, a cache in
 // a temp dir, --offline and HF_HUB_OFFLINE=1 (never the hub); the server binds 127.0.0.1 port 0.
 
-const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
 const fixture = (name: string): string => readFileSync(new URL(`../fixtures/hf-configs/${name}.json`, import.meta.url), 'utf8');
 
 function tempDir(t: TestContext): string {
@@ -33,21 +31,7 @@ function writeCache(root: string, repo: string, configText: string, revision = '
   writeFileSync(join(folder, 'refs', 'main'), revision);
 }
 
-function cli(args: readonly string[], env: Record<string, string>): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: PROJECT_ROOT, env: { ...process.env, HF_HUB_OFFLINE: '1', ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.on('error', reject);
-    child.on('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout, stderr });
-    });
-  });
-}
+const cli = (args: readonly string[], env: Record<string, string>): Promise<CliRun> => runCli(args, { cwd: PROJECT_ROOT, env: { HF_HUB_OFFLINE: '1', ...env }, timeoutMs: 60_000 });
 
 const REPO = 'google/gemma-3-27b-it';
 

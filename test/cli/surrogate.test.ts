@@ -31,7 +31,7 @@ function seededDb(dir: string, runs: number): string {
 const TRAIN = ['--folds', '0', '--members', '2', '--rounds', '10', '--threads', '0', '--seed', '1', '--json'];
 
 interface Trained {
-  model_id: number;
+  surrogate_id: number;
   rows: number;
   targets: string[];
   metrics: unknown;
@@ -66,7 +66,7 @@ test('model train|eval still works as a deprecated alias: the same result on std
   // stdout is the JSON document alone: the note never reaches it.
   const a = JSON.parse(now.out()) as Trained;
   const b = JSON.parse(old.out()) as Trained;
-  assert.equal(b.model_id, a.model_id + 1, 'the alias trained and saved a model too');
+  assert.equal(b.surrogate_id, a.surrogate_id + 1, 'the alias trained and saved a model too');
   assert.deepEqual([b.rows, b.targets, b.metrics], [a.rows, a.targets, a.metrics], 'same store, same seed: the same fit');
   // Its errors are the command's, with the note first on stderr and a parseable error on stdout.
   const evalOld = captureIo(dir);

@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,13 +7,12 @@ import { after, before, test } from 'node:test';
 import { main } from '../../src/cli/main.js';
 import { BenchmarkResult, Workload } from '../../src/domain/index.js';
 import { parseYaml } from '../../src/util/yaml.js';
-import { captureIo } from '../helpers/cli.js';
+import { captureIo, runCli, type CliRun } from '../helpers/cli.js';
 import { startSimServe, type SimServeProcess } from '../helpers/sim-serve.js';
 
 // The trace commands end to end: `workload from-trace`, `sim run --trace`, `run --trace` against
 // `sim serve` (its own process, on loopback) and `tune --trace` resumed after the file is gone.
 const traces = fileURLToPath(new URL('../fixtures/traces/', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/lm-bench.js', import.meta.url));
 const simArgs = ['sim', 'run', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.2-1b', '--seed', '1'];
 let sim: SimServeProcess;
 let dir: string;
@@ -111,32 +109,23 @@ test('run --trace refuses what would change the trace: a traffic mode, a rate se
   assert.equal(await main([...base, '--workload', 'bg.yaml'], w), 2);
 });
 
-function lmBench(args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args], { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, LMB_LOOPBACK_ONLY: '1' } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.once('exit', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const lmBench = (args: readonly string[]): Promise<CliRun> => runCli(args, { cwd: dir, env: { LMB_LOOPBACK_ONLY: '1' } });
 
 test('tune --trace: the study carries the requests, so it resumes with the same ones after the file is gone', async () => {
   copyFileSync(join(traces, 'azure-code-2023-head300.csv'), join(dir, 'mine.csv'));
   const args = ['tune', '--study', 'traced', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.2-1b', '--trace', 'mine.csv', '--trace-limit', '30', '--budget-trials', '1', '--db', 'lmb.db', '--no-report', '--json'];
   const first = await lmBench(args);
-  assert.equal(first.code, 0, first.stderr);
+  assert.equal(first.status, 0, first.stderr);
   const spec = (JSON.parse(first.stdout) as { study: { spec: { workload: Workload } } }).study.spec.workload;
   assert.equal(spec.trace?.data?.input_tokens.length, 30);
   assert.equal(spec.trace?.data?.input_tokens[0], 4808);
   rmSync(join(dir, 'mine.csv'));
   const again = await lmBench(['tune', '--study', 'traced', '--db', 'lmb.db', '--no-report', '--json']);
-  assert.equal(again.code, 0, again.stderr);
+  assert.equal(again.status, 0, again.stderr);
   const resumed = JSON.parse(again.stdout) as { study: { spec: { workload: Workload } }; trials: { requests: { total: number } }[] };
   assert.deepEqual(resumed.study.spec.workload, spec);
   assert.ok(resumed.trials.length >= 1 && resumed.trials.every((tr) => tr.requests.total === 30));
   const maxRate = await lmBench(['tune', '--study', 'traced-rate', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.2-1b', '--trace', join(traces, 'azure-code-2023-head300.csv'), '--objective', 'max-rate', '--budget-trials', '1', '--db', 'lmb.db', '--no-report']);
-  assert.equal(maxRate.code, 2);
+  assert.equal(maxRate.status, 2);
   assert.match(maxRate.stderr, /LMB_ERR_INVALID_ARGUMENT.*max-rate searches the request rate/);
 });

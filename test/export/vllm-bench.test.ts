@@ -1,7 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parse } from 'yaml';
-import { KNOB_NAMES, STAT_KEYS, CONDITIONAL_KNOB_NAMES } from '../../src/domain/index.js';
+import { ALL_KNOB_NAMES, STAT_KEYS } from '../../src/domain/index.js';
 import { exportDocuments } from '../../src/export/documents.js';
 import { baseName } from '../../src/export/ids.js';
 import type { ExportItem } from '../../src/export/types.js';
@@ -31,7 +31,7 @@ const VLLM_ORDER = [
   ...['ttft', 'tpot', 'itl', 'e2el'].flatMap((m) => ['mean', 'median', 'std', 'p50', 'p90', 'p95', 'p99'].map((s) => `${s}_${m}_ms`)),
   'mean_client_queue_time_ms', 'p99_client_queue_time_ms',
 ]; // prettier-ignore
-const KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
+const KNOBS: readonly string[] = ALL_KNOB_NAMES;
 const FIGURES = ['duration', 'completed', 'failed', 'total_input_tokens', 'total_output_tokens', 'request_throughput', 'output_throughput', 'total_token_throughput', 'max_output_tokens_per_s', 'max_concurrent_requests', ...STAT_KEYS];
 
 const all = (): ExportItem[] => [...h.trials, ...h.runs];

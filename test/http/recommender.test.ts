@@ -24,7 +24,7 @@ test('a study’s fit is stood in for by the last answer until its own is comput
   const save = (slot?: string): number => store.saveModel({ kind: SURROGATE_KIND, blob: trained.blob, metadata: trained.metadata, metrics: trained.metrics, ...(slot === undefined ? {} : { slot }) }).id;
   const workload = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload);
   const q: Question = { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload, workloadRef: 'chat', slo: workload.slo ?? {}, candidates: 300, seed: 1, keepPrecision: false };
-  const ask = async (): Promise<number | null> => (await rec.ask(q)).answer.model_id;
+  const ask = async (): Promise<number | null> => (await rec.ask(q)).answer.surrogate_id;
   const waitForModel = async (id: number): Promise<void> => {
     const deadline = Date.now() + 60_000;
     let answeredBy = await ask();

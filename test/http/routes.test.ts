@@ -17,7 +17,7 @@ test('health, metrics, the OpenAPI document and the offline docs page', async (t
   const health = await app.inject({ method: 'GET', url: '/health' });
   assert.equal(health.statusCode, 200);
   const h = health.json();
-  assert.deepEqual([h.status, h.store, h.workers.recommend, h.studies_running, h.model_id], ['ok', 'ok', 'ok', 0, null]);
+  assert.deepEqual([h.status, h.store, h.workers.recommend, h.studies_running, h.surrogate_id], ['ok', 'ok', 'ok', 0, null]);
 
   const metrics = await app.inject({ method: 'GET', url: '/metrics' });
   assert.equal(metrics.statusCode, 200);
@@ -137,12 +137,12 @@ test('recommendations come from the trained model; unknown names are 400 with th
   const none = await empty.inject({ method: 'POST', url: '/v1/recommendations', payload: { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: 'chat' } });
   assert.equal(none.statusCode, 200, none.body);
   const sim = none.json();
-  assert.equal(sim.model_id, null);
+  assert.equal(sim.surrogate_id, null);
   assert.equal(sim.source.kind, 'simulator');
   assert.ok(sim.source.simulator.simulated >= 8);
   assert.match(sim.rule, /^simulated, not measured/);
   assert.equal(sim.trust.level, 'thin');
-  assert.ok(sim.best !== null && sim.best.pMeetsSlo >= 0.5, JSON.stringify(sim.best));
+  assert.ok(sim.best !== null && sim.best.p_meets_slo >= 0.5, JSON.stringify(sim.best));
   assert.ok(sim.best.predicted.output_throughput_per_gpu.low < sim.best.predicted.output_throughput_per_gpu.mean);
   assert.ok(sim.measure_next.length >= 2 && sim.measure_next.length <= 3, JSON.stringify(sim.measure_next));
   for (const m of sim.measure_next) assert.match(m.vllm_serve, /^vllm serve meta-llama\/Llama-3\.1-8B-Instruct /);
@@ -167,7 +167,7 @@ test('recommendations come from the trained model; unknown names are 400 with th
   const r = await app.inject({ method: 'POST', url: '/v1/recommendations', payload: q });
   assert.equal(r.statusCode, 200, r.body);
   const a = r.json();
-  assert.equal(a.model_id, 1);
+  assert.equal(a.surrogate_id, 1);
   assert.deepEqual(a.slo, { ttft_p99_ms: 350, itl_p99_ms: 50 }, "the workload's own SLOs");
   assert.ok(a.pareto.length >= 1);
   if (a.best !== null) {
@@ -190,7 +190,7 @@ test('recommendations come from the trained model; unknown names are 400 with th
   const models = (await app.inject({ method: 'GET', url: '/v1/models' })).json().models;
   assert.deepEqual(models.map((m: { id: number }) => m.id), [2, 1]);
   const fresh = await app.inject({ method: 'POST', url: '/v1/recommendations', payload: q });
-  assert.equal(fresh.json().model_id, 2, 'the newer model answers');
+  assert.equal(fresh.json().surrogate_id, 2, 'the newer model answers');
 
   const cases: [Record<string, unknown>, string, string][] = [
     [{ ...q, gpu: 'B999' }, 'LMB_ERR_UNKNOWN_GPU', 'gpu'],

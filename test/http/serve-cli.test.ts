@@ -43,9 +43,9 @@ test('`lm-bench serve` runs its worker threads from the real CLI and stops clean
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: 'chat', candidates: 300 }),
   });
-  const recBody = (await rec.body.json()) as { model_id: number };
+  const recBody = (await rec.body.json()) as { surrogate_id: number };
   assert.equal(rec.statusCode, 200, JSON.stringify(recBody));
-  assert.equal(recBody.model_id, 1);
+  assert.equal(recBody.surrogate_id, 1);
 
   // The model-fitting pool (src/workers) under the same mode.
   const train = await request(`${url}/v1/models/train`, {

@@ -85,18 +85,18 @@ describe('lm-bench ingest', () => {
       });
     const first = await run(['--json']);
     assert.equal(first.code, 0, first.stderr);
-    const doc = JSON.parse(first.stdout) as { accepted: number; files: { format: string; runIds: number[]; stored: Record<string, number | null>[] }[] };
+    const doc = JSON.parse(first.stdout) as { accepted: number; files: { format: string; run_ids: number[]; stored: Record<string, number | null>[] }[] };
     assert.equal(doc.accepted, 6);
     const [aiperf, sglang] = doc.files;
-    assert.deepEqual(aiperf?.stored, [{ run_id: aiperf?.runIds[0] ?? -1, completed: 481414, failed: 18586, duration_s: 141.58, mean_ttft_ms: 11205.91, output_throughput: 343421.9 }]);
+    assert.deepEqual(aiperf?.stored, [{ run_id: aiperf?.run_ids[0] ?? -1, completed: 481414, failed: 18586, duration_s: 141.58, mean_ttft_ms: 11205.91, output_throughput: 343421.9 }]);
     assert.equal(sglang?.stored.length, 5);
-    assert.deepEqual(sglang?.stored[4], { run_id: sglang?.runIds[4] ?? -1, completed: 3200, failed: null, duration_s: 387.5871320969891, mean_ttft_ms: null, output_throughput: 4238.110256944623 });
+    assert.deepEqual(sglang?.stored[4], { run_id: sglang?.run_ids[4] ?? -1, completed: 3200, failed: null, duration_s: 387.5871320969891, mean_ttft_ms: null, output_throughput: 4238.110256944623 });
     // The text output of a second call: the same runs, now already stored, as a table.
     const second = await run([]);
     assert.equal(second.code, 0, second.stderr);
     assert.match(second.stdout, /0 run\(s\) accepted, 6 skipped as already stored/);
     assert.match(second.stdout, /run\s+completed\s+failed\s+duration_s\s+mean_ttft_ms\s+output_tok_s/);
-    assert.match(second.stdout, new RegExp(`#${aiperf?.runIds[0] ?? -1}\\s+481414\\s+18586\\s+141\\.58\\s+11205\\.9\\s+343421\\.9\\s+already stored`));
+    assert.match(second.stdout, new RegExp(`#${aiperf?.run_ids[0] ?? -1}\\s+481414\\s+18586\\s+141\\.58\\s+11205\\.9\\s+343421\\.9\\s+already stored`));
     assert.match(second.stdout, /3200\s+-\s+387\.59\s+-\s+4238\.1\s+already stored/, 'no failure count and no mean TTFT in a 2024 SGLang file: "-"');
   });
 });

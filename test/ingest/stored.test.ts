@@ -27,7 +27,7 @@ describe('ingest: what was stored', () => {
     const s = ingestFiles(store, [file], { ...CTX, model: 'gpt-oss-20b' });
     assert.deepEqual(s.rejected, []);
     const f = s.files[0];
-    const id = f?.runIds[0];
+    const id = f?.run_ids[0];
     assert.ok(typeof id === 'number');
     assert.deepEqual(f?.stored, [{ run_id: id, completed: 89, failed: 11, duration_s: 9.317788951, mean_ttft_ms: 2343.219436988764, output_throughput: 2320.7222350404572 }]);
     // The stored row says the same.

@@ -9,7 +9,7 @@ import { randomSampler } from '../../src/optimize/samplers.js';
 import { createOptimizationStudy, studyRanking } from '../../src/optimize/study.js';
 import { priorSurrogate } from '../../src/surrogate/prior.js';
 import { simulate } from '../../src/sim/index.js';
-import { MemoryStore } from '../../src/store/index.js';
+import { openStore } from '../../src/store/index.js';
 import { createRng } from '../../src/util/rng.js';
 import { context, encoder, names, source } from '../surrogate/fixtures.js';
 
@@ -78,7 +78,7 @@ test('measured configurations rank by J/token for tokens_per_joule, by throughpu
 
 test('a run without an energy figure stays measured in a tokens_per_joule study, off the energy front', async () => {
   let t = 0;
-  const study = createOptimizationStudy(new MemoryStore({ now: () => ++t }), spec('tokens_per_joule'), randomSampler(source), createRng(3));
+  const study = createOptimizationStudy(openStore(':memory:', { now: () => ++t }), spec('tokens_per_joule'), randomSampler(source), createRng(3));
   const [a, b] = await study.ask(2);
   assert.ok(a !== undefined && b !== undefined);
   const told = study.tell(a.id, { state: 'complete', result: run(a.config, { j: null }) });

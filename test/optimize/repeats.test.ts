@@ -6,7 +6,7 @@ import { DEFAULT_NOISE_REL, estimateNoise, configGroups, findTies, MAX_MEASUREME
 import { randomSampler } from '../../src/optimize/samplers.js';
 import { createOptimizationStudy } from '../../src/optimize/study.js';
 import { simulate } from '../../src/sim/index.js';
-import { MemoryStore } from '../../src/store/index.js';
+import { openStore } from '../../src/store/index.js';
 import { formatSummary, summarizeStudy } from '../../src/tune/summary.js';
 import { createRng } from '../../src/util/rng.js';
 import { context, source } from '../surrogate/fixtures.js';
@@ -43,7 +43,7 @@ function run(config: ServerConfig, tokS: number, seed = 1): BenchmarkResult {
 
 function newStudy(): ReturnType<typeof createOptimizationStudy> {
   let t = 0;
-  return createOptimizationStudy(new MemoryStore({ now: () => ++t }), spec, randomSampler(source), createRng(3));
+  return createOptimizationStudy(openStore(':memory:', { now: () => ++t }), spec, randomSampler(source), createRng(3));
 }
 
 const A: ServerConfig = { max_num_seqs: 64 };
@@ -113,7 +113,7 @@ test('a clear winner is not re-measured; re-measurements stop at their share of 
 
 test('noise comes from repeats when there are some, shrunk toward the 3% default', () => {
   assert.deepEqual(estimateNoise([]), { rel: DEFAULT_NOISE_REL, dof: 0, source: 'default' });
-  const store = new MemoryStore({ now: () => 1 });
+  const store = openStore(':memory:', { now: () => 1 });
   const st = createOptimizationStudy(store, { ...spec, name: 'noise' }, randomSampler(source), createRng(1));
   for (const tok of [200, 200, 200, 200, 200]) {
     const t = store.createTrial(st.id, { config: A, origin: 'remeasure', state: 'running' });

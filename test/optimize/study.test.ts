@@ -11,7 +11,7 @@ import { createOptimizationStudy } from '../../src/optimize/study.js';
 import { initialDesignSize, surrogateSampler } from '../../src/optimize/surrogate-sampler.js';
 import { priorSurrogate } from '../../src/surrogate/prior.js';
 import { simulate } from '../../src/sim/index.js';
-import { MemoryStore } from '../../src/store/index.js';
+import { openStore, type SqliteStore } from '../../src/store/index.js';
 import { createRng } from '../../src/util/rng.js';
 import { context, encoder, makeRows, names, source } from '../surrogate/fixtures.js';
 
@@ -41,9 +41,10 @@ function measure(config: ServerConfig, seed: number): BenchmarkResult {
   return out.result;
 }
 
-function newStore(): MemoryStore {
+/** The real store on an in-memory database: no file to clean up, and no worker here opens it by path. */
+function newStore(): SqliteStore {
   let t = 0;
-  return new MemoryStore({ now: () => ++t });
+  return openStore(':memory:', { now: () => ++t });
 }
 
 test('ask/tell: defaults first, enqueued before sampled, finished trials immutable, failures recorded', async () => {

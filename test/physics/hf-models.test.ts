@@ -107,7 +107,7 @@ test('C18/C19 for derived checkpoints: the checkpoint fixes --quantization, and 
   assert.match(c19.failure.message, /model config \(modelopt\)/);
   assert.ok(start(modelopt, {}).ok);
   assert.ok(start(derived('qwen3-30b-a3b-fp8'), { quantization: 'fp8' }).ok, "Qwen's own fp8 method matches");
-  // Qwen2.5-72B's unpadded 29568-wide MLP in 128-groups divides only at TP 1 (reference §12).
+  // Qwen2.5-72B's unpadded 29568-wide MLP in 128-groups divides only at TP 1 (docs/references/vllm-engine.md#model-configurations).
   const awq72 = derived('qwen2.5-72b-awq', { ...fixture('qwen2.5-72b'), quantization_config: { bits: 4, group_size: 128, quant_method: 'awq', version: 'gemm', zero_point: true } });
   const tp2 = start(awq72, { tensor_parallel_size: 2, max_model_len: 8192 });
   assert.ok(!tp2.ok && tp2.failure.rule === 'C18', tp2.ok ? 'started' : tp2.failure.message);

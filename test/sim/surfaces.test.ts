@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fixed, run, workloadFile } from './helpers.js';
 
-/** Reference §13.5: the response surfaces a realistic vLLM stand-in must show. */
+/** The response surfaces a realistic vLLM stand-in must show (docs/references/vllm-engine.md#response-surfaces). */
 
 test('max_num_seqs ↑ raises throughput until the GPU saturates', () => {
   const w = fixed(256, 128, { kind: 'burst' }, 300);

@@ -12,10 +12,10 @@ test('lm-bench space --json prints one report: before, per-rule removals (first-
   const t = io();
   const code = await main([...args, '--json'], t);
   assert.equal(code, 0, t.err());
-  const r = JSON.parse(t.out()) as { attribution: string; pointsBefore: number; pointsAfter: number; rules: { id: string; removed: number }[]; knobs: unknown[] };
+  const r = JSON.parse(t.out()) as { attribution: string; points_before: number; points_after: number; rules: { id: string; removed: number }[]; knobs: unknown[] };
   assert.equal(r.attribution, 'first-match');
-  assert.equal(r.pointsBefore, 62_208_000);
-  assert.equal(r.pointsBefore, r.pointsAfter + r.rules.reduce((a, x) => a + x.removed, 0));
+  assert.equal(r.points_before, 62_208_000);
+  assert.equal(r.points_before, r.points_after + r.rules.reduce((a, x) => a + x.removed, 0));
   assert.equal(r.rules.length, 18);
   assert.equal(r.knobs.length, 14);
 });

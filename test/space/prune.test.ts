@@ -20,8 +20,8 @@ test('prune counts equal a brute-force first-match count over every point (small
   }
   const r = s.prune(ctx);
   assert.equal(r.attribution, 'first-match');
-  assert.equal(r.pointsBefore, s.size(ctx));
-  assert.equal(r.pointsAfter, kept);
+  assert.equal(r.points_before, s.size(ctx));
+  assert.equal(r.points_after, kept);
   for (const rule of r.rules) assert.equal(rule.removed, brute.get(rule.id) ?? 0, rule.id);
   assert.ok(r.rules.every((x) => x.removed > 0), 'every rule of the fixture removes something');
   const feasible = [...s.enumerateFeasible(ctx)];

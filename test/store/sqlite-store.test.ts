@@ -27,6 +27,12 @@ storeContract('SqliteStore', (options) => {
   };
 });
 
+// Tests and benches open the store on ':memory:' (no WAL there, no file): the contract must hold for it too.
+storeContract('SqliteStore on :memory:', (options) => {
+  const store = openStore(':memory:', options);
+  return { store, dispose: () => store.close() };
+});
+
 describe('SqliteStore specifics', () => {
   it('opening a file registers every model spec it stored, so the catalog finds them by id as they were stored', () => {
     const t = tempDir();

@@ -17,8 +17,8 @@ export type StoreFactory = (options: StoreOptions) => { store: Store; dispose: (
 const code = (c: string) => (err: unknown) => isLmBenchError(err) && err.code === c;
 
 /**
- * The Store contract (store.ts), run against every implementation (aesthetics §8 rule 4, after
- * Optuna's `pytest_storages.py`).
+ * The Store contract (the invariants documented on `SqliteStore`), after Optuna's
+ * `optuna/testing/pytest_storages.py`; run against the store on a file and on ':memory:'.
  */
 export function storeContract(label: string, factory: StoreFactory): void {
   const open = (): StoreHarness => {

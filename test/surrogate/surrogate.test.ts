@@ -51,8 +51,8 @@ test('k-fold validation reports per-target scores and ranks max_num_seqs as the 
   assert.ok((report.targets.output_throughput_per_gpu?.r2 ?? 0) > 0.8, JSON.stringify(report.targets));
   const imp = report.importance;
   assert.ok((imp['max_num_seqs'] ?? 0) > (imp['gpu_memory_utilization'] ?? 0), JSON.stringify(imp));
-  assert.ok(report.feasibilityAccuracy !== null && report.feasibilityAccuracy > 0.85);
-  assert.ok((report.intervalScale.output_throughput_per_gpu ?? 0) >= 1);
+  assert.ok(report.feasibility_accuracy !== null && report.feasibility_accuracy > 0.85);
+  assert.ok((report.interval_scale.output_throughput_per_gpu ?? 0) >= 1);
 });
 
 test('scoreTarget: MAPE and R² of known values; knob columns from encoded names', () => {

@@ -68,15 +68,15 @@ test('train from a SQLite store, load it back, recommend under the SLOs', async 
   assert.ok(rec.best !== null);
   assert.ok((rec.best.predicted.output_throughput_per_gpu?.mean ?? 0) > 0);
   assert.ok((rec.best.predicted.ttft_p99_ms?.high ?? 0) >= (rec.best.predicted.ttft_p99_ms?.low ?? 1));
-  assert.equal(rec.vllmArgs?.[0], 'serve');
-  assert.equal(rec.vllmArgs?.[1], 'meta-llama/Llama-3.1-8B-Instruct');
-  const yaml = parse(rec.vllmConfigYaml ?? '') as Record<string, unknown>;
+  assert.equal(rec.vllm_args?.[0], 'serve');
+  assert.equal(rec.vllm_args?.[1], 'meta-llama/Llama-3.1-8B-Instruct');
+  const yaml = parse(rec.vllm_config_yaml ?? '') as Record<string, unknown>;
   assert.equal(yaml['model'], 'meta-llama/Llama-3.1-8B-Instruct');
   assert.ok(rec.pareto.length >= 1);
   // 16 runs are fewer than the trust threshold: the verdict says so and names runs to do next.
   assert.equal(rec.trust.level, 'thin');
   assert.ok(rec.trust.reasons[0]?.includes('16 measured runs'));
-  assert.ok(rec.trust.runNext.length >= 1);
+  assert.ok(rec.trust.run_next.length >= 1);
 });
 
 test('CLI: model train --json, recommend --json; errors for an untrained store and bad flags', async (t) => {
@@ -85,18 +85,18 @@ test('CLI: model train --json, recommend --json; errors for an untrained store a
   // An untrained store: the simulator answers, labelled as such (test/advise has the details).
   const empty = cliIo(dir);
   assert.equal(await recommendCommand.run(['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data/workloads/chat.yaml'), '--db', join(dir, 'none.db'), '--json'], empty.io), 0);
-  const cold = JSON.parse(empty.out()) as { model_id: number | null; source: { kind: string } };
-  assert.deepEqual([cold.model_id, cold.source.kind], [null, 'simulator']);
+  const cold = JSON.parse(empty.out()) as { surrogate_id: number | null; source: { kind: string } };
+  assert.deepEqual([cold.surrogate_id, cold.source.kind], [null, 'simulator']);
   const path = seededDb(dir, 12);
   const train = cliIo(dir);
   assert.equal(await modelCommand.run(['train', '--db', path, '--folds', '0', '--members', '2', '--rounds', '15', '--threads', '0', '--json'], train.io), 0);
-  const trained = JSON.parse(train.out()) as { model_id: number; rows: number };
+  const trained = JSON.parse(train.out()) as { surrogate_id: number; rows: number };
   assert.equal(trained.rows, 12);
   const rec = cliIo(dir);
   const args = ['--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data/workloads/chat.yaml'), '--slo', 'ttft_p99_ms=3000,itl_p99_ms=80', '--db', path, '--candidates', '500', '--json'];
   assert.equal(await recommendCommand.run(args, rec.io), 0);
-  const body = JSON.parse(rec.out()) as { model_id: number; trust: { level: string }; slo: Record<string, number> };
-  assert.equal(body.model_id, trained.model_id);
+  const body = JSON.parse(rec.out()) as { surrogate_id: number; trust: { level: string }; slo: Record<string, number> };
+  assert.equal(body.surrogate_id, trained.surrogate_id);
   assert.equal(body.trust.level, 'thin');
   assert.deepEqual(body.slo, { ttft_p99_ms: 3000, itl_p99_ms: 80 });
   await assert.rejects(recommendCommand.run([...args, '--slo', 'ttft_p99_ms=abc'], rec.io), (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT'));
@@ -120,10 +120,10 @@ test('an MoE model end to end: runs of gpt-oss-120b on 8×H100 train a model who
   const started = startupCheck(best, { hardware: moeCtx.hardware, gpuCount: 8, model: moeCtx.model });
   assert.ok(started.ok, JSON.stringify(best));
   assert.notEqual(best.quantization, 'fp8', 'C19: the MXFP4 checkpoint takes no --quantization fp8');
-  assert.equal(rec.vllmArgs?.[1], 'openai/gpt-oss-120b');
+  assert.equal(rec.vllm_args?.[1], 'openai/gpt-oss-120b');
   // The layout is in the command: a DP × TP split of the 8 GPUs, and the EP flag exactly when chosen.
   const tp = best.tensor_parallel_size ?? 1;
   const dp = best.data_parallel_size ?? 1;
   assert.ok(tp * dp <= 8);
-  assert.equal(rec.vllmArgs?.includes('--enable-expert-parallel'), best.enable_expert_parallel === true);
+  assert.equal(rec.vllm_args?.includes('--enable-expert-parallel'), best.enable_expert_parallel === true);
 });

@@ -6,6 +6,7 @@ import { splitArgv } from '../../src/targets/process.js';
 import type { TrialInput } from '../../src/targets/types.js';
 import type { BenchmarkResult, ServerConfig } from '../../src/domain/index.js';
 import { defaultCatalog } from '../../src/catalog/index.js';
+import { isLmBenchError } from '../../src/errors.js';
 import { resolveConfig } from '../../src/physics/index.js';
 
 const harness = fileURLToPath(new URL('../fixtures/targets/harness.mjs', import.meta.url));
@@ -25,7 +26,7 @@ const passThrough = (raw: unknown): BenchmarkResult => raw as BenchmarkResult;
 test('argv is split like a user means it, quotes kept together, no shell', () => {
   assert.deepEqual(splitArgv(`run.sh --name "a b" 'c d' e\\ f`), ['run.sh', '--name', 'a b', 'c d', 'e f']);
   assert.deepEqual(splitArgv('x $(rm -rf /) ; y'), ['x', '$(rm', '-rf', '/)', ';', 'y']);
-  assert.throws(() => splitArgv('a "b'));
+  assert.throws(() => splitArgv('a "b'), (err: unknown) => isLmBenchError(err, 'LMB_ERR_INVALID_ARGUMENT') && /unterminated "/.test(err.message));
 });
 
 test('exit 0 with a result file is a measured trial; the trial file reached the harness', async () => {

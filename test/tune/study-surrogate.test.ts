@@ -27,8 +27,8 @@ test('tune saves its surrogate; recommend then answers from it, and the report r
   // Before any study, nothing covers this deployment: the simulator answers, and says so.
   const before = captureIo(dir);
   assert.equal(await main(['recommend', ...deployment, '--db', db, '--json'], before), 0, before.err());
-  const cold = JSON.parse(before.out()) as { model_id: number | null; source: { kind: string }; best: { config: Record<string, unknown> } | null; measure_next: unknown[] };
-  assert.deepEqual([cold.model_id, cold.source.kind], [null, 'simulator']);
+  const cold = JSON.parse(before.out()) as { surrogate_id: number | null; source: { kind: string }; best: { config: Record<string, unknown> } | null; measure_next: unknown[] };
+  assert.deepEqual([cold.surrogate_id, cold.source.kind], [null, 'simulator']);
   assert.ok(cold.best !== null && cold.measure_next.length >= 2 && cold.measure_next.length <= 3);
   const text = captureIo(dir);
   assert.equal(await main(['recommend', ...deployment, '--db', db], text), 0);
@@ -60,8 +60,8 @@ test('tune saves its surrogate; recommend then answers from it, and the report r
 
   const rec = captureIo(dir);
   assert.equal(await main(['recommend', ...deployment, '--db', db, '--candidates', '2000', '--json'], rec), 0, rec.err());
-  const answer = JSON.parse(rec.out()) as { model_id: number; source: { study: string | null; validated: boolean }; rule: string; best: unknown };
-  assert.equal(answer.model_id, saved.id);
+  const answer = JSON.parse(rec.out()) as { surrogate_id: number; source: { study: string | null; validated: boolean }; rule: string; best: unknown };
+  assert.equal(answer.surrogate_id, saved.id);
   assert.deepEqual([answer.source.study, answer.source.validated], ['s1', true]);
   assert.match(answer.rule, /highest lower bound/);
 

@@ -10,7 +10,7 @@ import { runStudy } from '../../tune/study-runner.js';
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { explainStudyPick } from '../../tune/explain-study.js';
 import { explanationLines } from '../../optimize/simplify-text.js';
-import { priorSimulator } from '../../optimize/prior-simulator.js';
+import { priorSimulator } from '../../calibration/prior-simulator.js';
 import { studyRules } from '../../tune/failure-book.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags } from '../args.js';
@@ -76,9 +76,10 @@ export const command: Command = {
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, catalog, study.id) });
       const outDir = resolve(io.cwd, v.out ?? join('reports', 'demo'));
       if (!json) io.stderr.write('lm-bench demo: writing the report…\n');
-      const { files } = await writeStudyReport(store, spec.name, outDir);
-      // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain.
+      // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain
+      // (computed once, for the summary and the report alike).
       const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog, simulator: priorSimulator(store, catalog, spec) });
+      const { files } = await writeStudyReport(store, spec.name, outDir, { explanation });
       if (json) writeJson(io, { ...out, explanation, report: files[0] });
       else io.stdout.write(`\n${formatSummary(out)}\n${explanationLines(explanation).join('\n')}\n\nReport: ${files[0] ?? outDir}\nStudy "${spec.name}" is in ${dbPath}; resume or extend it with \`lm-bench tune --study ${spec.name} --db ${dbPath}\`.\n`);
       return 0;

@@ -91,7 +91,7 @@ export function formatSummary(s: IngestSummary, cwd: string, dbPath: string): st
     if (f.status === 'rejected') lines.push(`  rejected  ${rel(f.path)}: ${f.code ?? ''} ${f.reason ?? ''}`);
     else {
       lines.push(`  ${f.status.padEnd(8)}  ${rel(f.path)} (${f.format ?? '?'}): ${f.accepted} new, ${f.skipped} already stored`);
-      lines.push(...storedTable(f.stored, new Set(f.runIds)));
+      lines.push(...storedTable(f.stored, new Set(f.run_ids)));
     }
     for (const w of f.warnings) lines.push(`            note: ${w}`);
   }

@@ -79,12 +79,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const maxGpus = numberFlag(values['max-gpus'], 'max-gpus', { int: true, min: 1, max: 4096 }) ?? 64;
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 1;
   const workload = loadYamlFile(resolve(io.cwd, requireFlag(values.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
-  let slo: Slo;
-  try {
-    slo = values.slo === undefined ? (workload.slo ?? {}) : parseSloString(values.slo);
-  } catch (err) {
-    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--slo: ${err instanceof Error ? err.message : String(err)}`, { cause: err, details: { field: 'slo' } });
-  }
+  const slo: Slo = values.slo === undefined ? (workload.slo ?? {}) : parseSloString(values.slo);
   if (Object.keys(slo).length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'no SLO: give --slo (e.g. ttft_p99_ms=1000,itl_p99_ms=80) or an slo in the workload file; a plan sizes for latency limits', { details: { field: 'slo' } });
   const dbPath = values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db);
   const gpus = [...new Set((values.gpu ?? DEFAULT_GPUS).split(',').map((g) => g.trim()).filter(Boolean).map((g) => resolveGpuFlag(g, io, dbPath).id))];

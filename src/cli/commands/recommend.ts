@@ -6,7 +6,7 @@ import { StudyObjective, Workload, parseSloString, type Slo } from '../../domain
 import { objectivesFor } from '../../optimize/objectives.js';
 import { isLmBenchError, LmBenchError } from '../../errors.js';
 import { simulatedAnswer } from '../../advise/simulated-answer.js';
-import { priorSimulator } from '../../optimize/prior-simulator.js';
+import { priorSimulator } from '../../calibration/prior-simulator.js';
 import { featureNames } from '../../surrogate/features.js';
 import { loadSurrogateFor } from '../../surrogate/registry.js';
 import { spaceEncoder } from '../../optimize/space-source.js';
@@ -53,12 +53,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const resolved = await resolveModelFlag(requireFlag(values.model, 'model'), io, values.offline);
   const workloadArg = requireFlag(values.workload, 'workload');
   const workload = loadYamlFile(resolve(io.cwd, workloadArg), Workload, 'LMB_ERR_WORKLOAD_INVALID');
-  let slo: Slo;
-  try {
-    slo = values.slo === undefined ? (workload.slo ?? {}) : parseSloString(values.slo);
-  } catch (err) {
-    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--slo: ${err instanceof Error ? err.message : String(err)}`, { cause: err, details: { field: 'slo' } });
-  }
+  const slo: Slo = values.slo === undefined ? (workload.slo ?? {}) : parseSloString(values.slo);
   const candidates = numberFlag(values.candidates, 'candidates', { int: true, min: 100, max: 1_000_000 }) ?? 20_000;
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const objective = objectiveFlag(values.objective);

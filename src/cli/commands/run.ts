@@ -149,13 +149,7 @@ function applyFlags(raw: Record<string, unknown>, v: Values, cwd: string): strin
   put('seed', numberFlag(v.seed, 'seed', { int: true, min: 0 }));
   put('timeout_s', numberFlag(v['timeout-s'], 'timeout-s', { min: Number.MIN_VALUE }));
   put('workers', numberFlag(v.workers, 'workers', { int: true, min: 1 }));
-  if (v.slo !== undefined) {
-    try {
-      put('slo', parseSloString(v.slo));
-    } catch (err) {
-      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--slo: ${(err as Error).message}`, { details: { field: 'slo' }, cause: err });
-    }
-  }
+  if (v.slo !== undefined) put('slo', parseSloString(v.slo));
   return set;
 }
 

@@ -48,24 +48,24 @@ export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<
       runs: report.runs,
       profile: report.profile,
       metrics: {
-        'fit.ttft_mape': report.fit.ttftMape,
-        'fit.tpot_mape': report.fit.tpotMape,
-        'loo.ttft_mape': report.leaveOneOut.ttftMape,
-        'loo.tpot_mape': report.leaveOneOut.tpotMape,
-        'before.ttft_mape': report.before.ttftMape,
-        'before.tpot_mape': report.before.tpotMape,
+        'fit.ttft_mape': report.fit.ttft_mape,
+        'fit.tpot_mape': report.fit.tpot_mape,
+        'loo.ttft_mape': report.leave_one_out.ttft_mape,
+        'loo.tpot_mape': report.leave_one_out.tpot_mape,
+        'before.ttft_mape': report.before.ttft_mape,
+        'before.tpot_mape': report.before.tpot_mape,
       },
     });
     const start = catalog.profileFor(hw);
     if (values.json === true) {
-      writeJson(io, { gpu: hw.id, model: model ?? null, model_id: stored.modelId, runs: report.runs, skipped, profile: report.profile, fit: report.fit, leave_one_out: report.leaveOneOut, before: report.before, evaluations: report.evaluations });
+      writeJson(io, { gpu: hw.id, model: model ?? null, profile_id: stored.modelId, runs: report.runs, skipped, profile: report.profile, fit: report.fit, leave_one_out: report.leave_one_out, before: report.before, evaluations: report.evaluations });
     } else {
       const p = (x: number | null): string => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
       io.stdout.write(
         [
           `Calibrated the simulator for ${hw.id}${model === undefined ? '' : ` on ${model}`} from ${report.runs} runs (${skipped} skipped: no workload or no mean TTFT/TPOT).`,
-          `  mean TTFT MAPE: ${p(report.before.ttftMape)} with the default profile → ${p(report.fit.ttftMape)} fitted, ${p(report.leaveOneOut.ttftMape)} leave-one-out`,
-          `  mean TPOT MAPE: ${p(report.before.tpotMape)} with the default profile → ${p(report.fit.tpotMape)} fitted, ${p(report.leaveOneOut.tpotMape)} leave-one-out`,
+          `  mean TTFT MAPE: ${p(report.before.ttft_mape)} with the default profile → ${p(report.fit.ttft_mape)} fitted, ${p(report.leave_one_out.ttft_mape)} leave-one-out`,
+          `  mean TPOT MAPE: ${p(report.before.tpot_mape)} with the default profile → ${p(report.fit.tpot_mape)} fitted, ${p(report.leave_one_out.tpot_mape)} leave-one-out`,
           '  parameters (default → fitted):',
           ...CALIBRATE_PARAMS.map((k) => `    ${k.padEnd(22)} ${String(Number(start[k].toPrecision(4))).padStart(8)} → ${Number(report.profile[k].toPrecision(4))}`),
           `Stored as model ${stored.modelId}; the simulator uses it for ${hw.id} from now on (--profile default for the default).`,

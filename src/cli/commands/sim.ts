@@ -7,10 +7,11 @@ import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, Workload, maxRequestTokens, parseKnobAssignments, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
 import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
+import { dottedPath, formatZodIssues } from '../../util/zod-issues.js';
 import type { ServerFailure } from '../../physics/index.js';
 import { simulate } from '../../sim/index.js';
 import { traceWorkloadOfFile } from '../../trace/index.js';
@@ -25,15 +26,12 @@ import { usage as USAGE } from '../usage/sim.js';
 
 
 
-const ALL_KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
-const BOOLEAN_KNOBS = new Set(['enable_chunked_prefill', 'enable_prefix_caching', 'enforce_eager', 'async_scheduling', 'enable_expert_parallel']);
-
 /** parseArgs options for vLLM's own flags: `--max-num-seqs 256`, `--enforce-eager`, `--no-enable-prefix-caching`. */
 function vllmFlagOptions(): Record<string, { type: 'string' | 'boolean' }> {
   const opts: Record<string, { type: 'string' | 'boolean' }> = {};
-  for (const k of ALL_KNOBS) {
+  for (const k of ALL_KNOB_NAMES) {
     const flag = k.replaceAll('_', '-');
-    if (BOOLEAN_KNOBS.has(k)) {
+    if (knobKind(k) === 'boolean') {
       opts[flag] = { type: 'boolean' };
       opts[`no-${flag}`] = { type: 'boolean' };
     } else opts[flag] = { type: 'string' };
@@ -56,14 +54,13 @@ const COMMON = {
 /** vLLM-style flags and --set pairs → one validated ServerConfig (--set wins). */
 export function configFromFlags(values: Record<string, unknown>): ServerConfig {
   const raw: Record<string, unknown> = {};
-  for (const k of ALL_KNOBS) {
+  for (const k of ALL_KNOB_NAMES) {
     const flag = k.replaceAll('_', '-');
-    if (BOOLEAN_KNOBS.has(k)) {
+    if (knobKind(k) === 'boolean') {
       if (values[flag] === true) raw[k] = true;
       if (values[`no-${flag}`] === true) raw[k] = false;
     } else if (typeof values[flag] === 'string') {
-      const v = values[flag];
-      raw[k] = Number.isFinite(Number(v)) && v.trim() !== '' ? Number(v) : v;
+      raw[k] = coerceKnobValue(k, values[flag], { field: flag });
     }
   }
   const sets = values['set'];
@@ -146,8 +143,8 @@ function workloadFromFlags(values: Record<string, unknown>, cwd: string): Worklo
   if (numPrompts !== undefined) base = { ...base, num_prompts: numPrompts };
   const parsed = Workload.safeParse(base);
   if (!parsed.success) {
-    const field = parsed.error.issues[0]?.path.join('.') ?? '';
-    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', `workload: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { details: { field } });
+    const first = parsed.error.issues[0];
+    throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', formatZodIssues(parsed.error.issues, 'workload'), { details: { field: dottedPath(first?.path ?? []) } });
   }
   return parsed.data;
 }

@@ -46,17 +46,17 @@ const num = (n: number): string => n.toLocaleString('en-US');
 const short = (s: string, width = 72): string => (s.length <= width ? s : `${s.slice(0, width - 1)}…`);
 
 export function formatReport(r: PruneReport, knobCount: number): string {
-  const pct = (n: number): string => (r.pointsBefore === 0 ? '0.0' : ((100 * n) / r.pointsBefore).toFixed(1));
+  const pct = (n: number): string => (r.points_before === 0 ? '0.0' : ((100 * n) / r.points_before).toFixed(1));
   const idW = Math.max(4, ...r.rules.map((x) => x.id.length));
-  const nW = Math.max(7, num(r.pointsBefore).length);
+  const nW = Math.max(7, num(r.points_before).length);
   const lines = [
-    `space ${r.space} (${knobCount} knobs) for ${r.context.model} on ${r.context.gpus}× ${r.context.gpu}, workload ${r.context.workload} (longest request ${num(r.context.maxRequestTokens)} tokens)`,
+    `space ${r.space} (${knobCount} knobs) for ${r.context.model} on ${r.context.gpus}× ${r.context.gpu}, workload ${r.context.workload} (longest request ${num(r.context.max_request_tokens)} tokens)`,
     '',
     `${'rule'.padEnd(idW)}  ${'kind'.padEnd(8)}  ${'removed'.padStart(nW)}  ${'%'.padStart(5)}  source`,
     ...r.rules.map((x) => `${x.id.padEnd(idW)}  ${x.kind.padEnd(8)}  ${num(x.removed).padStart(nW)}  ${pct(x.removed).padStart(5)}  ${short(x.source)}`),
     '',
-    `${'before'.padEnd(idW + 10)}  ${num(r.pointsBefore).padStart(nW)}`,
-    `${'after'.padEnd(idW + 10)}  ${num(r.pointsAfter).padStart(nW)}  ${pct(r.pointsAfter).padStart(5)}`,
+    `${'before'.padEnd(idW + 10)}  ${num(r.points_before).padStart(nW)}`,
+    `${'after'.padEnd(idW + 10)}  ${num(r.points_after).padStart(nW)}  ${pct(r.points_after).padStart(5)}`,
     '',
     `Each removed configuration counts for the first rule it breaks, in rule order (${num(r.evaluations)} rule evaluations).`,
   ];

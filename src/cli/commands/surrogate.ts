@@ -40,7 +40,7 @@ const fix = (x: number | undefined): string => (x === undefined || !Number.isFin
 function validationText(v: ValidationReport): string {
   const lines = [`${v.folds}-fold validation over ${v.rows} rows`, '  target                      MAPE     R²'];
   for (const [t, s] of Object.entries(v.targets)) lines.push(`  ${t.padEnd(26)} ${pct(s.mape).padStart(7)}  ${fix(s.r2)}`);
-  if (v.feasibilityAccuracy !== null) lines.push(`  feasibility accuracy       ${pct(v.feasibilityAccuracy)}`);
+  if (v.feasibility_accuracy !== null) lines.push(`  feasibility accuracy       ${pct(v.feasibility_accuracy)}`);
   const imp = Object.entries(v.importance).sort((a, b) => b[1] - a[1]);
   if (imp.length > 0) lines.push('knob importance (rise in held-out MAPE when shuffled):', ...imp.map(([k, x]) => `  ${k.padEnd(26)} ${(x * 100).toFixed(1)} pp`));
   return lines.join('\n');
@@ -84,7 +84,7 @@ export async function runSurrogate(argv: readonly string[], io: CliIo, invokedAs
       progress(`training on the runs in the store (${folds > 0 ? `${folds}-fold validation, ` : ''}${spec.members} members per target)…`);
       const out = await trainFromStore(store, catalog, spaceEncoder(space), { spec, seed, folds, spaceName: space.name, ...(fit === undefined ? {} : { fit }) });
       if (values.json === true) {
-        writeJson(io, { model_id: out.model.id, kind: out.model.kind, size_bytes: out.model.size_bytes, rows: out.dataset.rows.length, targets: Object.keys(out.surrogate.targets), metrics: out.model.metrics, validation: out.validation, skipped: out.dataset.skipped });
+        writeJson(io, { surrogate_id: out.model.id, kind: out.model.kind, size_bytes: out.model.size_bytes, rows: out.dataset.rows.length, targets: Object.keys(out.surrogate.targets), metrics: out.model.metrics, validation: out.validation, skipped: out.dataset.skipped });
       } else {
         io.stdout.write(`saved surrogate #${out.model.id} (${(out.model.size_bytes / 1024).toFixed(0)} KiB) trained on ${out.dataset.rows.length} rows; targets: ${Object.keys(out.surrogate.targets).join(', ')}\n`);
         if (out.validation !== null) io.stdout.write(`${validationText(out.validation)}\n`);

@@ -22,10 +22,11 @@ import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js
 import { formatSummary, summarizeStudy } from '../../tune/summary.js';
 import { explainStudyPick } from '../../tune/explain-study.js';
 import { explanationLines } from '../../optimize/simplify-text.js';
-import { priorSimulator } from '../../optimize/prior-simulator.js';
+import { priorSimulator } from '../../calibration/prior-simulator.js';
 import { studyRules } from '../../tune/failure-book.js';
 import { traceWorkloadOfFile } from '../../trace/index.js';
 import { loadYamlFile } from '../../util/yaml.js';
+import { formatZodIssues } from '../../util/zod-issues.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { assertOutputDir, writeStudyReport } from '../report-files.js';
@@ -109,20 +110,15 @@ function targetSpec(v: Values, dbPath: string, io: CliIo): TargetSpec {
   })();
   const res = TargetSpec.safeParse(raw);
   if (!res.success) {
-    const issue = res.error.issues[0];
-    const field = issue?.path.join('.') ?? '';
-    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--target ${kind}: ${field === '' ? '' : `${field}: `}${issue?.message ?? 'invalid'}`, { details: { field: field || 'target' } });
+    const field = res.error.issues[0]?.path.join('.') ?? '';
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', formatZodIssues(res.error.issues, `--target ${kind}`), { details: { field: field || 'target' } });
   }
   return res.data;
 }
 
 function parseSlo(text: string | undefined, fallback: Slo | undefined): Slo {
   if (text === undefined) return fallback ?? {};
-  try {
-    return parseSloString(text);
-  } catch (err) {
-    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--slo: ${err instanceof Error ? err.message.split('\n')[0] : String(err)} (keys like ttft_p99_ms, itl_p99_ms, tpot_p99_ms, e2el_p99_ms)`, { details: { field: 'slo' } });
-  }
+  return parseSloString(text);
 }
 
 interface ObjectiveChoice {
@@ -195,9 +191,8 @@ function specFromFlags(v: Values, study: { name: string; target: TargetSpec; spa
     ...(v['keep-precision'] === true ? { keep_precision: true } : {}),
   });
   if (res.success) return res.data;
-  const issue = res.error.issues[0];
-  const field = issue?.path.join('.') ?? '';
-  throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `study settings: ${field}: ${issue?.message ?? 'invalid'}`, { details: { field } });
+  const field = res.error.issues[0]?.path.join('.') ?? '';
+  throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', formatZodIssues(res.error.issues, 'study settings'), { details: { field } });
 }
 
 const STUDY_NAME = /^[\w.-]{1,200}$/;
@@ -352,14 +347,15 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       });
       progress.finish();
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, defaultCatalog(), study.id) });
+      // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain
+      // (computed once, for the summary and the report alike).
+      const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog: defaultCatalog(), simulator: priorSimulator(store, defaultCatalog(), spec) });
       let reportFile: string | null = null;
       if (v['no-report'] !== true && summary.reason !== 'interrupted') {
         if (!json) io.stderr.write('lm-bench tune: writing the report…\n');
-        const { files } = await writeStudyReport(store, spec.name, resolve(io.cwd, v['report-dir'] ?? join('reports', spec.name)));
+        const { files } = await writeStudyReport(store, spec.name, resolve(io.cwd, v['report-dir'] ?? join('reports', spec.name)), { explanation });
         reportFile = files[0] ?? null;
       }
-      // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain.
-      const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog: defaultCatalog(), simulator: priorSimulator(store, defaultCatalog(), spec) });
       if (json) writeJson(io, { ...out, explanation, report: reportFile });
       else io.stdout.write(`${formatSummary(out)}\n${explanationLines(explanation).join('\n')}\n\n${reportFile === null ? '' : `Report: ${reportFile}\n`}History and trials are in ${dbPath}.\n`);
       return summary.reason === 'interrupted' ? 130 : 0;

@@ -25,7 +25,7 @@ export const healthRoutes: FastifyPluginCallback<{ ctx: ServiceContext; metrics:
       store,
       workers: { recommend, recommend_threads: ctx.recommender.threads, training: ctx.trainer.busy },
       studies_running: ctx.studies.running,
-      model_id: modelId,
+      surrogate_id: modelId,
     });
   });
   app.get('/metrics', async (_req, reply) => {

@@ -1,5 +1,5 @@
 import type { FastifyPluginCallback } from 'fastify';
-import { CONDITIONAL_KNOB_NAMES, KNOB_NAMES, ServerConfig } from '../../domain/index.js';
+import { ALL_KNOB_NAMES, coerceKnobValue, isKnobName, validateServerConfig, type ServerConfig } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import type { RunFilter } from '../../store/store.js';
 import { adoptResolvedModel, identifyResolvedModel } from '../../store/adopt-model.js';
@@ -8,15 +8,10 @@ import { ingestBody } from '../ingest-body.js';
 import { IngestRequest, IngestResponse, RunsPage, RunsQuery } from '../schemas.js';
 import { parseInput } from '../validate.js';
 
-const KNOBS: readonly string[] = [...KNOB_NAMES, ...CONDITIONAL_KNOB_NAMES];
-
-function coerce(raw: string): number | boolean | string {
-  if (raw === 'true') return true;
-  if (raw === 'false') return false;
-  return raw.trim() !== '' && Number.isFinite(Number(raw)) ? Number(raw) : raw;
-}
-
-/** `config.<knob>=value` query filters → a validated partial config (unknown knob → 400 naming it). */
+/**
+ * `config.<knob>=value` query filters → a validated partial config (unknown knob → 400 naming it). The
+ * value is read as the CLI's `--set` reads it (`coerceKnobValue`), so one filter means one thing.
+ */
 export function configFilter(query: Record<string, unknown>): { rest: Record<string, unknown>; config: ServerConfig | undefined } {
   const rest: Record<string, unknown> = {};
   const raw: Record<string, unknown> = {};
@@ -25,18 +20,13 @@ export function configFilter(query: Record<string, unknown>): { rest: Record<str
       rest[k] = v;
       continue;
     }
+    // Knob names are taken as vLLM spells them (`max_num_seqs`), not in the CLI's dashed form.
     const knob = k.slice('config.'.length);
-    if (!KNOBS.includes(knob)) throw new LmBenchError('LMB_ERR_UNKNOWN_KNOB', `query.${k}: unknown knob "${knob}"; known: ${KNOBS.join(', ')}`, { details: { field: k } });
-    raw[knob] = coerce(String(Array.isArray(v) ? v[0] : v));
+    if (!isKnobName(knob)) throw new LmBenchError('LMB_ERR_UNKNOWN_KNOB', `query.${k}: unknown knob "${knob}"; known: ${ALL_KNOB_NAMES.join(', ')}`, { details: { field: k } });
+    raw[knob] = coerceKnobValue(knob, String(Array.isArray(v) ? v[0] : v), { label: `query.${k}`, field: k });
   }
   if (Object.keys(raw).length === 0) return { rest, config: undefined };
-  const res = ServerConfig.safeParse(raw);
-  if (!res.success) {
-    const issue = res.error.issues[0];
-    const field = `config.${String(issue?.path[0] ?? '')}`;
-    throw new LmBenchError('LMB_ERR_KNOB_OUT_OF_DOMAIN', `query.${field}: ${issue?.message ?? 'invalid'}`, { details: { field } });
-  }
-  return { rest, config: res.data };
+  return { rest, config: validateServerConfig(raw, 'query') };
 }
 
 /** `POST /v1/runs` (ingest, all-or-nothing) and `GET /v1/runs` (filtered, paginated). */

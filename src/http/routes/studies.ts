@@ -7,9 +7,8 @@ import { studyGpuFields } from '../../store/adopt-gpu.js';
 import { bindSimProfile } from '../../targets/sim-target.js';
 import { countsAgainstBudget } from '../../tune/loop.js';
 import { gpuOf, workloadOf, type ServiceContext } from '../context.js';
-import { StudyAccepted, StudyDetail, StudyIdParams, StudyListItem, StudyRequest } from '../schemas.js';
+import { StudyAccepted, StudyDetail, StudyIdParams, StudyList, StudyRequest } from '../schemas.js';
 import { parseInput } from '../validate.js';
-import { z } from 'zod';
 
 const idOf = (raw: string): number | string => (/^\d+$/.test(raw) ? Number(raw) : raw);
 
@@ -17,7 +16,7 @@ const idOf = (raw: string): number | string => (/^\d+$/.test(raw) ? Number(raw) 
 export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, { ctx }, done) => {
   ctx.docs.push(
     { method: 'POST', url: '/v1/studies', summary: 'Create a tuning study and start it in the background against a target profile of the service config', auth: true, body: StudyRequest, response: { status: 202, schema: StudyAccepted } },
-    { method: 'GET', url: '/v1/studies', summary: 'All studies with their progress', auth: false, response: { status: 200, schema: z.object({ studies: z.array(StudyListItem) }) } },
+    { method: 'GET', url: '/v1/studies', summary: 'All studies with their progress', auth: false, response: { status: 200, schema: StudyList } },
     { method: 'GET', url: '/v1/studies/:id', summary: 'One study (by id or name): progress, trials, measured Pareto front and the recommendation', auth: false, response: { status: 200, schema: StudyDetail } },
     { method: 'POST', url: '/v1/studies/:id/stop', summary: 'Stop a study: no new trials; running trials finish', auth: true, response: { status: 202, schema: StudyAccepted } },
     { method: 'DELETE', url: '/v1/studies/:id', summary: 'Cancel a study now: running trials are cancelled (Slurm jobs with scancel) and re-run on resume; its trials stay in the history', auth: true, response: { status: 202, schema: StudyAccepted } },

@@ -7,8 +7,8 @@ import { loadSpace, type SearchSpace } from '../../space/index.js';
 import type { Store } from '../../store/store.js';
 import { featureContext, registerStudySpecs } from '../../tune/study-runner.js';
 import { summarizeStudy } from '../../tune/summary.js';
-import { explainStudyPick } from '../../tune/explain-study.js';
-import { priorSimulator } from '../../optimize/prior-simulator.js';
+import { explainStudyPick, type StudyExplanation } from '../../tune/explain-study.js';
+import { priorSimulator } from '../../calibration/prior-simulator.js';
 import { studyRules } from '../../tune/failure-book.js';
 import type { StopReason } from '../../tune/loop.js';
 import { createRng } from '../../util/rng.js';
@@ -34,6 +34,8 @@ export interface AnalyzeOptions {
   readonly withLatency?: boolean;
   /** Skip the simplification of the pick (it simulates the configurations the study did not measure). */
   readonly withExplanation?: boolean;
+  /** The pick's explanation when the caller has it already (the end of `tune` prints it): not computed again. */
+  readonly explanation?: StudyExplanation;
   /** Skip the prune report (most of a bare analysis's cost: ~0.8 s for the 12-knob space). */
   readonly withPrune?: boolean;
   /** The space file to load when it is not the study's own (tests). */
@@ -143,6 +145,6 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
     latency: opts.withLatency === false ? [] : latencySeries({ spec, targetKind, candidates: top, catalog: opts.catalog, profile: simProfile }),
     targetKind,
     // The pick defended: flags within the noise back at vLLM's defaults, and each remaining flag's gain.
-    explanation: space === null || opts.withExplanation === false ? null : explainStudyPick({ summary, trials, spec, space, catalog: opts.catalog, simulator: priorSimulator(store, opts.catalog, spec) }),
+    explanation: space === null || opts.withExplanation === false ? null : opts.explanation ?? explainStudyPick({ summary, trials, spec, space, catalog: opts.catalog, simulator: priorSimulator(store, opts.catalog, spec) }),
   };
 }

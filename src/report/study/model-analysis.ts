@@ -173,7 +173,7 @@ export function analyzeModel(opts: ModelAnalysisOptions): ModelAnalysis {
   });
   // recommend() predicts only the targets it ranks by; the plot also colours by memory, so every target is predicted again.
   const full = predictConfigs(surrogate, rec.pareto.map((p) => p.config), ctx, encoder).predicted;
-  const predictedFront: PredictedCandidate[] = rec.pareto.map((p, i) => ({ config: p.config, predicted: { ...full[i], ...p.predicted }, pStart: p.pStart, pMeetsSlo: p.pMeetsSlo }));
+  const predictedFront: PredictedCandidate[] = rec.pareto.map((p, i) => ({ config: p.config, predicted: { ...full[i], ...p.predicted }, pStart: p.p_start, pMeetsSlo: p.p_meets_slo }));
 
   let recommendedPredicted: PredictedCandidate | null = null;
   if (opts.recommended !== null) {

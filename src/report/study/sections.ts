@@ -117,11 +117,11 @@ ${table}
 export function pruneSection(a: StudyAnalysis): Section {
   const p = a.prune;
   if (p === null) return { kind: 'text', title: 'What the rules pruned', text: 'The study’s search space could not be loaded, so pruning is not reported.' };
-  const rows: Cell[][] = p.rules.map((r) => [r.id, r.kind, r.removed, p.pointsBefore > 0 ? `${((r.removed / p.pointsBefore) * 100).toFixed(2)}%` : '–', r.message, r.source]);
+  const rows: Cell[][] = p.rules.map((r) => [r.id, r.kind, r.removed, p.points_before > 0 ? `${((r.removed / p.points_before) * 100).toFixed(2)}%` : '–', r.message, r.source]);
   return {
     kind: 'html',
     title: 'What the rules pruned',
-    html: `<p>The discretised space of <code>${escapeHtml(p.space)}</code> holds ${p.pointsBefore.toLocaleString('en-US')} configurations for this GPU, model and workload; ${p.pointsAfter.toLocaleString('en-US')} (${p.pointsBefore > 0 ? ((p.pointsAfter / p.pointsBefore) * 100).toFixed(2) : '–'}%) survive the rules. Each removed point counts for the first rule (file order) it breaks.</p>
+    html: `<p>The discretised space of <code>${escapeHtml(p.space)}</code> holds ${p.points_before.toLocaleString('en-US')} configurations for this GPU, model and workload; ${p.points_after.toLocaleString('en-US')} (${p.points_before > 0 ? ((p.points_after / p.points_before) * 100).toFixed(2) : '–'}%) survive the rules. Each removed point counts for the first rule (file order) it breaks.</p>
 <table><thead><tr><th>rule</th><th>kind</th><th>removed</th><th>of the space</th><th>message</th><th>source</th></tr></thead><tbody>${rows
       .map((r) => `<tr>${r.map((c) => (typeof c === 'number' ? `<td class="num">${c.toLocaleString('en-US')}</td>` : `<td>${escapeHtml(String(c ?? '–'))}</td>`)).join('')}</tr>`)
       .join('')}</tbody></table>`,

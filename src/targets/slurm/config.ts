@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { argvCommand } from '../argv.js';
 
 /**
  * The Slurm target's settings (`--slurm-config FILE`, or a `kind: slurm` target profile in the
@@ -48,10 +49,13 @@ export const SlurmConfig = z.strictObject({
   extra_sbatch: z.array(sbatchOption).max(64).default([]),
   /** Shell lines run in the job before the trial: `module load cuda/12.4`, `source venv/bin/activate`. */
   setup: z.array(setupLine).max(200).default([]),
-  /** The command that starts vLLM on the node (argv, no shell): `vllm`, or `apptainer exec --nv vllm.sif vllm`. */
-  vllm: z.string().min(1).default('vllm'),
+  /**
+   * The command that starts vLLM on the node (argv, no shell): `vllm`, or `apptainer exec --nv vllm.sif vllm`.
+   * Split when the config is read, so a stray quote names this line of the file.
+   */
+  vllm: argvCommand.default('vllm'),
   /** How the node runs lm-bench (argv); by default the Node.js and the checkout this controller runs from. */
-  lm_bench: z.string().min(1).optional(),
+  lm_bench: argvCommand.optional(),
   /** Seconds a `vllm serve` may take to become healthy inside the job. */
   startup_timeout_s: z.number().positive().max(86_400).default(900),
   /** How often the controller asks Slurm about its jobs (one squeue for all of them). */

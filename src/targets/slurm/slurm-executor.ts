@@ -58,11 +58,11 @@ const SBATCH_IN_FLIGHT_MAX_MS = 120_000;
 
 /** How the node runs lm-bench: the config's `lm_bench`, else this Node.js and this checkout (on the shared filesystem). */
 export function lmBenchArgv(config: SlurmConfig): string[] {
-  return config.lm_bench === undefined ? [process.execPath, join(PROJECT_ROOT, 'bin', 'lm-bench.js')] : splitArgv(config.lm_bench);
+  return config.lm_bench === undefined ? [process.execPath, join(PROJECT_ROOT, 'bin', 'lm-bench.js')] : splitArgv(config.lm_bench, 'lm_bench');
 }
 
 function engineOf(config: SlurmConfig): JobEngine {
-  return config.engine === 'sim' ? { kind: 'sim' } : { kind: 'vllm', command: splitArgv(config.vllm), startup_timeout_ms: Math.round(config.startup_timeout_s * 1000) };
+  return config.engine === 'sim' ? { kind: 'sim' } : { kind: 'vllm', command: splitArgv(config.vllm, 'vllm'), startup_timeout_ms: Math.round(config.startup_timeout_s * 1000) };
 }
 
 /** GPUs a trial's configuration needs: TP × DP (vLLM's defaults are 1). */

@@ -1,23 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
-import { Workload } from '../../src/domain/index.js';
-import { DEFAULT_OBJECTIVES, sloConstraints } from '../../src/optimize/objectives.js';
-import { priorSimulator } from '../../src/optimize/prior-simulator.js';
-import { configKey } from '../../src/optimize/sampler.js';
-import { diversePicks, pMeetsUnderError, rankCorrected, residualPosterior, simulatedSearch } from '../../src/optimize/sim-search.js';
-import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
-import { loadSpace } from '../../src/space/index.js';
-import { createRng } from '../../src/util/rng.js';
-import { loadYamlFile } from '../../src/util/yaml.js';
+import { DEFAULT_OBJECTIVES, sloConstraints } from '../../../src/optimize/objectives.js';
+import { configKey } from '../../../src/optimize/sampler.js';
+import { diversePicks, pMeetsUnderError, rankCorrected, residualPosterior, simulatedSearch } from '../../../src/optimize/sim-search/index.js';
+import { spaceEncoder, spaceSource } from '../../../src/optimize/space-source.js';
+import { createRng } from '../../../src/util/rng.js';
+import { catalog, chatWorkload, context, sim, slo, space } from './fixture.js';
+import { priorSimulator } from '../../../src/calibration/prior-simulator.js';
 
-const catalog = defaultCatalog();
-const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
-const workload = { ...loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload), num_prompts: 200 };
-const slo = { ttft_p99_ms: 350, itl_p99_ms: 50 };
-const context = { hardware: catalog.gpu('H100-SXM'), gpuCount: 1, model: catalog.model('llama-3.1-8b'), workload };
-const sim = priorSimulator(null, catalog, { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo });
 const search = simulatedSearch({ source: spaceSource(space, context), context, encoder: spaceEncoder(space), slo, objectives: DEFAULT_OBJECTIVES, simulate: sim.simulate, rng: createRng(3), candidates: 3000, simulateTop: 16 });
 
 test('a simulated search runs a diverse top through the simulator and keeps the Pareto set of those meeting the SLOs', () => {
@@ -60,7 +50,7 @@ test('a local search from the best of each layout finds what the screened top mi
   // 70B on 4×H200: the screened top leaves TP4's best at a CUDA-graph capture size that pads its ITL
   // close to the SLO; one step from it is a configuration with room to spare.
   const slo70 = { ttft_p99_ms: 1500, itl_p99_ms: 80 };
-  const w70 = loadYamlFile(join(PROJECT_ROOT, "data", "workloads", "chat.yaml"), Workload);
+  const w70 = chatWorkload;
   const ctx70 = { hardware: catalog.gpu('H200'), gpuCount: 4, model: catalog.model('llama-3.1-70b'), workload: w70 };
   const sim70 = priorSimulator(null, catalog, { hardware: { gpu: 'H200', count: 4 }, model: 'llama-3.1-70b', workload: w70, slo: slo70 });
   const source = spaceSource(space, ctx70);

@@ -1,23 +1,13 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
-import { Workload, type BenchmarkResult, type ServerConfig } from '../../src/domain/index.js';
-import { simulatorEvaluate } from '../../src/optimize/evaluate.js';
-import { DEFAULT_OBJECTIVES } from '../../src/optimize/objectives.js';
-import { priorSimulator } from '../../src/optimize/prior-simulator.js';
-import { rankCorrected, residualPosterior, saturatedRun, simulatedSearch } from '../../src/optimize/sim-search.js';
-import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
-import { loadSpace } from '../../src/space/index.js';
-import { createRng } from '../../src/util/rng.js';
-import { loadYamlFile } from '../../src/util/yaml.js';
+import type { BenchmarkResult, ServerConfig } from '../../../src/domain/index.js';
+import { simulatorEvaluate } from '../../../src/optimize/evaluate.js';
+import { DEFAULT_OBJECTIVES } from '../../../src/optimize/objectives.js';
+import { rankCorrected, residualPosterior, saturatedRun, simulatedSearch } from '../../../src/optimize/sim-search/index.js';
+import { spaceEncoder, spaceSource } from '../../../src/optimize/space-source.js';
+import { createRng } from '../../../src/util/rng.js';
+import { context, sim, slo, space } from './fixture.js';
 
-const catalog = defaultCatalog();
-const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
-const workload = { ...loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload), num_prompts: 200 };
-const slo = { ttft_p99_ms: 350, itl_p99_ms: 50 };
-const context = { hardware: catalog.gpu('H100-SXM'), gpuCount: 1, model: catalog.model('llama-3.1-8b'), workload };
-const sim = priorSimulator(null, catalog, { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo });
 // The same runs, each marked as a queue that grew without bound: the percentiles are the ones that met the SLOs.
 const saturate = (r: BenchmarkResult | null): BenchmarkResult | null =>
   r === null ? null : { ...r, saturation: { saturated: true, offered_rps: 20, sustained_rps: 12, backlog_growth_rps: 8, window_start_s: 10, window_end_s: 20 } };

@@ -1,4 +1,4 @@
-import { resolveProfile } from '../calibration/profiles.js';
+import { resolveProfile } from './profiles.js';
 import type { Catalog } from '../catalog/index.js';
 import type { BenchmarkResult, HardwareRef, ServerConfig, Slo, Workload } from '../domain/index.js';
 import { simulate } from '../sim/index.js';

@@ -1,19 +1,19 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
-import { Workload, type Trial } from '../../src/domain/index.js';
-import { DEFAULT_OBJECTIVES } from '../../src/optimize/objectives.js';
-import { priorSimulator } from '../../src/optimize/prior-simulator.js';
-import { configKey } from '../../src/optimize/sampler.js';
-import { spaceEncoder, spaceSource } from '../../src/optimize/space-source.js';
-import { loadSpace } from '../../src/space/index.js';
-import { simulate } from '../../src/sim/index.js';
-import { MemoryStore } from '../../src/store/memory-store.js';
-import { saveProfile } from '../../src/calibration/profiles.js';
-import { simulatorGuide, simulatorSlo } from '../../src/tune/sim-prior.js';
-import { createRng } from '../../src/util/rng.js';
-import { loadYamlFile } from '../../src/util/yaml.js';
+import { defaultCatalog, PROJECT_ROOT } from '../../../src/catalog/index.js';
+import { Workload, type Trial } from '../../../src/domain/index.js';
+import { DEFAULT_OBJECTIVES } from '../../../src/optimize/objectives.js';
+import { priorSimulator } from '../../../src/calibration/prior-simulator.js';
+import { configKey } from '../../../src/optimize/sampler.js';
+import { spaceEncoder, spaceSource } from '../../../src/optimize/space-source.js';
+import { loadSpace } from '../../../src/space/index.js';
+import { simulate } from '../../../src/sim/index.js';
+import { openStore } from '../../../src/store/index.js';
+import { saveProfile } from '../../../src/calibration/profiles.js';
+import { simulatorGuide, simulatorSlo } from '../../../src/optimize/sim-search/index.js';
+import { createRng } from '../../../src/util/rng.js';
+import { loadYamlFile } from '../../../src/util/yaml.js';
 
 test('the SLO the simulator is searched at: each limit divided by its metric’s measured residual, in 10% steps', () => {
   const slo = { ttft_p99_ms: 350, itl_p99_ms: 50 };
@@ -49,7 +49,7 @@ test('the guide designs from the simulated front and, once a run is measured, pr
 
 test('a `sim calibrate` profile stored for the GPU prices the prior: it sharpens as real runs come in', () => {
   const catalog = defaultCatalog();
-  const store = new MemoryStore({ now: () => 1 });
+  const store = openStore(':memory:', { now: () => 1 });
   const workload = { ...loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload), num_prompts: 120 };
   const d = { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo: {} };
   const config = { max_num_seqs: 64, max_num_batched_tokens: 4096 };

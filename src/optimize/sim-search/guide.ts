@@ -1,8 +1,9 @@
-import { Slo, type BenchmarkResult, type ServerConfig, type Trial } from '../domain/index.js';
-import { sloConstraints } from '../optimize/objectives.js';
-import { targetsOf, type TargetValues } from '../surrogate/targets.js';
-import { configKey } from '../optimize/sampler.js';
-import { diversePicks, layoutOf, rankCorrected, residualPosterior, simulatedSearch, type ResidualPosterior, type SimSearch, type SimSearchOptions } from '../optimize/sim-search.js';
+import { Slo, type BenchmarkResult, type ServerConfig, type Trial } from '../../domain/index.js';
+import { merit, sloConstraints } from '../objectives.js';
+import { targetsOf, type TargetValues } from '../../surrogate/targets.js';
+import { configKey } from '../sampler.js';
+import { diversePicks, layoutOf, saturatedRun, simulatedSearch, type SimSearch, type SimSearchOptions, type SimulatedCandidate } from './search.js';
+import { pMeetsUnderError, residualPosterior, type ResidualPosterior } from './residual.js';
 
 /** The SLO limits divided by the measured residual of their metric, rounded to 10% steps (so searches are reused). */
 export function simulatorSlo(slo: Slo, residual: ResidualPosterior): Slo {
@@ -12,6 +13,35 @@ export function simulatorSlo(slo: Slo, residual: ResidualPosterior): Slo {
     out[c.key] = c.limitMs / 1.1 ** step;
   }
   return Slo.parse(out);
+}
+
+/**
+ * The simulated candidates re-read through what has been measured: each metric moved by the
+ * residual's posterior mean, P(meets the SLOs) from its predictive spread, ranked by expected
+ * goodput (the search's merit, corrected: throughput per GPU or tokens per joule, × P(meets)); those in
+ * `taken` left out.
+ */
+export function rankCorrected(
+  search: SimSearch,
+  global: ResidualPosterior,
+  slo: Slo,
+  taken: ReadonlySet<string>,
+  byLayout: ReadonlyMap<string, ResidualPosterior> = new Map(),
+): { candidate: SimulatedCandidate; expected: number; pMeets: number }[] {
+  const constraints = sloConstraints(slo);
+  const ranked: { candidate: SimulatedCandidate; expected: number; pMeets: number }[] = [];
+  for (const c of search.simulated) {
+    if (c.result === null || taken.has(configKey(c.config))) continue;
+    // A layout measured already is corrected by its own runs; others by all of them.
+    const residual = byLayout.get(layoutOf(c.config)) ?? global;
+    const t = search.rule.target;
+    const v = c.values[t];
+    if (v === undefined) continue;
+    const p = saturatedRun(c.result) ? 0 : pMeetsUnderError(c.values, constraints, residual);
+    const corrected = v * Math.exp(residual[t]?.mean ?? 0);
+    ranked.push({ candidate: c, expected: merit({ [t]: corrected }, search.rule) * p, pMeets: p });
+  }
+  return ranked.sort((a, b) => b.expected - a.expected);
 }
 
 /**

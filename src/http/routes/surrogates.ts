@@ -1,6 +1,6 @@
 import type { FastifyPluginCallback, FastifyReply } from 'fastify';
 import type { ServiceContext } from '../context.js';
-import { ModelList, TrainRequestBody, TrainResponse } from '../schemas.js';
+import { SurrogateList, TrainRequestBody, TrainResponse } from '../schemas.js';
 import { parseInput } from '../validate.js';
 
 /**
@@ -16,11 +16,11 @@ const ROUTES = {
 
 const deprecated = (reply: FastifyReply, successor: string): FastifyReply => reply.header('deprecation', 'true').header('link', `<${successor}>; rel="successor-version"`);
 
-export const modelRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, { ctx }, done) => {
+export const surrogateRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, { ctx }, done) => {
   const trainSummary = 'Train the surrogate on every run in the store (fits in worker threads); answers when it is saved';
   const listSummary = 'Trained surrogates, newest first (without their blobs)';
   const train = { auth: true, body: TrainRequestBody, response: { status: 201, schema: TrainResponse } } as const;
-  const list = { auth: false, response: { status: 200, schema: ModelList } } as const;
+  const list = { auth: false, response: { status: 200, schema: SurrogateList } } as const;
   ctx.docs.push(
     { method: 'POST', url: ROUTES.train.path, summary: trainSummary, ...train },
     { method: 'GET', url: ROUTES.list.path, summary: listSummary, ...list },

@@ -1,14 +1,15 @@
-import type { BenchmarkResult, Objective, ServerConfig, Slo, StudyObjective } from '../domain/index.js';
-import { contextFeatures, featureNames, type FeatureContext, type KnobEncoder } from '../surrogate/features.js';
-import { normalCdf, priorPosterior, priorSurrogate, SIMULATOR_LOG_SD } from '../surrogate/prior.js';
-import { targetsOf, type TargetName, type TargetValues } from '../surrogate/targets.js';
-import type { Rng } from '../util/rng.js';
-import { probabilityMeetsSlo } from './acquisition.js';
-import { scoreCandidates } from './candidates.js';
-import { meetsConstraints, merit, objectiveTarget, objectiveVector, pickRule, sloConstraints, studyObjectiveOf, type Constraint, type PickRule } from './objectives.js';
-import { paretoFront } from './pareto.js';
-import { configKey } from './sampler.js';
-import type { CandidateSource } from './samplers.js';
+import type { BenchmarkResult, Objective, ServerConfig, Slo, StudyObjective } from '../../domain/index.js';
+import { contextFeatures, featureNames, type FeatureContext, type KnobEncoder } from '../../surrogate/features.js';
+import { priorSurrogate } from '../../surrogate/prior.js';
+import { targetsOf, type TargetName, type TargetValues } from '../../surrogate/targets.js';
+import type { Rng } from '../../util/rng.js';
+import { pMeetsUnderError } from './residual.js';
+import { probabilityMeetsSlo } from '../acquisition.js';
+import { scoreCandidates } from '../candidates.js';
+import { meetsConstraints, merit, objectiveTarget, objectiveVector, pickRule, sloConstraints, studyObjectiveOf, type Constraint, type PickRule } from '../objectives.js';
+import { paretoFront } from '../pareto.js';
+import { configKey } from '../sampler.js';
+import type { CandidateSource } from '../samplers.js';
 
 /**
  * A search on the simulator alone: what the tuner's initial design and a recommendation with no
@@ -243,66 +244,4 @@ export function diversePicks(search: SimSearch, k: number): SimulatedCandidate[]
     if (!out.includes(c) && c.result !== null) out.push(c);
   }
   return out;
-}
-
-/** What measured runs say about the simulator here: per target, the posterior of log(measured ÷ simulated). */
-export type ResidualPosterior = Partial<Record<TargetName, { readonly mean: number; readonly sd: number }>>;
-
-export function residualPosterior(pairs: readonly { readonly simulated: TargetValues; readonly measured: TargetValues }[]): ResidualPosterior {
-  const out: ResidualPosterior = {};
-  for (const t of Object.keys(SIMULATOR_LOG_SD) as TargetName[]) {
-    const res: number[] = [];
-    for (const p of pairs) {
-      const s = p.simulated[t];
-      const m = p.measured[t];
-      if (s !== undefined && m !== undefined && s > 0 && m > 0) res.push(Math.log(m) - Math.log(s));
-    }
-    out[t] = priorPosterior(res, SIMULATOR_LOG_SD[t]);
-  }
-  return out;
-}
-
-/**
- * P(every SLO holds) for simulated metrics off by a log-normal error per metric (independent): the
- * residual's posterior where one is given, else the simulator's measured error. 0 when a constrained
- * metric is missing.
- */
-export function pMeetsUnderError(values: TargetValues, constraints: readonly Constraint[], residual: ResidualPosterior = {}): number {
-  let p = 1;
-  for (const k of constraints) {
-    const v = values[k.target];
-    if (v === undefined) return 0;
-    const r = residual[k.target] ?? { mean: 0, sd: SIMULATOR_LOG_SD[k.target] };
-    p *= normalCdf((Math.log(k.limitMs) - Math.log(v) - r.mean) / Math.max(1e-6, r.sd));
-  }
-  return p;
-}
-
-/**
- * The simulated candidates re-read through what has been measured: each metric moved by the
- * residual's posterior mean, P(meets the SLOs) from its predictive spread, ranked by expected
- * goodput (the search's merit, corrected: throughput per GPU or tokens per joule, × P(meets)); those in
- * `taken` left out.
- */
-export function rankCorrected(
-  search: SimSearch,
-  global: ResidualPosterior,
-  slo: Slo,
-  taken: ReadonlySet<string>,
-  byLayout: ReadonlyMap<string, ResidualPosterior> = new Map(),
-): { candidate: SimulatedCandidate; expected: number; pMeets: number }[] {
-  const constraints = sloConstraints(slo);
-  const ranked: { candidate: SimulatedCandidate; expected: number; pMeets: number }[] = [];
-  for (const c of search.simulated) {
-    if (c.result === null || taken.has(configKey(c.config))) continue;
-    // A layout measured already is corrected by its own runs; others by all of them.
-    const residual = byLayout.get(layoutOf(c.config)) ?? global;
-    const t = search.rule.target;
-    const v = c.values[t];
-    if (v === undefined) continue;
-    const p = saturatedRun(c.result) ? 0 : pMeetsUnderError(c.values, constraints, residual);
-    const corrected = v * Math.exp(residual[t]?.mean ?? 0);
-    ranked.push({ candidate: c, expected: merit({ [t]: corrected }, search.rule) * p, pMeets: p });
-  }
-  return ranked.sort((a, b) => b.expected - a.expected);
 }

@@ -1,0 +1,132 @@
+import { z } from 'zod';
+import { Attribution, BenchmarkResult, ModelSpec, RecommendationAnswer, Simplification, TargetName, Workload } from '../domain/index.js';
+import { ExportReport } from '../export/types.js';
+import { StudyDetail } from '../http/schemas.js';
+import { StoredRun } from '../ingest/stored.js';
+import { PlanAnswer } from '../plan/types.js';
+import { SourceFormat } from '../store/store.js';
+import { StudyRecommendation } from '../tune/summary.js';
+
+/**
+ * What each command's `--json` prints, declared (issue 27 §1): snake_case keys like the HTTP API, and
+ * test/cli/json-schemas.test.ts parses each command's output with its schema here, failing on a key the
+ * schema does not name. The recommendation and the plan are the service's own schemas.
+ */
+
+export const RecommendJson = RecommendationAnswer;
+export const PlanJson = PlanAnswer;
+
+/** `sim run --json`: one BenchmarkResult, with the sim profile it ran under. */
+export const SimRunJson = BenchmarkResult;
+
+/** `run --dry-run --json`: the points a sweep would load, each with its values. */
+export const RunDryRunJson = z.object({ dry_run: z.literal(true), points: z.array(z.object({ target: z.string(), values: z.record(z.string(), z.unknown()) })) });
+
+const FileReport = z.object({
+  path: z.string(),
+  status: z.enum(['accepted', 'skipped', 'rejected']),
+  format: SourceFormat.nullable(),
+  runs: z.int(),
+  accepted: z.int(),
+  skipped: z.int(),
+  run_ids: z.array(z.int()),
+  stored: z.array(StoredRun),
+  warnings: z.array(z.string()),
+  code: z.string().optional(),
+  reason: z.string().optional(),
+});
+/** `ingest --json`: the database written and what each file gave. */
+export const IngestJson = z.object({
+  db: z.string(),
+  accepted: z.int(),
+  skipped: z.int(),
+  rejected: z.array(z.object({ path: z.string(), code: z.string(), reason: z.string() })),
+  files: z.array(FileReport),
+  ignored: z.array(z.string()),
+  passed_over: z.array(z.object({ path: z.string(), reason: z.string() })),
+});
+
+/** `space --json`: what the rules remove from the discretised space in this context, and the knobs. */
+export const SpaceJson = z.object({
+  space: z.string(),
+  files: z.array(z.string()),
+  context: z.object({ gpu: z.string(), gpus: z.int(), model: z.string(), workload: z.string(), max_request_tokens: z.int() }),
+  attribution: z.literal('first-match'),
+  points_before: z.number(),
+  points_after: z.number(),
+  rules: z.array(z.object({ id: z.string(), kind: z.string(), source: z.string(), require: z.string(), removed: z.number(), message: z.string() })),
+  evaluations: z.int(),
+  knobs: z.array(z.object({ name: z.string(), flag: z.string(), type: z.string(), when: z.string().nullable() })),
+});
+
+/** k-fold validation of the surrogate (`surrogate eval --json`, and `surrogate train --json` with folds). */
+export const ValidationJson = z.object({
+  folds: z.int(),
+  rows: z.int(),
+  targets: z.partialRecord(TargetName, z.object({ n: z.int(), mape: z.number(), r2: z.number(), coverage: z.number() })),
+  feasibility_accuracy: z.number().nullable(),
+  importance: z.record(z.string(), z.number()),
+  interval_scale: z.partialRecord(TargetName, z.number()),
+  held_out: z.array(z.object({ target: TargetName, measured: z.number(), predicted: z.number(), low: z.number(), high: z.number() })),
+});
+
+/** `surrogate train --json`: the saved surrogate and what it was trained on. */
+export const SurrogateTrainJson = z.object({
+  surrogate_id: z.int(),
+  kind: z.string(),
+  size_bytes: z.int(),
+  rows: z.int(),
+  targets: z.array(TargetName),
+  metrics: z.record(z.string(), z.number().nullable()),
+  validation: ValidationJson.nullable(),
+  skipped: z.object({ no_workload: z.int(), unknown_context: z.int() }),
+});
+
+/** `tune --json`: the study as `GET /v1/studies/:id` states it (less what only a running service knows), the pick defended, the report written. */
+export const TuneJson = StudyDetail.omit({ active: true, progress: true }).extend({
+  explanation: z.object({ simplification: Simplification.nullable(), attribution: Attribution.nullable(), warnings: z.array(z.string()), vllm_command: z.string().nullable() }),
+  /** The report's HTML file (null: --no-report, or an interrupted study). */
+  report: z.string().nullable(),
+});
+/** `demo --json`: a tune's JSON; the demo always writes its report. */
+export const DemoJson = TuneJson.extend({ report: z.string() });
+
+/** `report --json`: the files written, the plots that could not be drawn and why, the study's pick. */
+export const ReportJson = z.object({ study: z.string(), out: z.string(), files: z.array(z.string()), missing: z.record(z.string(), z.string()), recommendation: StudyRecommendation.nullable() });
+
+/** `export --json`: the files written (the export's own schema). */
+export const ExportJson = ExportReport;
+
+/** `models show --json`: what a --model name resolves to (cli/commands/models.ts `ModelReport`). */
+export const ModelsShowJson = z.object({
+  id: z.string(),
+  history_id: z.string().nullable(),
+  hf_name: z.string(),
+  origin: z.string(),
+  location: z.string(),
+  config_hash: z.string().nullable(),
+  params_b: z.number(),
+  active_params_b: z.number(),
+  kv_bytes_per_token: z.object({ bf16: z.number(), fp8: z.number() }),
+  local_attention: z.object({ tokens: z.int(), layers: z.int() }).nullable(),
+  weights_gib_per_gpu: z.array(z.object({ tensor_parallel_size: z.int(), gib: z.number() })),
+  spec: ModelSpec,
+});
+
+/** `workload from-trace --json`: the workload derived, the trace it came from, the figures fitted, where it was written. */
+export const WorkloadFromTraceJson = z.object({
+  workload: Workload,
+  trace: z.object({ file: z.string(), format: z.string(), sha256: z.string(), rows: z.int(), skipped_zero_rows: z.int(), requests: z.int() }),
+  fit: z.object({
+    span_s: z.number(),
+    rate_rps: z.number(),
+    inter_arrival_cv: z.number().nullable(),
+    mean_input_tokens: z.number(),
+    mean_output_tokens: z.number(),
+    max_input_tokens: z.number(),
+    max_output_tokens: z.number(),
+    shared_token_fraction: z.number().nullable(),
+    reused_token_fraction: z.number().nullable(),
+  }),
+  out: z.string().nullable(),
+});

@@ -1,0 +1,79 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { PROJECT_ROOT } from '../../../src/catalog/index.js';
+import { configFromFlags } from '../../../src/cli/commands/sim.js';
+import { isLmBenchError } from '../../../src/errors.js';
+import { parseRunFilter } from '../../../src/export/run-filter.js';
+import { AUTH, tempDb, testApp } from '../helpers.js';
+
+const FIXTURES = join(PROJECT_ROOT, 'test', 'fixtures', 'ingest');
+
+type Outcome = { ok: true; value: unknown } | { ok: false; code: string };
+
+function outcome(fn: () => unknown): Outcome {
+  try {
+    return { ok: true, value: fn() };
+  } catch (err) {
+    assert.ok(isLmBenchError(err), `a catalog error, not ${String(err)}`);
+    return { ok: false, code: err.code };
+  }
+}
+
+/**
+ * The same text for a knob means the same value to `GET /v1/runs?config.<knob>=` (the real app, over
+ * loopback) as to the CLI's `--set` and vLLM-style flags and to `export --runs`: one coercion.
+ */
+test('GET /v1/runs?config.<knob>= and the CLI read a knob value alike', async (t) => {
+  const app = await testApp(t, tempDb(t));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const base = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+
+  // Two sets of stored runs whose configs differ in the knobs under test.
+  const stored: { config: Record<string, unknown>; runs: number }[] = [];
+  for (const [file, config] of [
+    ['vllm-serve-2025.json', { enable_prefix_caching: true, max_num_seqs: 128 }],
+    ['vllm-serve-append.jsonl', { enable_prefix_caching: false, max_num_seqs: 64 }],
+  ] as const) {
+    const res = await fetch(`${base}/v1/runs`, {
+      method: 'POST',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      body: JSON.stringify({ files: [{ name: file, content: readFileSync(join(FIXTURES, file), 'utf8') }], server_config: config, gpu: 'H100-SXM', model: 'qwen2.5-7b' }),
+    });
+    const body = (await res.json()) as { accepted: number };
+    assert.equal(res.status, 201, JSON.stringify(body));
+    assert.ok(body.accepted > 0);
+    stored.push({ config, runs: body.accepted });
+  }
+  const matching = (knob: string, value: unknown): number => stored.filter((s) => s.config[knob] === value).reduce((n, s) => n + s.runs, 0);
+
+  const cases: [string, string][] = [
+    ...['true', 'True', 'TRUE', ' false ', 'False', '1', '0', 'yes', ''].map((raw): [string, string] => ['enable_prefix_caching', raw]),
+    ...['128', ' 64', '+128', '1.28e2', '128.0', '100', '1.5', '-4', 'abc', '0x80', ''].map((raw): [string, string] => ['max_num_seqs', raw]),
+    ...['fp8', 'FP8', 'auto'].map((raw): [string, string] => ['kv_cache_dtype', raw]),
+  ];
+  let accepted = 0;
+  let refused = 0;
+  for (const [knob, raw] of cases) {
+    const what = `${knob}=${JSON.stringify(raw)}`;
+    const cli = outcome(() => configFromFlags({ set: [`${knob}=${raw}`] })[knob as 'max_num_seqs']);
+    const res = await fetch(`${base}/v1/runs?config.${knob}=${encodeURIComponent(raw)}`);
+    const body = (await res.json()) as { total?: number; error?: { code: string; message: string } };
+    if (cli.ok) {
+      accepted++;
+      assert.equal(res.status, 200, `${what}: the CLI reads ${JSON.stringify(cli.value)}, the route refused: ${JSON.stringify(body)}`);
+      assert.equal(body.total, matching(knob, cli.value), `${what}: the route filtered on the value the CLI read (${JSON.stringify(cli.value)})`);
+      if (raw.trim() !== '') assert.deepEqual(outcome(() => parseRunFilter(`config.${knob}=${raw}`).config?.[knob as 'max_num_seqs']), cli, `${what}: export --runs`);
+    } else {
+      refused++;
+      assert.equal(res.status, 400, `${what}: the CLI refused it (${cli.code}), the route took it`);
+      assert.equal(body.error?.code, cli.code, what);
+      assert.match(body.error?.message ?? '', new RegExp(`config\\.${knob}`), `${what}: the message names the knob`);
+    }
+    // vLLM's own flag spelling (`sim run --max-num-seqs 128`) reads a numeric or choice value the same way.
+    if (knob !== 'enable_prefix_caching') assert.deepEqual(outcome(() => configFromFlags({ [knob.replaceAll('_', '-')]: raw })[knob as 'max_num_seqs']), cli, `${what}: as a flag`);
+  }
+  assert.ok(accepted >= 8 && refused >= 8, `both sides exercised (${accepted} accepted, ${refused} refused)`);
+});
