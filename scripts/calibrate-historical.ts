@@ -7,7 +7,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Catalog } from '../src/catalog/index.js';
-import type { ModelSpec, ServerConfig, SimProfile, Workload } from '../src/domain/index.js';
+import { withOverrides, type ModelSpec, type ProfileParam, type ServerConfig, type SimProfile, type Workload } from '../src/domain/index.js';
 import { simulate } from '../src/sim/index.js';
 
 interface Point {
@@ -18,10 +18,11 @@ interface Point {
   readonly simulated: number;
 }
 
-export function historicalPoints(profile: SimProfile, dataDir: string, catalog: Catalog): { summary: string; table: string } {
+/** `overrides`: each GPU's `sim:` overrides, applied on top of `profile` as the simulator does by default. */
+export function historicalPoints(profile: SimProfile, dataDir: string, catalog: Catalog, overrides: Readonly<Record<string, Partial<Record<ProfileParam, number | undefined>> | undefined>> = {}): { summary: string; table: string } {
   const points: Point[] = [];
   const sim = (gpu: string, count: number, model: string | ModelSpec, config: ServerConfig, workload: Workload) => {
-    const out = simulate({ config, hardware: { gpu, count }, model, workload, seed: 1, catalog, profile, runtimeFailures: false });
+    const out = simulate({ config, hardware: { gpu, count }, model, workload, seed: 1, catalog, profile: withOverrides(profile, overrides[gpu]), runtimeFailures: false });
     if (!out.ok) throw new Error(`${gpu} ${JSON.stringify(config)}: ${out.failure.message}`);
     return out.result;
   };

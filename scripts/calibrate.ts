@@ -11,6 +11,9 @@
  *   node --import tsx scripts/calibrate.ts --report   # only evaluate the current profile and write the doc
  *   node --import tsx scripts/calibrate.ts --power    # keep the efficiencies, refit the power model (ML.ENERGY's
  *                                                     # measured power), write its block of the profile and the doc
+ *   node --import tsx scripts/calibrate.ts --refit eta_kv
+ *                                                     # refit only the named dense parameters, from the stored profile
+ *                                                     # (a full fit is hours on a small machine); the rest as --report
  *
  * The dense parameters are fitted on the dense rows; the MoE parameters then on the gpt-oss-120b rows
  * with the dense ones fixed (its attention and lm_head are the dense kernels already fitted). The power
@@ -27,11 +30,18 @@ import { PROMPT_MEAN_TOKENS, PROMPT_STD_TOKENS, mlenergyPoints, mlenergyPredicti
 import { outOfCatalogCheck } from '../src/calibration/out-of-catalog-check.js';
 import { planRow, siliconRows, type RowPlan, type SiliconRow } from '../src/calibration/silicon.js';
 import { PROJECT_ROOT, defaultCatalog } from '../src/catalog/index.js';
-import { PROFILE_BOUNDS, SimProfileFile, type PowerProfile, type ProfileParam, type SimProfile } from '../src/domain/index.js';
+import { PROFILE_BOUNDS, SimProfileFile, withOverrides, type PowerProfile, type ProfileParam, type SimProfile } from '../src/domain/index.js';
 import { fitPower, powerObservation, type PowerObservation } from '../src/calibration/mlenergy-power.js';
 import { powerColumns, powerSection, type PowerReportRow } from '../src/calibration/mlenergy-power-report.js';
 import { createSimPool } from '../src/calibration/sim-pool.js';
 import { historicalPoints } from './calibrate-historical.js';
+import { gpuAwarePool, type OverridesByGpu } from '../src/calibration/gpu-aware-pool.js';
+import { fitGpuProfiles, withSimLine, type GpuOverrides } from '../src/calibration/gpu-profiles.js';
+import { parseVidurKernels } from '../src/calibration/vidur-kernels.js';
+import { parseLibRows } from '../src/calibration/llm-inference-bench.js';
+import { libA100Check } from '../src/calibration/gpu-ratio-check.js';
+import { gpuProfilesSection } from '../src/calibration/gpu-profiles-report.js';
+import { longContextSection } from '../src/calibration/long-context.js';
 
 const DATA = join(PROJECT_ROOT, 'data', 'calibration');
 const PROFILE_FILE = join(PROJECT_ROOT, 'data', 'sim-profile.yaml');
@@ -39,6 +49,9 @@ const powerOnly = process.argv.includes('--power');
 /** No refit of the efficiencies (`--power` refits the power model alone). */
 const reportOnly = process.argv.includes('--report') || powerOnly;
 const moeOnly = process.argv.includes('--moe-only');
+const refitAt = process.argv.indexOf('--refit');
+/** `--refit a,b`: only these dense parameters move, from the stored profile; MoE and leave-one-out results are kept. */
+const refitParams = refitAt < 0 ? null : ((process.argv[refitAt + 1] ?? '').split(',').filter((k) => k.length > 0) as ProfileParam[]);
 const catalog = defaultCatalog();
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -100,7 +113,10 @@ const models = [...new Set(densePoints.map((p) => p.model))];
 const moeTps = [...new Set(moePoints.map((p) => p.row.tp))].sort((a, b) => a - b);
 log(`fit set: ${points.length} rows (${[...new Set(points.map((p) => p.model))].map((m) => `${m} ${points.filter((p) => p.model === m).length}`).join(', ')}); ${skipped.length} rows left out`);
 
-const pool = createSimPool();
+/** Per-GPU overrides the evaluations use: hardware.yaml's, until this run fits new ones. */
+let gpuOverrides: OverridesByGpu = Object.fromEntries(catalog.gpus.map((g) => [g.id, g.sim]));
+const rawPool = createSimPool();
+const pool = gpuAwarePool(rawPool, () => gpuOverrides);
 const inputs = (ps: readonly Point[]) => ps.map((p) => {
   const { catalog: _c, ...rest } = p.plan.input;
   return rest;
@@ -125,7 +141,7 @@ async function fit(ps: readonly Point[], start: SimProfile, label: string, param
 }
 
 /**
- * Where every fit starts: the reference's estimates before any fit (reference §13.2 and §8), fixed here
+ * Where every fit starts: the estimates before any fit (docs/references/vllm-engine.md#efficiency-estimates, from docs/references/vllm-engine.md#calibration-measurements), fixed here
  * so that running this script again gives the same profile, whatever data/sim-profile.yaml holds.
  */
 const START: SimProfile = {
@@ -151,24 +167,48 @@ const START: SimProfile = {
   frontend_us_per_token: 0.5,
 };
 const storedFile = SimProfileFile.parse(parseYaml(readFileSync(PROFILE_FILE, 'utf8')));
+/** The command that wrote the profile this page reports: this run's, or the stored one's under --report. */
+const profileCommand = reportOnly ? storedFile.command : `node --import tsx scripts/calibrate.ts${refitParams === null ? '' : ` --refit ${refitParams.join(',')}`}`;
+const partialRefit = /--refit (\S+)/.exec(profileCommand)?.[1] ?? null;
 const fromFile = (): SimProfile => storedFile.profile;
 let fitted: SimProfile;
 const lomo: Record<string, SimProfile> = {};
 const lotpo: Record<number, SimProfile> = {};
 if (reportOnly) {
   fitted = fromFile();
+} else if (refitParams !== null) {
+  const unknown = refitParams.filter((k) => !FIT_PARAMS.includes(k));
+  if (refitParams.length === 0 || unknown.length > 0) throw new Error(`--refit takes dense parameters among ${FIT_PARAMS.join(', ')}; got ${process.argv[refitAt + 1] ?? 'nothing'}`);
+  fitted = await fit(densePoints, fromFile(), `refit ${refitParams.join(', ')}`, refitParams);
 } else {
   if (moeOnly) fitted = fromFile();
   else {
     fitted = await fit(densePoints, START, 'all dense rows');
-    // Each held-out fit starts where the joint fit did (the reference estimates), never from what it learnt.
+    // Each held-out fit starts where the joint fit did (the starting estimates), never from what it learnt.
     for (const m of models) lomo[m] = await fit(densePoints.filter((p) => p.model !== m), START, `without ${m}`);
   }
-  // MoE: the dense parameters fixed, the MoE ones from the reference start; then leave one TP out.
+  // MoE: the dense parameters fixed, the MoE ones from the starting values; then leave one TP out.
   const moeStart = { ...fitted, ...Object.fromEntries(MOE_PARAMS.map((k) => [k, START[k]])) };
   fitted = await fit(moePoints, moeStart, 'MoE rows', MOE_PARAMS);
   for (const tp of moeTps) lotpo[tp] = await fit(moePoints.filter((p) => p.row.tp !== tp), moeStart, `MoE without TP${tp}`, MOE_PARAMS);
 }
+
+/* ------------------------------------------------------------------- GPUs beyond the fit set */
+
+// Per-GPU overrides from Vidur's kernel times, relative to the H100's, on top of the profile just fitted.
+const kernelRows = parseVidurKernels(readFileSync(join(DATA, 'vidur', 'gemm_times.csv'), 'utf8'), 'data/calibration/vidur/gemm_times.csv');
+const gpuFit = fitGpuProfiles(kernelRows, catalog, fitted);
+if (!reportOnly) gpuOverrides = { ...gpuOverrides, ...gpuFit.overrides };
+const staleOverrides = Object.entries(gpuFit.overrides).filter(([g, o]) => JSON.stringify(catalog.gpu(g).sim ?? {}) !== JSON.stringify(o)).map(([g]) => g);
+log(`GPU overrides from kernel times: ${JSON.stringify(gpuFit.overrides)}${reportOnly && staleOverrides.length > 0 ? ` (data/hardware.yaml differs for ${staleOverrides.join(', ')}: run a fit to write them)` : ''}`);
+// End to end: LLM-Inference-Bench's Llama-3-8B batches on A100-40GB and H100 under one vLLM, their ratio.
+const libScores = await libA100Check({
+  rows: parseLibRows(readFileSync(join(DATA, 'llm-inference-bench', 'catalog_reference.csv'), 'utf8'), 'catalog_reference.csv'),
+  pool: rawPool,
+  catalog,
+  profile: fitted,
+  a100: withOverrides(fitted, gpuOverrides['A100-40GB']),
+});
 
 /* ------------------------------------------------------------------------------ evaluation */
 
@@ -192,11 +232,11 @@ const mapeOf = (xs: (number | null)[]): string => {
 const fitScores = await score(densePoints, fitted);
 const refScores = await score(densePoints, START);
 const lomoScores: Scored[] = [];
-if (!reportOnly && !moeOnly) for (const m of models) lomoScores.push(...(await score(densePoints.filter((p) => p.model === m), lomo[m] as SimProfile)));
+if (!reportOnly && !moeOnly && refitParams === null) for (const m of models) lomoScores.push(...(await score(densePoints.filter((p) => p.model === m), lomo[m] as SimProfile)));
 const moeScores = await score(moePoints, fitted);
 const moeRefScores = await score(moePoints, { ...fitted, ...Object.fromEntries(MOE_PARAMS.map((k) => [k, START[k]])) });
 const lotpoScores: Scored[] = [];
-if (!reportOnly) for (const tp of moeTps) lotpoScores.push(...(await score(moePoints.filter((p) => p.row.tp === tp), lotpo[tp] as SimProfile)));
+if (!reportOnly && refitParams === null) for (const tp of moeTps) lotpoScores.push(...(await score(moePoints.filter((p) => p.row.tp === tp), lotpo[tp] as SimProfile)));
 
 // Held out: ML.ENERGY max_num_seqs sweeps (dense Qwen3 on H100 and B200).
 const mle = parseMlenergy(readFileSync(join(DATA, 'mlenergy', 'qwen3_lm_arena_chat.csv'), 'utf8'), 'qwen3_lm_arena_chat.csv');
@@ -242,7 +282,7 @@ for (const prompt of [{ mean: 150, std: 200 }, { mean: 1000, std: 1500 }]) {
   });
   sensitivity.push(`prompts of mean ${prompt.mean} tokens: throughput MAPE ${mapeOf(tput)}, median ITL MAPE ${mapeOf(itl)}`);
 }
-const historical = historicalPoints(fitted, DATA, catalog);
+const historical = historicalPoints(fitted, DATA, catalog, gpuOverrides);
 // Held out: checkpoints outside the catalog, by their Hugging Face ids from a cache of their config.json.
 const outOfCatalog = await outOfCatalogCheck({
   catalog,
@@ -260,16 +300,26 @@ if (!reportOnly || powerOnly) {
     : {
         version: 1,
         name: 'default',
-        description: 'fitted on aiconfigurator’s vLLM H100 silicon sample: dense parameters on Qwen3-32B bf16 and Llama-3.1-70B fp8, MoE parameters on gpt-oss-120b; one set for every GPU',
+        description: 'fitted on aiconfigurator’s vLLM H100 silicon sample: dense parameters on Qwen3-32B bf16 and Llama-3.1-70B fp8, MoE parameters on gpt-oss-120b; one set for every GPU, which a GPU whose kernels differ overrides in part (data/hardware.yaml `sim:`)',
         fitted_on: `data/calibration/aiconfigurator-h100/vllm_h100.csv: ${densePoints.length} dense rows (${models.join(', ')}), ${moePoints.length} MoE rows (gpt-oss-120b)`,
-        command: 'node --import tsx scripts/calibrate.ts',
+        command: profileCommand,
         profile: Object.fromEntries(Object.entries(fitted).map(([k, v]) => [k, Number(v.toPrecision(4))])) as SimProfile,
         power: { fitted_on: powerFittedOn, params: roundedPower },
       };
   writeFileSync(
     PROFILE_FILE,
-    `# The simulator's efficiencies (src/domain/sim-profile.ts): one set for every GPU, which differs only by\n# its datasheet (data/hardware.yaml). Written by scripts/calibrate.ts; docs/calibration.md has the fit.\n${stringify(doc)}`,
+    `# The simulator's efficiencies (src/domain/sim-profile.ts): one set for every GPU, which differs by its\n# datasheet and, where its kernels differ, its \`sim:\` overrides (data/hardware.yaml). Written by\n# scripts/calibrate.ts; docs/calibration.md has the fit.\n${stringify(doc)}`,
   );
+}
+
+// The kernel-fitted GPUs' overrides, written beside their datasheets (a text edit: comments stay).
+if (!reportOnly) {
+  const hardwareFile = join(PROJECT_ROOT, 'data', 'hardware.yaml');
+  let text = readFileSync(hardwareFile, 'utf8');
+  for (const [gpu, o] of Object.entries<GpuOverrides>(gpuFit.overrides)) {
+    text = withSimLine(text, gpu, o, `kernel efficiencies relative to H100's (Vidur's per-operator times, data/calibration/vidur/): written by scripts/calibrate.ts`);
+  }
+  writeFileSync(hardwareFile, text);
 }
 
 /* ------------------------------------------------------------------------------ the document */
@@ -337,7 +387,7 @@ plus / 0.12 for TPOT, averaged. Every parameter is held inside a physically plau
 (\`PROFILE_BOUNDS\`: no efficiency above what microbenchmarks reach, no fixed cost below a kernel launch). Left out: ${skipped.length} rows
 (${[...new Set(skipped.map((s) => s.why))].join('; ')}).
 
-| parameter | before (reference §13.2 estimates) | fitted | allowed range |
+| parameter | before ([estimates](references/vllm-engine.md#efficiency-estimates)) | fitted | allowed range |
 | --- | --- | --- | --- |
 ${FIT_PARAMS.map((k) => `| ${k} | ${START[k]} | ${Number(fitted[k].toPrecision(4))} | ${PROFILE_BOUNDS[k][0]} – ${PROFILE_BOUNDS[k][1]} |`).join('\n')}
 
@@ -348,7 +398,7 @@ ${FIT_PARAMS.map((k) => `| ${k} | ${START[k]} | ${Number(fitted[k].toPrecision(4
 ${groupTable(fitScores, byModel)}
 | **all dense** | ${fitScores.length} | ${mapeOf(fitScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(fitScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
 
-Before the fit (the reference estimates, same protocol): ${groupTable(refScores, byModel).split('\n').map((l) => l.split('|').slice(1, 5).map((c) => c.trim()).join(' ')).join('; ')}.
+Before the fit (the starting estimates, same protocol): ${groupTable(refScores, byModel).split('\n').map((l) => l.split('|').slice(1, 5).map((c) => c.trim()).join(' ')).join('; ')}.
 
 By tensor-parallel size (fit):
 
@@ -356,7 +406,19 @@ By tensor-parallel size (fit):
 | --- | --- | --- | --- |
 ${groupTable(fitScores, byModelTp)}
 
-${reportOnly || moeOnly ? keptLomoSection() : `### Leave one model out
+### Decode at long contexts
+
+${readFileSync(join(PROJECT_ROOT, 'docs', 'calibration-long-context.md'), 'utf8').trim()}
+
+By input and output length (fit; the 1,024 → 8,192 rows decode at contexts from 1k to 9k tokens):
+
+| model, ISL → OSL | rows | TTFT MAPE | TPOT MAPE |
+| --- | --- | --- | --- |
+${groupTable(fitScores, (s) => `${s.p.model} ${s.p.row.isl} → ${s.p.row.osl}`)}
+
+${longContextSection(catalog, fitted)}
+
+${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone (\`${profileCommand.replace('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
 
 Each model predicted by the profile fitted on the other model's rows alone:
 
@@ -383,7 +445,7 @@ ${MOE_PARAMS.map((k) => `| ${k} | ${START[k]} | ${Number(fitted[k].toPrecision(4
 ${groupTable(moeScores, byModelTp)}
 | **fit, all TP** | ${moeScores.length} | ${mapeOf(moeScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(moeScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
 | before the fit | ${moeRefScores.length} | ${mapeOf(moeRefScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(moeRefScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
-${reportOnly ? keptLotpoLines() : `| leave one TP out (each TP predicted by the fit on the other two) | ${lotpoScores.length} | ${mapeOf(lotpoScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(lotpoScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
+${reportOnly || refitParams !== null ? keptLotpoLines() : `| leave one TP out (each TP predicted by the fit on the other two) | ${lotpoScores.length} | ${mapeOf(lotpoScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(lotpoScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
 ${groupTable(lotpoScores, (s) => `held out: TP${s.p.row.tp}`)}`}
 
 Not identifiable from these rows: expert parallelism and data-parallel attention (every row is TP only,
@@ -426,6 +488,10 @@ Sensitivity to the assumed prompt lengths: ${sensitivity.join('; ')}.
 
 ${powerSection(powerRows.filter((r): r is PowerReportRow => r !== null), roundedPower, { idleSource: IDLE_SOURCE, refitted: refitPower && !process.argv.includes('--report') })}
 ${outOfCatalog.section}
+## Profiles beyond Hopper
+
+${gpuProfilesSection({ fit: gpuFit, stale: reportOnly ? staleOverrides : [], lib: libScores })}
+
 ## Run-time out-of-memory
 
 ${readFileSync(join(PROJECT_ROOT, 'docs', 'calibration-runtime-oom.md'), 'utf8').trim()}

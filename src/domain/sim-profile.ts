@@ -3,8 +3,9 @@ import { z } from 'zod';
 /**
  * The simulator's efficiencies: how close vLLM's kernels come to a GPU's datasheet limits, and the
  * fixed costs that do not shrink with the model. One set for every NVIDIA GPU — a GPU differs by its
- * specs (bandwidth, FLOPs, interconnect) in `data/hardware.yaml`, never by a factor of its own — so a
- * GPU nobody measured follows from its datasheet. The default set is fitted on real vLLM H100 runs
+ * specs (bandwidth, FLOPs, interconnect) in `data/hardware.yaml` — so a GPU nobody measured follows from
+ * its datasheet; a GPU whose kernels were measured reaching its datasheet differently carries `sim:`
+ * overrides there (the A100's, fitted on per-operator kernel times by scripts/calibrate.ts). The default set is fitted on real vLLM H100 runs
  * (`data/sim-profile.yaml`, docs/calibration.md); `lm-bench sim calibrate` fits the same parameters to a
  * user's own runs and stores them per GPU.
  */

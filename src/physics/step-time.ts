@@ -37,10 +37,24 @@ export interface StepModel {
 
 /** Fraction of the smaller of memory and compute time hidden under the larger within one kernel. */
 const OVERLAP = 0.8;
-/** fp8 KV costs a little dequantisation on reads (reference §13.2: η_kv × 0.95). */
-const FP8_KV_EFFICIENCY = 0.95;
-/** Prefix caching bookkeeping (reference §13.2: +0.5% CPU). */
+/**
+ * An fp8 KV cache costs a decode what a bf16 one does per context token: on Hopper vLLM reads it through
+ * FlashAttention 3's fp8 path, which until vllm-project/flash-attention PR #96 (after vLLM 0.10.2) decoded
+ * "not faster at all than BF16" at head dimension 128. Half the bytes at half the rate; the fit's fp8 rows
+ * (Llama-3.1-70B on vLLM 0.10.2) measured that path (docs/calibration.md, "Decode at long contexts").
+ */
+const FP8_KV_EFFICIENCY = 0.5;
+/** Prefix caching bookkeeping (docs/references/vllm-engine.md#efficiency-estimates: +0.5% CPU). */
 const PREFIX_CACHE_CPU_FACTOR = 1.005;
+
+/**
+ * Seconds of one kernel that must stream `memS` worth of bytes and compute `compS` worth of FLOPs: the
+ * larger, plus the share of the smaller not hidden under it, never under the launch floor. Exported so
+ * that the per-operator fits (src/calibration/vidur-kernels.ts) price a GEMM exactly as a step does.
+ */
+export function kernelSeconds(memS: number, compS: number, floorS: number): number {
+  return Math.max(floorS, Math.max(memS, compS) + (1 - OVERLAP) * Math.min(memS, compS));
+}
 
 export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile): StepModel {
   const shapes = stepShapes(r, hw, model);
@@ -69,7 +83,7 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   const eagerMs = (L * (p.piecewise_per_layer_us + p.eager_per_layer_us)) / 1000;
   const cpuFactor = r.enable_prefix_caching ? PREFIX_CACHE_CPU_FACTOR : 1;
 
-  const kernelS = (memS: number, compS: number): number => Math.max(floorS, Math.max(memS, compS) + (1 - OVERLAP) * Math.min(memS, compS));
+  const kernelS = (memS: number, compS: number): number => kernelSeconds(memS, compS, floorS);
   // Attention of one layer: the cached KV read once per step (and the new tokens' KV written), vs its FLOPs.
   const attnS = (reads: number, pairs: number, newTokens: number, flopsPerPair: number): number => kernelS((kvTok * (reads + newTokens)) / (bw * etaKv), (flopsPerPair * pairs) / attnPeak);
   const gemmsS = (gs: readonly Gemm[], t: number): number => gs.reduce((acc, g) => acc + kernelS((g.bytes + t * g.width * ACT_BYTES) / (bw * p.eta_weights), (2 * g.params * t) / peak), 0);

@@ -13,9 +13,9 @@ import { assertMatchesSchema } from '../helpers/json-schema.js';
 import { SMALL_CHAT_WORKLOAD_YAML } from '../helpers/workloads.js';
 import { seedTrainedDb } from '../http/helpers.js';
 
-// Each command's `--json` output parsed with the schema src/cli/json-output.ts declares for it (issue
-// 27 §1), in-process through the CLI's entry: every key must be one the schema names, so a camelCase
-// key (or any undeclared one) fails here before a user's script meets it.
+// Each command's `--json` output parsed with the schema src/cli/json-output.ts declares for it
+// (issue 27 §1), in-process through the CLI's entry: every key must be one the schema names, so a
+// camelCase key (or any undeclared one) fails here before a user's script meets it.
 
 const COVERED = new Set<CommandName>();
 

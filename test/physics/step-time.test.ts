@@ -64,3 +64,12 @@ test('sliding-window layers read at most the window: long-context decode is chea
   const longAll = priceDecodeMs(all, 64, 32_000);
   assert.ok(long < 0.85 * longAll, `${long.toFixed(2)} vs ${longAll.toFixed(2)}`);
 });
+
+test('an fp8 KV cache costs a decode what a bf16 one does per context token (FlashAttention 3’s fp8 decode on Hopper)', () => {
+  const dense = catalog.model('llama-3.1-70b-fp8');
+  const bf16 = stepModel(dense, { tensor_parallel_size: 4, kv_cache_dtype: 'auto' });
+  const fp8 = stepModel(dense, { tensor_parallel_size: 4, kv_cache_dtype: 'fp8' });
+  const perContext = (m: ReturnType<typeof stepModel>): number => priceDecodeMs(m, 64, 4096) - priceDecodeMs(m, 64, 1024);
+  assert.ok(perContext(bf16) > 0.5, `bf16: ${perContext(bf16)} ms for 3,072 more tokens of context`);
+  assert.ok(Math.abs(perContext(fp8) / perContext(bf16) - 1) < 0.02, `fp8 ${perContext(fp8).toFixed(3)} ms vs bf16 ${perContext(bf16).toFixed(3)} ms`);
+});

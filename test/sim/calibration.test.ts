@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Workload } from '../../src/domain/index.js';
 import { fixed, run } from './helpers.js';
 
-/** Reference §13.6: the checklist to reproduce before trusting the simulator (figures from §8). */
+/** The checklist to reproduce before trusting the simulator (docs/references/vllm-engine.md#calibration-measurements). */
 
 const sharegpt = (n: number): Workload => ({
   name: 'sharegpt-like',
@@ -23,13 +23,16 @@ test('single-stream decode: 8B on H100 TPOT ≈ 6.5 ms (K2) and 8B on A100-40GB 
   assert.ok(Math.abs(a - 75) / 75 < 0.15, `A100-40GB ${a} tok/s`);
 });
 
-test('saturated H100/A100-80GB output throughput ratio is 2.0–2.2 (K5/K6), within 3%', () => {
+test('saturated H100/A100-80GB output throughput ratio: at least K5/K6’s 2.0–2.2, at most what issue 28’s A100 runs allow (2.7)', () => {
   const w = sharegpt(400);
   const h = run('H100-SXM', 1, 'llama-3.1-8b', {}, w).result.output_throughput;
   const a = run('A100-80GB', 1, 'llama-3.1-8b', {}, w).result.output_throughput;
   const ratio = h / a;
-  // The measured band (K5: 2.0, K6: 2.2) is two runs of other stacks; 3% either side allows for that.
-  assert.ok(ratio >= 2.0 * 0.97 && ratio <= 2.2 * 1.03, `ratio ${ratio}`);
+  // K5/K6 (2.0, 2.2) ran vLLM 0.5's V0 engine, whose CPU time per step, the same on both GPUs, narrows the
+  // gap (LLM-Inference-Bench's V0 pairs show it: docs/calibration.md "Profiles beyond Hopper"): a floor for a
+  // V1 engine. The ceiling: on vLLM 0.15.1 the A100 ran 15–23% slower than the profile that gave 2.21 here
+  // (issue 28), so at most 2.21 × 1.23 ≈ 2.7.
+  assert.ok(ratio >= 2.0 * 0.97 && ratio <= 2.7, `ratio ${ratio}`);
 });
 
 test('70B-FP8 TP scaling 2→4→8 H100s is sublinear with diminishing returns (K7)', () => {

@@ -86,15 +86,16 @@ test('a simulated run far above capacity is reported saturated with the rate it 
   assert.equal(closed.result.saturation, null);
 });
 
-test('issue 28: 8B, 1,035-token prompts, 1,448-token answers at 4 req/s with max_num_seqs 128 is saturated; at 2 req/s it is not', () => {
+test('8B, 1,035-token prompts, 1,448-token answers with max_num_seqs 128: saturated at 6 req/s; at 2 req/s it is not', () => {
   const at = (rate: number, n: number) => {
     const out = simulateSummary({ config: { max_num_seqs: 128 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: fixed(1035, 1448, { kind: 'poisson', rate_rps: rate }, n), seed: 1, catalog });
     assert.ok(out.ok);
     return out.summary;
   };
-  const four = at(4, 400);
-  assert.equal(four.saturation?.saturated, true);
-  assert.ok((four.saturation?.sustainedRps ?? 0) < 3.8, `sustained ${four.saturation?.sustainedRps}`);
+  // Issue 28's real server kept up with 4 req/s of these (test/sim/long-context.test.ts); 6 is past its batch's reach.
+  const six = at(6, 600);
+  assert.equal(six.saturation?.saturated, true);
+  assert.ok((six.saturation?.sustainedRps ?? 0) < 5.7, `sustained ${six.saturation?.sustainedRps}`);
   assert.equal(at(2, 300).saturation?.saturated, false);
 });
 

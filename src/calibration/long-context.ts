@@ -1,0 +1,66 @@
+import type { Catalog } from '../catalog/index.js';
+import type { SimProfile, Workload } from '../domain/index.js';
+import { makeStepModel, priceDecodeMs, resolveConfig } from '../physics/index.js';
+import { simulate } from '../sim/index.js';
+
+/**
+ * The long-context decode part of docs/calibration.md: what a decode step of 1–4k-token contexts costs
+ * on an H100 under the fitted profile (the KV read against the weights), and the one open-loop run of
+ * issue 28 that exposed it, simulated (its measured figures are in a check the project does not see;
+ * the issue gives the server's TTFT, about 50 ms, and real decode steps about 1.54× faster than the
+ * simulator's of then at ~1,700-token contexts).
+ */
+
+const CONTEXTS = [1024, 2048, 4096] as const;
+const BATCHES = [32, 64, 128] as const;
+
+/** The open-loop run: Llama-3.1-8B on one H100, 1,035-token prompts, 1,448-token answers, Poisson 4 req/s. */
+export const LONG_ANSWER_RUN = {
+  gpu: 'H100-SXM',
+  model: 'llama-3.1-8b',
+  config: { max_num_seqs: 128, enable_prefix_caching: true, enable_chunked_prefill: true },
+  workload: {
+    name: 'issue-28-long-answers',
+    api: 'completions',
+    input_len: { dist: 'fixed', value: 1035 },
+    output_len: { dist: 'fixed', value: 1448 },
+    arrival: { kind: 'poisson', rate_rps: 4 },
+    num_prompts: 600,
+    ignore_eos: true,
+  } satisfies Workload,
+} as const;
+
+export function longContextSection(catalog: Catalog, profile: SimProfile): string {
+  const hw = catalog.gpu(LONG_ANSWER_RUN.gpu);
+  const model = catalog.model(LONG_ANSWER_RUN.model);
+  const m = makeStepModel(resolveConfig({ max_num_seqs: 256 }, hw, model), hw, model, profile);
+  const kvBytesPerToken = 2 * model.layers * model.num_kv_heads * model.head_dim * 2;
+  const rows = BATCHES.map((b) => {
+    const base = priceDecodeMs(m, b, 0);
+    const cells = CONTEXTS.map((c) => {
+      const ms = priceDecodeMs(m, b, c);
+      // The KV share of the step as a read rate: the batch's KV bytes over what the context added.
+      const rate = (b * c * kvBytesPerToken) / ((ms - base) / 1000) / 1e12;
+      return `${ms.toFixed(1)} ms (KV at ${rate.toFixed(2)} TB/s)`;
+    });
+    return `| ${b} | ${base.toFixed(1)} ms | ${cells.join(' | ')} |`;
+  });
+  const out = simulate({ config: LONG_ANSWER_RUN.config, hardware: { gpu: hw.id, count: 1 }, model: model.id, workload: LONG_ANSWER_RUN.workload, seed: 1, catalog, profile, runtimeFailures: false });
+  const run = out.ok ? out.result : null;
+  const sat = run?.saturation ?? null;
+  const runLine =
+    run === null
+      ? 'the run did not start'
+      : `mean TTFT ${run.mean_ttft_ms.toFixed(0)} ms, mean ITL ${run.mean_itl_ms.toFixed(1)} ms, ${sat?.saturated === true ? `saturated (sustains ${sat.sustained_rps.toFixed(2)} of ${sat.offered_rps.toFixed(2)} req/s)` : 'not saturated'}`;
+  return `Decode steps of ${model.id} on one ${hw.id} (bf16 weights and KV cache, full CUDA graphs) under this profile,
+by batch and context per request; the rate is the batch's KV bytes over the time the context adds to the step:
+
+| batch | no context | ${CONTEXTS.map((c) => `${c.toLocaleString('en-US')}-token contexts`).join(' | ')} |
+| --- | --- | ${CONTEXTS.map(() => '---').join(' | ')} |
+${rows.join('\n')}
+
+Issue 28's long-answer run (${model.id} on one ${hw.id}, 1,035-token prompts, 1,448-token answers, Poisson
+4 req/s, max_num_seqs 128, chunked prefill and prefix caching; ${LONG_ANSWER_RUN.workload.num_prompts} requests, seed 1):
+${runLine}. The server measured a TTFT of about 50 ms; the profile before this change simulated 10.4 s on
+these 600 requests (75 s on the issue's longer run), its queue never draining.`;
+}
