@@ -57,7 +57,7 @@ for (const [label, args, runs] of rows) {
 }
 lines.push(
   '',
-  'Before the build (commit 7b35cc3: every run through tsx, and `--help` loaded the whole command), measured the same way with a shell loop on the same machine the same day, median of 5 (3 for `recommend`):',
+  'Before the build (commit 7b35cc3: every run through tsx, and `--help` loaded the whole command), measured with a shell loop in the session that made the build (2026-12-05, a 2-core machine like this one, not in this run), median of 5 (3 for `recommend`; that figure is mostly the simulated search, which has changed since):',
   '',
   '| command | before (ms) |',
   '| --- | --- |',

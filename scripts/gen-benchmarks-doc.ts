@@ -3,6 +3,7 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 
 const ORDER: [file: string, title: string][] = [
+  ['cli-startup.md', 'CLI start-up: the build and usage text loaded apart (issue 27)'],
   ['peers-4trials.md', 'Four trials and no history: the defended answer in worlds the prior gets wrong (issue 30)'],
   ['plan.md', 'lm-bench plan: which GPUs, how many, at what price (issue 25)'],
   ['trace-replay.md', 'Trace replay: send lateness and derived workloads (issue 26)'],
