@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { Attribution, BenchmarkResult, ModelSpec, RecommendationAnswer, Simplification, TargetName, Workload } from '../domain/index.js';
+import { Attribution, BenchmarkResult, ModelSpec, RecommendationAnswer, SimProfile, Simplification, TargetName, Workload } from '../domain/index.js';
 import { ExportReport } from '../export/types.js';
 import { StudyDetail } from '../http/schemas.js';
 import { StoredRun } from '../ingest/stored.js';
@@ -15,6 +15,50 @@ import { StudyRecommendation } from '../tune/summary.js';
 
 export const RecommendJson = RecommendationAnswer;
 export const PlanJson = PlanAnswer;
+
+/** A row `sim predict` could not answer: the error it would have raised, by its catalog code. */
+const RowError = z.object({ code: z.string(), message: z.string() }).nullable();
+const Figures = z.record(z.string(), z.number().nullable());
+/** `mape`: per model and GPU, the rows compared and each figure's `<figure>_mape_pct`. */
+const MapeRow = z.record(z.string(), z.union([z.string(), z.number(), z.null()]));
+const PredictedRow = { line: z.int(), model: z.string(), gpu: z.string(), error: RowError, measured: Figures, error_pct: Figures };
+
+/** `sim predict --json`: every row predicted (or its error) beside what was measured, by layout. */
+export const SimPredictJson = z.discriminatedUnion('layout', [
+  z.object({
+    layout: z.literal('aiconfigurator-silicon'),
+    rows: z.array(z.object({ ...PredictedRow, protocol: z.enum(['inferencex', 'aic-sweep']).nullable(), ttft_ms: z.number().nullable(), tpot_ms: z.number().nullable() })),
+    mape: z.array(MapeRow),
+  }),
+  z.object({
+    layout: z.literal('mlenergy-v3'),
+    rows: z.array(
+      z.object({
+        ...PredictedRow,
+        output_throughput_tok_s: z.number().nullable(),
+        median_itl_ms: z.number().nullable(),
+        avg_power_w: z.number().nullable(),
+        energy_per_output_token_j: z.number().nullable(),
+      }),
+    ),
+    mape: z.array(MapeRow),
+  }),
+]);
+
+const Mape = z.object({ ttft_mape: z.number().nullable(), tpot_mape: z.number().nullable() });
+/** `sim calibrate --json`: the profile fitted to the history's runs of a GPU, stored as `profile_id`, and its errors. */
+export const SimCalibrateJson = z.object({
+  gpu: z.string(),
+  model: z.string().nullable(),
+  profile_id: z.int(),
+  runs: z.int(),
+  skipped: z.int(),
+  profile: SimProfile,
+  fit: Mape.extend({ loss: z.number() }),
+  leave_one_out: Mape,
+  before: Mape,
+  evaluations: z.int(),
+});
 
 /** `sim run --json`: one BenchmarkResult, with the sim profile it ran under. */
 export const SimRunJson = BenchmarkResult;

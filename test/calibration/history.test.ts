@@ -12,6 +12,8 @@ import type { ServerConfig, SimProfile, Workload } from '../../src/domain/index.
 import { simulate } from '../../src/sim/index.js';
 import { openStore } from '../../src/store/sqlite-store.js';
 import { captureIo } from '../helpers/cli.js';
+import { SimCalibrateJson } from '../../src/cli/json-output.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
 
 const catalog = defaultCatalog();
 const start = catalog.profileFor(catalog.gpu('H100-SXM'));
@@ -54,6 +56,7 @@ test('sim calibrate recovers the efficiencies that generated a history within 5%
 
   const io = captureIo(dir);
   assert.equal(await main(['sim', 'calibrate', '--gpu', 'H100-SXM', '--db', db, '--json'], io), 0, io.err());
+  assertMatchesSchema(SimCalibrateJson, JSON.parse(io.out()), 'sim calibrate');
   const report = JSON.parse(io.out()) as { runs: number; profile: SimProfile; fit: { ttft_mape: number; tpot_mape: number }; before: { ttft_mape: number; tpot_mape: number }; leave_one_out: { ttft_mape: number; tpot_mape: number } };
   assert.equal(report.runs, RUNS.length);
   for (const k of CALIBRATE_PARAMS) {

@@ -10,6 +10,8 @@ import { defaultCatalog } from '../../src/catalog/index.js';
 import { main } from '../../src/cli/main.js';
 import { simulateSummary } from '../../src/sim/index.js';
 import { captureIo } from '../helpers/cli.js';
+import { SimPredictJson } from '../../src/cli/json-output.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
 
 /**
  * test/fixtures/calibration/mlenergy-sample.csv: six rows copied from data/calibration/mlenergy/
@@ -51,7 +53,10 @@ interface Out {
 async function predict(file: string, json = true): Promise<{ code: number; out: Out | null; stdout: string; stderr: string }> {
   const io = captureIo(process.cwd(), { HF_HUB_OFFLINE: '1' });
   const code = await main(['sim', 'predict', '--rows', file, '--profile', 'default', ...(json ? ['--json'] : [])], io);
-  return { code, out: json ? (JSON.parse(io.out()) as Out) : null, stdout: io.out(), stderr: io.err() };
+  const out = json ? (JSON.parse(io.out()) as unknown) : null;
+  // Every --json answer is the one src/cli/json-output.ts declares (no key it does not name).
+  if (out !== null && code === 0) assertMatchesSchema(SimPredictJson, out, 'sim predict');
+  return { code, out: out as Out | null, stdout: io.out(), stderr: io.err() };
 }
 
 const figures = (o: Out): [number | null, number | null][] => o.rows.map((r) => [r.output_throughput_tok_s, r.median_itl_ms]);

@@ -5,6 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
 import { captureIo } from '../helpers/cli.js';
+import { SimPredictJson } from '../../src/cli/json-output.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
 
 // sim predict resolves each row's model as --model does (issue 24): a pre-quantized checkpoint the
 // catalog knows by its Hugging Face id, a fine-tune found only in a Hugging Face cache on disk, a
@@ -34,7 +36,9 @@ interface Row {
 async function predict(file: string, env: Record<string, string>): Promise<{ code: number; rows: Row[] }> {
   const io = captureIo(process.cwd(), env);
   const code = await main(['sim', 'predict', '--rows', file, '--profile', 'default', '--json'], io);
-  return { code, rows: (JSON.parse(io.out()) as { rows: Row[] }).rows };
+  const out = JSON.parse(io.out()) as unknown;
+  assertMatchesSchema(SimPredictJson, out, 'sim predict');
+  return { code, rows: (out as { rows: Row[] }).rows };
 }
 
 test('sim predict (silicon rows): an FP8 checkpoint by its Hugging Face id, from the catalog or the cache, a config.json path, and an unknown name', async (t) => {
