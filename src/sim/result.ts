@@ -4,7 +4,7 @@ import { computeMetrics, errorSamples, percentileSorted } from '../metrics/index
 import { concurrencyCap, requestRateField } from '../workload/sample.js';
 import type { DesOutput } from './engine.js';
 import { simEvidence } from './evidence.js';
-import { detectSaturation, saturationBlock } from './saturation.js';
+import { detectSaturation, saturationBlock, stageSpansS } from './saturation.js';
 import { diagnose } from '../diagnose/classify.js';
 import { GIB, type MemoryBreakdown } from '../physics/memory.js';
 import { deploymentGpus } from '../physics/power.js';
@@ -135,7 +135,7 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
     slo: ctx.slo ?? null,
     server_metrics: serverMetrics(des, ctx.memory),
     steady_state: null,
-    saturation: saturationBlock(detectSaturation(des)),
+    saturation: saturationBlock(detectSaturation(des, stageSpansS(ctx.workload))),
     energy: energyBlock(ctx.energy, ctx.resolved, ctx.energyUnavailableReason),
     lmb: {
       version: SIM_VERSION,

@@ -1,4 +1,4 @@
-import type { Saturation } from '../domain/index.js';
+import type { Saturation, Workload } from '../domain/index.js';
 import type { DesOutput } from './engine.js';
 
 /**
@@ -114,30 +114,32 @@ function tokensIn(des: DesOutput, t0: number, t1: number): number {
   return tokens;
 }
 
-export function detectSaturation(des: DesOutput): SimSaturation | null {
-  if (!des.openLoop) return null;
-  const arrived: number[] = [];
-  const admitted: number[] = [];
-  const finished: number[] = [];
-  let outputTokens = 0;
-  for (const r of des.requests) {
-    const sim = r.sim;
-    if (r.rejected || sim === null) continue;
-    arrived.push(r.schedS);
-    // A request the run ended on before its first token (it does not: the DES drains) counts as waiting to the end.
-    admitted.push(sim.numOutput > 0 ? sim.firstTokenS : Number.POSITIVE_INFINITY);
-    finished.push(sim.finished ? sim.lastTokenS : Number.POSITIVE_INFINITY);
-    outputTokens += sim.numOutput;
-  }
-  if (arrived.length < MIN_REQUESTS || outputTokens === 0) return null;
-  const meanOutput = outputTokens / arrived.length;
-  const a = Float64Array.from(arrived).sort();
-  const f = Float64Array.from(admitted).sort();
-  const c = Float64Array.from(finished).sort();
-  const t0 = a[0] as number;
-  const t1 = a[a.length - 1] as number;
-  if (!(t1 > t0)) return null;
-  const tm = (t0 + t1) / 2;
+/** A workload's rate stages as [start, end) in run seconds, back to back from 0 (none without stages). */
+export function stageSpansS(w: Pick<Workload, 'arrival'>): [number, number][] {
+  if (w.arrival.kind !== 'poisson' || w.arrival.stages === undefined) return [];
+  let t = 0;
+  return w.arrival.stages.map((st) => {
+    const span: [number, number] = [t, t + st.duration_s];
+    t += st.duration_s;
+    return span;
+  });
+}
+
+/** The run's arrival, first-token and finish times, sorted, and its mean answer. */
+interface Timeline {
+  readonly des: DesOutput;
+  readonly a: Float64Array;
+  readonly f: Float64Array;
+  readonly c: Float64Array;
+  readonly meanOutput: number;
+}
+
+/**
+ * The verdict on the sending window [tm, t1] (the second half of a span of arrivals): the waiting
+ * backlog's trend over it, and the pace the server kept from tm until its queue emptied.
+ */
+function verdictIn(tl: Timeline, tm: number, t1: number): SimSaturation {
+  const { a, f, c, des, meanOutput } = tl;
   const spanS = t1 - tm;
   // The waiting backlog at SAMPLES instants across [tm, t1], its least-squares slope and the spread
   // of the samples about the fitted line.
@@ -158,13 +160,54 @@ export function detectSaturation(des: DesOutput): SimSaturation | null {
   // completions per second at that pace: counted as tokens, not completions, because a batch that took
   // 600 requests in at once finishes them all together seconds later, and completions in any span
   // shorter than that say nothing of the pace.
-  const lastAdmitted = f[f.length - 1] as number;
+  const lastAdmitted = f[countAtMost(a, t1) - 1] ?? t1;
   const drained = Math.max(t1, Number.isFinite(lastAdmitted) ? lastAdmitted : t1);
   const doneThen = countAtMost(c, drained);
   const inFlight = countAtMost(a, drained) - doneThen;
   const s1 = Math.max(drained, c[Math.min(c.length - 1, doneThen + Math.ceil(inFlight / 2) - 1)] ?? drained);
   const sustainedRps = Number.isFinite(s1) && s1 > tm ? tokensIn(des, tm, s1) / (s1 - tm) / meanOutput : 0;
   return { saturated, offeredRps, sustainedRps, backlogGrowthRps: Math.max(0, slope), windowStartS: tm, windowEndS: t1 };
+}
+
+/**
+ * `stageSpansS`: the run's rate stages as [start, end) in run seconds (none: one rate throughout). With
+ * stages each is judged on the second half of its own arrivals as well as the run on the second half of
+ * all of them, so a stage that fell behind is not hidden by a calmer one after it (20 then 8 req/s: the
+ * backlog drains in the second stage); the verdict is the first stage that fell behind, else the run's.
+ */
+export function detectSaturation(des: DesOutput, stageSpansS: readonly (readonly [number, number])[] = []): SimSaturation | null {
+  if (!des.openLoop) return null;
+  const arrived: number[] = [];
+  const admitted: number[] = [];
+  const finished: number[] = [];
+  let outputTokens = 0;
+  for (const r of des.requests) {
+    const sim = r.sim;
+    if (r.rejected || sim === null) continue;
+    arrived.push(r.schedS);
+    // A request the run ended on before its first token (it does not: the DES drains) counts as waiting to the end.
+    admitted.push(sim.numOutput > 0 ? sim.firstTokenS : Number.POSITIVE_INFINITY);
+    finished.push(sim.finished ? sim.lastTokenS : Number.POSITIVE_INFINITY);
+    outputTokens += sim.numOutput;
+  }
+  if (arrived.length < MIN_REQUESTS || outputTokens === 0) return null;
+  const tl: Timeline = { des, a: Float64Array.from(arrived).sort(), f: Float64Array.from(admitted).sort(), c: Float64Array.from(finished).sort(), meanOutput: outputTokens / arrived.length };
+  const t0 = tl.a[0] as number;
+  const t1 = tl.a[tl.a.length - 1] as number;
+  if (!(t1 > t0)) return null;
+  if (stageSpansS.length > 1) {
+    for (const [start, end] of stageSpansS) {
+      const first = countAtMost(tl.a, start - 1e-9);
+      const last = countAtMost(tl.a, end - 1e-9) - 1;
+      if (last - first + 1 < MIN_REQUESTS) continue;
+      const s0 = tl.a[first] as number;
+      const s1 = tl.a[last] as number;
+      if (!(s1 > s0)) continue;
+      const stage = verdictIn(tl, (s0 + s1) / 2, s1);
+      if (stage.saturated) return stage;
+    }
+  }
+  return verdictIn(tl, (t0 + t1) / 2, t1);
 }
 
 /** The result's `saturation` block (snake_case, as results are stored). */

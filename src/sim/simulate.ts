@@ -2,6 +2,7 @@ import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, PowerProfile, R
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
 import { concurrencyCap, sampleRequests, withPoolBlocks, workloadArrivals } from '../workload/sample.js';
+import { stageSpansS } from './saturation.js';
 import { runDes, type DesOutput } from './engine.js';
 import { runEnergy, steadyStateSpec, steadyWindow, summarizeDes, type SimEnergy, type SimSummary, type WindowSpec } from './summary.js';
 import { WeightedSample } from './weighted.js';
@@ -98,7 +99,7 @@ export function simulateSummary(input: SimulateInput): SimulateSummaryOutput {
   const itl = new WeightedSample();
   const run = runSimulation(input, false, itl);
   if (!run.ok) return run;
-  return { ok: true, summary: summarizeDes(run.des, itl, input.window), resolved: run.resolved, memory: run.memory };
+  return { ok: true, summary: summarizeDes(run.des, itl, input.window, stageSpansS(input.workload)), resolved: run.resolved, memory: run.memory };
 }
 
 /**

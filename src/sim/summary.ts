@@ -114,7 +114,8 @@ export function steadyStateSpec(completed: number, maxRunning: number): WindowSp
   return { startAfterFirstTokens: k, endAfterFinished: completed - k - 1 };
 }
 
-export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: WindowSpec): SimSummary {
+/** `stageSpans`: the workload's rate stages in run seconds (saturation.ts `stageSpansS`), judged one by one. */
+export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: WindowSpec, stageSpans: readonly (readonly [number, number])[] = []): SimSummary {
   const ttft: number[] = [];
   const tpot: number[] = [];
   const e2el: number[] = [];
@@ -159,6 +160,6 @@ export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: Windo
     steps: des.replicas.reduce((s, rep) => s + rep.steps, 0),
     window: steady,
     energy: runEnergy(des, steady, { startS: start, endS: end, outputTokens }),
-    saturation: detectSaturation(des),
+    saturation: detectSaturation(des, stageSpans),
   };
 }

@@ -115,3 +115,24 @@ test('catalog workloads at half their burst throughput are never flagged, whatev
     }
   }
 });
+
+test('with rate stages each stage is judged on its own: one that fell behind is not hidden by a calmer one after it', () => {
+  // 8 req/s for 50 s, then 1 req/s for 200 s, to a server that admits 6 req/s first come first served:
+  // the queue grows by 2 req/s in the first stage and drains early in the second.
+  const arrivals = [...every(400, 1 / 8), ...every(200, 1).map((t) => 50 + t)];
+  let free = 0;
+  const admitAt = arrivals.map((a) => (free = Math.max(a, free + 1 / 6)));
+  const run = des(arrivals, (i) => ({ first: admitAt[i] as number, last: (admitAt[i] as number) + 5 }));
+  const whole = detectSaturation(run);
+  assert.equal(whole?.saturated, false, 'the second half of the whole run is the calm stage');
+  const staged = detectSaturation(run, [[0, 50], [50, 250]]);
+  assert.ok(staged !== null);
+  assert.equal(staged.saturated, true);
+  assert.ok(staged.windowStartS >= 24 && staged.windowEndS <= 50, `window ${staged.windowStartS}–${staged.windowEndS} s is the first stage's second half`);
+  assert.ok(Math.abs(staged.offeredRps - 8) < 0.2, `offered ${staged.offeredRps}`);
+  assert.ok(Math.abs(staged.backlogGrowthRps - 2) < 0.1, `growth ${staged.backlogGrowthRps}`);
+  assert.ok(Math.abs(staged.sustainedRps - 6) < 0.5, `sustained ${staged.sustainedRps}`);
+  // Stages that all keep up give the whole run's verdict.
+  const calm = detectSaturation(des(arrivals, (_, a) => ({ first: a + 0.05, last: a + 5 })), [[0, 50], [50, 250]]);
+  assert.equal(calm?.saturated, false);
+});
