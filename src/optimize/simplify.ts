@@ -128,15 +128,25 @@ export function simplifyPick(input: SimplifyInput): (Simplification & { readonly
   let current = pick;
   let currentEval = pickEval;
   const reverted: RevertedKnob[] = [];
-  for (const { k } of order) {
+  const tryRevert = (k: string): boolean => {
     const c = revert(current, k);
-    if (c === null) continue;
+    if (c === null) return false;
     const [e] = input.evaluate([c]);
-    if (!ok(e)) continue;
+    if (!ok(e)) return false;
     const resolved = input.resolve(c)[k];
     reverted.push({ knob: k, pick_value: (pick as Record<string, KnobValue>)[k] as KnobValue, default_value: typeof resolved === 'number' || typeof resolved === 'string' || typeof resolved === 'boolean' ? resolved : null, figure_change_pct: (figureOf(e, input.rule) / base - 1) * 100 });
     current = c;
     currentEval = e;
+    return true;
+  };
+  for (const { k } of order) tryRevert(k);
+  // A knob the rules would not let go back alone may once others have: with chunked prefill off,
+  // max_model_len must fit in max_num_batched_tokens, so it can return to the model's own length only
+  // after chunked prefill is back on. Sweep those until none more goes back (each once a sweep).
+  const boundAlone = Object.keys(pick).filter((k) => !keep.has(k) && revert(pick, k) === null);
+  for (let sweep = 0; sweep < 3; sweep++) {
+    const left = boundAlone.filter((k) => Object.hasOwn(current, k));
+    if (!left.map((k) => tryRevert(k)).some(Boolean)) break;
   }
   return { pick, config: current, evaluation: currentEval, pick_evaluation: pickEval, reverted, changed: Object.keys(current), tolerance_rel: input.toleranceRel };
 }

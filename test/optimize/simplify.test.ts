@@ -92,3 +92,18 @@ test('changed knobs keep the config’s own order and ignore knobs it leaves uns
   assert.deepEqual(changedKnobs({ quantization: 'fp8', block_size: 16, max_num_seqs: 8 }, defaults), ['quantization', 'max_num_seqs']);
   assert.deepEqual(changedKnobs({}, defaults), []);
 });
+
+test('a knob the rules hold in place goes back once the knob that held it has', () => {
+  // This world's rule: a 4,096-token max_model_len is required while chunked prefill is off (as vLLM
+  // requires max_model_len ≤ max_num_batched_tokens then); both knobs are noise to the figure.
+  const bound: ServerConfig = { ...pick, enable_chunked_prefill: false, max_model_len: 4096 };
+  const feasible = (c: ServerConfig): boolean => !(c.enable_chunked_prefill === false && c.max_model_len === undefined);
+  const s = simplifyPick({ pick: bound, rule, toleranceRel: 0.03, evaluate: world().evaluate, feasible, resolve });
+  assert.ok(s !== null);
+  assert.deepEqual([...s.changed].sort(), ['max_num_seqs', 'quantization']);
+  const order = s.reverted.map((r) => r.knob);
+  assert.ok(order.indexOf('enable_chunked_prefill') < order.indexOf('max_model_len'), order.join(', '));
+  // Held alone, with chunked prefill kept off by the caller, it stays.
+  const held = simplifyPick({ pick: bound, rule, toleranceRel: 0.03, evaluate: world().evaluate, feasible, resolve, keep: ['enable_chunked_prefill'] });
+  assert.ok(held?.changed.includes('max_model_len'));
+});
