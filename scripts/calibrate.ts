@@ -42,6 +42,7 @@ import { parseLibRows } from '../src/calibration/llm-inference-bench.js';
 import { libA100Check } from '../src/calibration/gpu-ratio-check.js';
 import { gpuProfilesSection } from '../src/calibration/gpu-profiles-report.js';
 import { longContextSection } from '../src/calibration/long-context.js';
+import { LmBenchError } from '../src/errors.js';
 
 const DATA = join(PROJECT_ROOT, 'data', 'calibration');
 const PROFILE_FILE = join(PROJECT_ROOT, 'data', 'sim-profile.yaml');
@@ -178,7 +179,7 @@ if (reportOnly) {
   fitted = fromFile();
 } else if (refitParams !== null) {
   const unknown = refitParams.filter((k) => !FIT_PARAMS.includes(k));
-  if (refitParams.length === 0 || unknown.length > 0) throw new Error(`--refit takes dense parameters among ${FIT_PARAMS.join(', ')}; got ${process.argv[refitAt + 1] ?? 'nothing'}`);
+  if (refitParams.length === 0 || unknown.length > 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--refit takes dense parameters among ${FIT_PARAMS.join(', ')}; got ${process.argv[refitAt + 1] ?? 'nothing'}`, { details: { field: 'refit' } });
   fitted = await fit(densePoints, fromFile(), `refit ${refitParams.join(', ')}`, refitParams);
 } else {
   if (moeOnly) fitted = fromFile();

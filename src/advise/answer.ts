@@ -145,7 +145,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
   return priceAnswer({
     ...rec,
     surrogate_id: info.id,
-    source: { kind: 'model', surrogate_id: info.id, study: typeof study === 'string' ? study : null, validated: info.metadata['validated'] === true, trained_at_ms: info.created_at_ms, simulator: null },
+    source: { kind: 'surrogate', surrogate_id: info.id, study: typeof study === 'string' ? study : null, validated: info.metadata['validated'] === true, trained_at_ms: info.created_at_ms, simulator: null },
     slo: q.slo,
     keep_precision: q.keepPrecision,
     history_runs: historyRuns,

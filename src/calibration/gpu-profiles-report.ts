@@ -33,10 +33,9 @@ the A100's \`eta_weights\` and \`eta_kv\` are the profile's times the ratio of s
 small-kernel times. The 40 GB A100 (HBM2 at 1,555 GB/s against the 80 GB's HBM2e at 2,039) has the same chip
 and takes the same overrides.
 
-| GPU | models | GEMMs | streaming efficiency | bf16 MFU | small kernels per layer (µs, ≤ 64 tokens) | GEMM MAPE, own fit | GEMM MAPE, H100 efficiencies (leave the GPU out) | leave one model out: held-out GEMM MAPE |
-${gpuKernelTable(r.fit).split('\n').slice(1).join('\n')}
+${gpuKernelTable(r.fit)}
 
-Written to \`data/hardware.yaml\` (the profile's value × the ratio, inside \`PROFILE_BOUNDS\`)${r.stale.length > 0 ? `; **the file's entries differ for ${r.stale.join(', ')}**: this page reports the file's, a fit run writes these` : ''}:
+${r.stale.length > 0 ? `What a fit run writes to \`data/hardware.yaml\` (the profile's value × the ratio, inside \`PROFILE_BOUNDS\`); **the file's entries differ for ${r.stale.join(', ')}**, and the figures on this page were simulated with the file's` : `Written to \`data/hardware.yaml\` (the profile's value × the ratio, inside \`PROFILE_BOUNDS\`)`}:
 
 | GPU | eta_weights | eta_kv | mfu_bf16 | layer_fixed_us |
 | --- | --- | --- | --- | --- |

@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/index.js';
 import { PROFILE_BOUNDS, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import { fitKernelEfficiency, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
+import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
 
 /**
  * Per-GPU `sim:` overrides (data/hardware.yaml) fitted on per-operator kernel times: each GPU of the
@@ -87,9 +87,9 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 
 export function gpuKernelTable(f: GpuProfileFit): string {
   const line = (g: GpuKernelFit, isRef: boolean): string =>
-    `| ${g.gpu} | ${g.models.length} | ${g.rows * 4} | ${g.fit.eta_weights} | ${g.fit.mfu_bf16} | ${g.smallUs.toFixed(1)} | ${pct(g.fitMape)} | ${isRef ? '–' : pct(g.datasheetMape)} | ${g.lomo.map((l) => `${l.model.split('/').pop() ?? l.model} ${pct(l.mape)}`).join('; ') || '–'} |`;
+    `| ${g.gpu} | ${g.models.length} | ${g.rows * GEMM_OPS.length} | ${g.fit.eta_weights} | ${g.fit.mfu_bf16} | ${g.smallUs.toFixed(1)} | ${pct(g.fitMape)} | ${isRef ? '–' : pct(g.datasheetMape)} | ${g.lomo.map((l) => `${l.model.split('/').pop() ?? l.model} ${pct(l.mape)}`).join('; ') || '–'} |`;
   return [
-    '| GPU | models | GEMMs | streaming efficiency | bf16 MFU | small kernels per layer (µs, ≤ 64 tokens) | GEMM MAPE, own fit | GEMM MAPE, H100 efficiencies (leave the GPU out) | leave one model out: held-out GEMM MAPE |',
+    `| GPU | models | GEMMs | streaming efficiency | bf16 MFU | small kernels per layer (µs, ≤ 64 tokens) | GEMM MAPE, own fit | GEMM MAPE, ${REFERENCE_GPU} efficiencies (leave the GPU out) | leave one model out: held-out GEMM MAPE |`,
     '| --- | --- | --- | --- | --- | --- | --- | --- | --- |',
     line(f.reference, true),
     ...f.gpus.map((g) => line(g, false)),

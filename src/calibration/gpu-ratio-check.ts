@@ -47,6 +47,11 @@ export function ratioScore(pairs: readonly GpuPair[], simA: readonly (number | n
     if (a === null || a === undefined || b === null || b === undefined) return [];
     return [a / b / (p.a.measured_latency_s / p.b.measured_latency_s) - 1];
   });
+  return score(errs);
+}
+
+/** Mean absolute and mean signed relative error of the pairs compared. */
+function score(errs: readonly number[]): RatioScore {
   const n = errs.length;
   return { pairs: n, mape: n === 0 ? 0 : errs.reduce((s, e) => s + Math.abs(e), 0) / n, signed: n === 0 ? 0 : errs.reduce((s, e) => s + e, 0) / n };
 }
@@ -57,18 +62,19 @@ export function ratioScore(pairs: readonly GpuPair[], simA: readonly (number | n
  * both GPUs, cancels, and what is left is GPU work (weights read by more tokens, KV read, prefill).
  */
 export function marginalRatioScore(pairs: readonly GpuPair[], simA: readonly (number | null)[], simB: readonly (number | null)[]): RatioScore {
-  const single = new Map(pairs.map((p, i) => [p.batch === 1 ? `${p.model}/${p.gpus}/${p.ioTokens}` : '', i] as const));
+  const single = new Map(pairs.flatMap((p, i) => (p.batch === 1 ? [[`${p.model}/${p.gpus}/${p.ioTokens}`, i] as const] : [])));
   const errs = pairs.flatMap((p, i) => {
     const j = single.get(`${p.model}/${p.gpus}/${p.ioTokens}`);
     if (p.batch === 1 || j === undefined) return [];
     const q = pairs[j] as GpuPair;
     const [a, a1, b, b1] = [simA[i], simA[j], simB[i], simB[j]];
     if (a === null || a === undefined || a1 === null || a1 === undefined || b === null || b === undefined || b1 === null || b1 === undefined) return [];
-    const measured = (p.a.measured_latency_s - q.a.measured_latency_s) / (p.b.measured_latency_s - q.b.measured_latency_s);
-    return [(a - a1) / (b - b1) / measured - 1];
+    const [addedA, addedB] = [p.a.measured_latency_s - q.a.measured_latency_s, p.b.measured_latency_s - q.b.measured_latency_s];
+    // A batch measured no slower than one request (noise at small batches) has no ratio to compare.
+    if (!(addedA > 0 && addedB > 0 && b - b1 > 0 && a - a1 > 0)) return [];
+    return [(a - a1) / (b - b1) / (addedA / addedB) - 1];
   });
-  const n = errs.length;
-  return { pairs: n, mape: n === 0 ? 0 : errs.reduce((s, e) => s + Math.abs(e), 0) / n, signed: n === 0 ? 0 : errs.reduce((s, e) => s + e, 0) / n };
+  return score(errs);
 }
 
 export interface LibA100Scores {

@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import type { SimProfile, Workload } from '../domain/index.js';
+import { kvBytesPerToken, type SimProfile, type Workload } from '../domain/index.js';
 import { makeStepModel, priceDecodeMs, resolveConfig } from '../physics/index.js';
 import { simulate } from '../sim/index.js';
 
@@ -34,13 +34,13 @@ export function longContextSection(catalog: Catalog, profile: SimProfile): strin
   const hw = catalog.gpu(LONG_ANSWER_RUN.gpu);
   const model = catalog.model(LONG_ANSWER_RUN.model);
   const m = makeStepModel(resolveConfig({ max_num_seqs: 256 }, hw, model), hw, model, profile);
-  const kvBytesPerToken = 2 * model.layers * model.num_kv_heads * model.head_dim * 2;
+  const kvBytes = kvBytesPerToken(model, 2);
   const rows = BATCHES.map((b) => {
     const base = priceDecodeMs(m, b, 0);
     const cells = CONTEXTS.map((c) => {
       const ms = priceDecodeMs(m, b, c);
       // The KV share of the step as a read rate: the batch's KV bytes over what the context added.
-      const rate = (b * c * kvBytesPerToken) / ((ms - base) / 1000) / 1e12;
+      const rate = (b * c * kvBytes) / ((ms - base) / 1000) / 1e12;
       return `${ms.toFixed(1)} ms (KV at ${rate.toFixed(2)} TB/s)`;
     });
     return `| ${b} | ${base.toFixed(1)} ms | ${cells.join(' | ')} |`;

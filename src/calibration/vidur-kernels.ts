@@ -14,7 +14,7 @@ import { parseCsv } from './csv.js';
  * kernel efficiencies to the H100's, applied to the serving profile (`kernelOverrides`).
  */
 
-const GEMM_OPS = ['attn_pre_proj', 'attn_post_proj', 'mlp_up_proj', 'mlp_down_proj'] as const;
+export const GEMM_OPS = ['attn_pre_proj', 'attn_post_proj', 'mlp_up_proj', 'mlp_down_proj'] as const;
 /** The small kernels of a layer the profile's `layer_fixed_us` stands for. */
 const SMALL_OPS = ['input_layernorm', 'post_attention_layernorm', 'attn_rope', 'mlp_act', 'add'] as const;
 /** Decode-sized batches: the small kernels are launch-bound here, as `layer_fixed_us` assumes. */

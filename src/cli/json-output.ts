@@ -60,6 +60,9 @@ export const SimCalibrateJson = z.object({
   evaluations: z.int(),
 });
 
+/** `run --json` that sent load: one BenchmarkResult, or each point's of a sweep. */
+export const RunJson = z.union([BenchmarkResult, z.object({ results: z.array(BenchmarkResult) })]);
+
 /** `sim run --json`: one BenchmarkResult, with the sim profile it ran under. */
 export const SimRunJson = BenchmarkResult;
 

@@ -137,7 +137,7 @@ export const Nearest = z.object({
 
 /** Which saved surrogate answered, and what it was trained on; or that the simulator did (no history). */
 export const AnswerSource = z.object({
-  kind: z.enum(['model', 'simulator']),
+  kind: z.enum(['surrogate', 'simulator']),
   surrogate_id: z.int().nullable(),
   study: z.string().nullable(),
   validated: z.boolean(),

@@ -139,8 +139,8 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       if (entry.value !== null) return entry.promise;
       // A running study refits its surrogate into its slot after every trial. While a study's new fit
       // has its answer computed, the answer last computed for the same question is served (its
-      // model_id says which model gave it): waiting would stall every question behind every refit. A
-      // model someone trained (no slot), or a question never answered, is waited for.
+      // surrogate_id says which surrogate gave it): waiting would stall every question behind every
+      // refit. A surrogate someone trained (no slot), or a question never answered, is waited for.
       const prior = latest.get(questionKey);
       if (prior !== undefined && model !== null && model.slot !== null) return Promise.resolve(prior);
       return entry.promise;

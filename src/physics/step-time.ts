@@ -40,8 +40,11 @@ const OVERLAP = 0.8;
 /**
  * An fp8 KV cache costs a decode what a bf16 one does per context token: on Hopper vLLM reads it through
  * FlashAttention 3's fp8 path, which until vllm-project/flash-attention PR #96 (after vLLM 0.10.2) decoded
- * "not faster at all than BF16" at head dimension 128. Half the bytes at half the rate; the fit's fp8 rows
+ * no faster than bf16 at head dimension 128. Half the bytes at half the rate; the fit's fp8 rows
  * (Llama-3.1-70B on vLLM 0.10.2) measured that path (docs/calibration.md, "Decode at long contexts").
+ * The evidence is Hopper's; other GPUs take the same factor for want of their own (their fp8 KV paths
+ * are other kernels: FlashInfer or dequantising reads on Ampere and Ada, TRT-LLM attention on Blackwell),
+ * and it prices every KV read of an fp8 cache, prefill's included.
  */
 const FP8_KV_EFFICIENCY = 0.5;
 /** Prefix caching bookkeeping (docs/references/vllm-engine.md#efficiency-estimates: +0.5% CPU). */

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { defaultCatalog } from '../catalog/index.js';
 import { ResolvedServerConfig, type BenchmarkResult } from '../domain/index.js';
 import { resolveConfig } from '../physics/index.js';
-import { spawnArgv, splitArgv, stopProcess } from './process.js';
+import { splitArgv } from './argv.js';
+import { spawnArgv, stopProcess } from './process.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
 
 /**

@@ -29,9 +29,6 @@ export class LineTail {
   }
 }
 
-/** Splitting lives with the spec schemas that use it at parse time (src/targets/argv.ts). */
-export { splitArgv } from './argv.js';
-
 export interface Spawned {
   readonly child: ChildProcess;
   readonly stdout: LineTail;

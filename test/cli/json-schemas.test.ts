@@ -74,7 +74,7 @@ test('each command prints the JSON its schema declares', { timeout: 600_000 }, a
 
   // Every command whose usage offers --json was run here (a new one must declare its schema). `sim
   // predict` and `sim calibrate` are checked where their tests run them (test/calibration/predict-*.test.ts,
-  // history.test.ts); not yet driven: a `run` that sends load (its result is a BenchmarkResult).
+  // history.test.ts), and a `run` that sends load in test/loadgen/e2e-sim.test.ts.
   const withJson: CommandName[] = [];
   for (const name of Object.keys(COMMANDS) as CommandName[]) if ((await COMMANDS[name].usage()).usage.includes('--json')) withJson.push(name);
   assert.ok(withJson.length >= 10, 'the usage texts were read');

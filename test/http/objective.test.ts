@@ -17,7 +17,7 @@ test('POST /v1/recommendations: objective picks the rule; an unknown or contradi
   const energy = await app.inject({ method: 'POST', url: '/v1/recommendations', payload: { ...q, objective: 'tokens_per_joule' } });
   assert.equal(energy.statusCode, 200, energy.body);
   const a = energy.json();
-  assert.equal(a.source.kind, 'model');
+  assert.equal(a.source.kind, 'surrogate');
   assert.match(a.rule, /lowest upper bound \(mean \+ 2σ\) of predicted joules per output token/);
   assert.ok(a.best === null || a.best.predicted.energy_per_output_token_j.mean > 0);
 

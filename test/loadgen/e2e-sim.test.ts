@@ -8,6 +8,8 @@ import { main } from '../../src/cli/main.js';
 import { BenchmarkResult, RequestRecord } from '../../src/domain/index.js';
 import { startSimServer, type SimServer } from '../../src/sim/server.js';
 import { captureIo } from '../helpers/cli.js';
+import { RunJson } from '../../src/cli/json-output.js';
+import { assertMatchesSchema } from '../helpers/json-schema.js';
 
 // The shipped config, shortened (2 input lengths × 2 concurrencies, few short requests), end to end
 // through the CLI against the simulated vLLM served over HTTP on loopback.
@@ -63,7 +65,9 @@ test('flags alone make a quick run; a bad config names its line', async () => {
   const c = capture();
   const code = await main(['run', '--endpoint', `${sim.url}/v1/chat/completions`, '--input-len', '64', '--output-len', '8', '--concurrency', '2', '--num-prompts', '4', '--json'], c.io);
   assert.equal(code, 0, c.err());
-  const r = BenchmarkResult.parse(JSON.parse(c.out()));
+  const sent: unknown = JSON.parse(c.out());
+  assertMatchesSchema(RunJson, sent, 'run');
+  const r = BenchmarkResult.parse(sent);
   assert.equal(r.endpoint_type, 'openai-chat');
   assert.equal(r.completed, 4);
   assert.equal(r.max_concurrency, 2);

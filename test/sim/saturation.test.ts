@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BenchmarkResult } from '../../src/domain/index.js';
+import { BenchmarkResult, Workload } from '../../src/domain/index.js';
 import { detectSaturation, newSimRequest, simulateSummary, type DesOutput, type DesRequest } from '../../src/sim/index.js';
 import { catalog, fixed, run, workloadFile } from './helpers.js';
 
@@ -135,4 +135,17 @@ test('with rate stages each stage is judged on its own: one that fell behind is 
   // Stages that all keep up give the whole run's verdict.
   const calm = detectSaturation(des(arrivals, (_, a) => ({ first: a + 0.05, last: a + 5 })), [[0, 50], [50, 250]]);
   assert.equal(calm?.saturated, false);
+});
+
+test('a simulated run with rate stages carries each stage to the verdict: 12 req/s the 8B cannot hold, then 1 req/s', () => {
+  // Parsed as a file's would be (the schema fills the mean rate the result reports).
+  const w = Workload.parse(fixed(1035, 1448, { kind: 'poisson', stages: [{ rate_rps: 12, duration_s: 60 }, { rate_rps: 1, duration_s: 200 }] } as Workload['arrival'], 920));
+  const out = run('H100-SXM', 1, 'llama-3.1-8b', {}, w);
+  const s = BenchmarkResult.parse(out.result).saturation;
+  assert.equal(s?.saturated, true);
+  assert.ok(s !== null && s !== undefined && s.window_end_s <= 60 && s.offered_rps > 10, JSON.stringify(s));
+  // The summary path (calibration, sim predict) reads the same stages.
+  const summary = simulateSummary({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: w, seed: 1, catalog });
+  assert.ok(summary.ok);
+  assert.equal(summary.summary.saturation?.saturated, true);
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { createCommandTarget } from '../../src/targets/command-target.js';
-import { splitArgv } from '../../src/targets/process.js';
+import { splitArgv } from '../../src/targets/argv.js';
 import type { TrialInput } from '../../src/targets/types.js';
 import type { BenchmarkResult, ServerConfig } from '../../src/domain/index.js';
 import { defaultCatalog } from '../../src/catalog/index.js';

@@ -77,7 +77,7 @@ test('tune --objective tokens_per_joule picks no more J/token than goodput on th
   const rec = captureIo(dir);
   assert.equal(await main(['recommend', ...deployment, '--objective', 'tokens_per_joule', '--candidates', '2000', '--db', energyDb, '--json'], rec), 0, rec.err());
   const answer = JSON.parse(rec.out()) as { source: { kind: string }; rule: string; best: { predicted: Record<string, { mean: number }> } | null };
-  assert.equal(answer.source.kind, 'model');
+  assert.equal(answer.source.kind, 'surrogate');
   assert.match(answer.rule, /lowest upper bound \(mean \+ 2σ\) of predicted joules per output token/);
   assert.ok((answer.best?.predicted['energy_per_output_token_j']?.mean ?? 0) > 0);
   const text = captureIo(dir);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { PROJECT_ROOT } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { stopModeOf, type Executor, type RunHooks } from '../types.js';
-import { splitArgv } from '../process.js';
+import { splitArgv } from '../argv.js';
 import type { TargetSpec } from '../spec.js';
 import type { TrialInput, TrialOutcome } from '../types.js';
 import type { SlurmConfig } from './config.js';
