@@ -83,7 +83,8 @@ for (let i = 0; i < repeats + 1; i++) {
   // The first ask fills the space's rule tables (CEL) and warms the JIT: reported apart.
   if (i === 0) firstAskMs = performance.now() - t0;
   else askMs.push(performance.now() - t0);
-  screened = Number(lastBatch[0]?.attrs['candidates'] ?? 0);
+  // A batch may open with a re-measurement of tied trials (no candidates of its own): the sampler's count.
+  screened = Math.max(0, ...lastBatch.map((t) => Number(t.attrs['candidates'] ?? 0)));
   for (const t of lastBatch) store.pruneTrial(t.id, { reason: 'benchmark only' });
 }
 const distinct = new Set(lastBatch.map((t) => JSON.stringify(t.config))).size;
