@@ -1,5 +1,5 @@
 import type { PromptBlocks } from '../workload/sample.js';
-import { countTokens } from './tokenizer.js';
+import { forEachWord } from './tokenizer.js';
 
 type Json = Record<string, unknown>;
 
@@ -19,6 +19,8 @@ const HIGH_MASK = 0x3fff;
 
 class BlockHasher {
   readonly ids: number[] = [];
+  /** Tokens read so far, the count `usage.prompt_tokens` reports. */
+  count = 0;
   private lo = 0x811c9dc5;
   private hi = 0x01000193 ^ 0x5bd1e995;
   private inBlock = 0;
@@ -41,6 +43,7 @@ class BlockHasher {
     // A separator, so "ab c" and "a bc" differ.
     this.lo = Math.imul(lo ^ 32, 0x01000193);
     this.hi = Math.imul(hi ^ 32, 0x01000193);
+    this.count++;
     if (++this.inBlock < this.blockSize) return;
     // vLLM chains each full block's hash to its parent's: the running lanes carry on into the next block.
     this.ids.push((this.hi & HIGH_MASK) * 2 ** 32 + (this.lo >>> 0));
@@ -49,16 +52,7 @@ class BlockHasher {
 
   /** Every whitespace-separated word of a text, one token apiece (the server's tokenizer stand-in). */
   words(text: string): void {
-    let start = -1;
-    for (let i = 0; i <= text.length; i++) {
-      const c = i < text.length ? text.charCodeAt(i) : 32;
-      const space = c === 32 || c === 10 || c === 9 || c === 13;
-      if (!space && start < 0) start = i;
-      else if (space && start >= 0) {
-        this.token(text, start, i);
-        start = -1;
-      }
-    }
+    forEachWord(text, (start, end) => this.token(text, start, end));
   }
 }
 
@@ -89,17 +83,13 @@ export function readPrompt(body: Json, chat: boolean, blockSize: number): ReadPr
   if (chat) {
     const messages = body['messages'];
     if (!Array.isArray(messages) || messages.length === 0) return '`messages` must be a non-empty array';
-    let n = 0;
-    for (const text of messageTexts(messages as unknown[])) {
-      h.words(text);
-      n += countTokens(text);
-    }
-    tokens = Math.max(1, n);
+    for (const text of messageTexts(messages as unknown[])) h.words(text);
+    tokens = Math.max(1, h.count);
   } else {
     const prompt = body['prompt'];
     if (typeof prompt === 'string') {
       h.words(prompt);
-      tokens = Math.max(1, countTokens(prompt));
+      tokens = Math.max(1, h.count);
     } else if (Array.isArray(prompt) && prompt.length > 0) {
       const first: unknown = prompt[0];
       if (prompt.every((x) => typeof x === 'number')) {
@@ -107,7 +97,7 @@ export function readPrompt(body: Json, chat: boolean, blockSize: number): ReadPr
         tokens = prompt.length;
       } else if (typeof first === 'string') {
         h.words(first);
-        tokens = Math.max(1, countTokens(first));
+        tokens = Math.max(1, h.count);
       } else if (Array.isArray(first)) {
         for (const id of first as unknown[]) h.token(String(id));
         tokens = first.length;

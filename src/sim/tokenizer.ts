@@ -7,14 +7,22 @@
  */
 export function countTokens(text: string): number {
   let n = 0;
-  let inWord = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    const space = c === 32 || c === 10 || c === 9 || c === 13;
-    if (!space && !inWord) n++;
-    inWord = !space;
-  }
+  forEachWord(text, () => n++);
   return n;
+}
+
+/** Each whitespace-separated word of `text`, as [start, end) offsets: what the stand-in counts as a token. */
+export function forEachWord(text: string, visit: (start: number, end: number) => void): void {
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : 32;
+    const space = c === 32 || c === 10 || c === 9 || c === 13;
+    if (!space && start < 0) start = i;
+    else if (space && start >= 0) {
+      visit(start, i);
+      start = -1;
+    }
+  }
 }
 
 const WORDS = ['the', 'model', 'serves', 'tokens', 'in', 'a', 'simulated', 'engine', 'with', 'paged', 'attention', 'and', 'batches'];
