@@ -116,10 +116,10 @@ export function simplifyPick(input: SimplifyInput): (Simplification & { readonly
   };
   // Each knob alone first, then the harmless ones together, cheapest first, each kept only if the
   // SLOs and the figure still hold with the reverts before it: 2n judgements, not n².
-  const singles = Object.keys(pick)
+  const alone = Object.keys(pick)
     .filter((k) => !keep.has(k))
-    .map((k) => ({ k, config: revert(pick, k) }))
-    .filter((t): t is { k: string; config: ServerConfig } => t.config !== null);
+    .map((k) => ({ k, config: revert(pick, k) }));
+  const singles = alone.filter((t): t is { k: string; config: ServerConfig } => t.config !== null);
   const singleEvals = input.evaluate(singles.map((t) => t.config));
   const order = singles
     .map((t, i) => ({ k: t.k, e: singleEvals[i] }))
@@ -143,7 +143,7 @@ export function simplifyPick(input: SimplifyInput): (Simplification & { readonly
   // A knob the rules would not let go back alone may once others have: with chunked prefill off,
   // max_model_len must fit in max_num_batched_tokens, so it can return to the model's own length only
   // after chunked prefill is back on. Sweep those until none more goes back (each once a sweep).
-  const boundAlone = Object.keys(pick).filter((k) => !keep.has(k) && revert(pick, k) === null);
+  const boundAlone = alone.filter((t) => t.config === null).map((t) => t.k);
   for (let sweep = 0; sweep < 3; sweep++) {
     const left = boundAlone.filter((k) => Object.hasOwn(current, k));
     if (!left.map((k) => tryRevert(k)).some(Boolean)) break;
