@@ -144,17 +144,20 @@ export const ReportJson = z.object({ study: z.string(), out: z.string(), files: 
 /** `export --json`: the files written (the export's own schema). */
 export const ExportJson = ExportReport;
 
-/** `models show --json`: what a --model name resolves to (cli/commands/models.ts `ModelReport`). */
+/** `models show --json`: what a --model name resolves to (its type is cli/commands/models.ts `ModelReport`). */
 export const ModelsShowJson = z.object({
   id: z.string(),
   history_id: z.string().nullable(),
   hf_name: z.string(),
-  origin: z.string(),
+  /** Where the name resolved (catalog/resolve-model.ts `ResolvedModel['origin']`). */
+  origin: z.enum(['catalog', 'path', 'hf-cache', 'hub', 'store']),
   location: z.string(),
   config_hash: z.string().nullable(),
   params_b: z.number(),
   active_params_b: z.number(),
+  /** All layers, per precision of the cache: bf16 (2 bytes an element) and fp8 (1). */
   kv_bytes_per_token: z.object({ bf16: z.number(), fp8: z.number() }),
+  /** Layers that keep at most a window (sliding or chunked attention) of KV per request, or null. */
   local_attention: z.object({ tokens: z.int(), layers: z.int() }).nullable(),
   weights_gib_per_gpu: z.array(z.object({ tensor_parallel_size: z.int(), gib: z.number() })),
   spec: ModelSpec,

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { defaultCatalog } from '../../catalog/index.js';
 import type { ResolvedModel } from '../../catalog/resolve-model.js';
-import { kvBytesPerToken, localAttention, type ModelSpec } from '../../domain/index.js';
+import { kvBytesPerToken, localAttention } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { resolveConfig, weightBytesPerGpu } from '../../physics/index.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
@@ -11,29 +11,16 @@ import { parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { OFFLINE_FLAG, resolveModelFlag } from '../model-flag.js';
 import { usage } from '../usage/models.js';
+import type { z } from 'zod';
+import type { ModelsShowJson } from '../json-output.js';
 
 
 
 const TP_SIZES = [1, 2, 4, 8] as const;
 const GIB = 1024 ** 3;
 
-/** What `models show` reports: plain data, the --json document. */
-export interface ModelReport {
-  readonly id: string;
-  readonly history_id: string | null;
-  readonly hf_name: string;
-  readonly origin: ResolvedModel['origin'];
-  readonly location: string;
-  readonly config_hash: string | null;
-  readonly params_b: number;
-  readonly active_params_b: number;
-  /** All layers, per precision of the cache: bf16 (2 bytes an element) and fp8 (1). */
-  readonly kv_bytes_per_token: { readonly bf16: number; readonly fp8: number };
-  /** Layers that keep at most a window (sliding or chunked attention) of KV per request, or null. */
-  readonly local_attention: { readonly tokens: number; readonly layers: number } | null;
-  readonly weights_gib_per_gpu: readonly { readonly tensor_parallel_size: number; readonly gib: number }[];
-  readonly spec: ModelSpec;
-}
+/** What `models show` reports: plain data, the --json document, as its schema declares it. */
+export type ModelReport = z.infer<typeof ModelsShowJson>;
 
 export function modelReport(resolved: ResolvedModel, historyId: string | null): ModelReport {
   const spec = resolved.spec;
