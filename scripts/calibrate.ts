@@ -38,6 +38,7 @@ import { historicalPoints } from './calibrate-historical.js';
 import { gpuAwarePool, type OverridesByGpu } from '../src/calibration/gpu-aware-pool.js';
 import { fitGpuProfiles, withSimLine, type GpuOverrides } from '../src/calibration/gpu-profiles.js';
 import { parseVidurKernels } from '../src/calibration/vidur-kernels.js';
+import { parseAicAttention, parseAicGemms } from '../src/calibration/aic-kernels.js';
 import { parseLibRows } from '../src/calibration/llm-inference-bench.js';
 import { libA100Check } from '../src/calibration/gpu-ratio-check.js';
 import { gpuProfilesSection } from '../src/calibration/gpu-profiles-report.js';
@@ -148,6 +149,7 @@ async function fit(ps: readonly Point[], start: SimProfile, label: string, param
 const START: SimProfile = {
   eta_weights: 0.75,
   eta_kv: 0.55,
+  kv_fp8_efficiency: 0.5,
   mfu_bf16: 0.65,
   mfu_fp8: 0.5,
   attn_compute_share: 0.7,
@@ -196,9 +198,13 @@ if (reportOnly) {
 
 /* ------------------------------------------------------------------- GPUs beyond the fit set */
 
-// Per-GPU overrides from Vidur's kernel times, relative to the H100's, on top of the profile just fitted.
-const kernelRows = parseVidurKernels(readFileSync(join(DATA, 'vidur', 'gemm_times.csv'), 'utf8'), 'data/calibration/vidur/gemm_times.csv');
-const gpuFit = fitGpuProfiles(kernelRows, catalog, fitted);
+// Per-GPU overrides from per-operator kernel times, relative to the H100's, on top of the profile just fitted.
+const kernelData = {
+  vidur: parseVidurKernels(readFileSync(join(DATA, 'vidur', 'gemm_times.csv'), 'utf8'), 'data/calibration/vidur/gemm_times.csv'),
+  aicGemms: parseAicGemms(readFileSync(join(DATA, 'aiconfigurator-kernels', 'gemm.csv'), 'utf8'), 'data/calibration/aiconfigurator-kernels/gemm.csv'),
+  aicAttention: parseAicAttention(readFileSync(join(DATA, 'aiconfigurator-kernels', 'decode_attention.csv'), 'utf8'), 'data/calibration/aiconfigurator-kernels/decode_attention.csv'),
+};
+const gpuFit = fitGpuProfiles(kernelData, catalog, fitted);
 if (!reportOnly) gpuOverrides = { ...gpuOverrides, ...gpuFit.overrides };
 const staleOverrides = Object.entries(gpuFit.overrides).filter(([g, o]) => JSON.stringify(catalog.gpu(g).sim ?? {}) !== JSON.stringify(o)).map(([g]) => g);
 log(`GPU overrides from kernel times: ${JSON.stringify(gpuFit.overrides)}${reportOnly && staleOverrides.length > 0 ? ` (data/hardware.yaml differs for ${staleOverrides.join(', ')}: run a fit to write them)` : ''}`);
@@ -318,7 +324,7 @@ if (!reportOnly) {
   const hardwareFile = join(PROJECT_ROOT, 'data', 'hardware.yaml');
   let text = readFileSync(hardwareFile, 'utf8');
   for (const [gpu, o] of Object.entries<GpuOverrides>(gpuFit.overrides)) {
-    text = withSimLine(text, gpu, o, `kernel efficiencies relative to H100's (Vidur's per-operator times, data/calibration/vidur/): written by scripts/calibrate.ts`);
+    text = withSimLine(text, gpu, o, `kernel efficiencies relative to the H100's, ${gpuFit.basis[gpu] ?? 'per-operator times'}: written by scripts/calibrate.ts`);
   }
   writeFileSync(hardwareFile, text);
 }

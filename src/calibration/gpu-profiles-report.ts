@@ -1,4 +1,4 @@
-import { REFERENCE_GPU, gpuKernelTable, type GpuProfileFit } from './gpu-profiles.js';
+import { gpuKernelTable, type GpuProfileFit } from './gpu-profiles.js';
 import type { LibA100Scores } from './gpu-ratio-check.js';
 
 /** The "Profiles beyond Hopper" part of docs/calibration.md. */
@@ -14,39 +14,73 @@ const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
 
 export function gpuProfilesSection(r: GpuProfilesReport): string {
+  const cell = (v: number | undefined): string => (v === undefined ? '–' : String(v));
   const overrides = Object.entries(r.fit.overrides)
-    .map(([gpu, o]) => `| ${gpu} | ${o.eta_weights} | ${o.eta_kv} | ${o.mfu_bf16} | ${o.layer_fixed_us} |`)
+    .map(([gpu, o]) => `| ${gpu} | ${cell(o.eta_weights)} | ${cell(o.eta_kv)} | ${cell(o.kv_fp8_efficiency)} | ${cell(o.mfu_bf16)} | ${cell(o.mfu_fp8)} | ${cell(o.layer_fixed_us)} | ${r.fit.basis[gpu] ?? ''} |`)
     .join('\n');
   const libLine = (label: string, s: LibA100Scores['fitted']): string =>
     `| ${label} | ${s.whole.pairs} | ${pct(s.whole.mape)} (${signed(s.whole.signed)}) | ${s.marginal.pairs} | ${pct(s.marginal.mape)} (${signed(s.marginal.signed)}) |`;
+  const b200 = r.fit.aicGpus.find((g) => g.fit.gpu === 'B200');
   return `Every GPU is priced from its datasheet (\`data/hardware.yaml\`) with the profile fitted on H100 runs, and
-a GPU's \`sim:\` entry overrides the efficiencies its kernels reach differently. Those entries for the A100
-are fitted here, on Vidur's per-operator kernel times (\`data/calibration/vidur/\`, microsoft/vidur 7d47513:
-bf16 GEMMs of Llama layers timed alone at 1–4,096 tokens and TP 1–8 on an 80 GB A100 and an H100). Each
-GPU's GEMMs are priced with the step-time model's own kernel formula (\`kernelSeconds\`) and two
-efficiencies fitted per GPU, a streaming one (memory-bound GEMMs) and an MFU (compute-bound ones); the small
-kernels of a layer (norms, rotary, SiLU, residual) are averaged at decode sizes. The H100's serving profile
-is fitted end to end, where these kernels are a part of each step, so what carries over is the ratio:
-the A100's \`eta_weights\` and \`eta_kv\` are the profile's times the ratio of streaming efficiencies
-(attention reads the KV cache from the same HBM; Vidur's attention times are not in the data), its
-\`mfu_bf16\` the profile's times the ratio of MFUs, its \`layer_fixed_us\` the profile's times the ratio of
-small-kernel times. The 40 GB A100 (HBM2 at 1,555 GB/s against the 80 GB's HBM2e at 2,039) has the same chip
-and takes the same overrides.
+a GPU's \`sim:\` entry overrides the efficiencies its kernels reach differently. Those entries are fitted
+here on per-operator kernel times, as ratios to the H100's: the H100's serving profile is fitted end to
+end, where these kernels are a part of each step, so what carries to another GPU is how much more or less
+of its own datasheet its kernels reach.
+
+**aiconfigurator's kernel tables** (\`data/calibration/aiconfigurator-kernels/\`, ai-dynamo/aiconfigurator
+095f58a, Apache-2.0): vLLM's own GEMMs (bf16 and per-tensor fp8) and its default decode-attention backend
+timed alone by shape, under vLLM 0.14.0 (H100, A100) and 0.24.0 (H100, L40S, B200). Each GPU's GEMMs are
+priced with the step-time model's kernel formula (\`kernelSeconds\`) and fitted with a streaming efficiency
+(memory-bound GEMMs), a bf16 MFU and an fp8 MFU; its decode attention as reading the batch's KV cache at a
+fitted share of the bandwidth plus a launch cost, for a bf16 cache and, separately, an fp8 one. Only kernels
+that stream at least 32 MiB (GEMM weights) or 128 MiB (KV) are fitted: more than any of these GPUs' L2,
+which a kernel timed in a loop would otherwise find its operand in (the L40S reads 67 MB of KV at up to
+twice its DRAM bandwidth), and long enough that the launch is a small part. Every GPU is compared with the
+H100 of its own vLLM version. These tables are microbenchmarks, not aiconfigurator's end-to-end silicon
+rows, whose H200, B200 and B300 rows no fit reads.
+
+| GPU | vLLM | GEMMs | streaming efficiency | bf16 MFU | fp8 MFU | GEMM MAPE, own fit | GEMM MAPE, H100 efficiencies (leave the GPU out) | attention rows | KV read efficiency | fp8 KV ÷ bf16 rate | attention MAPE, own fit | attention MAPE, H100 efficiency (leave the GPU out) |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+${r.fit.aic
+  .map((f) => {
+    const g = r.fit.aicGpus.find((x) => x.fit === f);
+    return `| ${f.gpu} | ${f.version} | ${f.gemms} | ${f.eta_weights} | ${f.mfu_bf16} | ${cell(f.mfu_fp8 ?? undefined)} | ${pct(f.gemmMape)} | ${g === undefined ? '–' : pct(g.gemmMapeRefEff)} | ${f.attentionRows} | ${f.eta_kv} | ${cell(f.fp8KvEfficiency ?? undefined)} | ${pct(f.attentionMape)} | ${g === undefined ? '–' : pct(g.attentionMapeRefEff)} |`;
+  })
+  .join('\n')}
+
+What the tables say beyond the ratios: decode attention reads the KV cache at 0.95–0.98 of the datasheet
+bandwidth on the H100 and the B200 but about 0.76–0.81 on the L40S and the A100; the B200's GEMMs reach a
+smaller share of their (much larger) peaks than the H100's (streaming ${b200 === undefined ? '–' : `${b200.fit.eta_weights} against ${b200.ref.eta_weights}`}, fp8 MFU ${b200 === undefined ? '–' : `${b200.fit.mfu_fp8 ?? '–'} against ${b200.ref.mfu_fp8 ?? '–'}`}: per-tensor fp8 GEMMs
+under vLLM 0.24.0 barely beat bf16 ones there), and an fp8 KV cache decodes at the bf16 byte rate on the
+B200 and the L40S but at 0.81–0.87 of it on the H100 under vLLM 0.14–0.24. The profile's
+\`kv_fp8_efficiency\` of 0.5 is the fit set's H100 decode under vLLM 0.10.2 (FlashAttention 3's fp8 path before
+vllm-project/flash-attention PR #96); the other architectures never ran that path, so they take their own
+measured factor rather than a ratio to it. An H100 on a recent vLLM with an fp8 cache is therefore priced
+slower per context token than its kernels now run; we keep the fit set's value until end-to-end rows of a
+recent vLLM with an fp8 cache say otherwise.
+
+**Vidur's per-operator times** (\`data/calibration/vidur/\`, microsoft/vidur 7d47513: bf16 GEMMs of Llama
+layers at 1–4,096 tokens and TP 1–8 on an 80 GB A100 and an H100, with the small kernels around them, from
+2024's vLLM): the A100's small kernels per layer (norms, rotary, SiLU, residual, averaged at decode sizes)
+set its \`layer_fixed_us\`, and its GEMMs are a second, older opinion on the A100, per model:
 
 ${gpuKernelTable(r.fit)}
 
+Where both sources measure a thing, the newer vLLM's kernels (aiconfigurator's) set the override. GPUs
+without kernel data take the overrides of one with the same kernels: the 40 GB A100 (HBM2 at 1,555 GB/s
+against the 80 GB's HBM2e at 2,039) the 80 GB's, and the L4 (a smaller Ada with GDDR6, like the L40S) the
+L40S's; neither is measured. The H100 PCIe and the H200 are Hoppers and take the profile as fitted.
+
 ${r.stale.length > 0 ? `What a fit run writes to \`data/hardware.yaml\` (the profile's value × the ratio, inside \`PROFILE_BOUNDS\`); **the file's entries differ for ${r.stale.join(', ')}**, and the figures on this page were simulated with the file's` : `Written to \`data/hardware.yaml\` (the profile's value × the ratio, inside \`PROFILE_BOUNDS\`)`}:
 
-| GPU | eta_weights | eta_kv | mfu_bf16 | layer_fixed_us |
-| --- | --- | --- | --- | --- |
+| GPU | eta_weights | eta_kv | kv_fp8_efficiency | mfu_bf16 | mfu_fp8 | layer_fixed_us | from |
+| --- | --- | --- | --- | --- | --- | --- | --- |
 ${overrides}
 
-The ${REFERENCE_GPU} row is the reference the ratios are taken against. "Leave the GPU out" prices the A100's
-GEMMs with the H100's kernel efficiencies, which is what the datasheet alone did before: the streaming
-efficiency the A100 reaches is ${pct(1 - (r.fit.gpus[0]?.fit.eta_weights ?? 0) / r.fit.reference.fit.eta_weights)} lower than the H100's, so
-its decode steps (weights and KV read) come out slower by about that, while its compute-bound prefill stays
-near the datasheet ratio. The per-model fits move the streaming efficiency with the layer shapes (small
-GEMMs of 7–8B models at high TP reach less of the bandwidth), which is the leave-one-model-out error.
+"Leave the GPU out" prices a GPU's kernels with the H100's efficiencies at its own datasheet, which is what
+the datasheet alone did before these overrides; the gap between that column and the own-fit column is what
+the override buys. Vidur's per-model fits move the A100's streaming efficiency with the layer shapes (small
+GEMMs of 7–8B models at high TP reach less of the bandwidth), which is its leave-one-model-out error.
 
 End to end, the only A100 and H100 runs of one software stack we have are LLM-Inference-Bench's (vLLM
 ≈0.4–0.5, Llama-3-8B, batches of 1–64 at 128–2,048 tokens in and out, A100-40GB and H100, TP 1 and 2):
@@ -63,9 +97,8 @@ Hopper-tuned GEMMs), so these pairs are not a target for a V1 engine and were no
 simulator's A100 ÷ H100 gap is wider than that stack's was, and the overrides widen it further, in the
 direction of issue 28's open-loop runs on vLLM 0.15.1, where the A100 came out 15–23% too fast.
 
-Not fitted, for want of public data under a known protocol: L40S and L4 (no kernel or serving rows of
-either in the sources; they keep the H100 efficiencies at their own datasheet peaks, GDDR6 bandwidth
-included), B200 (ML.ENERGY's B200 rows below stay a held-out check, as do aiconfigurator's B200 rows, which
-no fit reads; fitting B200 overrides on ML.ENERGY's rows would leave this page no B200 check), MI300X (its
-\`sim:\` entry is the reference's ROCm estimate).`;
+Not fitted: MI300X (its \`sim:\` entry is the reference's ROCm estimate; aiconfigurator has no AMD tables),
+the L4 (above), and every GPU's fixed costs per step and per layer beyond the A100's small kernels (no
+source times them apart from the kernels). B200 checks: ML.ENERGY's B200 rows below stay held out (no fit
+reads them), as do aiconfigurator's B200 silicon rows.`;
 }

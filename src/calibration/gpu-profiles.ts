@@ -2,21 +2,29 @@ import type { Catalog } from '../catalog/index.js';
 import { PROFILE_BOUNDS, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
+import { isStreamedAttention, isStreamedGemm, aicAttentionMs, aicGemmMs, fitAllAicKernels, type AicAttentionRow, type AicGemmRow, type AicKernelFit } from './aic-kernels.js';
 
 /**
- * Per-GPU `sim:` overrides (data/hardware.yaml) fitted on per-operator kernel times: each GPU of the
- * kernel data gets its efficiencies relative to the reference GPU the serving profile was fitted on
- * (`kernelOverrides`), and GPUs of the same silicon with other memory (A100 40 GB and 80 GB) share
- * them. What the fit leaves out is reported beside it: each model of a GPU predicted by the fit on the
- * others (leave one model out), and each GPU by the reference GPU's efficiencies, its datasheet alone
- * (leave one GPU out).
+ * Per-GPU `sim:` overrides (data/hardware.yaml) fitted on per-operator kernel times, relative to the
+ * reference GPU the serving profile was fitted on. Two sources: aiconfigurator's kernel databases
+ * (aic-kernels.ts: vLLM 0.14 and 0.24 GEMMs and decode attention on H100, A100, L40S and B200), which
+ * give each GPU's weight streaming, bf16 and fp8 MFU and KV-cache reading against the H100 of the same
+ * vLLM version; and Vidur's (vidur-kernels.ts: 2024 GEMMs and small kernels on A100 and H100), which
+ * gives the small kernels' time per layer and a second, older opinion on the A100's GEMMs. Where both
+ * measure a thing the newer vLLM's kernels win. GPUs of the same silicon with other memory (A100 40 GB)
+ * or of the same architecture without data (L4, an Ada like the L40S) take the fitted GPU's overrides.
+ * What the fit leaves out is reported beside it: each GPU priced with the reference's efficiencies (its
+ * datasheet alone: leave one GPU out) and, on Vidur's rows, each model by the fit on the others.
  */
 
 /** The GPU the serving profile is fitted on. */
 export const REFERENCE_GPU = 'H100-SXM';
-/** GPUs with the same chip and kernels as one of the kernel data, but other memory: they take its overrides. */
-export const SAME_SILICON: Readonly<Record<string, readonly string[]>> = { 'A100-80GB': ['A100-40GB'] };
-export type GpuOverrides = Pick<SimProfile, 'eta_weights' | 'eta_kv' | 'mfu_bf16' | 'layer_fixed_us'>;
+/**
+ * GPUs without kernel data that take a fitted GPU's overrides: the same chip with other memory (the
+ * A100s), or the same architecture and kernels on a smaller chip (the L4 and L40S are both Ada, GDDR6).
+ */
+export const SAME_KERNELS: Readonly<Record<string, readonly string[]>> = { 'A100-80GB': ['A100-40GB'], L40S: ['L4'] };
+export type GpuOverrides = Partial<Pick<SimProfile, 'eta_weights' | 'eta_kv' | 'kv_fp8_efficiency' | 'mfu_bf16' | 'mfu_fp8' | 'layer_fixed_us'>>;
 
 export interface GpuKernelFit {
   readonly gpu: string;
@@ -31,11 +39,34 @@ export interface GpuKernelFit {
   readonly lomo: readonly { readonly model: string; readonly rows: number; readonly fit: KernelEfficiency; readonly mape: number }[];
 }
 
+/** One GPU of aiconfigurator's data against the reference GPU of the same vLLM version. */
+export interface AicGpuFit {
+  readonly fit: AicKernelFit;
+  readonly ref: AicKernelFit;
+  /**
+   * GEMM and attention MAPE with the reference's efficiencies at this GPU's datasheet (leave the GPU
+   * out); attention keeps this GPU's own launch cost, a property of the microbenchmark's loop.
+   */
+  readonly gemmMapeRefEff: number;
+  readonly attentionMapeRefEff: number;
+}
+
+export interface KernelData {
+  readonly vidur: readonly KernelRow[];
+  readonly aicGemms: readonly AicGemmRow[];
+  readonly aicAttention: readonly AicAttentionRow[];
+}
+
 export interface GpuProfileFit {
+  /** Vidur's rows: the reference and each other GPU. */
   readonly reference: GpuKernelFit;
   readonly gpus: readonly GpuKernelFit[];
-  /** The overrides per catalog GPU id (same-silicon GPUs included). */
+  /** aiconfigurator's rows: every (GPU, vLLM version), the reference's included, and each other GPU against its reference. */
+  readonly aic: readonly AicKernelFit[];
+  readonly aicGpus: readonly AicGpuFit[];
+  /** The overrides per catalog GPU id (same-kernel GPUs included), and which GPU's data each rests on. */
   readonly overrides: Readonly<Record<string, GpuOverrides>>;
+  readonly basis: Readonly<Record<string, string>>;
 }
 
 function fitOne(rows: readonly KernelRow[], hw: Hardware, floorUs: number, ref: KernelEfficiency | null): GpuKernelFit {
@@ -64,23 +95,80 @@ function fitOne(rows: readonly KernelRow[], hw: Hardware, floorUs: number, ref: 
   };
 }
 
-export function fitGpuProfiles(rows: readonly KernelRow[], catalog: Catalog, profile: SimProfile): GpuProfileFit {
+/**
+ * The serving profile's streaming, MFU and KV-reading efficiencies scaled by the ratio of this GPU's
+ * kernel efficiencies to the reference's (fp8 only where the GPU has fp8 and the data measured it),
+ * each inside the profile's plausible range. The fp8 KV cache's efficiency is taken as measured, not as
+ * a ratio, on a GPU of another architecture than the reference: the profile's value stands for the
+ * reference's old FlashAttention 3 fp8 path (sim-profile.ts), which no other architecture ever ran.
+ */
+export function aicOverrides(
+  profile: SimProfile,
+  f: AicGpuFit,
+  hw: Hardware,
+  refArch: string,
+  bounds: Readonly<Record<'eta_weights' | 'eta_kv' | 'kv_fp8_efficiency' | 'mfu_bf16' | 'mfu_fp8', readonly [number, number]>>,
+): GpuOverrides {
+  const clamp = (k: keyof typeof bounds, v: number): number => Number(Math.min(bounds[k][1], Math.max(bounds[k][0], v)).toPrecision(4));
+  const o: GpuOverrides = {
+    eta_weights: clamp('eta_weights', profile.eta_weights * (f.fit.eta_weights / f.ref.eta_weights)),
+    eta_kv: clamp('eta_kv', profile.eta_kv * (f.fit.eta_kv / f.ref.eta_kv)),
+    mfu_bf16: clamp('mfu_bf16', profile.mfu_bf16 * (f.fit.mfu_bf16 / f.ref.mfu_bf16)),
+  };
+  if (hw.fp8_tflops !== undefined && f.fit.mfu_fp8 !== null && f.ref.mfu_fp8 !== null) o.mfu_fp8 = clamp('mfu_fp8', profile.mfu_fp8 * (f.fit.mfu_fp8 / f.ref.mfu_fp8));
+  if (hw.arch !== refArch && f.fit.fp8KvEfficiency !== null) o.kv_fp8_efficiency = clamp('kv_fp8_efficiency', f.fit.fp8KvEfficiency);
+  return o;
+}
+
+function aicAgainstRef(fit: AicKernelFit, ref: AicKernelFit, data: KernelData, hw: Hardware, floorUs: number): AicGpuFit {
+  const gemms = data.aicGemms.filter((g) => g.gpu === fit.gpu && g.version === fit.version && isStreamedGemm(g));
+  const attention = data.aicAttention.filter((a) => a.gpu === fit.gpu && a.version === fit.version && a.kvDtype === 'bf16' && isStreamedAttention(a));
+  const mape = (pairs: readonly (readonly [number, number])[]): number => pairs.reduce((acc, [p, m]) => acc + Math.abs(p / m - 1), 0) / Math.max(1, pairs.length);
+  return {
+    fit,
+    ref,
+    gemmMapeRefEff: mape(gemms.map((g) => [aicGemmMs(g, hw, ref.eta_weights, g.dtype === 'fp8' ? (ref.mfu_fp8 ?? ref.mfu_bf16) : ref.mfu_bf16, floorUs), g.ms])),
+    attentionMapeRefEff: mape(attention.map((a) => [aicAttentionMs(a, hw, ref.eta_kv, fit.attentionLaunchUs), a.ms])),
+  };
+}
+
+export function fitGpuProfiles(data: KernelData, catalog: Catalog, profile: SimProfile): GpuProfileFit {
   const floorUs = profile.kernel_floor_us;
-  const refRows = rows.filter((r) => r.gpu === REFERENCE_GPU);
+  const refRows = data.vidur.filter((r) => r.gpu === REFERENCE_GPU);
   if (refRows.length === 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `the kernel data has no ${REFERENCE_GPU} rows to take ratios against`);
   const reference = fitOne(refRows, catalog.gpu(REFERENCE_GPU), floorUs, null);
-  const gpus = [...new Set(rows.map((r) => r.gpu))].filter((g) => g !== REFERENCE_GPU).map((g) => fitOne(
-    rows.filter((r) => r.gpu === g),
+  const gpus = [...new Set(data.vidur.map((r) => r.gpu))].filter((g) => g !== REFERENCE_GPU).map((g) => fitOne(
+    data.vidur.filter((r) => r.gpu === g),
     catalog.gpu(g),
     floorUs,
     reference.fit,
   ));
+  const aic = fitAllAicKernels(data.aicGemms, data.aicAttention, (id) => catalog.gpu(id), floorUs);
+  const aicGpus = aic
+    .filter((f) => f.gpu !== REFERENCE_GPU)
+    .map((f) => {
+      const ref = aic.find((r) => r.gpu === REFERENCE_GPU && r.version === f.version);
+      if (ref === undefined) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `aiconfigurator's kernel data has ${f.gpu} rows of vLLM ${f.version} but no ${REFERENCE_GPU} rows of that version to take ratios against`);
+      return aicAgainstRef(f, ref, data, catalog.gpu(f.gpu), floorUs);
+    });
   const overrides: Record<string, GpuOverrides> = {};
+  const basis: Record<string, string> = {};
+  const set = (gpu: string, o: GpuOverrides, why: string): void => {
+    for (const id of [gpu, ...(SAME_KERNELS[gpu] ?? [])]) {
+      overrides[id] = { ...overrides[id], ...o };
+      const line = id === gpu ? why : `as the ${gpu}'s (the same kernels), ${why}`;
+      basis[id] = basis[id] === undefined ? line : `${basis[id]}; ${why}`;
+    }
+  };
+  // Vidur first, so that the newer vLLM's kernels (aiconfigurator's) replace what both measure.
   for (const g of gpus) {
     const o = kernelOverrides(profile, { gpu: g.fit, ref: reference.fit, smallUs: g.smallUs, refSmallUs: reference.smallUs }, PROFILE_BOUNDS);
-    for (const id of [g.gpu, ...(SAME_SILICON[g.gpu] ?? [])]) overrides[id] = o;
+    const gemmsToo = !aic.some((f) => f.gpu === g.gpu);
+    set(g.gpu, gemmsToo ? o : { layer_fixed_us: o.layer_fixed_us }, gemmsToo ? 'GEMMs and small kernels from Vidur' : 'small kernels from Vidur');
   }
-  return { reference, gpus, overrides };
+  const refArch = catalog.gpu(REFERENCE_GPU).arch;
+  for (const f of aicGpus) set(f.fit.gpu, aicOverrides(profile, f, catalog.gpu(f.fit.gpu), refArch, PROFILE_BOUNDS), `GEMMs and decode attention from aiconfigurator's vLLM ${f.fit.version} tables`);
+  return { reference, gpus, aic, aicGpus, overrides, basis };
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SimProfile } from './sim-profile.js';
+import { SimProfileOverrides } from './sim-profile.js';
 
 /**
  * A GPU from `data/hardware.yaml`: datasheet facts (docs/references/vllm-engine.md#gpu-datasheets), each file row carrying its
@@ -29,7 +29,7 @@ export const Hardware = z.strictObject({
   tdp_w: z.number().positive(),
   /** The hourly price of one of these GPUs, where its datasheet YAML states one (else data/prices.yaml). */
   usd_per_gpu_hour: z.number().nonnegative().optional(),
-  sim: SimProfile.partial().optional(),
+  sim: SimProfileOverrides.optional(),
   source: z.string().min(1),
 });
 export type Hardware = z.infer<typeof Hardware>;

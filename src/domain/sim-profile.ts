@@ -12,11 +12,18 @@ import { z } from 'zod';
 const frac = z.number().gt(0).lte(1);
 const nonneg = z.number().nonnegative();
 
-export const SimProfile = z.strictObject({
+const PROFILE_SHAPE = {
   /** Fraction of peak HBM bandwidth a GEMM reaches while it streams its weights (memory-bound decode). */
   eta_weights: frac,
   /** Fraction of peak HBM bandwidth attention reaches while it reads the KV cache. */
   eta_kv: frac,
+  /**
+   * An fp8 KV cache's share of `eta_kv`: it reads half the bytes, at this fraction of the bf16 rate (1:
+   * half the time; 0.5: no faster than bf16). The default is the fit set's Hopper decode on vLLM 0.10.2,
+   * through FlashAttention 3's fp8 path before vllm-project/flash-attention PR #96; GPUs whose decode
+   * kernels read fp8 at the bf16 byte rate override it (docs/calibration.md, "Profiles beyond Hopper").
+   */
+  kv_fp8_efficiency: frac,
   /** Fraction of the dense bf16 peak that large bf16 GEMMs reach. */
   mfu_bf16: frac,
   /** Fraction of the dense fp8 peak that large fp8 (W8A8) GEMMs reach. */
@@ -55,7 +62,12 @@ export const SimProfile = z.strictObject({
   /** API-server time before a request reaches the engine, ms, and per prompt token, µs (tokenising). */
   frontend_ms: nonneg,
   frontend_us_per_token: nonneg,
-});
+};
+
+/** `kv_fp8_efficiency` is defaulted so that profiles stored before it existed still read. */
+export const SimProfile = z.strictObject({ ...PROFILE_SHAPE, kv_fp8_efficiency: PROFILE_SHAPE.kv_fp8_efficiency.default(0.5) });
+/** A GPU's `sim:` overrides (data/hardware.yaml): any of the parameters, none defaulted. */
+export const SimProfileOverrides = z.strictObject(PROFILE_SHAPE).partial();
 export type SimProfile = z.infer<typeof SimProfile>;
 
 /** The profile names the parameters a fit may move; the rest keep their default values. */
@@ -73,6 +85,7 @@ export const PROFILE_PARAMS = Object.keys(SimProfile.shape) as ProfileParam[];
 export const PROFILE_BOUNDS: Readonly<Record<ProfileParam, readonly [number, number]>> = {
   eta_weights: [0.3, 0.92],
   eta_kv: [0.2, 0.92],
+  kv_fp8_efficiency: [0.3, 1],
   mfu_bf16: [0.2, 0.88],
   mfu_fp8: [0.15, 0.8],
   attn_compute_share: [0.2, 1],

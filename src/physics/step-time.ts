@@ -37,16 +37,6 @@ export interface StepModel {
 
 /** Fraction of the smaller of memory and compute time hidden under the larger within one kernel. */
 const OVERLAP = 0.8;
-/**
- * An fp8 KV cache costs a decode what a bf16 one does per context token: on Hopper vLLM reads it through
- * FlashAttention 3's fp8 path, which until vllm-project/flash-attention PR #96 (after vLLM 0.10.2) decoded
- * no faster than bf16 at head dimension 128. Half the bytes at half the rate; the fit's fp8 rows
- * (Llama-3.1-70B on vLLM 0.10.2) measured that path (docs/calibration.md, "Decode at long contexts").
- * The evidence is Hopper's; other GPUs take the same factor for want of their own (their fp8 KV paths
- * are other kernels: FlashInfer or dequantising reads on Ampere and Ada, TRT-LLM attention on Blackwell),
- * and it prices every KV read of an fp8 cache, prefill's included.
- */
-const FP8_KV_EFFICIENCY = 0.5;
 /** Prefix caching bookkeeping (docs/references/vllm-engine.md#efficiency-estimates: +0.5% CPU). */
 const PREFIX_CACHE_CPU_FACTOR = 1.005;
 
@@ -68,7 +58,9 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   const attnPeak = hw.bf16_tflops * 1e12 * p.mfu_bf16 * p.attn_compute_share;
   const bw = hw.hbm_bandwidth_gbs * 1e9;
   const moeS = model.moe === null ? null : moeLayerCost(r, hw, model, p);
-  const etaKv = p.eta_kv * (r.kv_cache_dtype === 'auto' ? 1 : FP8_KV_EFFICIENCY);
+  // An fp8 cache reads half the bytes at `kv_fp8_efficiency` of the bf16 rate (sim-profile.ts says whose
+  // kernels set it), prefill's KV reads included.
+  const etaKv = p.eta_kv * (r.kv_cache_dtype === 'auto' ? 1 : p.kv_fp8_efficiency);
   const floorS = p.kernel_floor_us / 1e6;
   const layerFixedS = p.layer_fixed_us / 1e6;
   const arLatencyS = tp === 1 ? 0 : (hw.interconnect.kind === 'nvlink' || hw.interconnect.kind === 'infinity_fabric' ? p.allreduce_nvlink_us : p.allreduce_pcie_us) / 1e6;

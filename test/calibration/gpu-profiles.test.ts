@@ -5,26 +5,46 @@ import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { fitGpuProfiles, withSimLine } from '../../src/calibration/gpu-profiles.js';
 import { parseVidurKernels } from '../../src/calibration/vidur-kernels.js';
+import { parseAicAttention, parseAicGemms } from '../../src/calibration/aic-kernels.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
 import { isLmBenchError } from '../../src/errors.js';
 
 const catalog = defaultCatalog();
-const rows = parseVidurKernels(readFileSync(join(PROJECT_ROOT, 'data', 'calibration', 'vidur', 'gemm_times.csv'), 'utf8'), 'gemm_times.csv');
+const read = (dir: string, file: string): string => readFileSync(join(PROJECT_ROOT, 'data', 'calibration', dir, file), 'utf8');
+const data = {
+  vidur: parseVidurKernels(read('vidur', 'gemm_times.csv'), 'gemm_times.csv'),
+  aicGemms: parseAicGemms(read('aiconfigurator-kernels', 'gemm.csv'), 'gemm.csv'),
+  aicAttention: parseAicAttention(read('aiconfigurator-kernels', 'decode_attention.csv'), 'decode_attention.csv'),
+};
 const HARDWARE = readFileSync(join(PROJECT_ROOT, 'data', 'hardware.yaml'), 'utf8');
 
-test('the A100s take overrides from the kernel fit, both memory sizes alike; the H100 is the reference and takes none', () => {
-  const fit = fitGpuProfiles(rows, catalog, catalog.profile);
-  assert.deepEqual(Object.keys(fit.overrides).sort(), ['A100-40GB', 'A100-80GB']);
+test('the A100s, the L40S and the B200 take overrides from the kernel fits, and the GPUs of the same kernels take theirs; the H100 is the reference and takes none', () => {
+  const fit = fitGpuProfiles(data, catalog, catalog.profile);
+  assert.deepEqual(Object.keys(fit.overrides).sort(), ['A100-40GB', 'A100-80GB', 'B200', 'L4', 'L40S']);
   assert.deepEqual(fit.overrides['A100-40GB'], fit.overrides['A100-80GB']);
+  assert.deepEqual(fit.overrides['L4'], fit.overrides['L40S']);
   assert.equal(fit.reference.gpu, 'H100-SXM');
-  // Leave one model out: every A100 model is predicted by the fit on the other.
+  // The A100's GEMMs and KV reads come from the newer vLLM's tables; its small kernels only Vidur measured.
+  assert.match(fit.basis['A100-80GB'] ?? '', /small kernels from Vidur; GEMMs and decode attention from aiconfigurator's vLLM 0\.14\.0/);
+  assert.equal(fit.overrides['A100-80GB']?.mfu_fp8, undefined, 'Ampere has no fp8 peak to scale');
+  // fp8 KV as measured on the other architectures; the reference's old FA3 path stays the H100's own.
+  assert.equal(fit.overrides['B200']?.kv_fp8_efficiency, 1);
+  assert.equal(fit.overrides['A100-80GB']?.kv_fp8_efficiency, undefined);
+  // Every other GPU is compared with the H100 of its own vLLM version.
+  for (const g of fit.aicGpus) assert.equal(g.ref.version, g.fit.version, g.fit.gpu);
+  // Leave one model out (Vidur's rows): every A100 model is predicted by the fit on the other.
   const a100 = fit.gpus.find((g) => g.gpu === 'A100-80GB');
   assert.equal(a100?.lomo.length, 2);
   assert.ok((a100?.lomo ?? []).every((l) => l.mape >= (a100?.fitMape ?? 0) * 0.5));
 });
 
+test('the kernel fits carry: each GPU priced with the H100’s efficiencies misses its own KV reads by more than its own fit does', () => {
+  const fit = fitGpuProfiles(data, catalog, catalog.profile);
+  for (const g of fit.aicGpus) assert.ok(g.attentionMapeRefEff > g.fit.attentionMape, `${g.fit.gpu}: ${g.attentionMapeRefEff} vs ${g.fit.attentionMape}`);
+});
+
 test('data/hardware.yaml holds the overrides this fit gives from data/sim-profile.yaml (rerun scripts/calibrate.ts after a refit)', () => {
-  const fit = fitGpuProfiles(rows, catalog, catalog.profile);
+  const fit = fitGpuProfiles(data, catalog, catalog.profile);
   for (const [gpu, o] of Object.entries(fit.overrides)) assert.deepEqual(catalog.gpu(gpu).sim, o, gpu);
 });
 

@@ -1,0 +1,190 @@
+import type { Hardware } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { kernelSeconds } from '../physics/step-time.js';
+import { ACT_BYTES } from '../physics/step-shapes.js';
+import { parseCsv, type CsvRecord } from './csv.js';
+
+/**
+ * Per-GPU kernel efficiencies from aiconfigurator's per-operator databases
+ * (data/calibration/aiconfigurator-kernels/): vLLM's own GEMM kernels (bf16 and per-tensor fp8) and its
+ * default decode-attention backend on each GPU, timed alone by shape. Two things Vidur's times
+ * (vidur-kernels.ts) cannot give: GPUs beyond Ampere and Hopper (L40S, B200), and the decode attention
+ * kernel itself, by batch and context, with a bf16 and an fp8 KV cache.
+ *
+ * GEMMs are priced as a step prices them (`kernelSeconds` of weight and activation bytes at
+ * `eta_weights` of the HBM bandwidth against FLOPs at an MFU of the dtype's peak). Decode attention is
+ * priced as reading the batch's KV cache at `eta_kv` of the bandwidth plus a fixed launch cost per kernel,
+ * fitted per GPU; its FLOPs (a few per byte) never bind. The ratios to the H100 of the same vLLM version
+ * are what carry over to the serving profile (gpu-profiles.ts).
+ */
+
+export interface AicGemmRow {
+  readonly gpu: string;
+  readonly version: string;
+  readonly dtype: 'bf16' | 'fp8';
+  readonly m: number;
+  readonly n: number;
+  readonly k: number;
+  readonly ms: number;
+}
+
+export interface AicAttentionRow {
+  readonly gpu: string;
+  readonly version: string;
+  readonly kvDtype: 'bf16' | 'fp8';
+  readonly batch: number;
+  readonly contextTokens: number;
+  readonly kvHeads: number;
+  readonly headDim: number;
+  readonly ms: number;
+}
+
+function numberField(r: CsvRecord, file: string, k: string): number {
+  const v = Number(r.fields[k]);
+  if (!Number.isFinite(v) || v <= 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${k} must be a positive number, got "${r.fields[k] ?? ''}"`, { details: { file, line: r.line, field: k } });
+  return v;
+}
+
+function dtypeField(r: CsvRecord, file: string, k: string): 'bf16' | 'fp8' {
+  const v = r.fields[k];
+  if (v === 'bfloat16') return 'bf16';
+  if (v === 'fp8') return 'fp8';
+  throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${k} must be bfloat16 or fp8, got "${v ?? ''}"`, { details: { file, line: r.line, field: k } });
+}
+
+export function parseAicGemms(text: string, file: string): AicGemmRow[] {
+  return parseCsv(text, file).records.map((r) => ({
+    gpu: r.fields['gpu'] ?? '',
+    version: r.fields['vllm_version'] ?? '',
+    dtype: dtypeField(r, file, 'dtype'),
+    m: numberField(r, file, 'm'),
+    n: numberField(r, file, 'n'),
+    k: numberField(r, file, 'k'),
+    ms: numberField(r, file, 'latency_ms'),
+  }));
+}
+
+export function parseAicAttention(text: string, file: string): AicAttentionRow[] {
+  return parseCsv(text, file).records.map((r) => ({
+    gpu: r.fields['gpu'] ?? '',
+    version: r.fields['vllm_version'] ?? '',
+    kvDtype: dtypeField(r, file, 'kv_cache_dtype'),
+    batch: numberField(r, file, 'batch_size'),
+    contextTokens: numberField(r, file, 'context_tokens'),
+    kvHeads: numberField(r, file, 'num_kv_heads'),
+    headDim: numberField(r, file, 'head_dim'),
+    ms: numberField(r, file, 'latency_ms'),
+  }));
+}
+
+/** Predicted ms of one GEMM (`m` tokens through an n × k weight of `dtype`) at the given efficiencies. */
+export function aicGemmMs(g: Pick<AicGemmRow, 'm' | 'n' | 'k' | 'dtype'>, hw: Hardware, eta: number, mfu: number, floorUs: number): number {
+  const weightBytes = g.dtype === 'fp8' ? 1 : 2;
+  const peakTflops = g.dtype === 'fp8' ? (hw.fp8_tflops ?? hw.bf16_tflops) : hw.bf16_tflops;
+  const memS = (weightBytes * g.n * g.k + g.m * (g.n + g.k) * ACT_BYTES) / (hw.hbm_bandwidth_gbs * 1e9 * eta);
+  const compS = (2 * g.n * g.k * g.m) / (peakTflops * 1e12 * mfu);
+  return kernelSeconds(memS, compS, floorUs / 1e6) * 1000;
+}
+
+/** KV bytes one decode-attention call reads: every request's context, K and V, at the cache's dtype. */
+export function attentionBytes(a: Pick<AicAttentionRow, 'batch' | 'contextTokens' | 'kvHeads' | 'headDim' | 'kvDtype'>): number {
+  return a.batch * a.contextTokens * a.kvHeads * a.headDim * 2 * (a.kvDtype === 'fp8' ? 1 : 2);
+}
+
+export function aicAttentionMs(a: AicAttentionRow, hw: Hardware, eta: number, launchUs: number): number {
+  return launchUs / 1000 + (attentionBytes(a) / (hw.hbm_bandwidth_gbs * 1e9 * eta)) * 1000;
+}
+
+const meanAbsLog = (pairs: readonly (readonly [number, number])[]): number => (pairs.length === 0 ? 0 : pairs.reduce((acc, [p, m]) => acc + Math.abs(Math.log(p / m)), 0) / pairs.length);
+const mape = (pairs: readonly (readonly [number, number])[]): number => (pairs.length === 0 ? 0 : pairs.reduce((acc, [p, m]) => acc + Math.abs(p / m - 1), 0) / pairs.length);
+
+/** The minimiser of `loss` over a grid (two parameters, a few hundred rows: exhaustive is cheap and has no local minimum). */
+function grid2(xs: readonly number[], ys: readonly number[], loss: (x: number, y: number) => number): [number, number] {
+  let best: [number, number] = [xs[0] as number, ys[0] as number];
+  let bestLoss = Number.POSITIVE_INFINITY;
+  for (const x of xs) {
+    for (const y of ys) {
+      const l = loss(x, y);
+      if (l < bestLoss) [best, bestLoss] = [[x, y], l];
+    }
+  }
+  return best;
+}
+
+/**
+ * The fit reads only kernels that stream at least this many bytes (weights of a GEMM, KV of an attention
+ * call): more than any of these GPUs' L2 (50 MB on H100, 96 MB on L40S, 126 MB on B200), so that a kernel
+ * timed in a loop cannot have found its operand still cached (the L40S's decode attention reads 67 MB at
+ * twice its DRAM bandwidth), and long enough that the launch is a small part of it. Real decode steps
+ * read far more than L2 per layer once a batch holds a few thousand tokens of context.
+ */
+export const GEMM_MIN_BYTES = 32 * 2 ** 20;
+export const ATTENTION_MIN_BYTES = 2 ** 27;
+export const isStreamedGemm = (g: Pick<AicGemmRow, 'n' | 'k' | 'dtype'>): boolean => g.n * g.k * (g.dtype === 'fp8' ? 1 : 2) >= GEMM_MIN_BYTES;
+export const isStreamedAttention = (a: Pick<AicAttentionRow, 'batch' | 'contextTokens' | 'kvHeads' | 'headDim' | 'kvDtype'>): boolean => attentionBytes(a) >= ATTENTION_MIN_BYTES;
+
+const steps = (from: number, to: number, by: number): number[] => Array.from({ length: Math.round((to - from) / by) + 1 }, (_, i) => Number((from + i * by).toFixed(4)));
+
+export interface AicKernelFit {
+  readonly gpu: string;
+  readonly version: string;
+  readonly gemms: number;
+  readonly eta_weights: number;
+  readonly mfu_bf16: number;
+  /** Per-tensor fp8 GEMMs' MFU of the fp8 peak (null where the data has none: Ampere has no fp8). */
+  readonly mfu_fp8: number | null;
+  readonly gemmMape: number;
+  readonly attentionRows: number;
+  readonly eta_kv: number;
+  readonly attentionLaunchUs: number;
+  readonly attentionMape: number;
+  /**
+   * The fp8 cache's bandwidth efficiency over the bf16 one's (fp8 reads half the bytes; 1 would halve
+   * the time): null where the data has no fp8 KV rows.
+   */
+  readonly fp8KvEfficiency: number | null;
+}
+
+/** Fits one GPU's rows of one vLLM version. */
+export function fitAicKernels(gemms: readonly AicGemmRow[], attention: readonly AicAttentionRow[], hw: Hardware, floorUs: number): Omit<AicKernelFit, 'gpu' | 'version'> {
+  const streamed = gemms.filter(isStreamedGemm);
+  const bf16 = streamed.filter((g) => g.dtype === 'bf16');
+  const fp8 = streamed.filter((g) => g.dtype === 'fp8');
+  const pairs = (rows: readonly AicGemmRow[], eta: number, mfuBf16: number, mfuFp8: number): [number, number][] =>
+    rows.map((g) => [aicGemmMs(g, hw, eta, g.dtype === 'fp8' ? mfuFp8 : mfuBf16, floorUs), g.ms]);
+  const [eta, mfuBf16] = grid2(steps(0.3, 1, 0.005), steps(0.2, 0.95, 0.005), (e, m) => meanAbsLog(pairs(bf16, e, m, m)));
+  const mfuFp8 = fp8.length === 0 ? null : grid2([eta], steps(0.15, 0.95, 0.005), (e, m) => meanAbsLog(pairs(fp8, e, mfuBf16, m)))[1];
+  const attn = (rows: readonly AicAttentionRow[], e: number, us: number): [number, number][] => rows.map((a) => [aicAttentionMs(a, hw, e, us), a.ms]);
+  const timed = attention.filter(isStreamedAttention);
+  const kvBf16 = timed.filter((a) => a.kvDtype === 'bf16');
+  const kvFp8 = timed.filter((a) => a.kvDtype === 'fp8');
+  const [etaKv, launchUs] = grid2(steps(0.3, 1, 0.005), steps(0, 30, 0.5), (e, us) => meanAbsLog(attn(kvBf16, e, us)));
+  const etaKvFp8 = kvFp8.length === 0 ? null : grid2(steps(0.2, 1, 0.005), [launchUs], (e, us) => meanAbsLog(attn(kvFp8, e, us)))[0];
+  return {
+    gemms: streamed.length,
+    eta_weights: eta,
+    mfu_bf16: mfuBf16,
+    mfu_fp8: mfuFp8,
+    gemmMape: mape(pairs(streamed, eta, mfuBf16, mfuFp8 ?? mfuBf16)),
+    attentionRows: timed.length,
+    eta_kv: etaKv,
+    attentionLaunchUs: launchUs,
+    attentionMape: mape([...attn(kvBf16, etaKv, launchUs), ...(etaKvFp8 === null ? [] : attn(kvFp8, etaKvFp8, launchUs))]),
+    fp8KvEfficiency: etaKvFp8 === null ? null : Number((etaKvFp8 / etaKv).toFixed(3)),
+  };
+}
+
+/** Every (GPU, vLLM version) of the data fitted alone; `gpuOf` resolves the data's GPU ids to the catalog. */
+export function fitAllAicKernels(gemms: readonly AicGemmRow[], attention: readonly AicAttentionRow[], gpuOf: (id: string) => Hardware, floorUs: number): AicKernelFit[] {
+  const keys = [...new Set(gemms.map((g) => `${g.gpu}\u0000${g.version}`))];
+  return keys.map((key) => {
+    const [gpu, version] = key.split('\u0000') as [string, string];
+    const fit = fitAicKernels(
+      gemms.filter((g) => g.gpu === gpu && g.version === version),
+      attention.filter((a) => a.gpu === gpu && a.version === version),
+      gpuOf(gpu),
+      floorUs,
+    );
+    return { gpu, version, ...fit };
+  });
+}
