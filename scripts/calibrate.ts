@@ -39,6 +39,7 @@ import { gpuAwarePool, type OverridesByGpu } from '../src/calibration/gpu-aware-
 import { fitGpuProfiles, withSimLine, type GpuOverrides } from '../src/calibration/gpu-profiles.js';
 import { parseVidurKernels } from '../src/calibration/vidur-kernels.js';
 import { parseAicAttention, parseAicGemms } from '../src/calibration/aic-kernels.js';
+import { parseAicMoe } from '../src/calibration/aic-moe.js';
 import { parseLibRows } from '../src/calibration/llm-inference-bench.js';
 import { libA100Check } from '../src/calibration/gpu-ratio-check.js';
 import { gpuProfilesSection } from '../src/calibration/gpu-profiles-report.js';
@@ -203,6 +204,7 @@ const kernelData = {
   vidur: parseVidurKernels(readFileSync(join(DATA, 'vidur', 'gemm_times.csv'), 'utf8'), 'data/calibration/vidur/gemm_times.csv'),
   aicGemms: parseAicGemms(readFileSync(join(DATA, 'aiconfigurator-kernels', 'gemm.csv'), 'utf8'), 'data/calibration/aiconfigurator-kernels/gemm.csv'),
   aicAttention: parseAicAttention(readFileSync(join(DATA, 'aiconfigurator-kernels', 'decode_attention.csv'), 'utf8'), 'data/calibration/aiconfigurator-kernels/decode_attention.csv'),
+  aicMoe: parseAicMoe(readFileSync(join(DATA, 'aiconfigurator-kernels', 'moe.csv'), 'utf8'), 'data/calibration/aiconfigurator-kernels/moe.csv'),
 };
 const gpuFit = fitGpuProfiles(kernelData, catalog, fitted);
 if (!reportOnly) gpuOverrides = { ...gpuOverrides, ...gpuFit.overrides };

@@ -59,6 +59,28 @@ measured factor rather than a ratio to it. An H100 on a recent vLLM with an fp8 
 slower per context token than its kernels now run; we keep the fit set's value until end-to-end rows of a
 recent vLLM with an fp8 cache say otherwise.
 
+**MoE kernels** (\`moe.csv\` of the same tables, vLLM 0.24.0, balanced routing, TP 1–8 and EP 2–8, 1–8,192
+tokens): gpt-oss's MXFP4 experts (OpenAI's Triton kernels on the H100, FlashInfer's TRT-LLM MXFP4 × bf16
+ones on the B200) and Qwen3-30B-A3B's bf16 experts, each row priced by the step-time model's own MoE layer
+under the GPU's profile with its dense overrides in place, and \`moe_efficiency\` (compute) and
+\`moe_weight_efficiency\` (expert weight streaming) fitted per GPU and expert format; the values are
+relative to that GPU's dense efficiencies, so they may pass 1. Leave one model out: gpt-oss-120b predicted
+by the fit on gpt-oss-20b and back.
+
+| GPU | experts | rows | moe_efficiency (kernel) | moe_weight_efficiency (kernel) | MAPE, own fit | leave one model out |
+| --- | --- | --- | --- | --- | --- | --- |
+${r.fit.moe.map((m) => `| ${m.gpu} | ${m.dtype} | ${m.rows} | ${m.fit.moe_efficiency} | ${m.fit.moe_weight_efficiency} | ${pct(m.mape)} | ${m.lomo.map((l) => `${l.model} ${pct(l.mape)}`).join('; ') || '–'} |`).join('\n')}
+
+The profile's MoE efficiencies were fitted end to end on gpt-oss-120b on the H100, so the MXFP4 family's
+B200 ÷ H100 ratio is what the B200's override takes: its MXFP4 × bf16 kernels compute at about half the
+share of their (bf16-rate) peak that the H100's Triton ones reach (at 8,192 tokens they take as long as the
+H100's), while streaming the touched experts' weights a little better (capped at the profile's 1). The bf16
+family runs the other way (the B200's TRT-LLM bf16 experts reach more of their peak than the H100's Triton
+ones), and one MoE efficiency per GPU cannot carry both: a bf16-expert model on the B200 is priced with the
+MXFP4 family's ratio, slower than these kernels say. The MoE model's shape error (30% on the H100's own
+rows, 44% held out) is larger than the dense kernels' because it prices the touched experts under uniform
+routing with one efficiency pair over 1–8,192 tokens; the ratio between GPUs is steadier than either fit.
+
 **Vidur's per-operator times** (\`data/calibration/vidur/\`, microsoft/vidur 7d47513: bf16 GEMMs of Llama
 layers at 1–4,096 tokens and TP 1–8 on an 80 GB A100 and an H100, with the small kernels around them, from
 2024's vLLM): the A100's small kernels per layer (norms, rotary, SiLU, residual, averaged at decode sizes)

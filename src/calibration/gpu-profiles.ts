@@ -1,7 +1,8 @@
 import type { Catalog } from '../catalog/index.js';
-import { PROFILE_BOUNDS, type Hardware, type SimProfile } from '../domain/index.js';
+import { PROFILE_BOUNDS, withOverrides, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
+import { PROFILE_MOE_FAMILY, fitMoeFamilies, moeOverrides, type AicMoeRow, type MoeFamilyFit } from './aic-moe.js';
 import { isStreamedAttention, isStreamedGemm, aicAttentionMs, aicGemmMs, fitAllAicKernels, type AicAttentionRow, type AicGemmRow, type AicKernelFit } from './aic-kernels.js';
 
 /**
@@ -24,7 +25,7 @@ export const REFERENCE_GPU = 'H100-SXM';
  * A100s), or the same architecture and kernels on a smaller chip (the L4 and L40S are both Ada, GDDR6).
  */
 export const SAME_KERNELS: Readonly<Record<string, readonly string[]>> = { 'A100-80GB': ['A100-40GB'], L40S: ['L4'] };
-export type GpuOverrides = Partial<Pick<SimProfile, 'eta_weights' | 'eta_kv' | 'kv_fp8_efficiency' | 'mfu_bf16' | 'mfu_fp8' | 'layer_fixed_us'>>;
+export type GpuOverrides = Partial<Pick<SimProfile, 'eta_weights' | 'eta_kv' | 'kv_fp8_efficiency' | 'mfu_bf16' | 'mfu_fp8' | 'layer_fixed_us' | 'moe_efficiency' | 'moe_weight_efficiency'>>;
 
 export interface GpuKernelFit {
   readonly gpu: string;
@@ -55,6 +56,7 @@ export interface KernelData {
   readonly vidur: readonly KernelRow[];
   readonly aicGemms: readonly AicGemmRow[];
   readonly aicAttention: readonly AicAttentionRow[];
+  readonly aicMoe: readonly AicMoeRow[];
 }
 
 export interface GpuProfileFit {
@@ -64,6 +66,8 @@ export interface GpuProfileFit {
   /** aiconfigurator's rows: every (GPU, vLLM version), the reference's included, and each other GPU against its reference. */
   readonly aic: readonly AicKernelFit[];
   readonly aicGpus: readonly AicGpuFit[];
+  /** aiconfigurator's MoE rows: every (GPU, expert format) under the GPU's profile with its dense overrides. */
+  readonly moe: readonly MoeFamilyFit[];
   /** The overrides per catalog GPU id (same-kernel GPUs included), and which GPU's data each rests on. */
   readonly overrides: Readonly<Record<string, GpuOverrides>>;
   readonly basis: Readonly<Record<string, string>>;
@@ -168,7 +172,15 @@ export function fitGpuProfiles(data: KernelData, catalog: Catalog, profile: SimP
   }
   const refArch = catalog.gpu(REFERENCE_GPU).arch;
   for (const f of aicGpus) set(f.fit.gpu, aicOverrides(profile, f, catalog.gpu(f.fit.gpu), refArch, PROFILE_BOUNDS), `GEMMs and decode attention from aiconfigurator's vLLM ${f.fit.version} tables`);
-  return { reference, gpus, aic, aicGpus, overrides, basis };
+  // MoE: each GPU's expert kernels priced with its dense overrides in place, so that the ratio is the
+  // experts' own; only the family the profile's MoE efficiencies were fitted on carries.
+  const moe = fitMoeFamilies(data.aicMoe, catalog, (gpu) => withOverrides(profile, overrides[gpu]));
+  const moeRef = moe.find((m) => m.gpu === REFERENCE_GPU && m.dtype === PROFILE_MOE_FAMILY);
+  for (const m of moe.filter((x) => x.gpu !== REFERENCE_GPU && x.dtype === PROFILE_MOE_FAMILY)) {
+    if (moeRef === undefined) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `aiconfigurator's MoE data has ${m.gpu} rows but no ${REFERENCE_GPU} rows of the same experts to take ratios against`);
+    set(m.gpu, moeOverrides(profile, m.fit, moeRef.fit, PROFILE_BOUNDS), `MoE from aiconfigurator's ${PROFILE_MOE_FAMILY} expert kernels`);
+  }
+  return { reference, gpus, aic, aicGpus, moe, overrides, basis };
 }
 
 const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;

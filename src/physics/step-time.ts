@@ -132,7 +132,7 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
  * are gathered to every rank and the outputs reduce-scattered back (vLLM's default all-to-all):
  * two collectives of `moe_dispatch_us` plus their bytes over the link.
  */
-function moeLayerCost(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile): (tokens: number) => number {
+export function moeLayerCost(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, p: SimProfile): (tokens: number) => number {
   const moe = model.moe;
   const layout = moeLayout(r, model);
   if (moe === null || layout === null) return () => 0;

@@ -6,6 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { fitGpuProfiles, withSimLine } from '../../src/calibration/gpu-profiles.js';
 import { parseVidurKernels } from '../../src/calibration/vidur-kernels.js';
 import { parseAicAttention, parseAicGemms } from '../../src/calibration/aic-kernels.js';
+import { parseAicMoe } from '../../src/calibration/aic-moe.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
 import { isLmBenchError } from '../../src/errors.js';
 
@@ -15,11 +16,13 @@ const data = {
   vidur: parseVidurKernels(read('vidur', 'gemm_times.csv'), 'gemm_times.csv'),
   aicGemms: parseAicGemms(read('aiconfigurator-kernels', 'gemm.csv'), 'gemm.csv'),
   aicAttention: parseAicAttention(read('aiconfigurator-kernels', 'decode_attention.csv'), 'decode_attention.csv'),
+  aicMoe: parseAicMoe(read('aiconfigurator-kernels', 'moe.csv'), 'moe.csv'),
 };
 const HARDWARE = readFileSync(join(PROJECT_ROOT, 'data', 'hardware.yaml'), 'utf8');
 
+const fit = fitGpuProfiles(data, catalog, catalog.profile);
+
 test('the A100s, the L40S and the B200 take overrides from the kernel fits, and the GPUs of the same kernels take theirs; the H100 is the reference and takes none', () => {
-  const fit = fitGpuProfiles(data, catalog, catalog.profile);
   assert.deepEqual(Object.keys(fit.overrides).sort(), ['A100-40GB', 'A100-80GB', 'B200', 'L4', 'L40S']);
   assert.deepEqual(fit.overrides['A100-40GB'], fit.overrides['A100-80GB']);
   assert.deepEqual(fit.overrides['L4'], fit.overrides['L40S']);
@@ -30,6 +33,9 @@ test('the A100s, the L40S and the B200 take overrides from the kernel fits, and 
   // fp8 KV as measured on the other architectures; the reference's old FA3 path stays the H100's own.
   assert.equal(fit.overrides['B200']?.kv_fp8_efficiency, 1);
   assert.equal(fit.overrides['A100-80GB']?.kv_fp8_efficiency, undefined);
+  // MoE: only the family the profile's MoE efficiencies were fitted on (MXFP4) carries, to the B200.
+  assert.ok(fit.overrides['B200']?.moe_efficiency !== undefined && fit.overrides['L40S']?.moe_efficiency === undefined);
+  assert.ok(fit.moe.some((m) => m.gpu === 'B200' && m.dtype === 'bf16'), 'the bf16 family is fitted and reported, not carried');
   // Every other GPU is compared with the H100 of its own vLLM version.
   for (const g of fit.aicGpus) assert.equal(g.ref.version, g.fit.version, g.fit.gpu);
   // Leave one model out (Vidur's rows): every A100 model is predicted by the fit on the other.
@@ -39,12 +45,10 @@ test('the A100s, the L40S and the B200 take overrides from the kernel fits, and 
 });
 
 test('the kernel fits carry: each GPU priced with the H100’s efficiencies misses its own KV reads by more than its own fit does', () => {
-  const fit = fitGpuProfiles(data, catalog, catalog.profile);
   for (const g of fit.aicGpus) assert.ok(g.attentionMapeRefEff > g.fit.attentionMape, `${g.fit.gpu}: ${g.attentionMapeRefEff} vs ${g.fit.attentionMape}`);
 });
 
 test('data/hardware.yaml holds the overrides this fit gives from data/sim-profile.yaml (rerun scripts/calibrate.ts after a refit)', () => {
-  const fit = fitGpuProfiles(data, catalog, catalog.profile);
   for (const [gpu, o] of Object.entries(fit.overrides)) assert.deepEqual(catalog.gpu(gpu).sim, o, gpu);
 });
 

@@ -1,0 +1,157 @@
+import type { Catalog } from '../catalog/index.js';
+import type { Hardware, ModelSpec, SimProfile } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
+import { moeLayerCost, resolveConfig } from '../physics/index.js';
+import { parseCsv, type CsvRecord } from './csv.js';
+
+/**
+ * Per-GPU efficiencies of the routed-expert layer from aiconfigurator's MoE kernel table
+ * (data/calibration/aiconfigurator-kernels/moe.csv): vLLM's fused-MoE kernels timed alone by tokens and
+ * TP / EP layout under balanced routing, for gpt-oss's MXFP4 experts (OpenAI's Triton kernels on the
+ * H100, FlashInfer's TRT-LLM MXFP4 × bf16 ones on the B200) and Qwen3-30B-A3B's bf16 experts (Triton on
+ * the H100, FlashInfer's TRT-LLM bf16 ones on the B200). Each row is priced by the step-time model's own MoE
+ * layer (`moeLayerCost`: the touched experts' weights at `eta_weights` × `moe_weight_efficiency` of the
+ * bandwidth against their FLOPs at `mfu_bf16` × `moe_efficiency` of the bf16 peak, plus the router and
+ * permutation kernels) under the GPU's profile, and the two MoE efficiencies are fitted per GPU. What
+ * carries to another GPU is their ratio to the H100's, as for the dense kernels (gpu-profiles.ts).
+ */
+
+export interface AicMoeRow {
+  readonly gpu: string;
+  /** The experts' format: MXFP4 weights with bf16 activations (gpt-oss), or bf16 (Qwen3-30B-A3B). */
+  readonly dtype: 'mxfp4' | 'bf16';
+  readonly version: string;
+  readonly tokens: number;
+  readonly hiddenSize: number;
+  readonly interSize: number;
+  readonly topK: number;
+  readonly experts: number;
+  readonly tp: number;
+  readonly ep: number;
+  readonly ms: number;
+}
+
+function positive(r: CsvRecord, file: string, k: string): number {
+  const v = Number(r.fields[k]);
+  if (!Number.isFinite(v) || v <= 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${k} must be a positive number, got "${r.fields[k] ?? ''}"`, { details: { file, line: r.line, field: k } });
+  return v;
+}
+
+export function parseAicMoe(text: string, file: string): AicMoeRow[] {
+  return parseCsv(text, file).records.map((r) => {
+    const dtype = r.fields['moe_dtype'] === 'w4a16_mxfp4' ? 'mxfp4' : r.fields['moe_dtype'] === 'bfloat16' ? 'bf16' : null;
+    if (dtype === null) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: moe_dtype must be w4a16_mxfp4 or bfloat16, got "${r.fields['moe_dtype'] ?? ''}"`, { details: { file, line: r.line, field: 'moe_dtype' } });
+    return {
+      gpu: r.fields['gpu'] ?? '',
+      dtype,
+      version: r.fields['vllm_version'] ?? '',
+      tokens: positive(r, file, 'num_tokens'),
+      hiddenSize: positive(r, file, 'hidden_size'),
+      interSize: positive(r, file, 'inter_size'),
+      topK: positive(r, file, 'topk'),
+      experts: positive(r, file, 'num_experts'),
+      tp: positive(r, file, 'moe_tp_size'),
+      ep: positive(r, file, 'moe_ep_size'),
+      ms: positive(r, file, 'latency_ms'),
+    };
+  });
+}
+
+/** The catalog model whose routed experts have the row's shape and format (MXFP4: the gpt-oss models; bf16: an unquantised checkpoint). */
+export function moeModelOf(row: AicMoeRow, catalog: Catalog): ModelSpec {
+  const m = catalog.models.find((x) => (row.dtype === 'mxfp4' ? x.native_quantization === 'mxfp4' : x.native_quantization === 'none') && x.hidden_size === row.hiddenSize && x.moe !== null && x.moe.experts === row.experts && x.moe.top_k === row.topK && x.moe.expert_intermediate_size === row.interSize);
+  if (m === undefined) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `no catalog model has ${row.dtype} experts of ${row.experts} × top-${row.topK}, hidden ${row.hiddenSize}, intermediate ${row.interSize}`, { details: { field: 'moe' } });
+  return m;
+}
+
+/** ms of one MoE layer for the row's tokens and layout, as a step prices it under `profile`. */
+export function aicMoeMs(row: AicMoeRow, model: ModelSpec, hw: Hardware, profile: SimProfile): number {
+  const ranks = row.tp * row.ep;
+  const r = resolveConfig({ tensor_parallel_size: ranks, enable_expert_parallel: row.ep > 1 }, hw, model);
+  return moeLayerCost(r, hw, model, profile)(row.tokens) * 1000;
+}
+
+export interface MoeEfficiency {
+  readonly moe_efficiency: number;
+  readonly moe_weight_efficiency: number;
+}
+
+const steps = (from: number, to: number, by: number): number[] => Array.from({ length: Math.round((to - from) / by) + 1 }, (_, i) => Number((from + i * by).toFixed(4)));
+const meanAbsLog = (pairs: readonly (readonly [number, number])[]): number => pairs.reduce((acc, [p, m]) => acc + Math.abs(Math.log(p / m)), 0) / Math.max(1, pairs.length);
+export const moeMape = (pairs: readonly (readonly [number, number])[]): number => pairs.reduce((acc, [p, m]) => acc + Math.abs(p / m - 1), 0) / Math.max(1, pairs.length);
+
+export function moePairs(rows: readonly AicMoeRow[], catalog: Catalog, hw: Hardware, profile: SimProfile, e: MoeEfficiency): [number, number][] {
+  const p = { ...profile, ...e };
+  return rows.map((r) => [aicMoeMs(r, moeModelOf(r, catalog), hw, p), r.ms]);
+}
+
+/**
+ * The two MoE efficiencies minimising the mean |log error| over one GPU's rows under its profile. The
+ * kernel-level values are relative to that profile's dense efficiencies, so they may exceed the
+ * serving profile's bounds; only their ratio between GPUs is used.
+ */
+export function fitMoeEfficiency(rows: readonly AicMoeRow[], catalog: Catalog, hw: Hardware, profile: SimProfile): MoeEfficiency {
+  let best: MoeEfficiency = { moe_efficiency: 1, moe_weight_efficiency: 1 };
+  let bestLoss = Number.POSITIVE_INFINITY;
+  for (const c of steps(0.05, 2, 0.025)) {
+    for (const w of steps(0.1, 3, 0.025)) {
+      const e = { moe_efficiency: c, moe_weight_efficiency: w };
+      const loss = meanAbsLog(moePairs(rows, catalog, hw, profile, e));
+      if (loss < bestLoss) [best, bestLoss] = [e, loss];
+    }
+  }
+  return best;
+}
+
+/**
+ * The expert format the serving profile's MoE efficiencies were fitted on (gpt-oss-120b's MXFP4 experts
+ * on the H100, docs/calibration.md): the family whose ratio between GPUs carries to the profile.
+ */
+export const PROFILE_MOE_FAMILY = 'mxfp4';
+
+export interface MoeFamilyFit {
+  readonly gpu: string;
+  readonly dtype: AicMoeRow['dtype'];
+  readonly rows: number;
+  readonly fit: MoeEfficiency;
+  readonly mape: number;
+  /** Each model of the family predicted by the fit on the family's other models (none when it has one). */
+  readonly lomo: readonly { readonly model: string; readonly rows: number; readonly mape: number }[];
+}
+
+/** Every (GPU, expert format) of the rows fitted under that GPU's own profile (its dense overrides applied). */
+export function fitMoeFamilies(rows: readonly AicMoeRow[], catalog: Catalog, profileOf: (gpu: string) => SimProfile): MoeFamilyFit[] {
+  const keys = [...new Set(rows.map((r) => `${r.gpu}\u0000${r.dtype}`))];
+  return keys.map((key) => {
+    const [gpu, dtype] = key.split('\u0000') as [string, AicMoeRow['dtype']];
+    const hw = catalog.gpu(gpu);
+    const profile = profileOf(gpu);
+    const rs = rows.filter((r) => r.gpu === gpu && r.dtype === dtype);
+    const fit = fitMoeEfficiency(rs, catalog, hw, profile);
+    const models = [...new Set(rs.map((r) => moeModelOf(r, catalog).id))];
+    return {
+      gpu,
+      dtype,
+      rows: rs.length,
+      fit,
+      mape: moeMape(moePairs(rs, catalog, hw, profile, fit)),
+      lomo:
+        models.length < 2
+          ? []
+          : models.map((m) => {
+              const held = rs.filter((r) => moeModelOf(r, catalog).id === m);
+              const rest = fitMoeEfficiency(rs.filter((r) => moeModelOf(r, catalog).id !== m), catalog, hw, profile);
+              return { model: m, rows: held.length, mape: moeMape(moePairs(held, catalog, hw, profile, rest)) };
+            }),
+    };
+  });
+}
+
+/** The profile's MoE efficiencies scaled by this GPU's kernel ratio to the reference's, inside the bounds. */
+export function moeOverrides(profile: SimProfile, gpu: MoeEfficiency, ref: MoeEfficiency, bounds: Readonly<Record<keyof MoeEfficiency, readonly [number, number]>>): MoeEfficiency {
+  const clamp = (k: keyof MoeEfficiency, v: number): number => Number(Math.min(bounds[k][1], Math.max(bounds[k][0], v)).toPrecision(4));
+  return {
+    moe_efficiency: clamp('moe_efficiency', profile.moe_efficiency * (gpu.moe_efficiency / ref.moe_efficiency)),
+    moe_weight_efficiency: clamp('moe_weight_efficiency', profile.moe_weight_efficiency * (gpu.moe_weight_efficiency / ref.moe_weight_efficiency)),
+  };
+}
