@@ -119,6 +119,9 @@ function grid2(xs: readonly number[], ys: readonly number[], loss: (x: number, y
  * read far more than L2 per layer once a batch holds a few thousand tokens of context.
  */
 export const GEMM_MIN_BYTES = 32 * 2 ** 20;
+/** GEMMs of at most this many tokens are weight-bound (a decode batch); of at least `PREFILL_MIN_TOKENS`, compute-bound (a prefill chunk). */
+export const DECODE_MAX_TOKENS = 32;
+export const PREFILL_MIN_TOKENS = 2048;
 export const ATTENTION_MIN_BYTES = 2 ** 27;
 export const isStreamedGemm = (g: Pick<AicGemmRow, 'n' | 'k' | 'dtype'>): boolean => g.n * g.k * (g.dtype === 'fp8' ? 1 : 2) >= GEMM_MIN_BYTES;
 export const isStreamedAttention = (a: Pick<AicAttentionRow, 'batch' | 'contextTokens' | 'kvHeads' | 'headDim' | 'kvDtype'>): boolean => attentionBytes(a) >= ATTENTION_MIN_BYTES;
@@ -152,8 +155,14 @@ export function fitAicKernels(gemms: readonly AicGemmRow[], attention: readonly 
   const fp8 = streamed.filter((g) => g.dtype === 'fp8');
   const pairs = (rows: readonly AicGemmRow[], eta: number, mfuBf16: number, mfuFp8: number): [number, number][] =>
     rows.map((g) => [aicGemmMs(g, hw, eta, g.dtype === 'fp8' ? mfuFp8 : mfuBf16, floorUs), g.ms]);
-  const [eta, mfuBf16] = grid2(steps(0.3, 1, 0.005), steps(0.2, 0.95, 0.005), (e, m) => meanAbsLog(pairs(bf16, e, m, m)));
-  const mfuFp8 = fp8.length === 0 ? null : grid2([eta], steps(0.15, 0.95, 0.005), (e, m) => meanAbsLog(pairs(fp8, e, mfuBf16, m)))[1];
+  // Each efficiency from the regime it governs: streaming from decode-sized GEMMs, the MFUs from
+  // prefill-sized ones (the profile's MFUs are fitted on prefill, its streaming on decode). A joint fit
+  // over every size lets the middle sizes, where neither bound holds, pull both.
+  const decodeSized = (rows: readonly AicGemmRow[]): AicGemmRow[] => rows.filter((g) => g.m <= DECODE_MAX_TOKENS);
+  const prefillSized = (rows: readonly AicGemmRow[]): AicGemmRow[] => rows.filter((g) => g.m >= PREFILL_MIN_TOKENS);
+  const eta = grid2(steps(0.3, 1, 0.005), [0.5], (e, m) => meanAbsLog(pairs(decodeSized(bf16), e, m, m)))[0];
+  const mfuBf16 = grid2([eta], steps(0.2, 0.95, 0.005), (e, m) => meanAbsLog(pairs(prefillSized(bf16), e, m, m)))[1];
+  const mfuFp8 = fp8.length === 0 ? null : grid2([eta], steps(0.15, 0.95, 0.005), (e, m) => meanAbsLog(pairs(prefillSized(fp8), e, mfuBf16, m)))[1];
   const attn = (rows: readonly AicAttentionRow[], e: number, us: number): [number, number][] => rows.map((a) => [aicAttentionMs(a, hw, e, us), a.ms]);
   const timed = attention.filter(isStreamedAttention);
   const kvBf16 = timed.filter((a) => a.kvDtype === 'bf16');

@@ -31,7 +31,8 @@ of its own datasheet its kernels reach.
 095f58a, Apache-2.0): vLLM's own GEMMs (bf16 and per-tensor fp8) and its default decode-attention backend
 timed alone by shape, under vLLM 0.14.0 (H100, A100) and 0.24.0 (H100, L40S, B200). Each GPU's GEMMs are
 priced with the step-time model's kernel formula (\`kernelSeconds\`) and fitted with a streaming efficiency
-(memory-bound GEMMs), a bf16 MFU and an fp8 MFU; its decode attention as reading the batch's KV cache at a
+(on GEMMs of at most 32 tokens, a decode batch), a bf16 MFU and an fp8 MFU (on GEMMs of at least 2,048
+tokens, a prefill chunk: the profile's MFUs are fitted on prefill); its decode attention as reading the batch's KV cache at a
 fitted share of the bandwidth plus a launch cost, for a bf16 cache and, separately, an fp8 one. Only kernels
 that stream at least 32 MiB (GEMM weights) or 128 MiB (KV) are fitted: more than any of these GPUs' L2,
 which a kernel timed in a loop would otherwise find its operand in (the L40S reads 67 MB of KV at up to
@@ -51,7 +52,7 @@ ${r.fit.aic
 What the tables say beyond the ratios: decode attention reads the KV cache at 0.95–0.98 of the datasheet
 bandwidth on the H100 and the B200 but about 0.76–0.81 on the L40S and the A100; the B200's GEMMs reach a
 smaller share of their (much larger) peaks than the H100's (streaming ${b200 === undefined ? '–' : `${b200.fit.eta_weights} against ${b200.ref.eta_weights}`}, fp8 MFU ${b200 === undefined ? '–' : `${b200.fit.mfu_fp8 ?? '–'} against ${b200.ref.mfu_fp8 ?? '–'}`}: per-tensor fp8 GEMMs
-under vLLM 0.24.0 barely beat bf16 ones there), and an fp8 KV cache decodes at the bf16 byte rate on the
+at prefill sizes run about 1.3× the bf16 ones there, 1.4× on the H100), and an fp8 KV cache decodes at the bf16 byte rate on the
 B200 and the L40S but at 0.81–0.87 of it on the H100 under vLLM 0.14–0.24. The profile's
 \`kv_fp8_efficiency\` of 0.5 is the fit set's H100 decode under vLLM 0.10.2 (FlashAttention 3's fp8 path before
 vllm-project/flash-attention PR #96); the other architectures never ran that path, so they take their own
