@@ -425,7 +425,7 @@ By input and output length (fit; the 1,024 → 8,192 rows decode at contexts fro
 | --- | --- | --- | --- |
 ${groupTable(fitScores, (s) => `${s.p.model} ${s.p.row.isl} → ${s.p.row.osl}`)}
 
-${longContextSection(catalog, fitted)}
+${longContextSection(catalog, fitted, kernelData.aicAttention)}
 
 ${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone (\`${profileCommand.replace('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
 

@@ -34,6 +34,7 @@ export interface AicAttentionRow {
   readonly kvDtype: 'bf16' | 'fp8';
   readonly batch: number;
   readonly contextTokens: number;
+  readonly qHeads: number;
   readonly kvHeads: number;
   readonly headDim: number;
   readonly ms: number;
@@ -71,6 +72,7 @@ export function parseAicAttention(text: string, file: string): AicAttentionRow[]
     kvDtype: dtypeField(r, file, 'kv_cache_dtype'),
     batch: numberField(r, file, 'batch_size'),
     contextTokens: numberField(r, file, 'context_tokens'),
+    qHeads: numberField(r, file, 'num_heads'),
     kvHeads: numberField(r, file, 'num_kv_heads'),
     headDim: numberField(r, file, 'head_dim'),
     ms: numberField(r, file, 'latency_ms'),

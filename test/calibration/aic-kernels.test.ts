@@ -33,7 +33,7 @@ test('the fit recovers the efficiencies that generated its rows', () => {
   for (const kvDtype of ['bf16', 'fp8'] as const) {
     for (const batch of [64, 128, 256]) {
       for (const contextTokens of [1024, 2048, 4096, 8192]) {
-        const row = { gpu: 'H100-SXM', version: 'x', kvDtype, batch, contextTokens, kvHeads: 8, headDim: 128, ms: 0 };
+        const row = { gpu: 'H100-SXM', version: 'x', kvDtype, batch, contextTokens, qHeads: 32, kvHeads: 8, headDim: 128, ms: 0 };
         attention.push({ ...row, ms: aicAttentionMs(row, h100, kvDtype === 'fp8' ? truth.etaKv * truth.fp8Kv : truth.etaKv, truth.launchUs) });
       }
     }
