@@ -97,8 +97,9 @@ export function aicAttentionMs(a: AicAttentionRow, hw: Hardware, eta: number, la
   return launchUs / 1000 + (attentionBytes(a) / (hw.hbm_bandwidth_gbs * 1e9 * eta)) * 1000;
 }
 
-const meanAbsLog = (pairs: readonly (readonly [number, number])[]): number => (pairs.length === 0 ? 0 : pairs.reduce((acc, [p, m]) => acc + Math.abs(Math.log(p / m)), 0) / pairs.length);
-const mape = (pairs: readonly (readonly [number, number])[]): number => (pairs.length === 0 ? 0 : pairs.reduce((acc, [p, m]) => acc + Math.abs(p / m - 1), 0) / pairs.length);
+/** Mean |ln(predicted / measured)| and mean |predicted / measured − 1| of (predicted, measured) pairs; 0 for none. */
+export const meanAbsLog = (pairs: readonly (readonly [number, number])[]): number => (pairs.length === 0 ? 0 : pairs.reduce((acc, [p, m]) => acc + Math.abs(Math.log(p / m)), 0) / pairs.length);
+export const mape = (pairs: readonly (readonly [number, number])[]): number => (pairs.length === 0 ? 0 : pairs.reduce((acc, [p, m]) => acc + Math.abs(p / m - 1), 0) / pairs.length);
 
 /** The minimiser of `loss` over a grid (two parameters, a few hundred rows: exhaustive is cheap and has no local minimum). */
 function grid2(xs: readonly number[], ys: readonly number[], loss: (x: number, y: number) => number): [number, number] {
@@ -114,11 +115,13 @@ function grid2(xs: readonly number[], ys: readonly number[], loss: (x: number, y
 }
 
 /**
- * The fit reads only kernels that stream at least this many bytes (weights of a GEMM, KV of an attention
- * call): more than any of these GPUs' L2 (50 MB on H100, 96 MB on L40S, 126 MB on B200), so that a kernel
- * timed in a loop cannot have found its operand still cached (the L40S's decode attention reads 67 MB at
- * twice its DRAM bandwidth), and long enough that the launch is a small part of it. Real decode steps
- * read far more than L2 per layer once a batch holds a few thousand tokens of context.
+ * The fit reads only kernels long enough that the launch is a small part of them: GEMMs whose weights
+ * are at least 32 MiB (a 7–8B model's smallest projection; the tables' GEMM rates rise with size up to
+ * the largest shape and never pass the datasheet, so their operands were not left in L2), and decode
+ * attention calls that read at least 128 MiB of KV, more than any of these GPUs' L2 (50 MB on H100, 96 MB
+ * on L40S, 126 MB on B200): the attention rows below it are cache-hot (the L40S reads 67 MB of KV at up
+ * to twice its DRAM bandwidth). Real decode steps read far more than L2 per layer once a batch holds a
+ * few thousand tokens of context.
  */
 export const GEMM_MIN_BYTES = 32 * 2 ** 20;
 /** GEMMs of at most this many tokens are weight-bound (a decode batch); of at least `PREFILL_MIN_TOKENS`, compute-bound (a prefill chunk). */
@@ -128,7 +131,18 @@ export const ATTENTION_MIN_BYTES = 2 ** 27;
 export const isStreamedGemm = (g: Pick<AicGemmRow, 'n' | 'k' | 'dtype'>): boolean => g.n * g.k * (g.dtype === 'fp8' ? 1 : 2) >= GEMM_MIN_BYTES;
 export const isStreamedAttention = (a: Pick<AicAttentionRow, 'batch' | 'contextTokens' | 'kvHeads' | 'headDim' | 'kvDtype'>): boolean => attentionBytes(a) >= ATTENTION_MIN_BYTES;
 
-const steps = (from: number, to: number, by: number): number[] => Array.from({ length: Math.round((to - from) / by) + 1 }, (_, i) => Number((from + i * by).toFixed(4)));
+export const steps = (from: number, to: number, by: number): number[] => Array.from({ length: Math.round((to - from) / by) + 1 }, (_, i) => Number((from + i * by).toFixed(4)));
+
+/** The minimiser of a one-parameter loss over a grid. */
+export function grid1(xs: readonly number[], loss: (x: number) => number): number {
+  return grid2(xs, [0], (x) => loss(x))[0];
+}
+
+/** A fit needs rows: an empty subset would leave the grid's first value standing as if fitted. */
+function needRows<T>(rows: readonly T[], what: string, gpu: string): readonly T[] {
+  if (rows.length === 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `aiconfigurator's kernel data has no ${what} rows for ${gpu} to fit`, { details: { gpu } });
+  return rows;
+}
 
 export interface AicKernelFit {
   readonly gpu: string;
@@ -139,6 +153,7 @@ export interface AicKernelFit {
   /** Per-tensor fp8 GEMMs' MFU of the fp8 peak (null where the data has none: Ampere has no fp8). */
   readonly mfu_fp8: number | null;
   readonly gemmMape: number;
+  /** bf16-cache rows fitted, and their MAPE (the fp8 rows set only `fp8KvEfficiency`). */
   readonly attentionRows: number;
   readonly eta_kv: number;
   readonly attentionLaunchUs: number;
@@ -160,34 +175,38 @@ export function fitAicKernels(gemms: readonly AicGemmRow[], attention: readonly 
   // Each efficiency from the regime it governs: streaming from decode-sized GEMMs, the MFUs from
   // prefill-sized ones (the profile's MFUs are fitted on prefill, its streaming on decode). A joint fit
   // over every size lets the middle sizes, where neither bound holds, pull both.
-  const decodeSized = (rows: readonly AicGemmRow[]): AicGemmRow[] => rows.filter((g) => g.m <= DECODE_MAX_TOKENS);
-  const prefillSized = (rows: readonly AicGemmRow[]): AicGemmRow[] => rows.filter((g) => g.m >= PREFILL_MIN_TOKENS);
-  const eta = grid2(steps(0.3, 1, 0.005), [0.5], (e, m) => meanAbsLog(pairs(decodeSized(bf16), e, m, m)))[0];
-  const mfuBf16 = grid2([eta], steps(0.2, 0.95, 0.005), (e, m) => meanAbsLog(pairs(prefillSized(bf16), e, m, m)))[1];
-  const mfuFp8 = fp8.length === 0 ? null : grid2([eta], steps(0.15, 0.95, 0.005), (e, m) => meanAbsLog(pairs(prefillSized(fp8), e, mfuBf16, m)))[1];
+  const decodeSized = needRows(bf16.filter((g) => g.m <= DECODE_MAX_TOKENS), 'decode-sized bf16 GEMM', hw.id);
+  const prefillBf16 = needRows(bf16.filter((g) => g.m >= PREFILL_MIN_TOKENS), 'prefill-sized bf16 GEMM', hw.id);
+  const prefillFp8 = fp8.filter((g) => g.m >= PREFILL_MIN_TOKENS);
+  // Streaming first at a middling MFU, then the MFU, then streaming again at the fitted MFU: the
+  // decode-sized rows barely depend on it, but the overlap term does a little.
+  let eta = grid1(steps(0.3, 1, 0.005), (e) => meanAbsLog(pairs(decodeSized, e, 0.5, 0.5)));
+  const mfuBf16 = grid1(steps(0.2, 0.95, 0.005), (m) => meanAbsLog(pairs(prefillBf16, eta, m, m)));
+  eta = grid1(steps(0.3, 1, 0.005), (e) => meanAbsLog(pairs(decodeSized, e, mfuBf16, mfuBf16)));
+  const mfuFp8 = prefillFp8.length === 0 ? null : grid1(steps(0.15, 0.95, 0.005), (m) => meanAbsLog(pairs(prefillFp8, eta, mfuBf16, m)));
   const attn = (rows: readonly AicAttentionRow[], e: number, us: number): [number, number][] => rows.map((a) => [aicAttentionMs(a, hw, e, us), a.ms]);
   const timed = attention.filter(isStreamedAttention);
-  const kvBf16 = timed.filter((a) => a.kvDtype === 'bf16');
+  const kvBf16 = needRows(timed.filter((a) => a.kvDtype === 'bf16'), 'streamed bf16 decode-attention', hw.id);
   const kvFp8 = timed.filter((a) => a.kvDtype === 'fp8');
-  const [etaKv, launchUs] = grid2(steps(0.3, 1, 0.005), steps(0, 30, 0.5), (e, us) => meanAbsLog(attn(kvBf16, e, us)));
-  const etaKvFp8 = kvFp8.length === 0 ? null : grid2(steps(0.2, 1, 0.005), [launchUs], (e, us) => meanAbsLog(attn(kvFp8, e, us)))[0];
+  const [etaKv, launchUs] = grid2(steps(0.3, 1, 0.005), steps(0, 80, 0.5), (e, us) => meanAbsLog(attn(kvBf16, e, us)));
+  const etaKvFp8 = kvFp8.length === 0 ? null : grid1(steps(0.2, 1, 0.005), (e) => meanAbsLog(attn(kvFp8, e, launchUs)));
   return {
     gemms: streamed.length,
     eta_weights: eta,
     mfu_bf16: mfuBf16,
     mfu_fp8: mfuFp8,
     gemmMape: mape(pairs(streamed, eta, mfuBf16, mfuFp8 ?? mfuBf16)),
-    attentionRows: timed.length,
+    attentionRows: kvBf16.length,
     eta_kv: etaKv,
     attentionLaunchUs: launchUs,
-    attentionMape: mape([...attn(kvBf16, etaKv, launchUs), ...(etaKvFp8 === null ? [] : attn(kvFp8, etaKvFp8, launchUs))]),
+    attentionMape: mape(attn(kvBf16, etaKv, launchUs)),
     fp8KvEfficiency: etaKvFp8 === null ? null : Number((etaKvFp8 / etaKv).toFixed(3)),
   };
 }
 
 /** Every (GPU, vLLM version) of the data fitted alone; `gpuOf` resolves the data's GPU ids to the catalog. */
 export function fitAllAicKernels(gemms: readonly AicGemmRow[], attention: readonly AicAttentionRow[], gpuOf: (id: string) => Hardware, floorUs: number): AicKernelFit[] {
-  const keys = [...new Set(gemms.map((g) => `${g.gpu}\u0000${g.version}`))];
+  const keys = [...new Set([...gemms, ...attention].map((g) => `${g.gpu}\u0000${g.version}`))];
   return keys.map((key) => {
     const [gpu, version] = key.split('\u0000') as [string, string];
     const fit = fitAicKernels(

@@ -2,6 +2,7 @@ import type { Catalog } from '../catalog/index.js';
 import type { Hardware, ModelSpec, SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { moeLayerCost, resolveConfig } from '../physics/index.js';
+import { mape, meanAbsLog, steps } from './aic-kernels.js';
 import { parseCsv, type CsvRecord } from './csv.js';
 
 /**
@@ -76,13 +77,23 @@ export interface MoeEfficiency {
   readonly moe_weight_efficiency: number;
 }
 
-const steps = (from: number, to: number, by: number): number[] => Array.from({ length: Math.round((to - from) / by) + 1 }, (_, i) => Number((from + i * by).toFixed(4)));
-const meanAbsLog = (pairs: readonly (readonly [number, number])[]): number => pairs.reduce((acc, [p, m]) => acc + Math.abs(Math.log(p / m)), 0) / Math.max(1, pairs.length);
-export const moeMape = (pairs: readonly (readonly [number, number])[]): number => pairs.reduce((acc, [p, m]) => acc + Math.abs(p / m - 1), 0) / Math.max(1, pairs.length);
+/** (predicted, measured) ms of every row under `profile` with the MoE efficiencies `e`. */
+export type MoePricer = (e: MoeEfficiency) => [number, number][];
+
+/** Resolves each row's model and layout once, for the many efficiencies a grid tries. */
+export function moePricer(rows: readonly AicMoeRow[], catalog: Catalog, hw: Hardware, profile: SimProfile): MoePricer {
+  const prepared = rows.map((row) => {
+    const model = moeModelOf(row, catalog);
+    return { row, model, r: resolveConfig({ tensor_parallel_size: row.tp * row.ep, enable_expert_parallel: row.ep > 1 }, hw, model) };
+  });
+  return (e) => {
+    const p = { ...profile, ...e };
+    return prepared.map(({ row, model, r }) => [moeLayerCost(r, hw, model, p)(row.tokens) * 1000, row.ms]);
+  };
+}
 
 export function moePairs(rows: readonly AicMoeRow[], catalog: Catalog, hw: Hardware, profile: SimProfile, e: MoeEfficiency): [number, number][] {
-  const p = { ...profile, ...e };
-  return rows.map((r) => [aicMoeMs(r, moeModelOf(r, catalog), hw, p), r.ms]);
+  return moePricer(rows, catalog, hw, profile)(e);
 }
 
 /**
@@ -91,12 +102,13 @@ export function moePairs(rows: readonly AicMoeRow[], catalog: Catalog, hw: Hardw
  * serving profile's bounds; only their ratio between GPUs is used.
  */
 export function fitMoeEfficiency(rows: readonly AicMoeRow[], catalog: Catalog, hw: Hardware, profile: SimProfile): MoeEfficiency {
+  const price = moePricer(rows, catalog, hw, profile);
   let best: MoeEfficiency = { moe_efficiency: 1, moe_weight_efficiency: 1 };
   let bestLoss = Number.POSITIVE_INFINITY;
   for (const c of steps(0.05, 2, 0.025)) {
     for (const w of steps(0.1, 3, 0.025)) {
       const e = { moe_efficiency: c, moe_weight_efficiency: w };
-      const loss = meanAbsLog(moePairs(rows, catalog, hw, profile, e));
+      const loss = meanAbsLog(price(e));
       if (loss < bestLoss) [best, bestLoss] = [e, loss];
     }
   }
@@ -134,14 +146,14 @@ export function fitMoeFamilies(rows: readonly AicMoeRow[], catalog: Catalog, pro
       dtype,
       rows: rs.length,
       fit,
-      mape: moeMape(moePairs(rs, catalog, hw, profile, fit)),
+      mape: mape(moePairs(rs, catalog, hw, profile, fit)),
       lomo:
         models.length < 2
           ? []
           : models.map((m) => {
               const held = rs.filter((r) => moeModelOf(r, catalog).id === m);
               const rest = fitMoeEfficiency(rs.filter((r) => moeModelOf(r, catalog).id !== m), catalog, hw, profile);
-              return { model: m, rows: held.length, mape: moeMape(moePairs(held, catalog, hw, profile, rest)) };
+              return { model: m, rows: held.length, mape: mape(moePairs(held, catalog, hw, profile, rest)) };
             }),
     };
   });

@@ -120,7 +120,8 @@ Hopper-tuned GEMMs), so these pairs are not a target for a V1 engine and were no
 simulator's A100 ÷ H100 gap is wider than that stack's was, and the overrides widen it further, in the
 direction of issue 28's open-loop runs on vLLM 0.15.1, where the A100 came out 15–23% too fast.
 
-Not fitted: MI300X (its \`sim:\` entry is the reference's ROCm estimate; aiconfigurator has no AMD tables),
+Not fitted: MI300X (its \`sim:\` entry is the reference's ROCm estimate; aiconfigurator has no AMD tables; it
+keeps the profile's \`kv_fp8_efficiency\` of 0.5, which describes Hopper's old fp8 path, for want of its own),
 the L4 (above), and every GPU's fixed costs per step and per layer beyond the A100's small kernels (no
 source times them apart from the kernels). B200 checks: ML.ENERGY's B200 rows below stay held out (no fit
 reads them), as do aiconfigurator's B200 silicon rows.`;

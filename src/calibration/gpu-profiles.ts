@@ -1,9 +1,9 @@
 import type { Catalog } from '../catalog/index.js';
-import { PROFILE_BOUNDS, withOverrides, type Hardware, type SimProfile } from '../domain/index.js';
+import { PROFILE_BOUNDS, hasFp8Compute, withOverrides, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
 import { PROFILE_MOE_FAMILY, fitMoeFamilies, moeOverrides, type AicMoeRow, type MoeFamilyFit } from './aic-moe.js';
-import { isStreamedAttention, isStreamedGemm, aicAttentionMs, aicGemmMs, fitAllAicKernels, type AicAttentionRow, type AicGemmRow, type AicKernelFit } from './aic-kernels.js';
+import { isStreamedAttention, isStreamedGemm, mape, aicAttentionMs, aicGemmMs, fitAllAicKernels, type AicAttentionRow, type AicGemmRow, type AicKernelFit } from './aic-kernels.js';
 
 /**
  * Per-GPU `sim:` overrides (data/hardware.yaml) fitted on per-operator kernel times, relative to the
@@ -119,7 +119,7 @@ export function aicOverrides(
     eta_kv: clamp('eta_kv', profile.eta_kv * (f.fit.eta_kv / f.ref.eta_kv)),
     mfu_bf16: clamp('mfu_bf16', profile.mfu_bf16 * (f.fit.mfu_bf16 / f.ref.mfu_bf16)),
   };
-  if (hw.fp8_tflops !== undefined && f.fit.mfu_fp8 !== null && f.ref.mfu_fp8 !== null) o.mfu_fp8 = clamp('mfu_fp8', profile.mfu_fp8 * (f.fit.mfu_fp8 / f.ref.mfu_fp8));
+  if (hasFp8Compute(hw) && f.fit.mfu_fp8 !== null && f.ref.mfu_fp8 !== null) o.mfu_fp8 = clamp('mfu_fp8', profile.mfu_fp8 * (f.fit.mfu_fp8 / f.ref.mfu_fp8));
   if (hw.arch !== refArch && f.fit.fp8KvEfficiency !== null) o.kv_fp8_efficiency = clamp('kv_fp8_efficiency', f.fit.fp8KvEfficiency);
   return o;
 }
@@ -127,7 +127,6 @@ export function aicOverrides(
 function aicAgainstRef(fit: AicKernelFit, ref: AicKernelFit, data: KernelData, hw: Hardware, floorUs: number): AicGpuFit {
   const gemms = data.aicGemms.filter((g) => g.gpu === fit.gpu && g.version === fit.version && isStreamedGemm(g));
   const attention = data.aicAttention.filter((a) => a.gpu === fit.gpu && a.version === fit.version && a.kvDtype === 'bf16' && isStreamedAttention(a));
-  const mape = (pairs: readonly (readonly [number, number])[]): number => pairs.reduce((acc, [p, m]) => acc + Math.abs(p / m - 1), 0) / Math.max(1, pairs.length);
   return {
     fit,
     ref,
@@ -171,7 +170,10 @@ export function fitGpuProfiles(data: KernelData, catalog: Catalog, profile: SimP
     set(g.gpu, gemmsToo ? o : { layer_fixed_us: o.layer_fixed_us }, gemmsToo ? 'GEMMs and small kernels from Vidur' : 'small kernels from Vidur');
   }
   const refArch = catalog.gpu(REFERENCE_GPU).arch;
-  for (const f of aicGpus) set(f.fit.gpu, aicOverrides(profile, f, catalog.gpu(f.fit.gpu), refArch, PROFILE_BOUNDS), `GEMMs and decode attention from aiconfigurator's vLLM ${f.fit.version} tables`);
+  for (const f of aicGpus) {
+    const o = aicOverrides(profile, f, catalog.gpu(f.fit.gpu), refArch, PROFILE_BOUNDS);
+    set(f.fit.gpu, o, `GEMMs and decode attention from aiconfigurator's vLLM ${f.fit.version} tables${o.kv_fp8_efficiency === undefined ? '' : ' (kv_fp8_efficiency as measured, not a ratio)'}`);
+  }
   // MoE: each GPU's expert kernels priced with its dense overrides in place, so that the ratio is the
   // experts' own; only the family the profile's MoE efficiencies were fitted on carries.
   const moe = fitMoeFamilies(data.aicMoe, catalog, (gpu) => withOverrides(profile, overrides[gpu]));

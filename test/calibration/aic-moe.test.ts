@@ -33,8 +33,8 @@ test('the fit recovers the MoE efficiencies that generated its rows, and the ove
   const fit = fitMoeEfficiency(rows, catalog, h100, catalog.profile);
   assert.ok(Math.abs(fit.moe_efficiency - truth.moe_efficiency) <= 0.025, JSON.stringify(fit));
   assert.ok(Math.abs(fit.moe_weight_efficiency - truth.moe_weight_efficiency) <= 0.025, JSON.stringify(fit));
-  const p = { ...catalog.profile, moe_efficiency: 0.2, moe_weight_efficiency: 0.9 };
-  const o = moeOverrides(p, { moe_efficiency: 0.5, moe_weight_efficiency: 2 }, { moe_efficiency: 1, moe_weight_efficiency: 1 }, PROFILE_BOUNDS);
-  assert.equal(o.moe_efficiency, 0.1);
+  const p = { ...catalog.profile, moe_efficiency: 0.4, moe_weight_efficiency: 0.9 };
+  const o = moeOverrides(p, { moe_efficiency: 0.5, moe_weight_efficiency: 2 }, { moe_efficiency: 0.8, moe_weight_efficiency: 1 }, PROFILE_BOUNDS);
+  assert.equal(o.moe_efficiency, 0.25, 'scaled by the ratio 0.5 / 0.8, away from the bounds');
   assert.equal(o.moe_weight_efficiency, PROFILE_BOUNDS.moe_weight_efficiency[1], 'capped');
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { LONG_ANSWER_RUN } from '../../src/calibration/long-context.js';
+import { LONG_ANSWER_RUN, kernelCheckRows } from '../../src/calibration/long-context.js';
 import { parseAicAttention } from '../../src/calibration/aic-kernels.js';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';
 import { kvBytesPerToken } from '../../src/domain/index.js';
@@ -35,14 +35,10 @@ test('a bf16 KV read at 1–4k-token contexts runs near the HBM rate, not at hal
 
 test('the profile charges a long-context KV read never a tenth under what FlashAttention 3 alone takes on the H100, nor a third over it', () => {
   const file = join(PROJECT_ROOT, 'data', 'calibration', 'aiconfigurator-kernels', 'decode_attention.csv');
-  const hw = catalog.gpu('H100-SXM');
-  const model = catalog.model('llama-3.1-8b');
-  const perLayerToken = kvBytesPerToken(model, 2) / model.layers;
-  const rows = parseAicAttention(readFileSync(file, 'utf8'), file).filter((a) => a.gpu === hw.id && a.version === '0.24.0' && a.kvDtype === 'bf16' && a.qHeads === 32 && a.kvHeads === 8 && a.batch >= 64 && a.contextTokens >= 1024);
-  assert.ok(rows.length >= 6);
-  for (const a of rows) {
-    const profileMs = ((a.batch * a.contextTokens * perLayerToken) / (hw.hbm_bandwidth_gbs * 1e9 * catalog.profile.eta_kv)) * 1000;
-    const ratio = profileMs / a.ms;
-    assert.ok(ratio >= 0.9 && ratio <= 1.34, `batch ${a.batch}, context ${a.contextTokens}: profile ${profileMs.toFixed(3)} ms vs kernel ${a.ms} ms`);
+  const rows = kernelCheckRows(parseAicAttention(readFileSync(file, 'utf8'), file), catalog.profile, catalog.gpu('H100-SXM'), catalog.model('llama-3.1-8b'));
+  assert.ok(rows.length >= 6, `${rows.length} rows`);
+  for (const r of rows) {
+    const ratio = r.profileMs / r.kernelMs;
+    assert.ok(ratio >= 0.9 && ratio <= 1.34, `batch ${r.batch}, context ${r.contextTokens}: profile ${r.profileMs.toFixed(3)} ms vs kernel ${r.kernelMs} ms`);
   }
 });
