@@ -2,7 +2,7 @@ import type { Hardware } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { kernelSeconds } from '../physics/step-time.js';
 import { ACT_BYTES } from '../physics/step-shapes.js';
-import { parseCsv, type CsvRecord } from './csv.js';
+import { parseCsv, positiveField, type CsvRecord } from './csv.js';
 
 /**
  * Per-GPU kernel efficiencies from aiconfigurator's per-operator databases
@@ -40,12 +40,6 @@ export interface AicAttentionRow {
   readonly ms: number;
 }
 
-function numberField(r: CsvRecord, file: string, k: string): number {
-  const v = Number(r.fields[k]);
-  if (!Number.isFinite(v) || v <= 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${k} must be a positive number, got "${r.fields[k] ?? ''}"`, { details: { file, line: r.line, field: k } });
-  return v;
-}
-
 function dtypeField(r: CsvRecord, file: string, k: string): 'bf16' | 'fp8' {
   const v = r.fields[k];
   if (v === 'bfloat16') return 'bf16';
@@ -58,10 +52,10 @@ export function parseAicGemms(text: string, file: string): AicGemmRow[] {
     gpu: r.fields['gpu'] ?? '',
     version: r.fields['vllm_version'] ?? '',
     dtype: dtypeField(r, file, 'dtype'),
-    m: numberField(r, file, 'm'),
-    n: numberField(r, file, 'n'),
-    k: numberField(r, file, 'k'),
-    ms: numberField(r, file, 'latency_ms'),
+    m: positiveField(r, file, 'm'),
+    n: positiveField(r, file, 'n'),
+    k: positiveField(r, file, 'k'),
+    ms: positiveField(r, file, 'latency_ms'),
   }));
 }
 
@@ -70,12 +64,12 @@ export function parseAicAttention(text: string, file: string): AicAttentionRow[]
     gpu: r.fields['gpu'] ?? '',
     version: r.fields['vllm_version'] ?? '',
     kvDtype: dtypeField(r, file, 'kv_cache_dtype'),
-    batch: numberField(r, file, 'batch_size'),
-    contextTokens: numberField(r, file, 'context_tokens'),
-    qHeads: numberField(r, file, 'num_heads'),
-    kvHeads: numberField(r, file, 'num_kv_heads'),
-    headDim: numberField(r, file, 'head_dim'),
-    ms: numberField(r, file, 'latency_ms'),
+    batch: positiveField(r, file, 'batch_size'),
+    contextTokens: positiveField(r, file, 'context_tokens'),
+    qHeads: positiveField(r, file, 'num_heads'),
+    kvHeads: positiveField(r, file, 'num_kv_heads'),
+    headDim: positiveField(r, file, 'head_dim'),
+    ms: positiveField(r, file, 'latency_ms'),
   }));
 }
 

@@ -3,7 +3,7 @@ import type { Hardware, ModelSpec, SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { moeLayerCost, resolveConfig } from '../physics/index.js';
 import { mape, meanAbsLog, steps } from './aic-kernels.js';
-import { parseCsv, type CsvRecord } from './csv.js';
+import { parseCsv, positiveField } from './csv.js';
 
 /**
  * Per-GPU efficiencies of the routed-expert layer from aiconfigurator's MoE kernel table
@@ -32,12 +32,6 @@ export interface AicMoeRow {
   readonly ms: number;
 }
 
-function positive(r: CsvRecord, file: string, k: string): number {
-  const v = Number(r.fields[k]);
-  if (!Number.isFinite(v) || v <= 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${k} must be a positive number, got "${r.fields[k] ?? ''}"`, { details: { file, line: r.line, field: k } });
-  return v;
-}
-
 export function parseAicMoe(text: string, file: string): AicMoeRow[] {
   return parseCsv(text, file).records.map((r) => {
     const dtype = r.fields['moe_dtype'] === 'w4a16_mxfp4' ? 'mxfp4' : r.fields['moe_dtype'] === 'bfloat16' ? 'bf16' : null;
@@ -46,14 +40,14 @@ export function parseAicMoe(text: string, file: string): AicMoeRow[] {
       gpu: r.fields['gpu'] ?? '',
       dtype,
       version: r.fields['vllm_version'] ?? '',
-      tokens: positive(r, file, 'num_tokens'),
-      hiddenSize: positive(r, file, 'hidden_size'),
-      interSize: positive(r, file, 'inter_size'),
-      topK: positive(r, file, 'topk'),
-      experts: positive(r, file, 'num_experts'),
-      tp: positive(r, file, 'moe_tp_size'),
-      ep: positive(r, file, 'moe_ep_size'),
-      ms: positive(r, file, 'latency_ms'),
+      tokens: positiveField(r, file, 'num_tokens'),
+      hiddenSize: positiveField(r, file, 'hidden_size'),
+      interSize: positiveField(r, file, 'inter_size'),
+      topK: positiveField(r, file, 'topk'),
+      experts: positiveField(r, file, 'num_experts'),
+      tp: positiveField(r, file, 'moe_tp_size'),
+      ep: positiveField(r, file, 'moe_ep_size'),
+      ms: positiveField(r, file, 'latency_ms'),
     };
   });
 }

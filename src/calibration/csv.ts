@@ -30,3 +30,10 @@ export function parseCsv(text: string, file: string): { columns: string[]; recor
   });
   return { columns, records };
 }
+
+/** A field that must hold a positive number, refused with its file, line and column otherwise. */
+export function positiveField(r: CsvRecord, file: string, k: string): number {
+  const v = Number(r.fields[k]);
+  if (!Number.isFinite(v) || v <= 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${k} must be a positive number, got "${r.fields[k] ?? ''}"`, { details: { file, line: r.line, field: k } });
+  return v;
+}
