@@ -3,6 +3,7 @@ import { LmBenchError } from '../errors.js';
 import { kernelSeconds } from '../physics/step-time.js';
 import { ACT_BYTES } from '../physics/step-shapes.js';
 import { parseCsv, positiveField, type CsvRecord } from './csv.js';
+import { grid1, grid2, mape, meanAbsLog, steps } from './grid-search.js';
 
 /**
  * Per-GPU kernel efficiencies from aiconfigurator's per-operator databases
@@ -91,23 +92,6 @@ export function aicAttentionMs(a: AicAttentionRow, hw: Hardware, eta: number, la
   return launchUs / 1000 + (attentionBytes(a) / (hw.hbm_bandwidth_gbs * 1e9 * eta)) * 1000;
 }
 
-/** Mean |ln(predicted / measured)| and mean |predicted / measured − 1| of (predicted, measured) pairs; 0 for none. */
-export const meanAbsLog = (pairs: readonly (readonly [number, number])[]): number => (pairs.length === 0 ? 0 : pairs.reduce((acc, [p, m]) => acc + Math.abs(Math.log(p / m)), 0) / pairs.length);
-export const mape = (pairs: readonly (readonly [number, number])[]): number => (pairs.length === 0 ? 0 : pairs.reduce((acc, [p, m]) => acc + Math.abs(p / m - 1), 0) / pairs.length);
-
-/** The minimiser of `loss` over a grid (two parameters, a few hundred rows: exhaustive is cheap and has no local minimum). */
-function grid2(xs: readonly number[], ys: readonly number[], loss: (x: number, y: number) => number): [number, number] {
-  let best: [number, number] = [xs[0] as number, ys[0] as number];
-  let bestLoss = Number.POSITIVE_INFINITY;
-  for (const x of xs) {
-    for (const y of ys) {
-      const l = loss(x, y);
-      if (l < bestLoss) [best, bestLoss] = [[x, y], l];
-    }
-  }
-  return best;
-}
-
 /**
  * The fit reads only kernels long enough that the launch is a small part of them: GEMMs whose weights
  * are at least 32 MiB (a 7–8B model's smallest projection; the tables' GEMM rates rise with size up to
@@ -124,13 +108,6 @@ export const PREFILL_MIN_TOKENS = 2048;
 export const ATTENTION_MIN_BYTES = 2 ** 27;
 export const isStreamedGemm = (g: Pick<AicGemmRow, 'n' | 'k' | 'dtype'>): boolean => g.n * g.k * (g.dtype === 'fp8' ? 1 : 2) >= GEMM_MIN_BYTES;
 export const isStreamedAttention = (a: Pick<AicAttentionRow, 'batch' | 'contextTokens' | 'kvHeads' | 'headDim' | 'kvDtype'>): boolean => attentionBytes(a) >= ATTENTION_MIN_BYTES;
-
-export const steps = (from: number, to: number, by: number): number[] => Array.from({ length: Math.round((to - from) / by) + 1 }, (_, i) => Number((from + i * by).toFixed(4)));
-
-/** The minimiser of a one-parameter loss over a grid. */
-export function grid1(xs: readonly number[], loss: (x: number) => number): number {
-  return grid2(xs, [0], (x) => loss(x))[0];
-}
 
 /** A fit needs rows: an empty subset would leave the grid's first value standing as if fitted. */
 function needRows<T>(rows: readonly T[], what: string, gpu: string): readonly T[] {

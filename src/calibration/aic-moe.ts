@@ -2,7 +2,7 @@ import type { Catalog } from '../catalog/index.js';
 import type { Hardware, ModelSpec, SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { moeLayerCost, resolveConfig } from '../physics/index.js';
-import { mape, meanAbsLog, steps } from './aic-kernels.js';
+import { grid2, mape, meanAbsLog, steps } from './grid-search.js';
 import { parseCsv, positiveField } from './csv.js';
 
 /**
@@ -97,16 +97,8 @@ export function moePairs(rows: readonly AicMoeRow[], catalog: Catalog, hw: Hardw
  */
 export function fitMoeEfficiency(rows: readonly AicMoeRow[], catalog: Catalog, hw: Hardware, profile: SimProfile): MoeEfficiency {
   const price = moePricer(rows, catalog, hw, profile);
-  let best: MoeEfficiency = { moe_efficiency: 1, moe_weight_efficiency: 1 };
-  let bestLoss = Number.POSITIVE_INFINITY;
-  for (const c of steps(0.05, 2, 0.025)) {
-    for (const w of steps(0.1, 3, 0.025)) {
-      const e = { moe_efficiency: c, moe_weight_efficiency: w };
-      const loss = meanAbsLog(price(e));
-      if (loss < bestLoss) [best, bestLoss] = [e, loss];
-    }
-  }
-  return best;
+  const [c, w] = grid2(steps(0.05, 2, 0.025), steps(0.1, 3, 0.025), (moe_efficiency, moe_weight_efficiency) => meanAbsLog(price({ moe_efficiency, moe_weight_efficiency })));
+  return { moe_efficiency: c, moe_weight_efficiency: w };
 }
 
 /**

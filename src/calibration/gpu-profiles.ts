@@ -3,7 +3,8 @@ import { PROFILE_BOUNDS, hasFp8Compute, withOverrides, type Hardware, type SimPr
 import { LmBenchError } from '../errors.js';
 import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
 import { PROFILE_MOE_FAMILY, fitMoeFamilies, moeOverrides, type AicMoeRow, type MoeFamilyFit } from './aic-moe.js';
-import { isStreamedAttention, isStreamedGemm, mape, aicAttentionMs, aicGemmMs, fitAllAicKernels, type AicAttentionRow, type AicGemmRow, type AicKernelFit } from './aic-kernels.js';
+import { mape } from './grid-search.js';
+import { isStreamedAttention, isStreamedGemm, aicAttentionMs, aicGemmMs, fitAllAicKernels, type AicAttentionRow, type AicGemmRow, type AicKernelFit } from './aic-kernels.js';
 
 /**
  * Per-GPU `sim:` overrides (data/hardware.yaml) fitted on per-operator kernel times, relative to the

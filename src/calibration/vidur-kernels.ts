@@ -3,6 +3,7 @@ import { LmBenchError } from '../errors.js';
 import { kernelSeconds } from '../physics/step-time.js';
 import { ACT_BYTES } from '../physics/step-shapes.js';
 import { parseCsv } from './csv.js';
+import { grid2, mape, meanAbsLog, steps } from './grid-search.js';
 
 /**
  * Per-GPU efficiencies from Vidur's per-operator kernel times (data/calibration/vidur/): the four
@@ -71,41 +72,25 @@ export function gemmMs(g: { params: number; width: number }, tokens: number, hw:
   return kernelSeconds(memS, compS, floorUs / 1e6) * 1000;
 }
 
+/** (predicted, measured) ms of every GEMM of the rows. */
+function kernelPairs(rows: readonly KernelRow[], hw: Hardware, e: KernelEfficiency, floorUs: number): [number, number][] {
+  return rows.flatMap((r) => r.gemms.map((g): [number, number] => [gemmMs(g, r.tokens, hw, e, floorUs), g.ms]));
+}
+
 /** Mean |ln(predicted / measured)| over every GEMM of the rows. */
 export function kernelLoss(rows: readonly KernelRow[], hw: Hardware, e: KernelEfficiency, floorUs: number): number {
-  let sum = 0;
-  let n = 0;
-  for (const r of rows) {
-    for (const g of r.gemms) {
-      sum += Math.abs(Math.log(gemmMs(g, r.tokens, hw, e, floorUs) / g.ms));
-      n++;
-    }
-  }
-  return n === 0 ? 0 : sum / n;
+  return meanAbsLog(kernelPairs(rows, hw, e, floorUs));
 }
 
 /** Mean absolute percentage error of the GEMM times. */
 export function kernelMape(rows: readonly KernelRow[], hw: Hardware, e: KernelEfficiency, floorUs: number): number {
-  const errs = rows.flatMap((r) => r.gemms.map((g) => Math.abs(gemmMs(g, r.tokens, hw, e, floorUs) / g.ms - 1)));
-  return errs.length === 0 ? 0 : errs.reduce((a, b) => a + b, 0) / errs.length;
+  return mape(kernelPairs(rows, hw, e, floorUs));
 }
 
-/**
- * The two efficiencies minimising `kernelLoss` on one GPU's rows: a grid of 0.005 steps over the
- * profile's plausible ranges (two parameters, a few hundred rows: exhaustive is cheap and has no
- * local minimum to fall into).
- */
+/** The two efficiencies minimising `kernelLoss` on one GPU's rows: a grid of 0.005 steps over the profile's plausible ranges. */
 export function fitKernelEfficiency(rows: readonly KernelRow[], hw: Hardware, floorUs: number): KernelEfficiency {
-  let best: KernelEfficiency = { eta_weights: 0.5, mfu_bf16: 0.5 };
-  let bestLoss = Number.POSITIVE_INFINITY;
-  for (let eta = 0.3; eta <= 0.95 + 1e-9; eta += 0.005) {
-    for (let mfu = 0.2; mfu <= 0.9 + 1e-9; mfu += 0.005) {
-      const e = { eta_weights: eta, mfu_bf16: mfu };
-      const loss = kernelLoss(rows, hw, e, floorUs);
-      if (loss < bestLoss) [best, bestLoss] = [e, loss];
-    }
-  }
-  return { eta_weights: Number(best.eta_weights.toFixed(3)), mfu_bf16: Number(best.mfu_bf16.toFixed(3)) };
+  const [eta, mfu] = grid2(steps(0.3, 0.95, 0.005), steps(0.2, 0.9, 0.005), (eta_weights, mfu_bf16) => kernelLoss(rows, hw, { eta_weights, mfu_bf16 }, floorUs));
+  return { eta_weights: Number(eta.toFixed(3)), mfu_bf16: Number(mfu.toFixed(3)) };
 }
 
 /** Mean summed small-kernel time of decode-sized rows, µs. */
