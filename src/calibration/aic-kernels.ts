@@ -1,9 +1,8 @@
 import type { Hardware } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import { kernelSeconds } from '../physics/step-time.js';
-import { ACT_BYTES } from '../physics/step-shapes.js';
 import { parseCsv, positiveField, type CsvRecord } from './csv.js';
 import { grid1, grid2, mape, meanAbsLog, steps } from './grid-search.js';
+import { gemmKernelMs } from './vidur-kernels.js';
 
 /**
  * Per-GPU kernel efficiencies from aiconfigurator's per-operator databases
@@ -76,11 +75,7 @@ export function parseAicAttention(text: string, file: string): AicAttentionRow[]
 
 /** Predicted ms of one GEMM (`m` tokens through an n × k weight of `dtype`) at the given efficiencies. */
 export function aicGemmMs(g: Pick<AicGemmRow, 'm' | 'n' | 'k' | 'dtype'>, hw: Hardware, eta: number, mfu: number, floorUs: number): number {
-  const weightBytes = g.dtype === 'fp8' ? 1 : 2;
-  const peakTflops = g.dtype === 'fp8' ? (hw.fp8_tflops ?? hw.bf16_tflops) : hw.bf16_tflops;
-  const memS = (weightBytes * g.n * g.k + g.m * (g.n + g.k) * ACT_BYTES) / (hw.hbm_bandwidth_gbs * 1e9 * eta);
-  const compS = (2 * g.n * g.k * g.m) / (peakTflops * 1e12 * mfu);
-  return kernelSeconds(memS, compS, floorUs / 1e6) * 1000;
+  return gemmKernelMs({ params: g.n * g.k, width: g.n + g.k, tokens: g.m, dtype: g.dtype }, hw, { eta, mfu }, floorUs);
 }
 
 /** KV bytes one decode-attention call reads: every request's context, K and V, at the cache's dtype. */

@@ -65,11 +65,24 @@ export interface KernelEfficiency {
   readonly mfu_bf16: number;
 }
 
-/** Predicted ms of one bf16 GEMM of `params` weights for `tokens` tokens, as a step prices it. */
-export function gemmMs(g: { params: number; width: number }, tokens: number, hw: Hardware, e: KernelEfficiency, floorUs: number): number {
-  const memS = (2 * g.params + tokens * g.width * ACT_BYTES) / (hw.hbm_bandwidth_gbs * 1e9 * e.eta_weights);
-  const compS = (2 * g.params * tokens) / (hw.bf16_tflops * 1e12 * e.mfu_bf16);
+/**
+ * Predicted ms of one GEMM of `params` weights in `dtype` (activation width `width`, in + out) for
+ * `tokens` tokens, as a step prices it (the one price both kernel sources' fits use): weight and activation bytes at `eta` of the HBM bandwidth
+ * against FLOPs at `mfu` of the dtype's dense peak.
+ */
+export function gemmKernelMs(g: { params: number; width: number; tokens: number; dtype: 'bf16' | 'fp8' }, hw: Hardware, e: { eta: number; mfu: number }, floorUs: number): number {
+  const { params, width, tokens, dtype } = g;
+  const { eta, mfu } = e;
+  const weightBytes = dtype === 'fp8' ? 1 : 2;
+  const peakTflops = dtype === 'fp8' ? (hw.fp8_tflops ?? hw.bf16_tflops) : hw.bf16_tflops;
+  const memS = (weightBytes * params + tokens * width * ACT_BYTES) / (hw.hbm_bandwidth_gbs * 1e9 * eta);
+  const compS = (2 * params * tokens) / (peakTflops * 1e12 * mfu);
   return kernelSeconds(memS, compS, floorUs / 1e6) * 1000;
+}
+
+/** Predicted ms of one of Vidur's bf16 GEMMs for `tokens` tokens. */
+export function gemmMs(g: { params: number; width: number }, tokens: number, hw: Hardware, e: KernelEfficiency, floorUs: number): number {
+  return gemmKernelMs({ params: g.params, width: g.width, tokens, dtype: 'bf16' }, hw, { eta: e.eta_weights, mfu: e.mfu_bf16 }, floorUs);
 }
 
 /** (predicted, measured) ms of every GEMM of the rows. */
