@@ -1,7 +1,7 @@
 import type { Catalog } from '../catalog/index.js';
 import { kvBytesPerToken, type Hardware, type ModelSpec, type SimProfile, type Workload } from '../domain/index.js';
 import type { AicAttentionRow } from './aic-kernels.js';
-import { makeStepModel, priceDecodeMs, resolveConfig } from '../physics/index.js';
+import { makeStepModel, priceDecodeMs, resolveConfig, type StepModel } from '../physics/index.js';
 import { simulate } from '../sim/index.js';
 
 /**
@@ -31,11 +31,6 @@ export const LONG_ANSWER_RUN = {
   } satisfies Workload,
 } as const;
 
-/**
- * The profile's KV read of one layer against the decode-attention kernel alone (aiconfigurator's
- * FlashAttention 3 times on the H100 under vLLM 0.24.0, data/calibration/aiconfigurator-kernels/), for
- * Llama-3.1-8B's heads (32 query, 8 KV, dimension 128) at the batches and contexts of the table above.
- */
 export interface KernelCheckRow {
   readonly batch: number;
   readonly contextTokens: number;
@@ -43,11 +38,24 @@ export interface KernelCheckRow {
   readonly profileMs: number;
 }
 
+/** What a decode step of `batch` requests pays for `contextTokens` of context each: the step at that context less the step at none. */
+function contextMs(m: StepModel, batch: number, contextTokens: number): number {
+  return priceDecodeMs(m, batch, contextTokens) - priceDecodeMs(m, batch, 0);
+}
+
+const decodeModel = (hw: Hardware, model: ModelSpec, profile: SimProfile): StepModel => makeStepModel(resolveConfig({ max_num_seqs: 256 }, hw, model), hw, model, profile);
+
+/**
+ * What the profile charges one layer of a decode step for its context (the step model's own price, per
+ * layer) against the decode-attention kernel alone (aiconfigurator's FlashAttention 3 times on the H100
+ * under vLLM 0.24.0, data/calibration/aiconfigurator-kernels/), for the model's heads at batches of 64
+ * and more and 1–4k-token contexts.
+ */
 export function kernelCheckRows(attention: readonly AicAttentionRow[], profile: SimProfile, hw: Hardware, model: ModelSpec): KernelCheckRow[] {
-  const perLayerToken = kvBytesPerToken(model, 2) / model.layers;
+  const m = decodeModel(hw, model, profile);
   return attention
     .filter((a) => a.gpu === hw.id && a.version === '0.24.0' && a.kvDtype === 'bf16' && a.qHeads === model.num_attention_heads && a.kvHeads === model.num_kv_heads && a.headDim === model.head_dim && a.batch >= 64 && a.contextTokens >= 1024 && a.contextTokens <= 4096)
-    .map((a) => ({ batch: a.batch, contextTokens: a.contextTokens, kernelMs: a.ms, profileMs: ((a.batch * a.contextTokens * perLayerToken) / (hw.hbm_bandwidth_gbs * 1e9 * profile.eta_kv)) * 1000 }))
+    .map((a) => ({ batch: a.batch, contextTokens: a.contextTokens, kernelMs: a.ms, profileMs: contextMs(m, a.batch, a.contextTokens) / model.layers }))
     .sort((x, y) => x.batch - y.batch || x.contextTokens - y.contextTokens);
 }
 
@@ -55,7 +63,7 @@ function kernelCheck(rows: readonly KernelCheckRow[]): string {
   const ratios = rows.map((r) => r.profileMs / r.kernelMs);
   const summary = ratios.length === 0 ? 'no kernel rows of these heads' : `the profile charges ${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}× what the kernel takes alone`;
   return [
-    '| batch | context | FlashAttention 3 alone, ms per layer (launch included) | profile, ms per layer (KV read at `eta_kv`) | profile ÷ kernel |',
+    '| batch | context | FlashAttention 3 alone, ms per layer (launch included) | profile, ms per layer (what the context adds to a step) | profile ÷ kernel |',
     '| --- | --- | --- | --- | --- |',
     ...rows.map((r) => `| ${r.batch} | ${r.contextTokens.toLocaleString('en-US')} | ${r.kernelMs.toFixed(3)} | ${r.profileMs.toFixed(3)} | ${(r.profileMs / r.kernelMs).toFixed(2)} |`),
     '',
@@ -66,14 +74,14 @@ function kernelCheck(rows: readonly KernelCheckRow[]): string {
 export function longContextSection(catalog: Catalog, profile: SimProfile, attention: readonly AicAttentionRow[] = []): string {
   const hw = catalog.gpu(LONG_ANSWER_RUN.gpu);
   const model = catalog.model(LONG_ANSWER_RUN.model);
-  const m = makeStepModel(resolveConfig({ max_num_seqs: 256 }, hw, model), hw, model, profile);
+  const m = decodeModel(hw, model, profile);
   const kvBytes = kvBytesPerToken(model, 2);
   const rows = BATCHES.map((b) => {
     const base = priceDecodeMs(m, b, 0);
     const cells = CONTEXTS.map((c) => {
       const ms = priceDecodeMs(m, b, c);
       // The KV share of the step as a read rate: the batch's KV bytes over what the context added.
-      const rate = (b * c * kvBytes) / ((ms - base) / 1000) / 1e12;
+      const rate = (b * c * kvBytes) / (contextMs(m, b, c) / 1000) / 1e12;
       return `${ms.toFixed(1)} ms (KV at ${rate.toFixed(2)} TB/s)`;
     });
     return `| ${b} | ${base.toFixed(1)} ms | ${cells.join(' | ')} |`;
