@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import type { Hardware, ModelSpec, SimProfile } from '../domain/index.js';
+import { withinBounds, type Hardware, type ModelSpec, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { moeLayerCost, resolveConfig } from '../physics/index.js';
 import { grid2, mape, meanAbsLog, steps } from './grid-search.js';
@@ -147,7 +147,7 @@ export function fitMoeFamilies(rows: readonly AicMoeRow[], catalog: Catalog, pro
 
 /** The profile's MoE efficiencies scaled by this GPU's kernel ratio to the reference's, inside the bounds. */
 export function moeOverrides(profile: SimProfile, gpu: MoeEfficiency, ref: MoeEfficiency, bounds: Readonly<Record<keyof MoeEfficiency, readonly [number, number]>>): MoeEfficiency {
-  const clamp = (k: keyof MoeEfficiency, v: number): number => Number(Math.min(bounds[k][1], Math.max(bounds[k][0], v)).toPrecision(4));
+  const clamp = (k: keyof typeof bounds, v: number): number => withinBounds(bounds, k, v);
   return {
     moe_efficiency: clamp('moe_efficiency', profile.moe_efficiency * (gpu.moe_efficiency / ref.moe_efficiency)),
     moe_weight_efficiency: clamp('moe_weight_efficiency', profile.moe_weight_efficiency * (gpu.moe_weight_efficiency / ref.moe_weight_efficiency)),

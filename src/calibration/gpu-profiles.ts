@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import { PROFILE_BOUNDS, hasFp8Compute, withOverrides, type Hardware, type SimProfile } from '../domain/index.js';
+import { PROFILE_BOUNDS, hasFp8Compute, withOverrides, withinBounds, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
 import { PROFILE_MOE_FAMILY, fitMoeFamilies, moeOverrides, type AicMoeRow, type MoeFamilyFit } from './aic-moe.js';
@@ -114,7 +114,7 @@ export function aicOverrides(
   refArch: string,
   bounds: Readonly<Record<'eta_weights' | 'eta_kv' | 'kv_fp8_efficiency' | 'mfu_bf16' | 'mfu_fp8', readonly [number, number]>>,
 ): GpuOverrides {
-  const clamp = (k: keyof typeof bounds, v: number): number => Number(Math.min(bounds[k][1], Math.max(bounds[k][0], v)).toPrecision(4));
+  const clamp = (k: keyof typeof bounds, v: number): number => withinBounds(bounds, k, v);
   const o: GpuOverrides = {
     eta_weights: clamp('eta_weights', profile.eta_weights * (f.fit.eta_weights / f.ref.eta_weights)),
     eta_kv: clamp('eta_kv', profile.eta_kv * (f.fit.eta_kv / f.ref.eta_kv)),

@@ -1,4 +1,4 @@
-import type { Hardware, SimProfile } from '../domain/index.js';
+import { withinBounds, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { kernelSeconds } from '../physics/step-time.js';
 import { ACT_BYTES } from '../physics/step-shapes.js';
@@ -124,7 +124,7 @@ export function kernelOverrides(
   fit: { readonly gpu: KernelEfficiency; readonly ref: KernelEfficiency; readonly smallUs: number; readonly refSmallUs: number },
   bounds: Readonly<Record<'eta_weights' | 'eta_kv' | 'mfu_bf16' | 'layer_fixed_us', readonly [number, number]>>,
 ): Pick<SimProfile, 'eta_weights' | 'eta_kv' | 'mfu_bf16' | 'layer_fixed_us'> {
-  const clamp = (k: keyof typeof bounds, v: number): number => Number(Math.min(bounds[k][1], Math.max(bounds[k][0], v)).toPrecision(4));
+  const clamp = (k: keyof typeof bounds, v: number): number => withinBounds(bounds, k, v);
   const stream = fit.gpu.eta_weights / fit.ref.eta_weights;
   return {
     eta_weights: clamp('eta_weights', profile.eta_weights * stream),

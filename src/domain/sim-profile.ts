@@ -106,6 +106,11 @@ export const PROFILE_BOUNDS: Readonly<Record<ProfileParam, readonly [number, num
   frontend_us_per_token: [0.01, 20],
 };
 
+/** `v` inside `bounds[k]`, to 4 significant digits: how a fitted override is written. */
+export function withinBounds<K extends string>(bounds: Readonly<Record<K, readonly [number, number]>>, k: K, v: number): number {
+  return Number(Math.min(bounds[k][1], Math.max(bounds[k][0], v)).toPrecision(4));
+}
+
 /**
  * The simulator's GPU power model (src/physics/power.ts), in fractions of each GPU's datasheet TDP so
  * that one set serves every GPU: a GPU holding a loaded model draws `idle_tdp_frac` × TDP between
