@@ -7,6 +7,8 @@ import type { Workload } from '../../src/domain/index.js';
 import { runBenchmark } from '../../src/loadgen/index.js';
 import { PROBE_PROMPT } from '../../src/loadgen/connect.js';
 import { syntheticRequests } from '../../src/loadgen/prompts.js';
+import { scheduleTimes } from '../../src/loadgen/arrivals.js';
+import { createRng } from '../../src/util/rng.js';
 import { startLlamaStandin, type LlamaStandin } from '../helpers/llama-standin.js';
 
 // The load runner against a stand-in that behaves as llama.cpp's llama-server does (issue 29): it closes
@@ -54,10 +56,18 @@ test('an open loop opens connections as requests need them: none waits for a thr
   // Three HTTP threads and a server that keeps connections alive: each idle connection the client
   // opened ahead of the load holds a thread for 5 s, and a request sent on one waiting for a thread
   // waits that long.
+  // A request takes about 10 ms. The seed's arrivals put no three requests within 125 ms, so a client that
+  // reuses its idle connections never has more than two in flight and never needs a third thread; a
+  // Poisson burst of four within one request's time (seed 2 had one: four arrivals in 14 ms) would make
+  // the server's capacity, not the client, the cause of a wait.
+  const w: Workload = { ...closed(1, 24), arrival: { kind: 'poisson', rate_rps: 8 } };
+  const seed = 21;
+  const arrivalsS = Array.from(scheduleTimes(w.arrival, w.num_prompts, createRng(seed).fork('arrival')) ?? []);
+  assert.equal(arrivalsS.length, 24);
+  assert.ok(Math.min(...arrivalsS.slice(2).map((t, i) => t - (arrivalsS[i] as number))) > 0.1, 'no three arrivals within 100 ms');
   const s = await startLlamaStandin({ threads: 3, parallel: 1, decodeMs: 2, prefillMsPerToken: 0.1, closeAfterStream: false });
   try {
-    const w: Workload = { ...closed(1, 24), arrival: { kind: 'poisson', rate_rps: 8 } };
-    const { result } = await runBenchmark({ endpoint: `${s.url}/v1/completions`, model: 'standin', seed: 2, workload: w, scrapeMetrics: false });
+    const { result } = await runBenchmark({ endpoint: `${s.url}/v1/completions`, model: 'standin', seed, workload: w, scrapeMetrics: false });
     assert.equal(result.failed, 0);
     assert.equal(s.stats().maxWaitingForThread, 0, 'no connection sat unserved behind idle ones');
     assert.ok(result.p99_ttft_ms < 1000, `p99 TTFT ${result.p99_ttft_ms.toFixed(0)} ms: requests waited for a thread`);
