@@ -26,13 +26,15 @@ import { join } from 'node:path';
 import { parse as parseYaml, stringify } from 'yaml';
 import { parseCsv } from '../src/calibration/csv.js';
 import { fitProfile, type MeasuredPoint, type PredictedPoint } from '../src/calibration/fit.js';
-import { PROMPT_MEAN_TOKENS, PROMPT_STD_TOKENS, mlenergyPoints, mlenergyPrediction, parseMlenergy, type MlenergyRow } from '../src/calibration/mlenergy.js';
+import { mlenergyPrediction, parseMlenergy } from '../src/calibration/mlenergy.js';
+import { mlenergyCheck, mlenergyRowsTable, mlenergySection } from '../src/calibration/mlenergy-check.js';
+import { absError, fixed, mapeText } from '../src/calibration/report-format.js';
 import { outOfCatalogCheck } from '../src/calibration/out-of-catalog-check.js';
 import { planRow, siliconRows, type RowPlan, type SiliconRow } from '../src/calibration/silicon.js';
 import { PROJECT_ROOT, defaultCatalog } from '../src/catalog/index.js';
 import { PROFILE_BOUNDS, SimProfileFile, withOverrides, type PowerProfile, type ProfileParam, type SimProfile } from '../src/domain/index.js';
 import { fitPower, powerObservation, type PowerObservation } from '../src/calibration/mlenergy-power.js';
-import { powerColumns, powerSection, type PowerReportRow } from '../src/calibration/mlenergy-power-report.js';
+import { powerSection, type PowerReportRow } from '../src/calibration/mlenergy-power-report.js';
 import { createSimPool } from '../src/calibration/sim-pool.js';
 import { historicalPoints } from './calibrate-historical.js';
 import { gpuAwarePool, type OverridesByGpu } from '../src/calibration/gpu-aware-pool.js';
@@ -232,11 +234,6 @@ async function score(ps: readonly Point[], profile: SimProfile): Promise<Scored[
   return ps.map((p, i) => ({ p, ttft: preds[i]?.ttftMs ?? null, tpot: preds[i]?.tpotMs ?? null }));
 }
 
-const ape = (sim: number | null, meas: number | null): number | null => (sim === null || meas === null ? null : Math.abs(sim / meas - 1));
-const mapeOf = (xs: (number | null)[]): string => {
-  const v = xs.filter((x): x is number => x !== null);
-  return v.length === 0 ? '–' : `${((v.reduce((a, b) => a + b, 0) / v.length) * 100).toFixed(1)}%`;
-};
 
 const fitScores = await score(densePoints, fitted);
 const refScores = await score(densePoints, START);
@@ -253,9 +250,9 @@ const mle = parseMlenergy(readFileSync(join(DATA, 'mlenergy', 'qwen3_lm_arena_ch
 // block yet): the power fit below reads the activity, not the energy.
 const IDLE_TDP_FRAC = 0.14;
 const activityOnly: PowerProfile = { idle_tdp_frac: IDLE_TDP_FRAC, busy_weight: 0, compute_weight: 0, memory_weight: 0 };
-const mlePoints = mlenergyPoints(mle, catalog).map((m) => ({ ...m, input: { ...m.input, power: storedFile.power?.params ?? activityOnly } }));
-const mleSummaries = (await pool.summaries(mlePoints.map((m) => m.input), [fitted]))[0] ?? [];
-const mleResults = mlePoints.map((m, i) => ({ m, pred: mleSummaries[i] === null || mleSummaries[i] === undefined ? null : mlenergyPrediction(mleSummaries[i], m) }));
+const mleCheck = await mlenergyCheck({ rows: mle, catalog, pool, profile: fitted, power: storedFile.power?.params ?? activityOnly });
+const mlePoints = mleCheck.points;
+const mleSummaries = mleCheck.summaries;
 // Power (issue 25): fitted on the same simulations (their window sums), then the simulator's own figures
 // under the fitted model. The idle share is fixed: the saturated rows cannot tell it from busy_weight.
 const IDLE_SOURCE =
@@ -274,23 +271,6 @@ const powerRows: (PowerReportRow | null)[] = powerObs.map((o, i) => {
   return { obs: o, predictedPowerW: pred?.avgPowerW ?? null, predictedJoulesPerToken: pred?.energyPerOutputTokenJ ?? null };
 });
 const powerFittedOn = `data/calibration/mlenergy/qwen3_lm_arena_chat.csv: ${powerRows.filter((r) => r !== null).length} rows (Qwen3 8B, 14B, 32B, 30B-A3B on H100 and B200), measured avg_power_w of all the GPUs; idle share fixed`;
-// How much the unpublished prompt lengths matter: the same rows with shorter and longer prompts.
-const sensitivity: string[] = [];
-for (const prompt of [{ mean: 150, std: 200 }, { mean: 1000, std: 1500 }]) {
-  const pts = mlenergyPoints(mle, catalog, prompt).filter((m) => catalog.model(m.model).moe === null);
-  const sums = (await pool.summaries(pts.map((m) => m.input), [fitted]))[0] ?? [];
-  const tput = pts.map((m, i) => {
-    const s = sums[i];
-    const pred = s === null || s === undefined ? null : mlenergyPrediction(s, m);
-    return pred === null ? null : Math.abs(pred.outputThroughput / m.row.output_throughput_tok_s - 1);
-  });
-  const itl = pts.map((m, i) => {
-    const s = sums[i];
-    const pred = s === null || s === undefined ? null : mlenergyPrediction(s, m);
-    return pred === null ? null : Math.abs(pred.medianItlMs / m.row.median_itl_ms - 1);
-  });
-  sensitivity.push(`prompts of mean ${prompt.mean} tokens: throughput MAPE ${mapeOf(tput)}, median ITL MAPE ${mapeOf(itl)}`);
-}
 const historical = historicalPoints(fitted, DATA, catalog, gpuOverrides);
 // Held out: checkpoints outside the catalog, by their Hugging Face ids from a cache of their config.json.
 const outOfCatalog = await outOfCatalogCheck({
@@ -365,16 +345,12 @@ const groupTable = (scores: Scored[], by: (s: Scored) => string): string => {
   return keys
     .map((k) => {
       const g = scores.filter((s) => by(s) === k);
-      return `| ${k} | ${g.length} | ${mapeOf(g.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(g.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |`;
+      return `| ${k} | ${g.length} | ${mapeText(g.map((s) => absError(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeText(g.map((s) => absError(s.tpot, s.p.row.measuredTpotMs)))} |`;
     })
     .join('\n');
 };
 const byModel = (s: Scored): string => s.p.model;
 const byModelTp = (s: Scored): string => `${s.p.model} TP${s.p.row.tp}`;
-const fmt = (x: number | null, d = 0): string => (x === null ? '–' : x.toFixed(d));
-const denseMle = mleResults.map((r, i) => (catalog.model(r.m.model).moe === null ? i : -1)).filter((i) => i >= 0);
-const mleApe = (f: (r: MlenergyRow) => number, g: (p: NonNullable<(typeof mleResults)[number]['pred']>) => number) =>
-  mleResults.map(({ m, pred }) => (pred === null ? null : Math.abs(g(pred) / f(m.row) - 1)));
 
 const md = `# Calibration: the simulator against real vLLM
 
@@ -405,7 +381,7 @@ ${FIT_PARAMS.map((k) => `| ${k} | ${START[k]} | ${Number(fitted[k].toPrecision(4
 | model | rows | TTFT MAPE | TPOT MAPE |
 | --- | --- | --- | --- |
 ${groupTable(fitScores, byModel)}
-| **all dense** | ${fitScores.length} | ${mapeOf(fitScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(fitScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
+| **all dense** | ${fitScores.length} | ${mapeText(fitScores.map((s) => absError(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeText(fitScores.map((s) => absError(s.tpot, s.p.row.measuredTpotMs)))} |
 
 Before the fit (the starting estimates, same protocol): ${groupTable(refScores, byModel).split('\n').map((l) => l.split('|').slice(1, 5).map((c) => c.trim()).join(' ')).join('; ')}.
 
@@ -434,7 +410,7 @@ Each model predicted by the profile fitted on the other model's rows alone:
 | held-out model | rows | TTFT MAPE | TPOT MAPE |
 | --- | --- | --- | --- |
 ${groupTable(lomoScores, byModel)}
-| **all** | ${lomoScores.length} | ${mapeOf(lomoScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(lomoScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
+| **all** | ${lomoScores.length} | ${mapeText(lomoScores.map((s) => absError(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeText(lomoScores.map((s) => absError(s.tpot, s.p.row.measuredTpotMs)))} |
 `}
 ## Mixture of experts: gpt-oss-120b
 
@@ -452,9 +428,9 @@ ${MOE_PARAMS.map((k) => `| ${k} | ${START[k]} | ${Number(fitted[k].toPrecision(4
 | gpt-oss-120b | rows | TTFT MAPE | TPOT MAPE |
 | --- | --- | --- | --- |
 ${groupTable(moeScores, byModelTp)}
-| **fit, all TP** | ${moeScores.length} | ${mapeOf(moeScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(moeScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
-| before the fit | ${moeRefScores.length} | ${mapeOf(moeRefScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(moeRefScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
-${reportOnly || refitParams !== null ? keptLotpoLines() : `| leave one TP out (each TP predicted by the fit on the other two) | ${lotpoScores.length} | ${mapeOf(lotpoScores.map((s) => ape(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeOf(lotpoScores.map((s) => ape(s.tpot, s.p.row.measuredTpotMs)))} |
+| **fit, all TP** | ${moeScores.length} | ${mapeText(moeScores.map((s) => absError(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeText(moeScores.map((s) => absError(s.tpot, s.p.row.measuredTpotMs)))} |
+| before the fit | ${moeRefScores.length} | ${mapeText(moeRefScores.map((s) => absError(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeText(moeRefScores.map((s) => absError(s.tpot, s.p.row.measuredTpotMs)))} |
+${reportOnly || refitParams !== null ? keptLotpoLines() : `| leave one TP out (each TP predicted by the fit on the other two) | ${lotpoScores.length} | ${mapeText(lotpoScores.map((s) => absError(s.ttft, s.p.row.measuredTtftMs)))} | ${mapeText(lotpoScores.map((s) => absError(s.tpot, s.p.row.measuredTpotMs)))} |
 ${groupTable(lotpoScores, (s) => `held out: TP${s.p.row.tp}`)}`}
 
 Not identifiable from these rows: expert parallelism and data-parallel attention (every row is TP only,
@@ -467,31 +443,7 @@ ${readFileSync(join(PROJECT_ROOT, 'docs', 'calibration-gpt-oss.md'), 'utf8').tri
 
 ## Held out: ML.ENERGY max_num_seqs sweeps (H100 and B200, never fitted)
 
-ML.ENERGY Benchmark v3 (\`data/calibration/mlenergy/\`), \`lm-arena-chat\` on vLLM 0.11.1: TP = the GPUs,
-\`max_num_seqs\` swept, 8,192 batched tokens, max_model_len 20,480, async scheduling; 1,024 LMArena
-prompts × the sweep's repeats all sent at t = 0, the server's max_num_seqs the only cap (ml-energy/benchmark
-\`mlenergy/benchmark/llm/benchmark.py\`, \`configs/vllm/lm-arena-chat/…/monolithic.config.yaml\`,
-\`sweeps.yaml\`). Throughput is over ML.ENERGY's steady-state window (from max_num_seqs first tokens to
-N − max_num_seqs − 1 finishes), median ITL over the whole run, as \`mlenergy_data/records/runs.py\`
-computes them. Output lengths: lognormal with the row's mean. **Prompt lengths are not published**
-(they are in the gated HF dataset): lognormal with mean ${PROMPT_MEAN_TOKENS} and std ${PROMPT_STD_TOKENS} tokens is
-our assumption; the sensitivity line below says how much it moves the result. Qwen3-30B-A3B-Instruct-2507
-is the MoE model (its 2-GPU rows: TP 2 with \`--enable-expert-parallel\`); the "all" line is the dense ones.
-
-| model | GPU | rows | output throughput MAPE | median ITL MAPE |
-| --- | --- | --- | --- | --- |
-${[...new Set(mleResults.map(({ m }) => `${m.model}|${m.row.gpu}`))]
-  .map((k) => {
-    const [model, gpu] = k.split('|');
-    const idx = mleResults.map((r, i) => (r.m.model === model && r.m.row.gpu === gpu ? i : -1)).filter((i) => i >= 0);
-    const t = mleApe((r) => r.output_throughput_tok_s, (p) => p.outputThroughput);
-    const l = mleApe((r) => r.median_itl_ms, (p) => p.medianItlMs);
-    return `| ${model} | ${gpu} | ${idx.length} | ${mapeOf(idx.map((i) => t[i] ?? null))} | ${mapeOf(idx.map((i) => l[i] ?? null))} |`;
-  })
-  .join('\n')}
-| **all dense** | | ${denseMle.length} | ${mapeOf(denseMle.map((i) => mleApe((r) => r.output_throughput_tok_s, (p) => p.outputThroughput)[i] ?? null))} | ${mapeOf(denseMle.map((i) => mleApe((r) => r.median_itl_ms, (p) => p.medianItlMs)[i] ?? null))} |
-
-Sensitivity to the assumed prompt lengths: ${sensitivity.join('; ')}.
+${mlenergySection(mleCheck)}
 
 \`lm-bench sim predict\` predicts such rows from a file: [sim-predict.md](sim-predict.md).
 
@@ -513,13 +465,11 @@ ${historical.summary}
 
 | model | TP | ISL | OSL | users | TTFT measured | TTFT sim | TPOT measured | TPOT sim |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- |
-${[...fitScores, ...moeScores].map((s) => `| ${s.p.model} | ${s.p.row.tp} | ${s.p.row.isl} | ${s.p.row.osl} | ${s.p.row.batchSize} | ${fmt(s.p.row.measuredTtftMs)} | ${fmt(s.ttft)} | ${fmt(s.p.row.measuredTpotMs, 1)} | ${fmt(s.tpot, 1)} |`).join('\n')}
+${[...fitScores, ...moeScores].map((s) => `| ${s.p.model} | ${s.p.row.tp} | ${s.p.row.isl} | ${s.p.row.osl} | ${s.p.row.batchSize} | ${fixed(s.p.row.measuredTtftMs)} | ${fixed(s.ttft)} | ${fixed(s.p.row.measuredTpotMs, 1)} | ${fixed(s.tpot, 1)} |`).join('\n')}
 
 ## Every ML.ENERGY row
 
-| model | GPU | TP | max_num_seqs | throughput measured | sim | median ITL measured | sim | power measured (W) | sim | J/token measured | sim |
-| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
-${mleResults.map(({ m, pred }, i) => `| ${m.model} | ${m.row.gpu} | ${m.input.config.tensor_parallel_size ?? m.row.tp}${m.input.config.enable_expert_parallel === true && (m.input.config.tensor_parallel_size ?? 1) > 1 ? " + EP" : ""} | ${m.row.max_num_seqs} | ${fmt(m.row.output_throughput_tok_s)} | ${fmt(pred?.outputThroughput ?? null)} | ${fmt(m.row.median_itl_ms, 1)} | ${fmt(pred?.medianItlMs ?? null, 1)} | ${powerColumns(powerRows[i] ?? null)} |`).join('\n')}
+${mlenergyRowsTable(mleCheck, powerRows)}
 
 ${outOfCatalog.table}
 

@@ -1,4 +1,5 @@
 import { gpuKernelTable, type GpuProfileFit } from './gpu-profiles.js';
+import { pct, signedPct } from './report-format.js';
 import type { LibA100Scores } from './gpu-ratio-check.js';
 
 /** The "Profiles beyond Hopper" part of docs/calibration.md. */
@@ -10,8 +11,6 @@ export interface GpuProfilesReport {
   readonly lib: LibA100Scores;
 }
 
-const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
-const signed = (x: number): string => `${x >= 0 ? '+' : ''}${(x * 100).toFixed(1)}%`;
 
 export function gpuProfilesSection(r: GpuProfilesReport): string {
   const cell = (v: number | undefined): string => (v === undefined ? '–' : String(v));
@@ -19,7 +18,7 @@ export function gpuProfilesSection(r: GpuProfilesReport): string {
     .map(([gpu, o]) => `| ${gpu} | ${cell(o.eta_weights)} | ${cell(o.eta_kv)} | ${cell(o.kv_fp8_efficiency)} | ${cell(o.mfu_bf16)} | ${cell(o.mfu_fp8)} | ${cell(o.layer_fixed_us)} | ${r.fit.basis[gpu] ?? ''} |`)
     .join('\n');
   const libLine = (label: string, s: LibA100Scores['fitted']): string =>
-    `| ${label} | ${s.whole.pairs} | ${pct(s.whole.mape)} (${signed(s.whole.signed)}) | ${s.marginal.pairs} | ${pct(s.marginal.mape)} (${signed(s.marginal.signed)}) |`;
+    `| ${label} | ${s.whole.pairs} | ${pct(s.whole.mape)} (${signedPct(s.whole.signed)}) | ${s.marginal.pairs} | ${pct(s.marginal.mape)} (${signedPct(s.marginal.signed)}) |`;
   const b200 = r.fit.aicGpus.find((g) => g.fit.gpu === 'B200');
   return `Every GPU is priced from its datasheet (\`data/hardware.yaml\`) with the profile fitted on H100 runs, and
 a GPU's \`sim:\` entry overrides the efficiencies its kernels reach differently. Those entries are fitted

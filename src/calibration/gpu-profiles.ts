@@ -4,6 +4,7 @@ import { LmBenchError } from '../errors.js';
 import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
 import { PROFILE_MOE_FAMILY, fitMoeFamilies, moeOverrides, type AicMoeRow, type MoeFamilyFit } from './aic-moe.js';
 import { mape } from './grid-search.js';
+import { pct } from './report-format.js';
 import { isStreamedAttention, isStreamedGemm, aicAttentionMs, aicGemmMs, fitAllAicKernels, type AicAttentionRow, type AicGemmRow, type AicKernelFit } from './aic-kernels.js';
 
 /**
@@ -186,7 +187,6 @@ export function fitGpuProfiles(data: KernelData, catalog: Catalog, profile: SimP
   return { reference, gpus, aic, aicGpus, moe, overrides, basis };
 }
 
-const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 
 export function gpuKernelTable(f: GpuProfileFit): string {
   const line = (g: GpuKernelFit, isRef: boolean): string =>

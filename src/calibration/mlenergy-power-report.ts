@@ -1,4 +1,5 @@
 import type { PowerProfile } from '../domain/index.js';
+import { biasText, mapeText, relError } from './report-format.js';
 import { fitPower, leaveOneOut, powerErrors, windowPowerW, type PowerObservation } from './mlenergy-power.js';
 
 /**
@@ -14,17 +15,6 @@ export interface PowerReportRow {
   readonly predictedJoulesPerToken: number | null;
 }
 
-const pct = (xs: readonly (number | null)[]): string => {
-  const v = xs.filter((x): x is number => x !== null && Number.isFinite(x)).map(Math.abs);
-  return v.length === 0 ? '–' : `${((v.reduce((a, b) => a + b, 0) / v.length) * 100).toFixed(1)}%`;
-};
-const signed = (xs: readonly (number | null)[]): string => {
-  const v = xs.filter((x): x is number => x !== null && Number.isFinite(x));
-  if (v.length === 0) return '–';
-  const m = (v.reduce((a, b) => a + b, 0) / v.length) * 100;
-  return `${m >= 0 ? '+' : ''}${m.toFixed(1)}%`;
-};
-const rel = (sim: number | null, meas: number): number | null => (sim === null ? null : sim / meas - 1);
 const jMeasured = (o: PowerObservation): number => o.measuredPowerW / o.measuredThroughput;
 const groupKey = (o: PowerObservation): string => `${o.model} | ${o.gpu}`;
 const fmtW = (p: PowerProfile): string => `busy ${p.busy_weight.toFixed(3)}, compute ${p.compute_weight.toFixed(3)}, memory ${p.memory_weight.toFixed(3)}`;
@@ -38,11 +28,11 @@ function looLines(obs: readonly PowerObservation[], by: (o: PowerObservation) =>
     const e = g.map((o) => powerErrors(o, p));
     for (const gpu of new Set(g.map((o) => o.gpu))) {
       const idx = g.map((o, i) => (o.gpu === gpu ? i : -1)).filter((i) => i >= 0);
-      lines.push(`| ${label}: ${k} | ${gpu} | ${idx.length} | ${fmtW(p)} | ${pct(idx.map((i) => e[i]?.power ?? null))} | ${pct(idx.map((i) => e[i]?.joulesPerToken ?? null))} |`);
+      lines.push(`| ${label}: ${k} | ${gpu} | ${idx.length} | ${fmtW(p)} | ${mapeText(idx.map((i) => e[i]?.power ?? null))} | ${mapeText(idx.map((i) => e[i]?.joulesPerToken ?? null))} |`);
     }
   }
   const all = obs.map((o) => powerErrors(o, profiles.get(by(o)) as PowerProfile));
-  lines.push(`| **${label}, all** | | ${obs.length} | | ${pct(all.map((e) => e.power))} | ${pct(all.map((e) => e.joulesPerToken))} |`);
+  lines.push(`| **${label}, all** | | ${obs.length} | | ${mapeText(all.map((e) => e.power))} | ${mapeText(all.map((e) => e.joulesPerToken))} |`);
   return lines.join('\n');
 }
 
@@ -53,13 +43,13 @@ export function powerSection(rows: readonly PowerReportRow[], profile: PowerProf
   const logo = leaveOneOut(obs, (o) => o.gpu, idle);
   const keys = [...new Set(obs.map(groupKey))];
   const gpus = [...new Set(obs.map((o) => o.gpu))];
-  const exactP = rows.map((r) => rel(r.predictedPowerW, r.obs.measuredPowerW));
-  const exactJ = rows.map((r) => rel(r.predictedJoulesPerToken, jMeasured(r.obs)));
+  const exactP = rows.map((r) => relError(r.predictedPowerW, r.obs.measuredPowerW));
+  const exactJ = rows.map((r) => relError(r.predictedJoulesPerToken, jMeasured(r.obs)));
   const tput = rows.map((r) => r.obs.predictedThroughput / r.obs.measuredThroughput - 1);
   const linear = obs.map((o) => powerErrors(o, profile));
   const at = (pred: (r: PowerReportRow, i: number) => boolean): number[] => rows.map((r, i) => (pred(r, i) ? i : -1)).filter((i) => i >= 0);
   const line = (label: string, idx: readonly number[]): string =>
-    `| ${label} | ${idx.length} | ${pct(idx.map((i) => exactP[i] ?? null))} | ${pct(idx.map((i) => exactJ[i] ?? null))} | ${signed(idx.map((i) => exactJ[i] ?? null))} | ${pct(idx.map((i) => tput[i] ?? null))} |`;
+    `| ${label} | ${idx.length} | ${mapeText(idx.map((i) => exactP[i] ?? null))} | ${mapeText(idx.map((i) => exactJ[i] ?? null))} | ${biasText(idx.map((i) => exactJ[i] ?? null))} | ${mapeText(idx.map((i) => tput[i] ?? null))} |`;
   const close = at((_, i) => Math.abs(tput[i] ?? Infinity) <= 0.15);
   // The same fit on the simulator's own utilisations (its pace, not the measured one), for comparison.
   const simPace = fitPower(
@@ -129,9 +119,9 @@ ${keys.map((k) => line(k, at((r) => groupKey(r.obs) === k))).join('\n')}
 ${gpus.map((g) => line(`**all** | ${g}`, at((r) => r.obs.gpu === g))).join('\n')}
 ${line('**all** | both', at(() => true))}
 
-On the ${close.length} rows whose simulated throughput is within 15% of the measured one, J/token MAPE is ${pct(close.map((i) => exactJ[i] ?? null))} (power ${pct(close.map((i) => exactP[i] ?? null))}): the power model's own share of
-the error. The window formula the fit minimises (no per-step cap) gives power MAPE ${pct(linear.map((e) => e.power))} and J/token MAPE
-${pct(linear.map((e) => e.joulesPerToken))} on all the rows.
+On the ${close.length} rows whose simulated throughput is within 15% of the measured one, J/token MAPE is ${mapeText(close.map((i) => exactJ[i] ?? null))} (power ${mapeText(close.map((i) => exactP[i] ?? null))}): the power model's own share of
+the error. The window formula the fit minimises (no per-step cap) gives power MAPE ${mapeText(linear.map((e) => e.power))} and J/token MAPE
+${mapeText(linear.map((e) => e.joulesPerToken))} on all the rows.
 
 ### Leave one model out, leave one GPU out
 
@@ -147,7 +137,7 @@ Qwen3-8B's falls from 646 W to 494 W between 8 and 32), so weights fitted on B20
 H100 than the other way round.
 
 For comparison, the same fit on the simulator's own utilisations (its pace rather than the measured one):
-${fmtW(simPace)}; power MAPE ${pct(simPaceErr.map((e) => e.power))}, J/token MAPE ${pct(simPaceErr.map((e) => e.joulesPerToken))}; leave one model out ${pct(simPaceLomoErr.map((e) => e.power))} and ${pct(simPaceLomoErr.map((e) => e.joulesPerToken))}. It fits the power a little
+${fmtW(simPace)}; power MAPE ${mapeText(simPaceErr.map((e) => e.power))}, J/token MAPE ${mapeText(simPaceErr.map((e) => e.joulesPerToken))}; leave one model out ${mapeText(simPaceLomoErr.map((e) => e.power))} and ${mapeText(simPaceLomoErr.map((e) => e.joulesPerToken))}. It fits the power a little
 closer by absorbing the step-time model's speed errors into the weights, which would then be wrong once those
 errors are fixed; the measured-pace weights are kept.
 `;

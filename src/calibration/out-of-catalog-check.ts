@@ -6,6 +6,7 @@ import type { ModelSpec, SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { simulateSummary, type SimSummary, type SimulateInput } from '../sim/index.js';
 import { parseCsv } from './csv.js';
+import { biasText, fixed, mapeText, relError, signedPct } from './report-format.js';
 import { LIB_GPUS, libInput, libPrediction, parseLibRows, type LibRow } from './llm-inference-bench.js';
 import { mlenergyInput, mlenergyPrediction, type MlenergyPoint } from './mlenergy.js';
 import { mlenergyEntries, mlenergyMaxModelLen, predictMlenergyEntry } from './mlenergy-rows.js';
@@ -69,18 +70,7 @@ interface LibScored {
   readonly failure: string | null;
 }
 
-const pct = (x: number): string => `${(x * 100).toFixed(1)}%`;
 const mean = (xs: readonly number[]): number | null => (xs.length === 0 ? null : xs.reduce((a, b) => a + b, 0) / xs.length);
-const mapeOf = (xs: readonly (number | null)[]): string => {
-  const m = mean(xs.filter((x): x is number => x !== null).map(Math.abs));
-  return m === null ? '–' : pct(m);
-};
-const signedOf = (xs: readonly (number | null)[]): string => {
-  const m = mean(xs.filter((x): x is number => x !== null));
-  return m === null ? '–' : `${m >= 0 ? '+' : ''}${pct(m)}`;
-};
-const rel = (sim: number | null, meas: number | null): number | null => (sim === null || meas === null ? null : sim / meas - 1);
-const fmt = (x: number | null, d = 0): string => (x === null ? '–' : x.toFixed(d));
 
 /**
  * Which fields of the specs derived from config.json differ from the catalog rows they stand for: the
@@ -143,9 +133,9 @@ async function scoreLib(rows: readonly LibRow[], specOf: (r: LibRow) => { spec: 
 function libTable(scored: readonly LibScored[], totalLabel: string): string {
   const keys = [...new Set(scored.map((s) => `${s.model}|${s.gpu}|${s.row.num_gpus}`))];
   const line = (label: string, g: readonly LibScored[]): string => {
-    const t = g.map((s) => rel(s.throughputTokS, s.row.measured_throughput_tok_s));
-    const l = g.map((s) => rel(s.latencyS, s.row.measured_latency_s));
-    return `| ${label} | ${g.length} | ${g.filter((s) => s.failure === null).length} | ${mapeOf(t)} | ${signedOf(t)} | ${mapeOf(l)} |`;
+    const t = g.map((s) => relError(s.throughputTokS, s.row.measured_throughput_tok_s));
+    const l = g.map((s) => relError(s.latencyS, s.row.measured_latency_s));
+    return `| ${label} | ${g.length} | ${g.filter((s) => s.failure === null).length} | ${mapeText(t)} | ${biasText(t)} | ${mapeText(l)} |`;
   };
   const byKey = keys.map((k) => {
     const [model, gpu, n] = k.split('|') as [string, string, string];
@@ -216,15 +206,15 @@ export async function outOfCatalogCheck(o: OutOfCatalogInput): Promise<{ section
     const maxDiff = Math.max(0, ...pairs.flatMap((p) => (p.cat === null || p.ren === null ? [] : [Math.abs(p.ren.outputThroughput / p.cat.outputThroughput - 1), Math.abs(p.ren.medianItlMs / p.cat.medianItlMs - 1)])));
     const differing = renamedDifferences(pairs.map((p) => ({ model: p.m.model, spec: specOf(p.repo), catalog: o.catalog.model(p.m.model) })));
     const renamedLine = (label: string, g: typeof pairs): string => {
-      const tput = (f: 'cat' | 'ren') => g.map((p) => rel(p[f]?.outputThroughput ?? null, p.m.row.output_throughput_tok_s));
-      const itl = (f: 'cat' | 'ren') => g.map((p) => rel(p[f]?.medianItlMs ?? null, p.m.row.median_itl_ms));
-      return `| ${label} | ${g.length} | ${mapeOf(tput('cat'))} | ${mapeOf(tput('ren'))} | ${mapeOf(itl('cat'))} | ${mapeOf(itl('ren'))} |`;
+      const tput = (f: 'cat' | 'ren') => g.map((p) => relError(p[f]?.outputThroughput ?? null, p.m.row.output_throughput_tok_s));
+      const itl = (f: 'cat' | 'ren') => g.map((p) => relError(p[f]?.medianItlMs ?? null, p.m.row.median_itl_ms));
+      return `| ${label} | ${g.length} | ${mapeText(tput('cat'))} | ${mapeText(tput('ren'))} | ${mapeText(itl('cat'))} | ${mapeText(itl('ren'))} |`;
     };
     const renamedModels = [...new Set(pairs.map((p) => p.m.model))];
 
-    const b1 = (xs: readonly LibScored[]): (number | null)[] => xs.filter((x) => x.row.batch_size === 1).map((x) => rel(x.throughputTokS, x.row.measured_throughput_tok_s));
-    const oocT = ooc.map((s) => rel(s.throughputTokS, s.row.measured_throughput_tok_s));
-    const refT = ref.map((s) => rel(s.throughputTokS, s.row.measured_throughput_tok_s));
+    const b1 = (xs: readonly LibScored[]): (number | null)[] => xs.filter((x) => x.row.batch_size === 1).map((x) => relError(x.throughputTokS, x.row.measured_throughput_tok_s));
+    const oocT = ooc.map((s) => relError(s.throughputTokS, s.row.measured_throughput_tok_s));
+    const refT = ref.map((s) => relError(s.throughputTokS, s.row.measured_throughput_tok_s));
     const failures = ooc.filter((s) => s.failure !== null);
     // Within 5 points of MAPE of each other: the same error, whichever path the spec came by.
     const sameError = Math.abs((mean(oocT.filter((x): x is number => x !== null).map(Math.abs)) ?? 0) - (mean(refT.filter((x): x is number => x !== null).map(Math.abs)) ?? 0)) < 0.05;
@@ -250,7 +240,7 @@ ${specs.map((s) => `${s.hf_name} (${s.params_b.toFixed(2)}B, ${s.layers} layers,
 ${libTable(ooc, 'all out-of-catalog rows')}
 
 ${failures.length === 0 ? `Every row was predicted.` : `Rows without a prediction: ${failures.map((s) => `line ${s.row.line} (${s.failure ?? ''})`).join('; ')}.`}
-Throughput MAPE over all ${ooc.length} rows: ${mapeOf(oocT)} (mean signed ${signedOf(oocT)}).
+Throughput MAPE over all ${ooc.length} rows: ${mapeText(oocT)} (mean signed ${biasText(oocT)}).
 
 The same source's rows of catalog models under the same protocol (\`catalog_reference.csv\`:
 Meta-Llama-3-8B and -70B, run as the catalog's Llama-3.1 rows at Llama 3's 8,192-token context), the
@@ -258,9 +248,9 @@ reference for what this stack costs the simulator whatever the model:
 
 ${libTable(ref, 'all catalog rows')}
 
-Catalog rows: throughput MAPE ${mapeOf(refT)} (mean signed ${signedOf(refT)}); out-of-catalog rows ${mapeOf(oocT)}${sameError ? `: as large, so the error is this stack's, not the config.json path's` : ''}. The simulator prices a vLLM V1
+Catalog rows: throughput MAPE ${mapeText(refT)} (mean signed ${biasText(refT)}); out-of-catalog rows ${mapeText(oocT)}${sameError ? `: as large, so the error is this stack's, not the config.json path's` : ''}. The simulator prices a vLLM V1
 engine; this is vLLM 0.4–0.5 (V0). With one request (B = 1, a step is a read of the weights) it is
-already ${signedOf(b1(ooc))} off on the out-of-catalog rows and ${signedOf(b1(ref))} on the catalog ones: a fixed
+already ${biasText(b1(ooc))} off on the out-of-catalog rows and ${biasText(b1(ref))} on the catalog ones: a fixed
 per-step cost V0 paid and V1 does not. The error then grows with the batch and the GPU count on the
 7–8B models, catalog and not alike (Llama-3-8B and Qwen2-7B on 4 H100s), and stays smallest on the 70B
 ones, whose steps are long enough for that overhead to weigh less. Qwen2-7B is the worst: the simulator
@@ -278,7 +268,7 @@ context is shorter than the protocol's \`max_model_len\` 20,480 runs at its own 
 | model | architecture | GPU × count | max_num_seqs | max_model_len | output throughput (tok/s) | median ITL (ms) | error |
 | --- | --- | --- | --- | --- | --- | --- | --- |
 ${mleOoc
-  .map(({ e, spec, p }) => `| ${e.model} | ${architectureKind(spec)} | ${e.gpu} × ${e.row?.num_gpus ?? '–'} | ${e.row?.max_num_seqs ?? '–'} | ${fmt(protocolLen(e.row, spec))} | ${fmt(p.output_throughput_tok_s)} | ${fmt(p.median_itl_ms, 1)} | ${p.error === null ? '–' : `${p.error.code}: ${p.error.message}`} |`)
+  .map(({ e, spec, p }) => `| ${e.model} | ${architectureKind(spec)} | ${e.gpu} × ${e.row?.num_gpus ?? '–'} | ${e.row?.max_num_seqs ?? '–'} | ${fixed(protocolLen(e.row, spec))} | ${fixed(p.output_throughput_tok_s)} | ${fixed(p.median_itl_ms, 1)} | ${p.error === null ? '–' : `${p.error.code}: ${p.error.message}`} |`)
   .join('\n')}
 
 ${mleOoc.filter((x) => x.p.error !== null).length} of ${mleOoc.length} rows without a prediction.
@@ -299,8 +289,8 @@ ${[...renamedModels.map((m) => renamedLine(`${m} → ${RENAMED[m]?.repo ?? ''}`,
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${ooc
   .map((s) => {
-    const e = rel(s.throughputTokS, s.row.measured_throughput_tok_s);
-    return `| ${s.model} | ${s.gpu} | ${s.row.num_gpus} | ${s.row.io_len_tokens} | ${s.row.batch_size} | ${fmt(s.row.measured_latency_s, 2)} | ${fmt(s.latencyS, 2)} | ${fmt(s.row.measured_throughput_tok_s)} | ${fmt(s.throughputTokS)} | ${e === null ? (s.failure ?? '–') : `${e >= 0 ? '+' : ''}${pct(e)}`} |`;
+    const e = relError(s.throughputTokS, s.row.measured_throughput_tok_s);
+    return `| ${s.model} | ${s.gpu} | ${s.row.num_gpus} | ${s.row.io_len_tokens} | ${s.row.batch_size} | ${fixed(s.row.measured_latency_s, 2)} | ${fixed(s.latencyS, 2)} | ${fixed(s.row.measured_throughput_tok_s)} | ${fixed(s.throughputTokS)} | ${e === null ? (s.failure ?? '–') : signedPct(e)} |`;
   })
   .join('\n')}`;
     return { section, table };
