@@ -9,6 +9,8 @@
  *   node --import tsx scripts/calibrate.ts            # fit, write data/sim-profile.yaml and the doc
  *   node --import tsx scripts/calibrate.ts --moe-only # keep the dense parameters of the file, fit the MoE ones
  *   node --import tsx scripts/calibrate.ts --report   # only evaluate the current profile and write the doc
+ *   node --import tsx scripts/calibrate.ts --gpus     # keep the profile, refit the GPUs' kernel overrides (`sim:` and
+ *                                                     # `sim_recent:` in data/hardware.yaml), write them and the doc
  *   node --import tsx scripts/calibrate.ts --power    # keep the efficiencies, refit the power model (ML.ENERGY's
  *                                                     # measured power), write its block of the profile and the doc
  *   node --import tsx scripts/calibrate.ts --refit eta_kv
@@ -51,8 +53,12 @@ import { LmBenchError } from '../src/errors.js';
 const DATA = join(PROJECT_ROOT, 'data', 'calibration');
 const PROFILE_FILE = join(PROJECT_ROOT, 'data', 'sim-profile.yaml');
 const powerOnly = process.argv.includes('--power');
-/** No refit of the efficiencies (`--power` refits the power model alone). */
-const reportOnly = process.argv.includes('--report') || powerOnly;
+/** `--gpus`: keep the serving profile, refit the GPUs' kernel overrides (`sim:`, `sim_recent:`) and write them. */
+const gpusOnly = process.argv.includes('--gpus');
+/** No refit of the efficiencies (`--power` refits the power model alone, `--gpus` the GPUs' overrides). */
+const reportOnly = process.argv.includes('--report') || powerOnly || gpusOnly;
+/** Whether this run writes the GPUs' overrides to data/hardware.yaml. */
+const writeGpus = !reportOnly || gpusOnly;
 const moeOnly = process.argv.includes('--moe-only');
 const refitAt = process.argv.indexOf('--refit');
 /** `--refit a,b`: only these dense parameters move, from the stored profile; MoE and leave-one-out results are kept. */
@@ -120,8 +126,10 @@ log(`fit set: ${points.length} rows (${[...new Set(points.map((p) => p.model))].
 
 /** Per-GPU overrides the evaluations use: hardware.yaml's, until this run fits new ones. */
 let gpuOverrides: OverridesByGpu = Object.fromEntries(catalog.gpus.map((g) => [g.id, g.sim]));
+/** Likewise the `sim_recent:` ones, for the points of vLLM 0.14 and later (domain/vllm-release.ts). */
+let recentOverrides: OverridesByGpu = Object.fromEntries(catalog.gpus.map((g) => [g.id, g.sim_recent]));
 const rawPool = createSimPool();
-const pool = gpuAwarePool(rawPool, () => gpuOverrides);
+const pool = gpuAwarePool(rawPool, () => gpuOverrides, () => recentOverrides);
 const inputs = (ps: readonly Point[]) => ps.map((p) => {
   const { catalog: _c, ...rest } = p.plan.input;
   return rest;
@@ -209,8 +217,14 @@ const kernelData = {
   aicMoe: parseAicMoe(readFileSync(join(DATA, 'aiconfigurator-kernels', 'moe.csv'), 'utf8'), 'data/calibration/aiconfigurator-kernels/moe.csv'),
 };
 const gpuFit = fitGpuProfiles(kernelData, catalog, fitted);
-if (!reportOnly) gpuOverrides = { ...gpuOverrides, ...gpuFit.overrides };
-const staleOverrides = Object.entries(gpuFit.overrides).filter(([g, o]) => JSON.stringify(catalog.gpu(g).sim ?? {}) !== JSON.stringify(o)).map(([g]) => g);
+if (writeGpus) {
+  gpuOverrides = { ...gpuOverrides, ...gpuFit.overrides };
+  recentOverrides = { ...recentOverrides, ...gpuFit.recent };
+}
+const staleOverrides = [
+  ...Object.entries(gpuFit.overrides).filter(([g, o]) => JSON.stringify(catalog.gpu(g).sim ?? {}) !== JSON.stringify(o)).map(([g]) => g),
+  ...Object.entries(gpuFit.recent).filter(([g, o]) => JSON.stringify(catalog.gpu(g).sim_recent ?? {}) !== JSON.stringify(o)).map(([g]) => `${g} (sim_recent)`),
+];
 log(`GPU overrides from kernel times: ${JSON.stringify(gpuFit.overrides)}${reportOnly && staleOverrides.length > 0 ? ` (data/hardware.yaml differs for ${staleOverrides.join(', ')}: run a fit to write them)` : ''}`);
 // End to end: LLM-Inference-Bench's Llama-3-8B batches on A100-40GB and H100 under one vLLM, their ratio.
 const libScores = await libA100Check({
@@ -259,7 +273,9 @@ const IDLE_SOURCE =
   'an air-cooled B200 idles at 137 W of its 1,000 W (ROCm/legacy-rocm-build issue #5219, nvidia-smi beside an MI355X); ' +
   'a GPU with a loaded process can stay in its P0 clocks and draw more (NVIDIA/open-gpu-kernel-modules issue #874), which busy_weight covers while steps run';
 const powerObs = mlePoints.map((m, i) => (m.row.avg_power_w === null ? null : powerObservation(m.model, m.row.gpu, m.row.avg_power_w, m.row.output_throughput_tok_s, mleSummaries[i] ?? null)));
-const refitPower = !process.argv.includes('--report') || storedFile.power === undefined;
+/** The power model is refitted by a fit or `--power`; `--report` and `--gpus` keep the stored one (if any). */
+const keepsPower = process.argv.includes('--report') || gpusOnly;
+const refitPower = !keepsPower || storedFile.power === undefined;
 const power: PowerProfile = refitPower ? fitPower(powerObs.filter((o): o is PowerObservation => o !== null), IDLE_TDP_FRAC) : (storedFile.power?.params as PowerProfile);
 const roundedPower = Object.fromEntries(Object.entries(power).map(([k, v]) => [k, Number(v.toPrecision(4))])) as PowerProfile;
 if (refitPower) log(`power model fitted: ${JSON.stringify(roundedPower)}`);
@@ -302,11 +318,14 @@ if (!reportOnly || powerOnly) {
 }
 
 // The kernel-fitted GPUs' overrides, written beside their datasheets (a text edit: comments stay).
-if (!reportOnly) {
+if (writeGpus) {
   const hardwareFile = join(PROJECT_ROOT, 'data', 'hardware.yaml');
   let text = readFileSync(hardwareFile, 'utf8');
   for (const [gpu, o] of Object.entries<GpuOverrides>(gpuFit.overrides)) {
     text = withSimLine(text, gpu, o, `kernel efficiencies relative to the H100's, ${gpuFit.basis[gpu] ?? 'per-operator times'}: written by scripts/calibrate.ts`);
+  }
+  for (const [gpu, o] of Object.entries<GpuOverrides>(gpuFit.recent)) {
+    text = withSimLine(text, gpu, o, `vLLM 0.14 and later: ${gpuFit.recentBasis[gpu] ?? 'kernel times'}: written by scripts/calibrate.ts`, 'sim_recent');
   }
   writeFileSync(hardwareFile, text);
 }
@@ -355,7 +374,7 @@ const byModelTp = (s: Scored): string => `${s.p.model} TP${s.p.row.tp}`;
 const md = `# Calibration: the simulator against real vLLM
 
 Generated by \`node --import tsx scripts/calibrate.ts\` (fit and report; \`--report\` only reports the
-profile in \`data/sim-profile.yaml\`; \`--power\` refits its power model alone). Data: \`data/calibration/\`, each folder with its source, commit and
+profile in \`data/sim-profile.yaml\`; \`--power\` refits its power model alone, \`--gpus\` the GPUs' kernel overrides in \`data/hardware.yaml\`). Data: \`data/calibration/\`, each folder with its source, commit and
 licence. Predictions never read a row's measured columns; \`lm-bench sim predict --rows FILE.csv\` gives the
 same per-row numbers as this page.
 
@@ -401,7 +420,7 @@ By input and output length (fit; the 1,024 → 8,192 rows decode at contexts fro
 | --- | --- | --- | --- |
 ${groupTable(fitScores, (s) => `${s.p.model} ${s.p.row.isl} → ${s.p.row.osl}`)}
 
-${longContextSection(catalog, fitted, kernelData.aicAttention)}
+${longContextSection(catalog, fitted, kernelData.aicAttention, recentOverrides['H100-SXM'])}
 
 ${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone (\`${profileCommand.replace('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
 
@@ -447,7 +466,7 @@ ${mlenergySection(mleCheck)}
 
 \`lm-bench sim predict\` predicts such rows from a file: [sim-predict.md](sim-predict.md).
 
-${powerSection(powerRows.filter((r): r is PowerReportRow => r !== null), roundedPower, { idleSource: IDLE_SOURCE, refitted: refitPower && !process.argv.includes('--report') })}
+${powerSection(powerRows.filter((r): r is PowerReportRow => r !== null), roundedPower, { idleSource: IDLE_SOURCE, refitted: refitPower && !keepsPower })}
 ${outOfCatalog.section}
 ## Profiles beyond Hopper
 

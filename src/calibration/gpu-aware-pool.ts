@@ -1,4 +1,4 @@
-import { withOverrides, type ProfileParam } from '../domain/index.js';
+import { atKernelRate, withOverrides, type ProfileParam } from '../domain/index.js';
 import type { SimulateInput, SimSummary } from '../sim/index.js';
 import type { SimPool } from './sim-pool.js';
 
@@ -7,23 +7,30 @@ export type OverridesByGpu = Readonly<Record<string, Partial<Record<ProfileParam
 
 /**
  * A simulator pool that prices each point's GPU as the simulator does without an explicit profile
- * (`catalog.profileFor`): the profile asked for, with that GPU's `sim:` overrides on top. So the
+ * (`catalog.profileFor`): the profile asked for, with that GPU's `sim:` overrides on top, then its
+ * `sim_recent` ones where the point's vLLM release is recent (domain/vllm-release.ts). So the
  * calibration page's figures for an A100 row are what `lm-bench sim predict` gives for it, while the
- * H100 rows (no overrides) see the profile unchanged.
+ * H100 rows of the fit set's releases (no overrides) see the profile unchanged.
  */
-export function gpuAwarePool(pool: SimPool, overrides: () => OverridesByGpu): SimPool {
+export function gpuAwarePool(pool: SimPool, overrides: () => OverridesByGpu, recent: () => OverridesByGpu = () => ({})): SimPool {
   return {
     threads: pool.threads,
     close: () => pool.close(),
     async summaries(points, profiles) {
-      const byGpu = new Map<string, number[]>();
-      points.forEach((p, i) => byGpu.set(p.hardware.gpu, [...(byGpu.get(p.hardware.gpu) ?? []), i]));
+      const groups = new Map<string, { gpu: string; recent: boolean; idx: number[] }>();
+      points.forEach((p, i) => {
+        const r = atKernelRate(p.vllmVersion);
+        const key = `${p.hardware.gpu}|${r}`;
+        const g = groups.get(key) ?? { gpu: p.hardware.gpu, recent: r, idx: [] };
+        g.idx.push(i);
+        groups.set(key, g);
+      });
       const out: (SimSummary | null)[][] = profiles.map(() => new Array<SimSummary | null>(points.length).fill(null));
       const o = overrides();
+      const later = recent();
       await Promise.all(
-        [...byGpu].map(async ([gpu, idx]) => {
-          const own = o[gpu];
-          const ps = own === undefined ? profiles : profiles.map((p) => withOverrides(p, own));
+        [...groups.values()].map(async ({ gpu, recent: isRecent, idx }) => {
+          const ps = profiles.map((p) => withOverrides(withOverrides(p, o[gpu]), isRecent ? later[gpu] : undefined));
           const sums = await pool.summaries(idx.map((i) => points[i] as Omit<SimulateInput, 'catalog'>), ps);
           sums.forEach((row, pi) => idx.forEach((i, j) => ((out[pi] as (SimSummary | null)[])[i] = row[j] ?? null)));
         }),

@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import { PROFILE_BOUNDS, hasFp8Compute, withOverrides, withinBounds, type Hardware, type SimProfile } from '../domain/index.js';
+import { PROFILE_BOUNDS, hasFp8Compute, parseVllmVersion, withOverrides, withinBounds, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
 import { PROFILE_MOE_FAMILY, fitMoeFamilies, moeOverrides, type AicMoeRow, type MoeFamilyFit } from './aic-moe.js';
@@ -73,6 +73,46 @@ export interface GpuProfileFit {
   /** The overrides per catalog GPU id (same-kernel GPUs included), and which GPU's data each rests on. */
   readonly overrides: Readonly<Record<string, GpuOverrides>>;
   readonly basis: Readonly<Record<string, string>>;
+  /** `sim_recent` per catalog GPU id: decode attention at the kernels' own rate, for vLLM ≥ 0.14 (domain/vllm-release.ts). */
+  readonly recent: Readonly<Record<string, GpuOverrides>>;
+  readonly recentBasis: Readonly<Record<string, string>>;
+}
+
+/** GPUs that take the reference's kernels' decode rate: the other Hoppers (the same FlashAttention 3 kernels). */
+export const SAME_KERNELS_AS_REFERENCE: readonly string[] = ['H100-PCIe', 'H200'];
+
+/**
+ * The decode attention of vLLM 0.14 and later as each GPU's kernels measure it (the earliest release in
+ * the tables): the KV read efficiency of the bf16 cache and the fp8 cache's rate over it, as measured,
+ * not as ratios to the fitted profile, whose `eta_kv` stands for the fit set's vLLM 0.10–0.12 servers.
+ */
+export function recentOverrides(aic: readonly AicKernelFit[]): { recent: Record<string, GpuOverrides>; basis: Record<string, string> } {
+  const recent: Record<string, GpuOverrides> = {};
+  const basis: Record<string, string> = {};
+  const byGpu = new Map<string, AicKernelFit>();
+  for (const f of aic) {
+    const had = byGpu.get(f.gpu);
+    if (had === undefined || versionOrder(f.version) < versionOrder(had.version)) byGpu.set(f.gpu, f);
+  }
+  for (const [gpu, f] of byGpu) {
+    const o: GpuOverrides = { eta_kv: withinBounds(PROFILE_BOUNDS, 'eta_kv', f.eta_kv) };
+    if (f.fp8KvEfficiency !== null) o.kv_fp8_efficiency = withinBounds(PROFILE_BOUNDS, 'kv_fp8_efficiency', f.fp8KvEfficiency);
+    const why = `decode attention as aiconfigurator's vLLM ${f.version} kernels read the KV cache`;
+    const siblings = gpu === REFERENCE_GPU ? SAME_KERNELS_AS_REFERENCE : (SAME_KERNELS[gpu] ?? []);
+    recent[gpu] = o;
+    basis[gpu] = why;
+    for (const id of siblings) {
+      recent[id] = o;
+      basis[id] = `as the ${gpu}'s (the same kernels), ${why}`;
+    }
+  }
+  return { recent, basis };
+}
+
+/** A release as a number that sorts as releases do (major, minor, patch). */
+function versionOrder(v: string): number {
+  const p = parseVllmVersion(v);
+  return p === null ? Number.POSITIVE_INFINITY : p[0] * 1e6 + p[1] * 1e3 + p[2];
 }
 
 function fitOne(rows: readonly KernelRow[], hw: Hardware, floorUs: number, ref: KernelEfficiency | null): GpuKernelFit {
@@ -184,7 +224,8 @@ export function fitGpuProfiles(data: KernelData, catalog: Catalog, profile: SimP
     if (moeRef === undefined) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `aiconfigurator's MoE data has ${m.gpu} rows but no ${REFERENCE_GPU} rows of the same experts to take ratios against`);
     set(m.gpu, moeOverrides(profile, m.fit, moeRef.fit, PROFILE_BOUNDS), `MoE from aiconfigurator's ${PROFILE_MOE_FAMILY} expert kernels`);
   }
-  return { reference, gpus, aic, aicGpus, moe, overrides, basis };
+  const r = recentOverrides(aic);
+  return { reference, gpus, aic, aicGpus, moe, overrides, basis, recent: r.recent, recentBasis: r.basis };
 }
 
 
@@ -200,19 +241,19 @@ export function gpuKernelTable(f: GpuProfileFit): string {
 }
 
 /**
- * hardware.yaml with `sim:` set for `gpu` (replacing the line if there is one, else before the GPU's
- * `source:`): a text edit, so the file's comments and layout stay as written.
+ * hardware.yaml with `sim:` (or `key`, e.g. `sim_recent`) set for `gpu` (replacing the line if there is one,
+ * else before the GPU's `source:`): a text edit, so the file's comments and layout stay as written.
  */
-export function withSimLine(yamlText: string, gpu: string, overrides: GpuOverrides, comment: string): string {
+export function withSimLine(yamlText: string, gpu: string, overrides: GpuOverrides, comment: string, key: 'sim' | 'sim_recent' = 'sim'): string {
   const lines = yamlText.split('\n');
   const start = lines.findIndex((l) => l.trim() === `- id: ${gpu}`);
   if (start < 0) throw new LmBenchError('LMB_ERR_UNKNOWN_GPU', `data/hardware.yaml has no GPU ${gpu}`, { details: { gpu } });
   let end = lines.findIndex((l, i) => i > start && l.trim().startsWith('- id: '));
   if (end < 0) end = lines.length;
   const indent = (lines[start + 1] ?? '').match(/^\s*/)?.[0] ?? '    ';
-  const body = `${indent}sim: { ${Object.entries(overrides).map(([k, v]) => `${k}: ${v}`).join(', ')} }`;
+  const body = `${indent}${key}: { ${Object.entries(overrides).map(([k, v]) => `${k}: ${v}`).join(', ')} }`;
   const note = `${indent}# ${comment}`;
-  const block = lines.slice(start, end).filter((l, i, all) => !l.trim().startsWith('sim:') && !(l.trim().startsWith('# ') && all[i + 1]?.trim().startsWith('sim:') === true));
+  const block = lines.slice(start, end).filter((l, i, all) => !l.trim().startsWith(`${key}:`) && !(l.trim().startsWith('# ') && all[i + 1]?.trim().startsWith(`${key}:`) === true));
   const src = block.findIndex((l) => l.trim().startsWith('source:'));
   block.splice(src < 0 ? block.length : src, 0, note, body);
   return [...lines.slice(0, start), ...block, ...lines.slice(end)].join('\n');

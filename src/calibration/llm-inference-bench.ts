@@ -56,6 +56,9 @@ export function parseLibRows(text: string, file: string): LibRow[] {
   });
 }
 
+/** The release LLM-Inference-Bench's vLLM rows ran (≈0.4–0.5, 2024); only its era matters to the simulator. */
+export const LIB_VLLM_VERSION = '0.5.0';
+
 /** One row's batch as a simulation of `model` on `gpu` (both resolved). Typed so that no measured figure can reach it. */
 export function libInput(row: Pick<LibRow, 'line' | 'num_gpus' | 'io_len_tokens' | 'batch_size'>, model: ModelSpec, gpu: Hardware): Omit<SimulateInput, 'catalog'> {
   const workload: Workload = {
@@ -73,6 +76,7 @@ export function libInput(row: Pick<LibRow, 'line' | 'num_gpus' | 'io_len_tokens'
     model,
     workload,
     seed: 1,
+    vllmVersion: LIB_VLLM_VERSION,
     // The measured batches finished: a run-time OOM draw would predict a run that did not happen.
     runtimeFailures: false,
   };

@@ -72,6 +72,9 @@ export interface MlenergyPoint {
   readonly input: Omit<SimulateInput, 'catalog'>;
 }
 
+/** The release ML.ENERGY Benchmark v3 ran (its configs' image); only its era matters to the simulator. */
+export const MLENERGY_VLLM_VERSION = '0.11.1';
+
 export const PROMPT_MEAN_TOKENS = 400;
 export const PROMPT_STD_TOKENS = 600;
 
@@ -108,6 +111,7 @@ export function mlenergyInput(row: MlenergySetup, model: ModelSpec, gpu: Hardwar
     model: model.id,
     workload,
     seed: 1,
+    vllmVersion: MLENERGY_VLLM_VERSION,
     runtimeFailures: false,
     window: { startAfterFirstTokens: row.max_num_seqs, endAfterFinished: n - row.max_num_seqs - 1 },
   };

@@ -66,9 +66,12 @@ export function parseProfileChoice(raw: string | undefined): ProfileChoice {
   throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--profile must be default, stored or auto, got "${raw}"`, { details: { field: 'profile' } });
 }
 
-/** The profile a simulation of this GPU uses, and where it came from. */
-export function resolveProfile(store: Store | null, catalog: Catalog, hw: Hardware, choice: ProfileChoice): { profile: SimProfile; source: string } {
-  const fallback = { profile: catalog.profileFor(hw), source: 'default (data/sim-profile.yaml)' };
+/**
+ * The profile a simulation of this GPU uses, and where it came from: the user's calibrated one (`stored`),
+ * which describes their own vLLM, or the catalog's for the vLLM release imitated (undefined: a current one).
+ */
+export function resolveProfile(store: Store | null, catalog: Catalog, hw: Hardware, choice: ProfileChoice, vllmVersion?: string): { profile: SimProfile; source: string; stored: boolean } {
+  const fallback = { profile: catalog.profileFor(hw, vllmVersion), source: `default (data/sim-profile.yaml${vllmVersion === undefined ? '' : `, vLLM ${vllmVersion}`})`, stored: false };
   if (choice === 'default' || store === null) {
     if (choice === 'stored') throw new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', `no calibrated profile for ${hw.id}: no store to read it from`, { details: { gpu: hw.id } });
     return fallback;
@@ -78,5 +81,5 @@ export function resolveProfile(store: Store | null, catalog: Catalog, hw: Hardwa
     if (choice === 'stored') throw new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', `no calibrated profile for ${hw.id}; run \`lm-bench sim calibrate --gpu ${hw.id} --model M\` first`, { details: { gpu: hw.id } });
     return fallback;
   }
-  return { profile: stored.profile, source: `calibrated for ${hw.id} (model ${stored.modelId}, ${stored.fittedOn.runs} runs${stored.fittedOn.model === null ? '' : ` of ${stored.fittedOn.model}`})` };
+  return { profile: stored.profile, source: `calibrated for ${hw.id} (model ${stored.modelId}, ${stored.fittedOn.runs} runs${stored.fittedOn.model === null ? '' : ` of ${stored.fittedOn.model}`})`, stored: true };
 }

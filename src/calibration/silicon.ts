@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import type { ModelSpec, ServerConfig, SimProfile, Workload } from '../domain/index.js';
+import { atLeastVersion, type ModelSpec, type ServerConfig, type SimProfile, type Workload } from '../domain/index.js';
 import { LmBenchError, isLmBenchError, type ErrorCode } from '../errors.js';
 import { simulateSummary, type SimulateInput } from '../sim/index.js';
 import type { CsvRecord } from './csv.js';
@@ -103,12 +103,8 @@ export function siliconRows(columns: readonly string[], records: readonly CsvRec
 }
 
 /** `0.12.0` → [0, 12, 0]; an empty or odd version is null. */
-function version(v: string): [number, number, number] | null {
-  const m = /^(\d+)\.(\d+)(?:\.(\d+))?/.exec(v);
-  return m === null ? null : [Number(m[1]), Number(m[2]), Number(m[3] ?? 0)];
-}
-
-const atLeast = (v: [number, number, number] | null, major: number, minor: number): boolean => v !== null && (v[0] > major || (v[0] === major && v[1] >= minor));
+/** What an empty `backend_version` stands for: InferenceX's Llama-3.3-70B-FP8 H100 runs used vLLM 0.10.2 (docs/calibration-protocol.md). */
+export const EMPTY_BACKEND_VERSION = '0.10.2';
 
 export interface RowPlan {
   readonly protocol: Protocol;
@@ -161,7 +157,7 @@ export function planRow(row: SiliconRow, catalog: Catalog, modelId: string = row
   // The KV cache InferenceX runs in fp8 for an fp8 model, whether the checkpoint or vLLM quantized it.
   const fp8 = quantization === 'fp8' || model.native_quantization === 'fp8';
   const protocol: Protocol = row.attentionDp === null ? 'aic-sweep' : 'inferencex';
-  const v = version(row.backendVersion);
+  const v = row.backendVersion === '' ? EMPTY_BACKEND_VERSION : row.backendVersion;
   const conc = row.batchSize;
   // Lengths uniform on [⌊0.8·L⌋, L] (InferenceX's --random-range-ratio 0.8). AIC's own sweep does not
   // publish its client; its TTFTs grow 2–4× over a 16× rise in concurrency, which fixed lengths (every
@@ -189,7 +185,7 @@ export function planRow(row: SiliconRow, catalog: Catalog, modelId: string = row
           max_model_len: Math.min(model.native_context, Math.max(row.isl + row.osl + 64, 8192)),
           gpu_memory_utilization: 0.9,
           // Async scheduling became vLLM's default in 0.14.
-          async_scheduling: atLeast(v, 0, 14),
+          async_scheduling: atLeastVersion(v, 0, 14),
           quantization,
         };
   const workload: Workload = {
@@ -201,7 +197,7 @@ export function planRow(row: SiliconRow, catalog: Catalog, modelId: string = row
     num_prompts: 10 * conc,
     ignore_eos: true,
   };
-  return { protocol, input: { config, hardware: { gpu: hw.id, count: gpus }, model: model.id, workload, seed: 1, catalog, runtimeFailures: false } };
+  return { protocol, input: { config, hardware: { gpu: hw.id, count: gpus }, model: model.id, workload, seed: 1, catalog, runtimeFailures: false, vllmVersion: v } };
 }
 
 export interface RowPrediction {

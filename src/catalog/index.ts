@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { Hardware, ModelSpec, SimProfileFile, withOverrides, type SimProfile } from '../domain/index.js';
+import { Hardware, ModelSpec, SimProfileFile, releaseProfile, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { loadYamlFile } from '../util/yaml.js';
 
@@ -25,8 +25,11 @@ export interface Catalog {
    * same name was registered (resolve-model.ts).
    */
   findOwn(name: string): ModelSpec | null;
-  /** The efficiencies the simulator prices this GPU with: the default, with the GPU's platform overrides. */
-  profileFor(hw: Hardware): SimProfile;
+  /**
+   * The efficiencies the simulator prices this GPU with under a vLLM release (undefined: a current one):
+   * the default, with the GPU's overrides (domain/vllm-release.ts).
+   */
+  profileFor(hw: Hardware, vllmVersion?: string): SimProfile;
 }
 
 /**
@@ -106,7 +109,7 @@ export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpe
         details: { field: 'model', value: name },
       });
     },
-    profileFor: (hw) => withOverrides(profile, hw.sim),
+    profileFor: (hw, vllmVersion) => releaseProfile(profile, hw, vllmVersion),
   };
 }
 

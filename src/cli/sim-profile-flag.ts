@@ -9,15 +9,22 @@ import type { CliIo } from './io.js';
 /**
  * `--profile auto|default|stored` and `--db` for the commands that simulate: the profile `lm-bench sim
  * calibrate` stored for the GPU when there is one (auto), the catalog's (default), or the stored one
- * or an error (stored). A store that does not exist yet is never created just to look.
+ * or an error (stored); the catalog's for the vLLM release imitated (domain/vllm-release.ts). A store
+ * that does not exist yet is never created just to look.
  */
-export function profileFromFlags(values: { profile?: string | undefined; db?: string | undefined }, io: CliIo, catalog: Catalog, hw: Hardware): { profile: SimProfile; source: string } {
+export function profileFromFlags(
+  values: { profile?: string | undefined; db?: string | undefined },
+  io: CliIo,
+  catalog: Catalog,
+  hw: Hardware,
+  vllmVersion?: string,
+): { profile: SimProfile; source: string; stored: boolean } {
   const choice = parseProfileChoice(values.profile);
   const path = values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db);
-  if (choice === 'default' || !existsSync(path)) return resolveProfile(null, catalog, hw, choice);
+  if (choice === 'default' || !existsSync(path)) return resolveProfile(null, catalog, hw, choice, vllmVersion);
   const store = openStore(path, { readonly: true });
   try {
-    return resolveProfile(store, catalog, hw, choice);
+    return resolveProfile(store, catalog, hw, choice, vllmVersion);
   } finally {
     store.close();
   }

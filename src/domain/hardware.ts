@@ -30,6 +30,11 @@ export const Hardware = z.strictObject({
   /** The hourly price of one of these GPUs, where its datasheet YAML states one (else data/prices.yaml). */
   usd_per_gpu_hour: z.number().nonnegative().optional(),
   sim: SimProfileOverrides.optional(),
+  /**
+   * On top of `sim`, for vLLM 0.14 and later (domain/vllm-release.ts): the decode attention's KV read
+   * rate as that release's kernels measure it, where the fitted profile stands for vLLM 0.10–0.12.
+   */
+  sim_recent: SimProfileOverrides.optional(),
   source: z.string().min(1),
 });
 export type Hardware = z.infer<typeof Hardware>;

@@ -12,3 +12,4 @@ export * from './diagnosis.js';
 export * from './energy.js';
 export * from './knob-value.js';
 export * from './recommendation.js';
+export * from './vllm-release.js';

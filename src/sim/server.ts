@@ -46,8 +46,10 @@ export interface SimServerOptions {
   readonly tls?: { readonly cert: string; readonly key: string } | undefined;
   /** Require `Authorization: Bearer <key>` on /v1 routes, as vLLM's --api-key does. */
   readonly apiKey?: string | undefined;
-  /** The efficiencies to price steps with (default: the catalog's for this GPU). */
+  /** The efficiencies to price steps with (default: the catalog's for this GPU and release). */
   readonly profile?: SimProfile | undefined;
+  /** The vLLM release imitated (default: a current one; domain/vllm-release.ts). */
+  readonly vllmVersion?: string | undefined;
   /** The GPU power model (default: data/sim-profile.yaml's; null: no power or energy on /metrics). */
   readonly power?: PowerProfile | null | undefined;
   /** Share of the simulated start-up time to wait out (default 0: ready at once). */
@@ -127,7 +129,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     memory,
     hw,
     model,
-    profile: opts.profile ?? catalog.profileFor(hw),
+    profile: opts.profile ?? catalog.profileFor(hw, opts.vllmVersion),
     power: opts.power === undefined ? defaultPowerProfile() : opts.power,
     speed,
     noise: opts.noise ?? DEFAULT_NOISE,

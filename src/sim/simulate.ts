@@ -28,8 +28,13 @@ export interface SimulateInput {
   readonly noise?: NoiseModel | undefined;
   /** Wall-clock origin written into the result (`date`, `lmb.start_epoch_ms`); 0 keeps the run pure. */
   readonly startEpochMs?: number | undefined;
-  /** The efficiencies to price steps with (default: the catalog's for this GPU; `sim calibrate` stores others). */
+  /** The efficiencies to price steps with (default: the catalog's for this GPU and release; `sim calibrate` stores others). */
   readonly profile?: SimProfile | undefined;
+  /**
+   * The vLLM release imitated (default: a current one). It picks the catalog's profile (domain/vllm-release.ts)
+   * and leaves an explicit `profile` alone.
+   */
+  readonly vllmVersion?: string | undefined;
   /** A summary run's steady-state window (`simulateSummary` only). */
   readonly window?: WindowSpec | undefined;
   /**
@@ -151,7 +156,7 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   const w = input.workload;
   const specs = w.prompt_pool === undefined && w.sessions === undefined ? sampled : withPoolBlocks(sampled, resolved.block_size);
   const arrivals = workloadArrivals(input.workload, specs.length, rng.fork('arrivals'));
-  const profile = input.profile ?? catalog.profileFor(hw);
+  const profile = input.profile ?? catalog.profileFor(hw, input.vllmVersion);
   const oomRng = rng.fork('runtime-oom');
   const crashAtRequest = input.runtimeFailures === false ? null : runtimeOomAt(memory, specs.length, () => oomRng.next());
   const powerProfile = input.power === undefined ? defaultPowerProfile() : input.power;

@@ -88,7 +88,7 @@ export function createTarget(spec: TargetSpec, slot: number, deps: TargetDeps = 
   const catalog = deps.catalog ?? defaultCatalog();
   switch (spec.kind) {
     case 'sim':
-      return createSimTarget({ catalog, now, profile: simSpecProfile(spec) });
+      return createSimTarget({ catalog, now, profile: simSpecProfile(spec), vllmVersion: spec.vllm_version });
     case 'vllm': {
       return {
         kind: 'vllm',

@@ -14,8 +14,8 @@ type SimSpec = Extract<TargetSpec, { kind: 'sim' }>;
  */
 export function bindSimProfile(spec: TargetSpec, store: Store, catalog: Catalog, hw: Hardware): TargetSpec {
   if (spec.kind !== 'sim' || typeof spec.profile === 'object') return spec;
-  const { profile, source } = resolveProfile(store, catalog, hw, spec.profile ?? 'auto');
-  return { kind: 'sim', profile, profile_source: source };
+  const { profile, source } = resolveProfile(store, catalog, hw, spec.profile ?? 'auto', spec.vllm_version);
+  return { kind: 'sim', profile, profile_source: source, ...(spec.vllm_version === undefined ? {} : { vllm_version: spec.vllm_version }) };
 }
 
 /** The profile a bound spec carries; an unbound one prices with the catalog's. */
@@ -27,7 +27,7 @@ export function simSpecProfile(spec: SimSpec): SimProfile | undefined {
  * The default target: the embedded simulator in virtual time. A configuration vLLM would refuse
  * fails as a launch failure with vLLM's message, exactly as a real `vllm serve` would.
  */
-export function createSimTarget(opts: { catalog?: Catalog; now?: () => number; profile?: SimProfile | undefined } = {}): Target {
+export function createSimTarget(opts: { catalog?: Catalog; now?: () => number; profile?: SimProfile | undefined; vllmVersion?: string | undefined } = {}): Target {
   const now = opts.now ?? Date.now;
   return {
     kind: 'sim',
@@ -42,6 +42,7 @@ export function createSimTarget(opts: { catalog?: Catalog; now?: () => number; p
         slo: input.slo,
         catalog: opts.catalog,
         profile: opts.profile,
+        vllmVersion: opts.vllmVersion,
         startEpochMs: t0,
       });
       const durationMs = now() - t0;

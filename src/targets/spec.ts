@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SimProfile } from '../domain/index.js';
+import { SimProfile, VllmVersion } from '../domain/index.js';
 import { argvCommand } from './argv.js';
 import { SlurmConfig } from './slurm/config.js';
 
@@ -18,6 +18,8 @@ export const TargetSpec = z.discriminatedUnion('kind', [
      */
     profile: z.union([z.enum(['auto', 'default', 'stored']), SimProfile]).optional(),
     profile_source: z.string().optional(),
+    /** The vLLM release the simulator imitates (absent: a current one; domain/vllm-release.ts). */
+    vllm_version: VllmVersion.optional(),
   }),
   z.strictObject({
     kind: z.literal('vllm'),

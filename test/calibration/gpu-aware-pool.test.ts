@@ -23,3 +23,12 @@ test('each point is simulated under the profile asked for with its own GPU’s o
   const out = await pool.summaries([point('H100-SXM'), point('A100-80GB'), point('H100-SXM')], [a, b]);
   assert.deepEqual(out.map((row) => row.map((s) => s?.durationS)), [[0.5, 0.3, 0.5], [0.6, 0.3, 0.6]]);
 });
+
+test('a point of vLLM 0.14 or later also takes its GPU’s sim_recent overrides; one of the fit set’s releases does not', async () => {
+  const pool = gpuAwarePool(echo, () => ({ 'A100-80GB': { eta_kv: 0.3 } }), () => ({ 'A100-80GB': { eta_kv: 0.8 }, 'H100-SXM': { eta_kv: 0.9 } }));
+  const a: SimProfile = { ...catalog.profile, eta_kv: 0.5 };
+  const at = (gpu: string, vllmVersion?: string): Omit<SimulateInput, 'catalog'> => ({ ...point(gpu), ...(vllmVersion === undefined ? {} : { vllmVersion }) });
+  const out = await pool.summaries([at('H100-SXM', '0.12.0'), at('H100-SXM', '0.18.0'), at('A100-80GB', '0.10.2'), at('A100-80GB'), at('H100-SXM')], [a]);
+  // No release named: a current one.
+  assert.deepEqual(out[0]?.map((s) => s?.durationS), [0.5, 0.9, 0.3, 0.8, 0.9]);
+});

@@ -121,7 +121,9 @@ test('sim predict on ML.ENERGY rows gives what the calibration check computes fo
   for (const [fixtureLine, dataLine] of [[2, 11], [5, 36]] as const) {
     const point = mlenergyPoints(data.filter((r) => r.line === dataLine), catalog)[0];
     assert.ok(point !== undefined);
-    const sim = simulateSummary({ ...point.input, catalog, profile: catalog.profileFor(catalog.gpu(point.row.gpu)) });
+    // ML.ENERGY ran vLLM 0.11.1: the catalog's profile for that release, as sim predict prices the row.
+    assert.equal(point.input.vllmVersion, '0.11.1');
+    const sim = simulateSummary({ ...point.input, catalog, profile: catalog.profileFor(catalog.gpu(point.row.gpu), point.input.vllmVersion) });
     assert.ok(sim.ok);
     const want = mlenergyPrediction(sim.summary, point);
     const got = out?.rows.find((r) => r.line === fixtureLine);

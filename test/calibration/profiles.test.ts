@@ -30,6 +30,13 @@ test('a stored profile is found for its GPU only; auto falls back to the default
   assert.deepEqual(auto.profile, slower);
   assert.match(auto.source, new RegExp(`calibrated for H100-SXM \\(model ${saved.modelId}, 9 runs of llama-3.1-8b\\)`));
   assert.deepEqual(resolveProfile(store, catalog, h100, 'default').profile, catalog.profileFor(h100));
+  // The catalog's profile is the release's; a calibrated one describes the user's own vLLM, whatever is named.
+  const old = resolveProfile(store, catalog, h100, 'default', '0.12.0');
+  assert.deepEqual(old.profile, catalog.profileFor(h100, '0.12.0'));
+  assert.match(old.source, /vLLM 0\.12\.0/);
+  assert.equal(old.stored, false);
+  assert.deepEqual(resolveProfile(store, catalog, h100, 'auto', '0.12.0').profile, slower);
+  assert.equal(resolveProfile(store, catalog, h100, 'auto', '0.12.0').stored, true);
   // A newer fit replaces the older one in the GPU's slot.
   saveProfile(store, { gpu: 'H100-SXM', model: null, runs: 12, profile: { ...slower, step_fixed_ms: 1 }, metrics: {} });
   assert.equal(storedProfile(store, 'H100-SXM')?.profile.step_fixed_ms, 1);

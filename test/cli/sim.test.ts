@@ -80,3 +80,22 @@ test('sim run takes the MoE layout flags: gpt-oss-120b on 8 GPUs as DP 4 × TP 2
   assert.equal(await main([...args, '--quantization', 'fp8'], bad), 3);
   assert.match(bad.err() + bad.out(), /C19.*does not match the quantization method/);
 });
+
+test('sim run --vllm-version prices the release named: the fit set’s vLLM 0.12 decodes long contexts slower than a current vLLM', async () => {
+  const args = [...base, '--input-len', '3000', '--output-len', '256', '--concurrency', '64', '--num-prompts', '64', '--json'];
+  const itl = async (extra: string[]): Promise<{ itl: number; profile: string }> => {
+    const t = io();
+    assert.equal(await main([...args, ...extra], t), 0, t.err());
+    const r = JSON.parse(t.out()) as { median_itl_ms: number; lmb: { sim_profile: string } };
+    return { itl: r.median_itl_ms, profile: r.lmb.sim_profile };
+  };
+  const old = await itl(['--vllm-version', '0.12.0']);
+  const now = await itl([]);
+  const named = await itl(['--vllm-version', '0.15.1']);
+  assert.ok(old.itl > now.itl * 1.1, `ITL ${old.itl.toFixed(2)} ms on 0.12.0 against ${now.itl.toFixed(2)} ms on a current vLLM`);
+  assert.equal(named.itl, now.itl, 'no release named is a current one');
+  assert.match(old.profile, /vLLM 0\.12\.0/);
+  const t = io();
+  assert.equal(await main([...args, '--vllm-version', 'latest'], t), 2);
+  assert.match(t.err() + t.out(), /LMB_ERR_INVALID_ARGUMENT[^]*--vllm-version/);
+});

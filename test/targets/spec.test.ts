@@ -15,3 +15,24 @@ test('a command target with a stray quote is refused when the spec is parsed, at
   if (s.success) return;
   assert.deepEqual(s.error.issues.map((i) => i.path.join('.')), ['vllm']);
 });
+
+test('a sim target may name the vLLM release it imitates; binding it prices that release and keeps the name', async () => {
+  const { bindSimProfile } = await import('../../src/targets/sim-target.js');
+  const { defaultCatalog } = await import('../../src/catalog/index.js');
+  const { openStore } = await import('../../src/store/sqlite-store.js');
+  const catalog = defaultCatalog();
+  const h100 = catalog.gpu('H100-SXM');
+  assert.equal(TargetSpec.safeParse({ kind: 'sim', vllm_version: 'soon' }).success, false);
+  const spec = TargetSpec.parse({ kind: 'sim', vllm_version: '0.12.0' });
+  const store = openStore(':memory:');
+  try {
+    const bound = bindSimProfile(spec, store, catalog, h100);
+    assert.equal(bound.kind, 'sim');
+    if (bound.kind !== 'sim') return;
+    assert.equal(bound.vllm_version, '0.12.0');
+    assert.deepEqual(bound.profile, catalog.profileFor(h100, '0.12.0'));
+    assert.notDeepEqual(bound.profile, catalog.profileFor(h100));
+  } finally {
+    store.close();
+  }
+});

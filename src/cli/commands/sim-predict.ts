@@ -48,17 +48,22 @@ function mapeTable(rows: readonly RowOut[], figures: readonly string[]): Record<
   });
 }
 
-/** One GPU's profile per run (`--profile`), looked up once; undefined for a GPU the catalog lacks (the row says so). */
+/**
+ * One GPU's calibrated profile per run (`--profile`), looked up once. Undefined for a GPU the catalog
+ * lacks (the row says so) and where the catalog's profile applies: then each row is priced for the vLLM
+ * release it names (domain/vllm-release.ts).
+ */
 function profileCache(values: { profile?: string | undefined; db?: string | undefined }, io: CliIo, catalog: Catalog): (gpuId: string | undefined) => SimProfile | undefined {
-  const profiles = new Map<string, SimProfile>();
+  const profiles = new Map<string, SimProfile | null>();
   return (id) => {
     if (id === undefined) return undefined;
     let p = profiles.get(id);
     if (p === undefined) {
-      p = profileFromFlags(values, io, catalog, catalog.gpu(id)).profile;
+      const r = profileFromFlags(values, io, catalog, catalog.gpu(id));
+      p = r.stored ? r.profile : null;
       profiles.set(id, p);
     }
-    return p;
+    return p ?? undefined;
   };
 }
 

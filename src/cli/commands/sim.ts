@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
-import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, VllmVersion, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
 import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
@@ -47,9 +47,18 @@ const COMMON = {
   json: { type: 'boolean' },
   'served-model-name': { type: 'string' },
   profile: { type: 'string' },
+  'vllm-version': { type: 'string' },
   db: { type: 'string' },
   offline: { type: 'boolean' },
 } as const;
+
+/** `--vllm-version V`: the vLLM release imitated (undefined: a current one). */
+function vllmVersionFlag(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = VllmVersion.safeParse(raw);
+  if (!parsed.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--vllm-version must be a vLLM release such as 0.15.1, got "${raw}"`, { details: { field: 'vllm-version', value: raw } });
+  return parsed.data;
+}
 
 /** vLLM-style flags and --set pairs → one validated ServerConfig (--set wins). */
 export function configFromFlags(values: Record<string, unknown>): ServerConfig {
@@ -239,8 +248,9 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const traced = traceWorkloadFromFlags(v, io.cwd);
   const workload = traced?.workload ?? workloadFromFlags(v, io.cwd);
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
-  const { profile, source } = profileFromFlags(values, io, catalog, gpu);
-  const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, profile, startEpochMs: Date.now() });
+  const vllmVersion = vllmVersionFlag(values['vllm-version']);
+  const { profile, source } = profileFromFlags(values, io, catalog, gpu, vllmVersion);
+  const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, profile, vllmVersion, startEpochMs: Date.now() });
   if (!out.ok) throw startupFailedError(out.failure);
   if (out.result.completed === 0) {
     // vLLM's server answered every request with HTTP 400: the workload does not fit this max_model_len.
@@ -312,7 +322,8 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const tls = tlsFiles(values['ssl-certfile'], values['ssl-keyfile'], io.cwd);
   const apiKey = values['api-key'] ?? io.env['VLLM_API_KEY'];
   const startupScale = numberFlag(values['startup-scale'], 'startup-scale', { min: 0, max: 100 }) ?? 1;
-  const { profile, source } = profileFromFlags(values, io, catalog, gpu);
+  const vllmVersion = vllmVersionFlag(values['vllm-version']);
+  const { profile, source } = profileFromFlags(values, io, catalog, gpu, vllmVersion);
   const { startSimServer } = await import('../../sim/server.js');
   let server;
   let onCrash: () => void = () => {};
@@ -330,6 +341,7 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
       tls,
       apiKey,
       profile,
+      vllmVersion,
       startupScale,
       log: (line) => io.stderr.write(`${line}\n`),
       onCrash: () => onCrash(),

@@ -9,11 +9,11 @@ export const usage = `Usage:
                    (--input-len N --output-len N | --workload FILE | --trace FILE [--trace-speed K] [--trace-limit N])
                    [--concurrency N | --request-rate R [--burstiness B] | --rate-stages R:S,…] [--num-prompts N]
                    [--prompt-pool N] [--seed S] [--requests-out FILE.jsonl] [--records FILE.jsonl]
-                   [--profile auto|default|stored] [--offline] [--db PATH] [--json]
+                   [--vllm-version V] [--profile auto|default|stored] [--offline] [--db PATH] [--json]
   lm-bench sim serve --gpu GPU --gpus N --model MODEL [--set knob=value …] [vLLM flags …]
                    [--port 8000] [--host 127.0.0.1] [--speed K] [--startup-scale F]
                    [--api-key KEY] [--ssl-certfile FILE --ssl-keyfile FILE]
-                   [--profile auto|default|stored] [--offline] [--db PATH]
+                   [--vllm-version V] [--profile auto|default|stored] [--offline] [--db PATH]
 ${PREDICT_USAGE}
 ${CALIBRATE_USAGE}
 
@@ -32,7 +32,11 @@ Knobs come from --set or from vLLM's own flags
 CUDA graphs: tens of seconds) has passed, ÷ K, × F (--startup-scale 0 to answer at once); it can die
 of a run-time CUDA OOM when gpu_memory_utilization leaves little headroom (exit 1, torch's message).
 Steps are priced with the GPU's calibrated profile when \`sim calibrate\` stored one in --db
-(default .lm-bench/lm-bench.db), else data/sim-profile.yaml (--profile default forces that).
+(default .lm-bench/lm-bench.db), else data/sim-profile.yaml (--profile default forces that) for the vLLM
+release --vllm-version names (default: a current one): before 0.14 decode steps pay for their context as
+the fitted vLLM 0.10–0.12 servers did, from 0.14 at the rate that release's attention kernels read the
+KV cache (data/hardware.yaml \`sim_recent\`; docs/calibration.md). \`sim predict\` prices each row for the
+release it names.
 Energy (a GPU power model fitted on ML.ENERGY's measured power, docs/calibration.md): \`run\` reports the
 average power of all the GPUs, the energy, J/token and tokens/J over ML.ENERGY's steady-state window
 (\`energy\` in --json); \`serve\` shows each GPU's power and energy on /metrics under dcgm-exporter's names
