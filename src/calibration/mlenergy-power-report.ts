@@ -1,6 +1,11 @@
 import type { PowerProfile } from '../domain/index.js';
-import { biasText, mapeText, relError } from './report-format.js';
+import { biasText as biasOf, mapeText as mapeOf, relError } from './report-format.js';
 import { fitPower, leaveOneOut, powerErrors, windowPowerW, type PowerObservation } from './mlenergy-power.js';
+
+// A row whose measured power or throughput is 0 has no relative error here: it is left out, not Infinity.
+const finite = (xs: readonly (number | null)[]): (number | null)[] => xs.map((x) => (x !== null && Number.isFinite(x) ? x : null));
+const mapeText = (xs: readonly (number | null)[]): string => mapeOf(finite(xs));
+const biasText = (xs: readonly (number | null)[]): string => biasOf(finite(xs));
 
 /**
  * The calibration page's power section (scripts/calibrate.ts): the power model's parameters, its error

@@ -2,13 +2,13 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Catalog } from '../catalog/index.js';
-import type { ModelSpec, SimProfile } from '../domain/index.js';
+import { releaseProfile, type ModelSpec, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { simulateSummary, type SimSummary, type SimulateInput } from '../sim/index.js';
 import { parseCsv } from './csv.js';
 import { biasText, fixed, mapeText, relError, signedPct } from './report-format.js';
 import { LIB_GPUS, libInput, libPrediction, parseLibRows, type LibRow } from './llm-inference-bench.js';
-import { mlenergyInput, mlenergyPrediction, type MlenergyPoint } from './mlenergy.js';
+import { MLENERGY_VLLM_VERSION, mlenergyInput, mlenergyPrediction, type MlenergyPoint } from './mlenergy.js';
 import { mlenergyEntries, mlenergyMaxModelLen, predictMlenergyEntry } from './mlenergy-rows.js';
 import { OUT_OF_CATALOG_FIXTURES, OUT_OF_CATALOG_MLENERGY_ROWS, resolveFromCache, writeHfCache } from './out-of-catalog.js';
 
@@ -183,7 +183,16 @@ export async function outOfCatalogCheck(o: OutOfCatalogInput): Promise<{ section
 
     // 2. ML.ENERGY layout, unmeasured: predicted as `sim predict` predicts a row (mlenergy-rows.ts).
     const entries = mlenergyEntries(parseCsv(OUT_OF_CATALOG_MLENERGY_ROWS, 'OUT_OF_CATALOG_MLENERGY_ROWS').records, 'OUT_OF_CATALOG_MLENERGY_ROWS');
-    const mleOoc = entries.map((e) => ({ e, spec: specOf(e.model), p: predictMlenergyEntry(e, o.catalog, o.profile) }));
+    // Each row's GPU as sim predict prices it: the profile with that GPU's overrides for ML.ENERGY's release.
+    const gpuProfile = (gpu: string | undefined): SimProfile => {
+      if (gpu === undefined) return o.profile;
+      try {
+        return releaseProfile(o.profile, o.catalog.gpu(gpu), MLENERGY_VLLM_VERSION);
+      } catch {
+        return o.profile; // an unknown GPU: the row's own prediction says so
+      }
+    };
+    const mleOoc = entries.map((e) => ({ e, spec: specOf(e.model), p: predictMlenergyEntry(e, o.catalog, gpuProfile(e.row?.gpu)) }));
     const protocolLen = (row: (typeof entries)[number]['row'], spec: ModelSpec): number | null => {
       const len = row === null ? undefined : mlenergyInput(row, spec, o.catalog.gpu(row.gpu)).config.max_model_len;
       return len === undefined ? null : mlenergyMaxModelLen(spec, len);

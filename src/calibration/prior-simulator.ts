@@ -16,6 +16,8 @@ export interface PriorDeployment {
   readonly model: string;
   readonly workload: Workload;
   readonly slo: Slo;
+  /** The vLLM release a sim target imitates (undefined: a current one, and any real server's). */
+  readonly vllmVersion?: string | undefined;
 }
 
 export interface PriorSimulator {
@@ -25,7 +27,7 @@ export interface PriorSimulator {
 }
 
 export function priorSimulator(store: Store | null, catalog: Catalog, d: PriorDeployment): PriorSimulator {
-  const { profile, source } = resolveProfile(store, catalog, catalog.gpu(d.hardware.gpu), 'auto');
+  const { profile, source } = resolveProfile(store, catalog, catalog.gpu(d.hardware.gpu), 'auto', d.vllmVersion);
   const workload = { ...d.workload, num_prompts: Math.min(d.workload.num_prompts, PRIOR_MAX_PROMPTS) };
   return {
     profileSource: source,

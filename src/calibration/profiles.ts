@@ -81,5 +81,7 @@ export function resolveProfile(store: Store | null, catalog: Catalog, hw: Hardwa
     if (choice === 'stored') throw new LmBenchError('LMB_ERR_MODEL_NOT_TRAINED', `no calibrated profile for ${hw.id}; run \`lm-bench sim calibrate --gpu ${hw.id} --model M\` first`, { details: { gpu: hw.id } });
     return fallback;
   }
-  return { profile: stored.profile, source: `calibrated for ${hw.id} (model ${stored.modelId}, ${stored.fittedOn.runs} runs${stored.fittedOn.model === null ? '' : ` of ${stored.fittedOn.model}`})`, stored: true };
+  // A calibrated profile describes the vLLM its runs were measured on: a release named here does not change it.
+  const release = vllmVersion === undefined ? '' : `; vLLM ${vllmVersion} asked, its own release kept`;
+  return { profile: stored.profile, source: `calibrated for ${hw.id} (model ${stored.modelId}, ${stored.fittedOn.runs} runs${stored.fittedOn.model === null ? '' : ` of ${stored.fittedOn.model}`}${release})`, stored: true };
 }

@@ -17,8 +17,9 @@ export const absError = (sim: number | null, measured: number | null): number | 
   return r === null ? null : Math.abs(r);
 };
 
+/** Null rows are left out; a non-finite error (a measured 0) is kept, so that it shows rather than hides. */
 function meanOf(xs: readonly (number | null)[], f: (x: number) => number): number | null {
-  const v = xs.filter((x): x is number => x !== null && Number.isFinite(x)).map(f);
+  const v = xs.filter((x): x is number => x !== null).map(f);
   return v.length === 0 ? null : v.reduce((a, b) => a + b, 0) / v.length;
 }
 

@@ -157,7 +157,8 @@ export function planRow(row: SiliconRow, catalog: Catalog, modelId: string = row
   // The KV cache InferenceX runs in fp8 for an fp8 model, whether the checkpoint or vLLM quantized it.
   const fp8 = quantization === 'fp8' || model.native_quantization === 'fp8';
   const protocol: Protocol = row.attentionDp === null ? 'aic-sweep' : 'inferencex';
-  const v = row.backendVersion === '' ? EMPTY_BACKEND_VERSION : row.backendVersion;
+  // An empty backend_version is InferenceX's Llama runs' 0.10.2; on another row it names no release (a current one).
+  const v = row.backendVersion !== '' ? row.backendVersion : protocol === 'inferencex' ? EMPTY_BACKEND_VERSION : undefined;
   const conc = row.batchSize;
   // Lengths uniform on [⌊0.8·L⌋, L] (InferenceX's --random-range-ratio 0.8). AIC's own sweep does not
   // publish its client; its TTFTs grow 2–4× over a 16× rise in concurrency, which fixed lengths (every
@@ -185,7 +186,7 @@ export function planRow(row: SiliconRow, catalog: Catalog, modelId: string = row
           max_model_len: Math.min(model.native_context, Math.max(row.isl + row.osl + 64, 8192)),
           gpu_memory_utilization: 0.9,
           // Async scheduling became vLLM's default in 0.14.
-          async_scheduling: atLeastVersion(v, 0, 14),
+          async_scheduling: v === undefined || atLeastVersion(v, 0, 14),
           quantization,
         };
   const workload: Workload = {
@@ -197,7 +198,7 @@ export function planRow(row: SiliconRow, catalog: Catalog, modelId: string = row
     num_prompts: 10 * conc,
     ignore_eos: true,
   };
-  return { protocol, input: { config, hardware: { gpu: hw.id, count: gpus }, model: model.id, workload, seed: 1, catalog, runtimeFailures: false, vllmVersion: v } };
+  return { protocol, input: { config, hardware: { gpu: hw.id, count: gpus }, model: model.id, workload, seed: 1, catalog, runtimeFailures: false, ...(v === undefined ? {} : { vllmVersion: v }) } };
 }
 
 export interface RowPrediction {

@@ -2,7 +2,8 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseProfileChoice, resolveProfile } from '../calibration/profiles.js';
 import type { Catalog } from '../catalog/index.js';
-import type { Hardware, SimProfile } from '../domain/index.js';
+import { VllmVersion, type Hardware, type SimProfile } from '../domain/index.js';
+import { LmBenchError } from '../errors.js';
 import { defaultDbPath, openStore } from '../store/index.js';
 import type { CliIo } from './io.js';
 
@@ -28,4 +29,12 @@ export function profileFromFlags(
   } finally {
     store.close();
   }
+}
+
+/** `--vllm-version V`: the vLLM release imitated, or the one the runs were measured on (undefined: a current one). */
+export function vllmVersionFlag(raw: string | undefined): string | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = VllmVersion.safeParse(raw);
+  if (!parsed.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--vllm-version must be a vLLM release such as 0.15.1, got "${raw}"`, { details: { field: 'vllm-version', value: raw } });
+  return parsed.data;
 }

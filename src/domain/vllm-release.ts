@@ -31,9 +31,12 @@ export function atLeastVersion(v: string, major: number, minor: number): boolean
   return p !== null && (p[0] > major || (p[0] === major && p[1] >= minor));
 }
 
-/** Whether a run of this vLLM (undefined: a current one) decodes at its kernels' measured rate. */
+/**
+ * Whether a run of this vLLM decodes at its kernels' measured rate. No release, or one without a number
+ * (`nightly`, `main`), is a current one.
+ */
 export function atKernelRate(vllmVersion: string | undefined): boolean {
-  return vllmVersion === undefined || atLeastVersion(vllmVersion, KERNEL_RATE_SINCE[0], KERNEL_RATE_SINCE[1]);
+  return vllmVersion === undefined || parseVllmVersion(vllmVersion) === null || atLeastVersion(vllmVersion, KERNEL_RATE_SINCE[0], KERNEL_RATE_SINCE[1]);
 }
 
 /** The catalog's profile for `hw` under `vllmVersion`: its `sim:` overrides, then `sim_recent` where the release is recent. */

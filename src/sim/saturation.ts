@@ -26,7 +26,7 @@ import type { DesOutput } from './engine.js';
  * throughput is flagged, one of 24 at 95% is (the prefill-heavy 70B, its queue up by 8 over 40 s),
  * every run at twice it is, and so is the 8B case of issue 28 (1,035-token prompts, 1,448-token
  * answers, max_num_seqs 128 on one H100) at 12 req/s, where it sustains about 4 req/s (at the issue's
- * 4 req/s it now keeps up, just: docs/sim-predict.md).
+ * 4 req/s it keeps up, with room on a current vLLM and just on 0.12: docs/sim-predict.md).
  *
  * The waiting backlog, not the in-flight count (arrived − completed): in-flight grows in every run for
  * as long as the batch fills (about one end-to-end latency, which is 30 s for 1,500-token answers),

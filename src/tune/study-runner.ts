@@ -121,7 +121,7 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
       slo: opts.spec.slo,
       objectives: opts.spec.objectives,
       objective: studyObjectiveOf(opts.spec),
-      simulate: priorSimulator(opts.store, opts.catalog, opts.spec).simulate,
+      simulate: priorSimulator(opts.store, opts.catalog, { ...opts.spec, vllmVersion: opts.target.kind === 'sim' ? opts.target.vllm_version : undefined }).simulate,
       rng: rng.fork('initial-design'),
       simulateTop: 40,
     });

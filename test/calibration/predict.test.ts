@@ -88,3 +88,37 @@ test('sim predict names the file and line of a malformed row, and a file with no
   assert.equal(await main(['sim', 'predict', '--rows', empty], io2), 2);
   assert.match(io2.err(), /empty\.csv: no rows after the header/);
 });
+
+test('sim predict prices each row for its own vLLM release with the catalog profile, and a calibrated profile as it stands', async (t) => {
+  const { readFileSync: read } = await import('node:fs');
+  const { parseCsv } = await import('../../src/calibration/csv.js');
+  const { predictRow, siliconRows } = await import('../../src/calibration/silicon.js');
+  const { saveProfile } = await import('../../src/calibration/profiles.js');
+  const { defaultCatalog } = await import('../../src/catalog/index.js');
+  const { openStore } = await import('../../src/store/sqlite-store.js');
+  const catalog = defaultCatalog();
+  const h100 = catalog.gpu('H100-SXM');
+  const { columns, records } = parseCsv(read(SAMPLE, 'utf8'), SAMPLE);
+  const rows = siliconRows(columns, records, SAMPLE);
+  const qwen = rows.find((r) => r.backendVersion === '0.12.0');
+  assert.ok(qwen !== undefined);
+  // The catalog's profile: the row's release (0.12.0), not a current one.
+  const { out } = await predict(SAMPLE);
+  const got = out.rows.find((r) => r.line === qwen.line);
+  assert.equal(got?.tpot_ms, predictRow(qwen, catalog, catalog.profileFor(h100, '0.12.0')).tpot_ms);
+  assert.notEqual(got?.tpot_ms, predictRow(qwen, catalog, catalog.profileFor(h100)).tpot_ms);
+  // A calibrated profile is used as stored, with no release's overrides on top.
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-predict-stored-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = join(dir, 'h.db');
+  const calibrated = { ...catalog.profile, eta_kv: 0.5, eta_weights: 0.7 };
+  const store = openStore(db);
+  saveProfile(store, { gpu: 'H100-SXM', model: null, runs: 9, profile: calibrated, metrics: {} });
+  store.close();
+  const io = captureIo(process.cwd(), { HF_HUB_OFFLINE: '1', HF_HUB_CACHE: mkdtempSync(join(tmpdir(), 'lmb-hf-')) });
+  assert.equal(await main(['sim', 'predict', '--rows', SAMPLE, '--profile', 'stored', '--db', db, '--json'], io), 0, io.err());
+  const stored = (JSON.parse(io.out()) as Out).rows;
+  for (const r of rows.filter((x) => x.system === 'h100_sxm' && x.modelPath !== 'openai/gpt-oss-120b').slice(0, 3)) {
+    assert.equal(stored.find((s) => s.line === r.line)?.tpot_ms, predictRow(r, catalog, calibrated).tpot_ms, `line ${r.line} (vLLM ${r.backendVersion || 'unstated'})`);
+  }
+});

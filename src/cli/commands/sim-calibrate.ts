@@ -8,6 +8,7 @@ import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { createSimPool } from '../../calibration/sim-pool.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo } from '../io.js';
+import { vllmVersionFlag } from '../sim-profile-flag.js';
 
 /**
  * `lm-bench sim calibrate --gpu G --model M`: the simulator's efficiencies fitted to the runs the
@@ -16,7 +17,10 @@ import { writeJson, type CliIo } from '../io.js';
  * (`--profile default` to compare). Refuses when fewer than 6 runs are usable.
  */
 export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<number> {
-  const { values } = parseFlags(argv, { gpu: { type: 'string' }, model: { type: 'string' }, db: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' }, offline: { type: 'boolean' } });
+  const { values } = parseFlags(argv, { gpu: { type: 'string' }, model: { type: 'string' }, db: { type: 'string' }, threads: { type: 'string' }, json: { type: 'boolean' }, offline: { type: 'boolean' }, 'vllm-version': { type: 'string' } });
+  // The release the runs were measured on: the fit starts from the catalog's profile for it, and keeps
+  // its parameters the fit does not move (an fp8 cache's rate).
+  const vllmVersion = vllmVersionFlag(values['vllm-version']);
   const catalog = defaultCatalog();
   const hw = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
   const resolved = values.model === undefined ? undefined : await resolveModelFlag(values.model, io, values.offline);
@@ -32,7 +36,7 @@ export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<
     try {
       report = await calibrate({
         points,
-        start: catalog.profileFor(hw),
+        start: catalog.profileFor(hw, vllmVersion),
         evaluate: async (ps, profiles) => (await pool.summaries(ps.map((p) => p.input), profiles)).map((row) => row.map((s) => (s === null || s.completed === 0 ? null : { ttftMs: s.ttftMs.mean, tpotMs: s.tpotMs.mean }))),
         onProgress: (p) => {
           if (tty) io.stderr.write(`\rcalibrating ${hw.id}: ${p.phase}, ${p.evaluations} evaluations, loss ${p.loss.toFixed(3)}   `);
@@ -56,7 +60,7 @@ export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<
         'before.tpot_mape': report.before.tpot_mape,
       },
     });
-    const start = catalog.profileFor(hw);
+    const start = catalog.profileFor(hw, vllmVersion);
     if (values.json === true) {
       writeJson(io, { gpu: hw.id, model: model ?? null, profile_id: stored.modelId, runs: report.runs, skipped, profile: report.profile, fit: report.fit, leave_one_out: report.leave_one_out, before: report.before, evaluations: report.evaluations });
     } else {

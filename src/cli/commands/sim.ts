@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
-import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, VllmVersion, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
 import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
@@ -20,7 +20,7 @@ import { predictCmd } from './sim-predict.js';
 import { writeFile } from './run-output.js';
 import { requestLatencyLines } from '../../domain/request-latency.js';
 import { parseRateStagesFlag } from '../../workload/stages-flag.js';
-import { profileFromFlags } from '../sim-profile-flag.js';
+import { profileFromFlags, vllmVersionFlag } from '../sim-profile-flag.js';
 import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { usage as USAGE } from '../usage/sim.js';
 
@@ -52,13 +52,6 @@ const COMMON = {
   offline: { type: 'boolean' },
 } as const;
 
-/** `--vllm-version V`: the vLLM release imitated (undefined: a current one). */
-function vllmVersionFlag(raw: string | undefined): string | undefined {
-  if (raw === undefined) return undefined;
-  const parsed = VllmVersion.safeParse(raw);
-  if (!parsed.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--vllm-version must be a vLLM release such as 0.15.1, got "${raw}"`, { details: { field: 'vllm-version', value: raw } });
-  return parsed.data;
-}
 
 /** vLLM-style flags and --set pairs → one validated ServerConfig (--set wins). */
 export function configFromFlags(values: Record<string, unknown>): ServerConfig {

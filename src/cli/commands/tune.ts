@@ -349,7 +349,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, defaultCatalog(), study.id) });
       // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain
       // (computed once, for the summary and the report alike).
-      const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog: defaultCatalog(), simulator: priorSimulator(store, defaultCatalog(), spec) });
+      const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog: defaultCatalog(), simulator: priorSimulator(store, defaultCatalog(), { ...spec, vllmVersion: resolvedTarget.kind === 'sim' ? resolvedTarget.vllm_version : undefined }) });
       let reportFile: string | null = null;
       if (v['no-report'] !== true && summary.reason !== 'interrupted') {
         if (!json) io.stderr.write('lm-bench tune: writing the report…\n');

@@ -1,7 +1,7 @@
 const PREDICT_USAGE = `  lm-bench sim predict --rows FILE.csv [--profile auto|default|stored] [--db PATH] [--offline] [--json]
                    (aiconfigurator silicon or ML.ENERGY v3 rows, told apart by the header; each row's
                     model resolved as --model is: catalog, config.json path, Hugging Face cache, hub)`;
-const CALIBRATE_USAGE = `  lm-bench sim calibrate --gpu GPU [--model MODEL] [--offline] [--db PATH] [--threads N] [--json]`;
+const CALIBRATE_USAGE = `  lm-bench sim calibrate --gpu GPU [--model MODEL] [--vllm-version V] [--offline] [--db PATH] [--threads N] [--json]`;
 
 /** `lm-bench sim --help`: kept apart from the command so the text loads without the command's modules. */
 export const usage = `Usage:
@@ -35,8 +35,10 @@ Steps are priced with the GPU's calibrated profile when \`sim calibrate\` stored
 (default .lm-bench/lm-bench.db), else data/sim-profile.yaml (--profile default forces that) for the vLLM
 release --vllm-version names (default: a current one): before 0.14 decode steps pay for their context as
 the fitted vLLM 0.10–0.12 servers did, from 0.14 at the rate that release's attention kernels read the
-KV cache (data/hardware.yaml \`sim_recent\`; docs/calibration.md). \`sim predict\` prices each row for the
-release it names.
+KV cache (data/hardware.yaml \`sim_recent\`, a datasheet YAML's too; docs/calibration.md). A calibrated
+profile describes the vLLM its runs were measured on (\`sim calibrate --vllm-version\`) and ignores
+--vllm-version. Without one, \`sim predict\` prices each row for its own release (aiconfigurator's
+backend_version, ML.ENERGY v3's 0.11.1).
 Energy (a GPU power model fitted on ML.ENERGY's measured power, docs/calibration.md): \`run\` reports the
 average power of all the GPUs, the energy, J/token and tokens/J over ML.ENERGY's steady-state window
 (\`energy\` in --json); \`serve\` shows each GPU's power and energy on /metrics under dcgm-exporter's names

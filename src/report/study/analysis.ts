@@ -110,6 +110,7 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
   const targetKind = target?.kind ?? 'unknown';
   // A sim study's trials are re-simulated with the profile the study priced them with.
   const simProfile = target?.kind === 'sim' ? simSpecProfile(target) : undefined;
+  const vllmVersion = target?.kind === 'sim' ? target.vllm_version : undefined;
   const complete = trials.filter((t) => t.state === 'complete' && t.result !== null);
   const recTrial = summary.recommendation === null ? undefined : trials.find((t) => t.number === summary.recommendation?.trial);
   const modelAnalysis =
@@ -142,9 +143,9 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
     baseline: findBaseline(store, study, trials, opts.baseline),
     model: modelAnalysis,
     prune: space === null || opts.withPrune === false ? null : space.prune(ctx),
-    latency: opts.withLatency === false ? [] : latencySeries({ spec, targetKind, candidates: top, catalog: opts.catalog, profile: simProfile }),
+    latency: opts.withLatency === false ? [] : latencySeries({ spec, targetKind, candidates: top, catalog: opts.catalog, profile: simProfile, vllmVersion }),
     targetKind,
     // The pick defended: flags within the noise back at vLLM's defaults, and each remaining flag's gain.
-    explanation: space === null || opts.withExplanation === false ? null : opts.explanation ?? explainStudyPick({ summary, trials, spec, space, catalog: opts.catalog, simulator: priorSimulator(store, opts.catalog, spec) }),
+    explanation: space === null || opts.withExplanation === false ? null : opts.explanation ?? explainStudyPick({ summary, trials, spec, space, catalog: opts.catalog, simulator: priorSimulator(store, opts.catalog, { ...spec, vllmVersion }) }),
   };
 }

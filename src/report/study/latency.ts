@@ -42,6 +42,8 @@ export function latencySeries(opts: {
   readonly catalog: Catalog;
   /** The sim study's bound profile (absent: the catalog's). */
   readonly profile?: SimProfile | undefined;
+  /** The release an unbound sim target imitated (domain/vllm-release.ts). */
+  readonly vllmVersion?: string | undefined;
 }): LatencySeries[] {
   const out: LatencySeries[] = [];
   for (const { label, trial } of opts.candidates) {
@@ -59,6 +61,7 @@ export function latencySeries(opts: {
         slo: input.slo,
         catalog: opts.catalog,
         profile: opts.profile,
+        vllmVersion: opts.vllmVersion,
       });
       if (sim.ok) {
         const lat = latencies(sim.records);
