@@ -4,6 +4,7 @@
  * Writes bench/results/sim.md.
  */
 import { writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { DATA_DIR, PROJECT_ROOT, defaultCatalog } from '../src/catalog/index.js';
 import { Workload } from '../src/domain/index.js';
@@ -63,7 +64,9 @@ for (const c of cases) {
 const md = `# Simulator speed
 
 CPU time (user + system) of one \`simulate()\` call in virtual time, median of 5 seeds after a JIT
-warm-up, on this machine (2 cores, Node ${process.version}). Goal: the first row under 500 ms.
+warm-up, on this machine (2 cores, Node ${process.version}), ${new Date().toISOString().slice(0, 10)}, load average
+${loadavg()[0]?.toFixed(1)} at the end (a busy 2-core box moves these figures by a third between runs: compare
+two commits interleaved on the same machine, not against this table). Goal: the first row under 500 ms.
 
 Reproduce: \`node --import tsx bench/sim-speed.ts\`
 
