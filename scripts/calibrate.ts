@@ -221,10 +221,10 @@ if (writeGpus) {
   gpuOverrides = { ...gpuOverrides, ...gpuFit.overrides };
   recentOverrides = { ...recentOverrides, ...gpuFit.recent };
 }
-const staleOverrides = [
-  ...Object.entries(gpuFit.overrides).filter(([g, o]) => JSON.stringify(catalog.gpu(g).sim ?? {}) !== JSON.stringify(o)).map(([g]) => g),
-  ...Object.entries(gpuFit.recent).filter(([g, o]) => JSON.stringify(catalog.gpu(g).sim_recent ?? {}) !== JSON.stringify(o)).map(([g]) => `${g} (sim_recent)`),
-];
+/** The GPUs whose `key` line in data/hardware.yaml differs from what the kernel fit gives. */
+const staleIn = (fitted: Readonly<Record<string, GpuOverrides>>, key: 'sim' | 'sim_recent'): string[] =>
+  Object.entries(fitted).filter(([g, o]) => JSON.stringify(catalog.gpu(g)[key] ?? {}) !== JSON.stringify(o)).map(([g]) => (key === 'sim' ? g : `${g} (${key})`));
+const staleOverrides = [...staleIn(gpuFit.overrides, 'sim'), ...staleIn(gpuFit.recent, 'sim_recent')];
 log(`GPU overrides from kernel times: ${JSON.stringify(gpuFit.overrides)}${reportOnly && staleOverrides.length > 0 ? ` (data/hardware.yaml differs for ${staleOverrides.join(', ')}: run a fit to write them)` : ''}`);
 // End to end: LLM-Inference-Bench's Llama-3-8B batches on A100-40GB and H100 under one vLLM, their ratio.
 const libScores = await libA100Check({
@@ -247,7 +247,6 @@ async function score(ps: readonly Point[], profile: SimProfile): Promise<Scored[
   const preds = (await evaluator(ps)([profile]))[0] ?? [];
   return ps.map((p, i) => ({ p, ttft: preds[i]?.ttftMs ?? null, tpot: preds[i]?.tpotMs ?? null }));
 }
-
 
 const fitScores = await score(densePoints, fitted);
 const refScores = await score(densePoints, START);

@@ -1,4 +1,4 @@
-import { atKernelRate, withOverrides, type ProfileParam } from '../domain/index.js';
+import { atKernelRate, releaseProfile, type ProfileParam } from '../domain/index.js';
 import type { SimulateInput, SimSummary } from '../sim/index.js';
 import type { SimPool } from './sim-pool.js';
 
@@ -17,11 +17,11 @@ export function gpuAwarePool(pool: SimPool, overrides: () => OverridesByGpu, rec
     threads: pool.threads,
     close: () => pool.close(),
     async summaries(points, profiles) {
-      const groups = new Map<string, { gpu: string; recent: boolean; idx: number[] }>();
+      // Points priced alike go together: one GPU, on one side of the release boundary (any of its releases stands for the group).
+      const groups = new Map<string, { gpu: string; vllmVersion: string | undefined; idx: number[] }>();
       points.forEach((p, i) => {
-        const r = atKernelRate(p.vllmVersion);
-        const key = `${p.hardware.gpu}|${r}`;
-        const g = groups.get(key) ?? { gpu: p.hardware.gpu, recent: r, idx: [] };
+        const key = `${p.hardware.gpu}|${atKernelRate(p.vllmVersion)}`;
+        const g = groups.get(key) ?? { gpu: p.hardware.gpu, vllmVersion: p.vllmVersion, idx: [] };
         g.idx.push(i);
         groups.set(key, g);
       });
@@ -29,8 +29,8 @@ export function gpuAwarePool(pool: SimPool, overrides: () => OverridesByGpu, rec
       const o = overrides();
       const later = recent();
       await Promise.all(
-        [...groups.values()].map(async ({ gpu, recent: isRecent, idx }) => {
-          const ps = profiles.map((p) => withOverrides(withOverrides(p, o[gpu]), isRecent ? later[gpu] : undefined));
+        [...groups.values()].map(async ({ gpu, vllmVersion, idx }) => {
+          const ps = profiles.map((p) => releaseProfile(p, { sim: o[gpu], sim_recent: later[gpu] }, vllmVersion));
           const sums = await pool.summaries(idx.map((i) => points[i] as Omit<SimulateInput, 'catalog'>), ps);
           sums.forEach((row, pi) => idx.forEach((i, j) => ((out[pi] as (SimSummary | null)[])[i] = row[j] ?? null)));
         }),

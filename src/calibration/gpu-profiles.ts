@@ -228,7 +228,6 @@ export function fitGpuProfiles(data: KernelData, catalog: Catalog, profile: SimP
   return { reference, gpus, aic, aicGpus, moe, overrides, basis, recent: r.recent, recentBasis: r.basis };
 }
 
-
 export function gpuKernelTable(f: GpuProfileFit): string {
   const line = (g: GpuKernelFit, isRef: boolean): string =>
     `| ${g.gpu} | ${g.models.length} | ${g.rows * GEMM_OPS.length} | ${g.fit.eta_weights} | ${g.fit.mfu_bf16} | ${g.smallUs.toFixed(1)} | ${pct(g.fitMape)} | ${isRef ? '–' : pct(g.datasheetMape)} | ${g.lomo.map((l) => `${l.model.split('/').pop() ?? l.model} ${pct(l.mape)}`).join('; ') || '–'} |`;

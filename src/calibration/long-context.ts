@@ -109,12 +109,11 @@ export function longContextSection(catalog: Catalog, profile: SimProfile, attent
   });
   const recentProfile = withOverrides(profile, recent);
   const n = LONG_ANSWER_RUN.workload.num_prompts;
-  const runs = [
-    `| the fitted profile (vLLM 0.10–0.12's decode) | ${n} | ${runLine(catalog, profile, n)} |`,
-    `| the fitted profile (vLLM 0.10–0.12's decode) | ${(4 * n).toLocaleString('en-US')} | ${runLine(catalog, profile, 4 * n)} |`,
-    `| vLLM ${LONG_ANSWER_RUN.vllmVersion}: \`sim_recent\` (eta_kv ${recentProfile.eta_kv}) | ${n} | ${runLine(catalog, recentProfile, n)} |`,
-    `| vLLM ${LONG_ANSWER_RUN.vllmVersion}: \`sim_recent\` (eta_kv ${recentProfile.eta_kv}) | ${(4 * n).toLocaleString('en-US')} | ${runLine(catalog, recentProfile, 4 * n)} |`,
+  const pricings: readonly [string, SimProfile][] = [
+    ["the fitted profile (vLLM 0.10–0.12's decode)", profile],
+    [`vLLM ${LONG_ANSWER_RUN.vllmVersion}: \`sim_recent\` (eta_kv ${recentProfile.eta_kv})`, recentProfile],
   ];
+  const runs = pricings.flatMap(([label, p]) => [n, 4 * n].map((k) => `| ${label} | ${k.toLocaleString('en-US')} | ${runLine(catalog, p, k)} |`));
   return `Decode steps of ${model.id} on one ${hw.id} (bf16 weights and KV cache, full CUDA graphs) under the fitted profile,
 by batch and context per request; the rate is the batch's KV bytes over the time the context adds to the step:
 

@@ -102,7 +102,6 @@ export function siliconRows(columns: readonly string[], records: readonly CsvRec
   });
 }
 
-/** `0.12.0` → [0, 12, 0]; an empty or odd version is null. */
 /** What an empty `backend_version` stands for: InferenceX's Llama-3.3-70B-FP8 H100 runs used vLLM 0.10.2 (docs/calibration-protocol.md). */
 export const EMPTY_BACKEND_VERSION = '0.10.2';
 

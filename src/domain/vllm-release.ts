@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import type { Hardware } from './hardware.js';
-import { withOverrides, type SimProfile } from './sim-profile.js';
+import { withOverrides, type ProfileParam, type SimProfile } from './sim-profile.js';
 
 /**
  * Which vLLM the simulator imitates. The serving profile (data/sim-profile.yaml) was fitted end to end on
@@ -39,8 +38,13 @@ export function atKernelRate(vllmVersion: string | undefined): boolean {
   return vllmVersion === undefined || parseVllmVersion(vllmVersion) === null || atLeastVersion(vllmVersion, KERNEL_RATE_SINCE[0], KERNEL_RATE_SINCE[1]);
 }
 
-/** The catalog's profile for `hw` under `vllmVersion`: its `sim:` overrides, then `sim_recent` where the release is recent. */
-export function releaseProfile(profile: SimProfile, hw: Pick<Hardware, 'sim' | 'sim_recent'>, vllmVersion: string | undefined): SimProfile {
+type Overrides = Partial<Record<ProfileParam, number | undefined>>;
+
+/**
+ * The catalog's profile for a GPU under `vllmVersion`: its `sim:` overrides, then `sim_recent` where the
+ * release is recent (`hw`: the GPU's datasheet, or the overrides a calibration run just fitted for it).
+ */
+export function releaseProfile(profile: SimProfile, hw: { readonly sim?: Overrides | undefined; readonly sim_recent?: Overrides | undefined }, vllmVersion: string | undefined): SimProfile {
   const own = withOverrides(profile, hw.sim);
   return atKernelRate(vllmVersion) ? withOverrides(own, hw.sim_recent) : own;
 }

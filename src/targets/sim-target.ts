@@ -18,6 +18,11 @@ export function bindSimProfile(spec: TargetSpec, store: Store, catalog: Catalog,
   return { kind: 'sim', profile, profile_source: source, ...(spec.vllm_version === undefined ? {} : { vllm_version: spec.vllm_version }) };
 }
 
+/** The vLLM release a sim target imitates (undefined: a current one, and for any other target). */
+export function simSpecRelease(spec: TargetSpec): string | undefined {
+  return spec.kind === 'sim' ? spec.vllm_version : undefined;
+}
+
 /** The profile a bound spec carries; an unbound one prices with the catalog's. */
 export function simSpecProfile(spec: SimSpec): SimProfile | undefined {
   return typeof spec.profile === 'object' ? spec.profile : undefined;

@@ -12,6 +12,7 @@ import type { SearchSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
 import { assertGpuFitsHistory, registerStudyGpu } from '../store/adopt-gpu.js';
 import { createExecutor } from '../targets/executor.js';
+import { simSpecRelease } from '../targets/sim-target.js';
 import type { TargetSpec } from '../targets/spec.js';
 import type { TrialInput } from '../targets/types.js';
 import { LmBenchError } from '../errors.js';
@@ -121,7 +122,7 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
       slo: opts.spec.slo,
       objectives: opts.spec.objectives,
       objective: studyObjectiveOf(opts.spec),
-      simulate: priorSimulator(opts.store, opts.catalog, { ...opts.spec, vllmVersion: opts.target.kind === 'sim' ? opts.target.vllm_version : undefined }).simulate,
+      simulate: priorSimulator(opts.store, opts.catalog, { ...opts.spec, vllmVersion: simSpecRelease(opts.target) }).simulate,
       rng: rng.fork('initial-design'),
       simulateTop: 40,
     });

@@ -30,13 +30,14 @@ export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<
     // The runs of this checkpoint are stored under the id the history gave it.
     const model = resolved === undefined ? undefined : identifyResolvedModel(store, resolved, catalog).spec.id;
     const { points, skipped } = historyPoints(store, catalog, { gpu: hw.id, model });
+    const start = catalog.profileFor(hw, vllmVersion);
     const pool = createSimPool(threads);
     const tty = io.stderr.isTTY === true && values.json !== true;
     let report;
     try {
       report = await calibrate({
         points,
-        start: catalog.profileFor(hw, vllmVersion),
+        start,
         evaluate: async (ps, profiles) => (await pool.summaries(ps.map((p) => p.input), profiles)).map((row) => row.map((s) => (s === null || s.completed === 0 ? null : { ttftMs: s.ttftMs.mean, tpotMs: s.tpotMs.mean }))),
         onProgress: (p) => {
           if (tty) io.stderr.write(`\rcalibrating ${hw.id}: ${p.phase}, ${p.evaluations} evaluations, loss ${p.loss.toFixed(3)}   `);
@@ -60,7 +61,6 @@ export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<
         'before.tpot_mape': report.before.tpot_mape,
       },
     });
-    const start = catalog.profileFor(hw, vllmVersion);
     if (values.json === true) {
       writeJson(io, { gpu: hw.id, model: model ?? null, profile_id: stored.modelId, runs: report.runs, skipped, profile: report.profile, fit: report.fit, leave_one_out: report.leave_one_out, before: report.before, evaluations: report.evaluations });
     } else {

@@ -52,7 +52,6 @@ const COMMON = {
   offline: { type: 'boolean' },
 } as const;
 
-
 /** vLLM-style flags and --set pairs → one validated ServerConfig (--set wins). */
 export function configFromFlags(values: Record<string, unknown>): ServerConfig {
   const raw: Record<string, unknown> = {};

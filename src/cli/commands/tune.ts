@@ -10,7 +10,7 @@ import { defaultDbPath, openStore } from '../../store/sqlite-store.js';
 import { parseProfileChoice } from '../../calibration/profiles.js';
 import type { Hardware } from '../../domain/index.js';
 import type { Store } from '../../store/store.js';
-import { bindSimProfile } from '../../targets/sim-target.js';
+import { bindSimProfile, simSpecRelease } from '../../targets/sim-target.js';
 import { TargetSpec } from '../../targets/spec.js';
 import { SlurmConfig } from '../../targets/slurm/config.js';
 import { registerStudySpecs, runStudy } from '../../tune/study-runner.js';
@@ -349,7 +349,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, defaultCatalog(), study.id) });
       // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain
       // (computed once, for the summary and the report alike).
-      const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog: defaultCatalog(), simulator: priorSimulator(store, defaultCatalog(), { ...spec, vllmVersion: resolvedTarget.kind === 'sim' ? resolvedTarget.vllm_version : undefined }) });
+      const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog: defaultCatalog(), simulator: priorSimulator(store, defaultCatalog(), { ...spec, vllmVersion: simSpecRelease(resolvedTarget) }) });
       let reportFile: string | null = null;
       if (v['no-report'] !== true && summary.reason !== 'interrupted') {
         if (!json) io.stderr.write('lm-bench tune: writing the report…\n');

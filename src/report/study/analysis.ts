@@ -15,7 +15,7 @@ import { createRng } from '../../util/rng.js';
 import { latencySeries } from './latency.js';
 import { analyzeModel } from './model-analysis.js';
 import type { StudyAnalysis } from './types.js';
-import { simSpecProfile } from '../../targets/sim-target.js';
+import { simSpecProfile, simSpecRelease } from '../../targets/sim-target.js';
 import { TargetSpec } from '../../targets/spec.js';
 
 /**
@@ -110,7 +110,7 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
   const targetKind = target?.kind ?? 'unknown';
   // A sim study's trials are re-simulated with the profile the study priced them with.
   const simProfile = target?.kind === 'sim' ? simSpecProfile(target) : undefined;
-  const vllmVersion = target?.kind === 'sim' ? target.vllm_version : undefined;
+  const vllmVersion = target === null ? undefined : simSpecRelease(target);
   const complete = trials.filter((t) => t.state === 'complete' && t.result !== null);
   const recTrial = summary.recommendation === null ? undefined : trials.find((t) => t.number === summary.recommendation?.trial);
   const modelAnalysis =
