@@ -36,6 +36,8 @@ export interface Question {
   readonly seed: number;
   /** Pin the knobs that change the checkpoint's numerics (quantization, KV-cache dtype). */
   readonly keepPrecision: boolean;
+  /** The vLLM release served, which the simulator's answers and diagnoses imitate (undefined: a current one). */
+  readonly vllmVersion?: string | undefined;
 }
 
 /** The answer and where it came from: the public API's schemas (domain/recommendation.ts), the one definition. */

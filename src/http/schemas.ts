@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { GpuFile } from '../catalog/gpu-file.js';
-import { Diagnosis, Objective, RecommendationAnswer, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, Workload } from '../domain/index.js';
+import { Diagnosis, Objective, RecommendationAnswer, ServerConfig, Slo, Study, StudyObjective, StudySpec, Trial, VllmVersion, Workload } from '../domain/index.js';
 import { RunRecord, SourceFormat } from '../store/store.js';
 import { StoredRun } from '../ingest/stored.js';
 import { RequestCounts } from '../tune/lost-requests.js';
@@ -49,6 +49,8 @@ export const RecommendationRequest = z.strictObject({
   seed: z.int().nonnegative().default(0),
   /** Hold quantization and the KV-cache dtype at the checkpoint's own (no fp8 numerics). */
   keep_precision: z.boolean().default(false),
+  /** The vLLM release served, which the simulator's answers and diagnoses imitate (default: a current one). */
+  vllm_version: VllmVersion.optional(),
 });
 export type RecommendationRequest = z.infer<typeof RecommendationRequest>;
 

@@ -229,5 +229,5 @@ export function plan(q: PlanQuestion, deps: PlanDeps): PlanAnswer {
     deps.onGpu?.(hw.id, i, q.gpus.length);
   });
   const ranked = out.map((d) => ({ d, s: d.feasible ? score(d, q.objective) : Number.POSITIVE_INFINITY })).sort((a, b) => a.s - b.s || Number(b.d.feasible) - Number(a.d.feasible));
-  return { model: model.hf_name, traffic: q.traffic, slo: q.slo, objective: q.objective, rule: rule(q.objective), deployments: ranked.map((x) => x.d) };
+  return { model: model.hf_name, traffic: q.traffic, slo: q.slo, objective: q.objective, rule: rule(q.objective), vllm_version: q.vllmVersion ?? null, deployments: ranked.map((x) => x.d) };
 }

@@ -19,16 +19,20 @@ export interface RunPlanOptions {
   readonly onGpu?: (gpu: string, index: number, of: number) => void;
 }
 
+/** The simulator as the planner's load runner, imitating `vllmVersion` (undefined: a current vLLM). */
 export const simRun =
-  (catalog: Catalog): SimRun =>
+  (catalog: Catalog, vllmVersion?: string): SimRun =>
   ({ config, gpu, gpus, model, workload, seed }) => {
-    const out = simulate({ config, hardware: { gpu, count: gpus }, model, workload, seed, catalog, runtimeFailures: false });
+    const out = simulate({ config, hardware: { gpu, count: gpus }, model, workload, seed, catalog, vllmVersion, runtimeFailures: false });
     return out.ok ? { result: out.result, failure: null } : { result: null, failure: `${out.failure.rule}: ${out.failure.message}` };
   };
 
-/** The correction measured runs of `modelId` on `gpu` make to the simulator, or null with fewer than two. */
-export function correctionFromStore(store: Store, catalog: Catalog, modelId: string, gpu: string): HistoryCorrection | null {
-  const sim = simRun(catalog);
+/**
+ * The correction measured runs of `modelId` on `gpu` make to the simulator, or null with fewer than two.
+ * The runs are re-simulated under the release the plan imitates, so the correction is of that simulator.
+ */
+export function correctionFromStore(store: Store, catalog: Catalog, modelId: string, gpu: string, vllmVersion?: string): HistoryCorrection | null {
+  const sim = simRun(catalog, vllmVersion);
   const model = catalog.model(modelId);
   const pairs: RunPair[] = [];
   for (const run of store.listRuns({ model: model.id, gpu, limit: 50 })) {
@@ -43,8 +47,8 @@ export function runPlan(q: PlanQuestion, o: RunPlanOptions): PlanAnswer {
   const cache = new Map<string, HistoryCorrection | null>();
   const correction = (gpu: string): HistoryCorrection | null => {
     if (o.store === null) return null;
-    if (!cache.has(gpu)) cache.set(gpu, correctionFromStore(o.store, o.catalog, q.model, gpu));
+    if (!cache.has(gpu)) cache.set(gpu, correctionFromStore(o.store, o.catalog, q.model, gpu, q.vllmVersion));
     return cache.get(gpu) ?? null;
   };
-  return plan(q, { catalog: o.catalog, simulate: simRun(o.catalog), prices: o.prices, correction, ...(o.onGpu === undefined ? {} : { onGpu: o.onGpu }) });
+  return plan(q, { catalog: o.catalog, simulate: simRun(o.catalog, q.vllmVersion), prices: o.prices, correction, ...(o.onGpu === undefined ? {} : { onGpu: o.onGpu }) });
 }

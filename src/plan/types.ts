@@ -54,6 +54,8 @@ export const PlanAnswer = z.strictObject({
   objective: PlanObjective,
   /** How the ranking was made, in one sentence. */
   rule: z.string(),
+  /** The vLLM release the simulator imitated (null: a current one). */
+  vllm_version: z.string().nullable(),
   deployments: z.array(PlanDeployment),
 });
 export type PlanAnswer = z.infer<typeof PlanAnswer>;
@@ -68,4 +70,6 @@ export interface PlanQuestion {
   readonly maxGpus: number;
   readonly objective: PlanObjective;
   readonly seed: number;
+  /** The vLLM release the deployments will run (domain/vllm-release.ts; undefined: a current one). */
+  readonly vllmVersion?: string | undefined;
 }

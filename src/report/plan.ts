@@ -54,7 +54,7 @@ export async function planReportHtml(a: PlanAnswer, opts: { generatedAt?: string
       text:
         pick === null
           ? `No GPU type asked about serves ${trafficText(a)} of ${a.model} within ${slo}: the reasons are listed below.`
-          : `For ${a.model} at ${trafficText(a)} within ${slo}, the pick is ${pick.gpus} × ${pick.gpu} (${pick.replicas} replica${pick.replicas === 1 ? '' : 's'} of TP ${pick.tensor_parallel_size}): ranked by ${a.rule}. Figures marked estimated are the simulator's (±${(pick.uncertainty_pct ?? 0).toFixed(0)}% at 2σ on throughput); measured ones are corrected by your own runs of this model on that GPU.`,
+          : `For ${a.model} at ${trafficText(a)} within ${slo}, the pick is ${pick.gpus} × ${pick.gpu} (${pick.replicas} replica${pick.replicas === 1 ? '' : 's'} of TP ${pick.tensor_parallel_size}): ranked by ${a.rule}. Figures marked estimated are the simulator's${a.vllm_version === null ? '' : ` imitating vLLM ${a.vllm_version}`} (±${(pick.uncertainty_pct ?? 0).toFixed(0)}% at 2σ on throughput); measured ones are corrected by your own runs of this model on that GPU.`,
     },
   ];
   const columns = ['#', 'GPU', 'GPUs', 'replicas × TP', 'p99 TTFT (ms)', 'p99 ITL (ms)', 'headroom', 'output tok/s', 'power (W)', '$/h', '$/M output tokens', 'J/token', 'source'];

@@ -129,6 +129,7 @@ export const CLI_CASES: readonly CliCase[] = [
   { id: 'cli-recommend-candidates-too-few', argv: rec('--candidates', '5'), code: INVALID, names: /--candidates/ },
   { id: 'cli-recommend-candidates-huge', argv: rec('--candidates', '1e12'), code: INVALID, names: /--candidates/ },
   { id: 'cli-recommend-seed-word', argv: rec('--seed', 'x'), code: INVALID, names: /--seed/ },
+  { id: 'cli-recommend-vllm-version-word', argv: rec('--vllm-version', 'latest'), code: INVALID, names: /--vllm-version.*"latest"/ },
   { id: 'cli-recommend-slo-unknown-key', argv: rec('--slo', 'nonsense_key=1'), code: INVALID, names: /--slo.*nonsense_key/ },
   { id: 'cli-recommend-slo-negative', argv: rec('--slo', 'ttft_p99_ms=-5'), code: INVALID, names: /--slo[\s\S]*ttft_p99_ms[\s\S]*(-5|>\s*0|positive)/ },
   { id: 'cli-recommend-gpu-unknown', argv: rec('--gpu', 'GB300'), code: 'LMB_ERR_UNKNOWN_GPU', names: /"GB300"/ },

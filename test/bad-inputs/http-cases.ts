@@ -90,6 +90,7 @@ export const HTTP_CASES: readonly HttpCase[] = [
   { id: 'http-recommendations-gpus-float', method: 'POST', url: '/v1/recommendations', body: rec({ gpus: 1.5 }), status: 400, code: INVALID, names: /body\.gpus/ },
   { id: 'http-recommendations-gpus-huge', method: 'POST', url: '/v1/recommendations', body: rec({ gpus: 1e9 }), status: 400, code: INVALID, names: /body\.gpus/ },
   { id: 'http-recommendations-gpus-negative', method: 'POST', url: '/v1/recommendations', body: rec({ gpus: -1 }), status: 400, code: INVALID, names: /body\.gpus/ },
+  { id: 'http-recommendations-vllm-version-word', method: 'POST', url: '/v1/recommendations', body: rec({ vllm_version: 'latest' }), status: 400, code: INVALID, names: /body\.vllm_version/ },
   { id: 'http-recommendations-gpu-number', method: 'POST', url: '/v1/recommendations', body: rec({ gpu: 123 }), status: 400, code: INVALID, names: /body\.gpu\b/ },
   { id: 'http-recommendations-gpu-unknown', method: 'POST', url: '/v1/recommendations', body: rec({ gpu: 'GB300' }), status: 400, code: 'LMB_ERR_UNKNOWN_GPU', names: /"GB300"/ },
   { id: 'http-recommendations-model-unknown', method: 'POST', url: '/v1/recommendations', body: rec({ model: 'gpt-9' }), status: 400, code: 'LMB_ERR_UNKNOWN_MODEL', names: /"gpt-9"/ },

@@ -20,9 +20,10 @@ async function plan(dir: string, args: string[]): Promise<{ code: number; out: s
 test('plan --json: every field of every deployment, best first; --html writes the page; nothing is stored', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-plan-cli-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
-  const r = await plan(dir, ['--model', 'meta-llama/Llama-3.1-8B-Instruct', '--rate', '20', '--slo', 'ttft_p99_ms=1000,itl_p99_ms=80', '--gpu', 'L40S,NVIDIA H100 80GB HBM3', '--objective', 'gpus', '--html', 'plan.html', '--json']);
+  const r = await plan(dir, ['--model', 'meta-llama/Llama-3.1-8B-Instruct', '--rate', '20', '--slo', 'ttft_p99_ms=1000,itl_p99_ms=80', '--gpu', 'L40S,NVIDIA H100 80GB HBM3', '--objective', 'gpus', '--vllm-version', '0.12.0', '--html', 'plan.html', '--json']);
   assert.equal(r.code, 0, r.err);
   const a = PlanAnswer.parse(JSON.parse(r.out));
+  assert.equal(a.vllm_version, '0.12.0', 'the release imitated is stated');
   assert.deepEqual(a.deployments.map((d) => d.gpu), ['H100-SXM', 'L40S'], 'fewest GPUs first: the H100 (nvidia-smi’s name) needs fewer');
   const keys = ['gpu', 'gpus', 'feasible', 'reason', 'replicas', 'config', 'vllm_command', 'p99_ttft_ms', 'p99_itl_ms', 'max_rate_rps', 'avg_power_w', 'usd_per_hour', 'usd_per_million_output_tokens', 'energy_per_output_token_j', 'source'];
   for (const d of a.deployments) for (const k of keys) assert.ok(k in d, `${d.gpu} lacks ${k}`);
@@ -30,6 +31,7 @@ test('plan --json: every field of every deployment, best first; --html writes th
   assert.match(html, /<h1>Plan: meta-llama\/Llama-3\.1-8B-Instruct<\/h1>/);
   assert.match(html, /vllm serve meta-llama\/Llama-3\.1-8B-Instruct/);
   assert.match(html, /<svg/);
+  assert.match(html, /imitating vLLM 0\.12\.0/);
   assert.equal(existsSync(join(dir, 'history.db')), false, 'a plan stores nothing');
 });
 
@@ -47,6 +49,9 @@ test('plan: bad input fails with its code and names the flag or field', async (t
   }
   const both = await plan(dir, [...base, '--rate', '5', '--users', '10']);
   assert.match(both.err, /give one of --rate R .* or --users N/);
+  const release = await plan(dir, [...base, '--rate', '5', '--vllm-version', 'latest-ish']);
+  assert.equal(release.code, 2);
+  assert.match(release.err, /LMB_ERR_INVALID_ARGUMENT: --vllm-version must be a vLLM release such as 0\.15\.1, got "latest-ish"/);
   const objective = await plan(dir, [...base, '--rate', '5', '--objective', 'cheap']);
   assert.match(objective.err, /--objective must be one of usd_per_mtok, tokens_per_joule, gpus/);
   writeFileSync(join(dir, 'neg.yaml'), 'currency: USD\nprices:\n  - gpu: H100-SXM\n    usd_per_gpu_hour: -1\n    source: test\n    date: 2026-01-01\n');

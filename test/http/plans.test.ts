@@ -40,11 +40,16 @@ test('POST /v1/plans answers the planner’s JSON (or its HTML page) without a t
   assert.equal(page.status, 200);
   assert.match(page.type, /text\/html/);
   assert.match(page.text, /<h1>Plan: meta-llama\/Llama-3\.1-8B-Instruct<\/h1>/);
+  const old = await post({ ...question, gpus: ['H100-SXM'], vllm_version: '0.12.0' });
+  assert.equal(old.status, 200, old.text);
+  assert.equal(PlanAnswer.parse(JSON.parse(old.text)).vllm_version, '0.12.0', 'the release imitated is stated');
+  assert.equal(a.vllm_version, null, 'none asked: a current one');
   for (const [body, field] of [
     [{ ...question, rate_rps: 0 }, 'rate_rps'],
     [{ ...question, users: 10 }, 'rate_rps'],
     [{ ...question, gpus: ['TPU-v9'] }, 'TPU-v9'],
     [{ ...question, objective: 'cheap' }, 'objective'],
+    [{ ...question, vllm_version: 'soon' }, 'vllm_version'],
     [{ ...question, gpus: [{ ...datasheet, memory_gb: -1 }] }, 'gpus[0].memory_gb'],
   ] as const) {
     const bad = await post(body);

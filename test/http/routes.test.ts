@@ -152,6 +152,12 @@ test('recommendations come from the trained model; unknown names are 400 with th
   assert.ok(sim.pareto.every((m: { diagnosis: { bottleneck: string } | null }) => m.diagnosis !== null && typeof m.diagnosis.bottleneck === 'string'));
   assert.equal((await empty.inject({ method: 'GET', url: '/v1/models' })).json().models.length, 0, 'answering saved nothing');
   assert.match(sim.source.simulator.profile, /^default/);
+  // The release served is imitated, and the answer says so; a malformed one is a 400 naming the field.
+  const old = (await empty.inject({ method: 'POST', url: '/v1/recommendations', payload: { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: 'chat', vllm_version: '0.12.0' } })).json();
+  assert.match(old.source.simulator.profile, /^default \(data\/sim-profile\.yaml, vLLM 0\.12\.0\)/);
+  const badRelease = await empty.inject({ method: 'POST', url: '/v1/recommendations', payload: { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: 'chat', vllm_version: 'soon' } });
+  assert.equal(badRelease.statusCode, 400);
+  assert.match(badRelease.body, /vllm_version/);
   // A calibrated profile stored meanwhile (`lm-bench sim calibrate`) prices the next simulated answer.
   const writer = openStore(emptyDb);
   const base = defaultCatalog().profileFor(defaultCatalog().gpu('H100-SXM'));

@@ -60,6 +60,20 @@ test('plan: each GPU type sized to serve 20 req/s within the SLOs, priced, ranke
   for (const g of ['H100-SXM', 'L40S']) assert.ok(by(at40, g) >= by(at20, g), `${g}: ${by(at40, g)} GPUs at 40 req/s vs ${by(at20, g)} at 20`);
 });
 
+test('plan: the vLLM release the deployments run is imitated (older decode at long contexts is slower, so it sustains less) and stated', () => {
+  // 4k-token prompts: the decode steps' KV reads, which vLLM 0.14 made cheaper (domain/vllm-release.ts), weigh.
+  const long: Workload = { ...chat, name: 'long', api: 'completions', input_len: { dist: 'fixed', value: 4096 }, output_len: { dist: 'fixed', value: 512 } };
+  const q = (vllmVersion?: string) => question({ workload: long, traffic: { kind: 'rate', rate_rps: 1 }, slo: { ttft_p99_ms: 5000, itl_p99_ms: 30 }, gpus: ['H100-SXM'], maxGpus: 1, objective: 'gpus', vllmVersion });
+  const current = runPlan(q(), { catalog, prices, store: null });
+  const old = runPlan(q('0.12.0'), { catalog, prices, store: null });
+  assert.equal(current.vllm_version, null);
+  assert.equal(old.vllm_version, '0.12.0');
+  const [c, o] = [current.deployments[0], old.deployments[0]];
+  assert.ok(c?.feasible && o?.feasible, `${c?.reason} / ${o?.reason}`);
+  assert.ok((o.p99_itl_ms as number) > (c.p99_itl_ms as number) * 1.05, `p99 ITL on 0.12.0 ${o.p99_itl_ms} vs current ${c.p99_itl_ms}`);
+  assert.ok((o.max_rate_rps as number) < (c.max_rate_rps as number), `headroom on 0.12.0 ${o.max_rate_rps} vs current ${c.max_rate_rps}`);
+});
+
 test('plan: a GPU type that cannot hold the model is infeasible with the reason, listed after the feasible ones', () => {
   const a = runPlan(question({ model: 'llama-3.1-70b', gpus: ['L40S', 'H200'], maxGpus: 2, traffic: { kind: 'rate', rate_rps: 1 }, slo: { ttft_p99_ms: 3000, itl_p99_ms: 200 } }), { catalog, prices, store: null });
   const [first, last] = a.deployments;

@@ -14,10 +14,8 @@ import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
+import { vllmVersionFlag } from '../sim-profile-flag.js';
 import { DEFAULT_GPUS, usage } from '../usage/plan.js';
-
-
-
 
 const OPTIONS = {
   model: { type: 'string' },
@@ -29,6 +27,7 @@ const OPTIONS = {
   'max-gpus': { type: 'string' },
   objective: { type: 'string' },
   prices: { type: 'string' },
+  'vllm-version': { type: 'string' },
   db: { type: 'string' },
   seed: { type: 'string' },
   html: { type: 'string' },
@@ -63,7 +62,8 @@ function line(d: PlanDeployment, i: number): string {
 export function formatPlan(a: PlanAnswer): string {
   const t = a.traffic.kind === 'rate' ? `${a.traffic.rate_rps} req/s` : `${a.traffic.users} users`;
   const slo = formatSloString(a.slo).replaceAll(',', ', ');
-  return `Plan for ${a.model} at ${t} within ${slo || 'no SLO'}\nRanked: ${a.rule}\n\n${a.deployments.map(line).join('\n')}\n`;
+  const release = a.vllm_version === null ? '' : ` on vLLM ${a.vllm_version}`;
+  return `Plan for ${a.model} at ${t} within ${slo || 'no SLO'}${release}\nRanked: ${a.rule}\n\n${a.deployments.map(line).join('\n')}\n`;
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -78,6 +78,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (!objective.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be one of ${PlanObjective.options.join(', ')}, got "${values.objective}"`, { details: { field: 'objective' } });
   const maxGpus = numberFlag(values['max-gpus'], 'max-gpus', { int: true, min: 1, max: 4096 }) ?? 64;
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 1;
+  const vllmVersion = vllmVersionFlag(values['vllm-version']);
   const workload = loadYamlFile(resolve(io.cwd, requireFlag(values.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   const slo: Slo = values.slo === undefined ? (workload.slo ?? {}) : parseSloString(values.slo);
   if (Object.keys(slo).length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'no SLO: give --slo (e.g. ttft_p99_ms=1000,itl_p99_ms=80) or an slo in the workload file; a plan sizes for latency limits', { details: { field: 'slo' } });
@@ -94,7 +95,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const modelId = identified.spec.id;
     const tty = io.stderr.isTTY === true && values.json !== true;
     const answer = runPlan(
-      { model: modelId, workload, traffic: want, slo, gpus, maxGpus, objective: objective.data, seed },
+      { model: modelId, workload, traffic: want, slo, gpus, maxGpus, objective: objective.data, seed, vllmVersion },
       { catalog, prices, store, onGpu: (g, i, n) => void (tty && io.stderr.write(`\rplanned ${g} (${i + 1}/${n})…${i + 1 === n ? '\n' : ''}`)) },
     );
     if (values.html !== undefined) writeFile(resolve(io.cwd, values.html), await planReportHtml(answer, { generatedAt: new Date().toISOString() }));

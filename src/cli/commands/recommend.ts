@@ -20,8 +20,7 @@ import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { usage as USAGE } from '../usage/recommend.js';
-
-
+import { vllmVersionFlag } from '../sim-profile-flag.js';
 
 const OPTIONS = {
   gpu: { type: 'string' },
@@ -35,6 +34,7 @@ const OPTIONS = {
   seed: { type: 'string' },
   objective: { type: 'string' },
   'keep-precision': { type: 'boolean' },
+  'vllm-version': { type: 'string' },
   json: { type: 'boolean' },
   help: { type: 'boolean' },
   ...OFFLINE_FLAG,
@@ -57,6 +57,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const candidates = numberFlag(values.candidates, 'candidates', { int: true, min: 100, max: 1_000_000 }) ?? 20_000;
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const objective = objectiveFlag(values.objective);
+  const vllmVersion = vllmVersionFlag(values['vllm-version']);
   const space = loadSpace(values.space === undefined ? resolve(PROJECT_ROOT, 'search-spaces/vllm.yaml') : resolve(io.cwd, values.space));
   const store = openStore(dbPath);
   try {
@@ -75,6 +76,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       candidates,
       seed,
       keepPrecision: values['keep-precision'] === true,
+      vllmVersion,
       // The preset's axes carry the objective to the rule (optimize/objectives.ts `studyObjectiveOf`).
       ...(objective === 'goodput' ? {} : { objectives: objectivesFor(objective) }),
     };
@@ -86,7 +88,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (!isLmBenchError(err, 'LMB_ERR_MODEL_NOT_TRAINED')) throw err;
     }
     // The simulator answers when no model covers the deployment, and says what limits each configuration either way.
-    const simulator = priorSimulator(store, catalog, { hardware: { gpu: hardware.id, count: gpuCount }, model: model.id, workload, slo });
+    const simulator = priorSimulator(store, catalog, { hardware: { gpu: hardware.id, count: gpuCount }, model: model.id, workload, slo, vllmVersion });
     const answer =
       loaded === null
         ? priceAnswer(simulatedAnswer({ question, space, catalog, simulator }), question, catalog)

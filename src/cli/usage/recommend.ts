@@ -2,7 +2,7 @@
 export const usage = `Usage:
   lm-bench recommend --gpu GPU --gpus N --model MODEL --workload FILE [--slo ttft_p99_ms=350,itl_p99_ms=50]
                      [--objective goodput|tokens_per_joule|usd_per_mtok]
-                     [--keep-precision] [--offline] [--db PATH] [--space FILE] [--candidates N] [--seed S] [--json]
+                     [--keep-precision] [--vllm-version V] [--offline] [--db PATH] [--space FILE] [--candidates N] [--seed S] [--json]
 
 MODEL is a catalog id, a directory holding the model's config.json (or the file), or a Hugging Face
 repo id (ORG/NAME) read from the local cache or, unless --offline or HF_HUB_OFFLINE=1, the hub. GPU is
@@ -24,4 +24,6 @@ tokens_per_joule, the lowest upper bound (mean + 2σ) of predicted joules per ou
 deployment's GPUs (the simulator's power model, corrected by the power measured runs carried);
 usd_per_mtok, the fewest dollars per million output tokens, which on one GPU type (a fixed price per
 GPU-hour) is the goodput rule, with the cost stated beside the pick. The answer states its rule.
---keep-precision pins quantization and kv_cache_dtype to the checkpoint's own.`;
+--keep-precision pins quantization and kv_cache_dtype to the checkpoint's own.
+--vllm-version V: the vLLM release you serve (default: a current one), which the simulator imitates where
+it answers or diagnoses (before 0.14 decode steps pay for long contexts as vLLM 0.10–0.12 did).`;

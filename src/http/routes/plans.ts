@@ -1,7 +1,7 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { z } from 'zod';
 import { datasheetToCarry } from '../../catalog/gpu-file.js';
-import { Slo, type Hardware } from '../../domain/index.js';
+import { Slo, VllmVersion, type Hardware } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { assertGpuFitsHistory } from '../../store/adopt-gpu.js';
 import { PlanAnswer, PlanObjective } from '../../plan/types.js';
@@ -28,6 +28,8 @@ export const PlanRequest = z
     max_gpus: z.int().min(1).max(4096).default(64),
     objective: PlanObjective.default('usd_per_mtok'),
     seed: z.int().nonnegative().default(1),
+    /** The vLLM release the deployments will run, which the simulator imitates (default: a current one). */
+    vllm_version: VllmVersion.optional(),
     /** `html`: the plan as a self-contained HTML page instead of JSON. */
     format: z.enum(['json', 'html']).default('json'),
   })
@@ -65,6 +67,7 @@ export const planRoutes: FastifyPluginCallback<{ ctx: ServiceContext; planner: P
         maxGpus: body.max_gpus,
         objective: body.objective,
         seed: body.seed,
+        vllmVersion: body.vllm_version,
       },
       modelSpec: resolved.spec,
       hardwareSpecs: datasheets,

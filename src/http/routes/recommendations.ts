@@ -51,6 +51,7 @@ export const recommendationRoutes: FastifyPluginCallback<{ ctx: ServiceContext }
       candidates: body.candidates ?? ctx.config.recommend_candidates,
       seed: body.seed,
       keepPrecision: body.keep_precision,
+      vllmVersion: body.vllm_version,
     }, { spec: model, configHash: resolved.config_hash }, datasheet);
     return reply.type('application/json; charset=utf-8').send(json);
   });
