@@ -186,11 +186,9 @@ export async function outOfCatalogCheck(o: OutOfCatalogInput): Promise<{ section
     // Each row's GPU as sim predict prices it: the profile with that GPU's overrides for ML.ENERGY's release.
     const gpuProfile = (gpu: string | undefined): SimProfile => {
       if (gpu === undefined) return o.profile;
-      try {
-        return releaseProfile(o.profile, o.catalog.gpu(gpu), MLENERGY_VLLM_VERSION);
-      } catch {
-        return o.profile; // an unknown GPU: the row's own prediction says so
-      }
+      const hw = o.catalog.findGpu(gpu);
+      // An unknown GPU: the row's own prediction says so.
+      return hw === null ? o.profile : releaseProfile(o.profile, hw, MLENERGY_VLLM_VERSION);
     };
     const mleOoc = entries.map((e) => ({ e, spec: specOf(e.model), p: predictMlenergyEntry(e, o.catalog, gpuProfile(e.row?.gpu)) }));
     const protocolLen = (row: (typeof entries)[number]['row'], spec: ModelSpec): number | null => {

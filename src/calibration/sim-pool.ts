@@ -2,7 +2,6 @@ import { availableParallelism } from 'node:os';
 import { datasheetToCarry } from '../catalog/gpu-file.js';
 import { defaultCatalog } from '../catalog/index.js';
 import type { Hardware, SimProfile } from '../domain/index.js';
-import { isLmBenchError } from '../errors.js';
 import type { SimSummary, SimulateInput } from '../sim/index.js';
 import { createWorkerPool, workerEntry } from '../workers/pool.js';
 import type { SimBatchResult, SimBatchTask } from './sim-batch.worker.js';
@@ -35,12 +34,8 @@ function portable(p: Omit<SimulateInput, 'catalog'>): Omit<SimulateInput, 'catal
 function datasheets(points: readonly Omit<SimulateInput, 'catalog'>[]): Hardware[] {
   const catalog = defaultCatalog();
   return [...new Set(points.map((p) => p.hardware.gpu))].flatMap((id) => {
-    try {
-      return datasheetToCarry(catalog.gpu(id), catalog) ?? [];
-    } catch (err) {
-      if (isLmBenchError(err, 'LMB_ERR_UNKNOWN_GPU')) return [];
-      throw err;
-    }
+    const hw = catalog.findGpu(id);
+    return hw === null ? [] : (datasheetToCarry(hw, catalog) ?? []);
   });
 }
 

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { z } from 'zod';
 import { Hardware } from '../domain/index.js';
-import { isLmBenchError, LmBenchError, type ErrorCode } from '../errors.js';
+import { LmBenchError, type ErrorCode } from '../errors.js';
 import { loadYamlFile } from '../util/yaml.js';
 import { registerGpu, type Catalog } from './index.js';
 
@@ -72,13 +72,8 @@ export function gpuFromDatasheet(f: GpuFile & { readonly id: string }, catalog: 
 }
 
 function catalogGpuNamed(catalog: Catalog, name: string): Hardware | null {
-  try {
-    const hit = catalog.gpu(name);
-    return catalog.gpus.includes(hit) ? hit : null;
-  } catch (err) {
-    if (isLmBenchError(err, 'LMB_ERR_UNKNOWN_GPU')) return null;
-    throw err;
-  }
+  const hit = catalog.findGpu(name);
+  return hit !== null && catalog.gpus.includes(hit) ? hit : null;
 }
 
 /**

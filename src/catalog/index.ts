@@ -18,6 +18,8 @@ export interface Catalog {
   /** The simulator's default efficiencies (data/sim-profile.yaml). */
   readonly profile: SimProfile;
   gpu(name: string): Hardware;
+  /** The GPU `gpu(name)` would return, or null where it would throw LMB_ERR_UNKNOWN_GPU. */
+  findGpu(name: string): Hardware | null;
   model(name: string): ModelSpec;
   /**
    * The catalog's own model (data/models.yaml) by id, alias or Hugging Face id, or null; never a
@@ -90,12 +92,14 @@ export function registerGpu(hw: Hardware, mode: 'replace' | 'keep' = 'replace'):
 export function makeCatalog(gpus: readonly Hardware[], models: readonly ModelSpec[], profile: SimProfile): Catalog {
   const findOwn = (name: string): ModelSpec | null => find(models, name, (m) => [m.hf_name]);
   const findModel = (name: string): ModelSpec | null => findOwn(name) ?? findRegisteredModel(name)?.spec ?? null;
+  const findGpu = (name: string): Hardware | null => find(gpus, name) ?? find([...registeredGpus.values()], name);
   return {
     gpus,
     models,
     profile,
+    findGpu,
     gpu: (name) => {
-      const hit = find(gpus, name) ?? find([...registeredGpus.values()], name);
+      const hit = findGpu(name);
       if (hit !== null) return hit;
       throw new LmBenchError('LMB_ERR_UNKNOWN_GPU', `unknown GPU "${name}"; known: ${gpus.map((g) => g.id).join(', ')} (or the names nvidia-smi prints for them), or a YAML file of the GPU's datasheet figures`, {
         details: { field: 'gpu', value: name },

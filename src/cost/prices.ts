@@ -44,10 +44,8 @@ function readEntries(file: string, catalog: Catalog): Map<string, GpuPrice> {
   const parsed = loadYamlFile(file, PricesFile, 'LMB_ERR_CONFIG_INVALID');
   const out = new Map<string, GpuPrice>();
   parsed.prices.forEach((p, i) => {
-    let id: string;
-    try {
-      id = catalog.gpu(p.gpu).id;
-    } catch {
+    const id = catalog.findGpu(p.gpu)?.id;
+    if (id === undefined) {
       throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: prices.${i}.gpu: "${p.gpu}" is not a GPU lm-bench knows (ids in data/hardware.yaml, or a datasheet YAML's id)`, { details: { file, field: `prices.${i}.gpu` } });
     }
     if (out.has(id)) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: prices.${i}.gpu: ${id} is priced twice`, { details: { file, field: `prices.${i}.gpu` } });

@@ -15,12 +15,8 @@ export function goodputOutputTokS(r: BenchmarkResult): number {
 
 export function resultCost(r: BenchmarkResult, prices: Prices, catalog: Catalog): Cost | null {
   if (r.hardware === null) return null;
-  let hw;
-  try {
-    hw = catalog.gpu(r.hardware.gpu);
-  } catch {
-    return null;
-  }
+  const hw = catalog.findGpu(r.hardware.gpu);
+  if (hw === null) return null;
   return deploymentCost(prices, hw, r.hardware.count, goodputOutputTokS(r));
 }
 

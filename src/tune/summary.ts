@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BenchmarkResult, Diagnosis, Hardware, ModelSpec, Study, StudySpec, Trial } from '../domain/index.js';
+import type { BenchmarkResult, Diagnosis, ModelSpec, Study, StudySpec, Trial } from '../domain/index.js';
 import { withDiagnosis } from '../diagnose/classify.js';
 import { Cost, costOf, meetsSlo, ServerConfig, StudyObjective, vllmServeArgs } from '../domain/index.js';
 import { defaultCatalog } from '../catalog/index.js';
@@ -259,12 +259,8 @@ function pickCost(spec: StudySpec, measured: readonly Trial[], given: Prices | n
     prices = defaultPrices;
   }
   if (prices === null) return null;
-  let hw: Hardware;
-  try {
-    hw = spec.hardware_spec ?? defaultCatalog().gpu(spec.hardware.gpu);
-  } catch {
-    return null;
-  }
+  const hw = spec.hardware_spec ?? defaultCatalog().findGpu(spec.hardware.gpu);
+  if (hw === null) return null;
   const price = prices.of(hw);
   if (price === null || measured.length === 0) return null;
   const goodput = measured.reduce((a, t) => a + goodputOutputTokS(t.result as BenchmarkResult), 0) / measured.length;

@@ -25,6 +25,9 @@ test('unknown names fail with the catalog code and list what is known', () => {
   const c = defaultCatalog();
   assert.throws(() => c.gpu('V100'), (e) => isLmBenchError(e, 'LMB_ERR_UNKNOWN_GPU') && /H100-SXM/.test(e.message));
   assert.throws(() => c.model('gpt-5'), (e) => isLmBenchError(e, 'LMB_ERR_UNKNOWN_MODEL'));
+  // findGpu answers the same lookup without throwing: the GPU gpu() returns, or null where it throws.
+  assert.equal(c.findGpu('V100'), null);
+  assert.equal(c.findGpu('NVIDIA H100 80GB HBM3'), c.gpu('h100'));
 });
 
 test('KV bytes per token match docs/references/vllm-engine.md#kv-bytes-per-token (bf16, whole model)', () => {

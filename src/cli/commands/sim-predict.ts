@@ -95,7 +95,7 @@ function mlenergyOut(entries: ReturnType<typeof mlenergyEntries>, catalog: Catal
   const noMeasure = Object.fromEntries(MLENERGY_MEASURED_COLUMNS.map((c) => [c, null]));
   return entries.map((e, i) => {
     tick(i);
-    const p = predictMlenergyEntry(e, catalog, profileOf(e.row === null ? undefined : safeGpu(catalog, e.row.gpu)?.id));
+    const p = predictMlenergyEntry(e, catalog, profileOf(e.row === null ? undefined : catalog.findGpu(e.row.gpu)?.id));
     const measured = e.row?.measured ?? noMeasure;
     const measPower = measured['avg_power_w'] ?? null;
     const measTput = measured['output_throughput_tok_s'] ?? null;
@@ -119,14 +119,6 @@ function mlenergyOut(entries: ReturnType<typeof mlenergyEntries>, catalog: Catal
       },
     };
   });
-}
-
-function safeGpu(catalog: Catalog, name: string): Catalog['gpus'][number] | undefined {
-  try {
-    return catalog.gpu(name);
-  } catch {
-    return undefined;
-  }
 }
 
 const f = (x: number | null | undefined, d = 1): string => (x === null || x === undefined ? '–' : x.toFixed(d));
