@@ -73,6 +73,8 @@ export const CLI_CASES: readonly CliCase[] = [
   { id: 'cli-tune-sampler-unknown', argv: tune('--sampler', 'bogus'), code: INVALID, names: /--sampler.*"bogus"/ },
   { id: 'cli-tune-target-unknown', argv: tune('--target', 'warp'), code: INVALID, names: /--target.*"warp"/ },
   { id: 'cli-tune-vllm-port-privileged', argv: [...TUNE, '--target', 'vllm', '--vllm-port', '80'], code: INVALID, names: /--vllm-port/ },
+  { id: 'cli-tune-vllm-version-word', argv: tune('--vllm-version', 'soon'), code: INVALID, names: /--vllm-version.*"soon"/ },
+  { id: 'cli-tune-vllm-version-real-target', argv: [...tune('--target', 'vllm'), '--vllm-version', '0.12.0'], code: INVALID, names: /--vllm-version.*--target vllm/ },
   { id: 'cli-tune-endpoint-missing', argv: tune('--target', 'endpoint'), code: INVALID, names: /--endpoint/ },
   { id: 'cli-tune-endpoint-not-url', argv: [...TUNE, '--target', 'endpoint', '--endpoint', 'not a url'], code: INVALID, names: /--endpoint.*not a url/ },
   {

@@ -11,6 +11,7 @@ import { parseProfileChoice } from '../../calibration/profiles.js';
 import type { Hardware } from '../../domain/index.js';
 import type { Store } from '../../store/store.js';
 import { bindSimProfile, simSpecRelease } from '../../targets/sim-target.js';
+import { vllmVersionFlag } from '../sim-profile-flag.js';
 import { TargetSpec } from '../../targets/spec.js';
 import { SlurmConfig } from '../../targets/slurm/config.js';
 import { registerStudySpecs, runStudy } from '../../tune/study-runner.js';
@@ -48,6 +49,7 @@ const flags = {
   slo: { type: 'string' },
   target: { type: 'string' },
   profile: { type: 'string' },
+  'vllm-version': { type: 'string' },
   command: { type: 'string' },
   'slurm-config': { type: 'string' },
   endpoint: { type: 'string' },
@@ -76,10 +78,14 @@ type Values = ReturnType<typeof parseFlags<typeof flags>>['values'];
 function targetSpec(v: Values, dbPath: string, io: CliIo): TargetSpec {
   const cwd = io.cwd;
   const kind = v.target ?? (v['slurm-config'] !== undefined ? 'slurm' : 'sim');
+  const release = vllmVersionFlag(v['vllm-version']);
+  if (release !== undefined && kind !== 'sim') {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--vllm-version names the release the simulator imitates (--target sim); --target ${kind} measures a server that runs its own`, { details: { field: 'vllm-version' } });
+  }
   const raw = (() => {
     switch (kind) {
       case 'sim':
-        return { kind, ...(v.profile === undefined ? {} : { profile: parseProfileChoice(v.profile) }) };
+        return { kind, ...(v.profile === undefined ? {} : { profile: parseProfileChoice(v.profile) }), ...(release === undefined ? {} : { vllm_version: release }) };
       case 'vllm':
         return {
           kind,
@@ -220,6 +226,9 @@ function resumeConflicts(v: Values, spec: StudySpec, target: TargetSpec | null):
       if (typeof target.profile === 'string' && target.profile !== 'auto' && target.profile !== storedChoice) {
         out.push(`--profile ${target.profile} (the study prices with ${stored.profile_source ?? 'the default profile'})`);
       }
+      if (target.vllm_version !== undefined && target.vllm_version !== stored.vllm_version) {
+        out.push(`--vllm-version ${target.vllm_version} (the study imitates ${stored.vllm_version === undefined ? 'a current vLLM' : `vLLM ${stored.vllm_version}`})`);
+      }
     } else differs('target', target, JSON.parse(spec.target));
   }
   return out;
@@ -275,7 +284,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   }
   // Every flag is checked before the store is touched: a bad value never starts (or resumes) a study.
   const dbPath = v.db ?? defaultDbPath(io);
-  const target = v.target === undefined && v.endpoint === undefined && v.command === undefined && v['slurm-config'] === undefined ? null : targetSpec(v, dbPath, io);
+  const target = v.target === undefined && v.endpoint === undefined && v.command === undefined && v['slurm-config'] === undefined && v['vllm-version'] === undefined ? null : targetSpec(v, dbPath, io);
   const sampler = v.sampler === undefined || v.sampler === 'surrogate' ? 'surrogate' : v.sampler === 'random' ? 'random' : null;
   if (sampler === null) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--sampler must be surrogate or random, got "${v.sampler ?? ''}"`, { details: { field: 'sampler' } });
   if (v['no-report'] !== true) assertOutputDir(resolve(io.cwd, v['report-dir'] ?? join('reports', name)), v['report-dir'] === undefined ? 'study' : 'report-dir');

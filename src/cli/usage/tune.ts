@@ -3,7 +3,8 @@ export const usage = `Usage:
   lm-bench tune --study NAME [--space search-spaces/vllm.yaml] --gpu GPU --gpus N --model MODEL
                 (--workload FILE | --trace FILE [--trace-speed K] [--trace-limit N])
                 [--slo ttft_p99_ms=350,itl_p99_ms=50]
-                [--target sim|vllm|endpoint|command|slurm] [--profile auto|default|stored] [--command "…"]
+                [--target sim|vllm|endpoint|command|slurm] [--profile auto|default|stored] [--vllm-version V]
+                [--command "…"]
                 [--slurm-config FILE]
                 [--endpoint URL [--api-key-env OPENAI_API_KEY] [--ca-cert FILE] [--insecure]]
                 [--vllm-bin vllm] [--vllm-port 18000]
@@ -51,5 +52,7 @@ time limit, work dir and how vLLM starts; docs/slurm.md): jobs queue, run and ar
 killed \`tune\` run again reattaches to them, and Ctrl-C cancels them (scancel).
 --profile (sim target) picks the simulator's efficiencies: the GPU's calibrated profile when
 \`lm-bench sim calibrate\` stored one (auto), the catalog's (default), or the stored one or an error;
-the study keeps the profile it started with.
+the study keeps the profile it started with. --vllm-version V (sim target) names the vLLM release the
+simulator imitates (default: a current one; see \`sim run --vllm-version\`); the study keeps it, and its
+prior and report price the same release.
 `;
