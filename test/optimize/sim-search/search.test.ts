@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEFAULT_OBJECTIVES, sloConstraints } from '../../../src/optimize/objectives.js';
 import { configKey } from '../../../src/optimize/sampler.js';
-import { diversePicks, pMeetsUnderError, rankCorrected, residualPosterior, simulatedSearch } from '../../../src/optimize/sim-search/index.js';
+import { diversePicks, layoutDefaults, layoutOf, pMeetsUnderError, rankCorrected, residualPosterior, simulatedSearch } from '../../../src/optimize/sim-search/index.js';
 import { spaceEncoder, spaceSource } from '../../../src/optimize/space-source.js';
 import { createRng } from '../../../src/util/rng.js';
 import { catalog, chatWorkload, context, sim, slo, space } from './fixture.js';
@@ -68,4 +68,21 @@ test('a local search from the best of each layout finds what the screened top mi
   }
   const value = (s: typeof plain): number => Math.max(...s.simulated.map((c) => c.merit * pMeetsUnderError(c.values, sloConstraints(slo70))));
   assert.ok(value(refined) > value(plain) * 1.02, `expected goodput ${value(refined).toFixed(0)} against ${value(plain).toFixed(0)}`);
+});
+
+test("each parallel layout the screen rates well has vLLM's defaults simulated in its precision, within the simulateTop runs", () => {
+  assert.deepEqual(layoutDefaults({ tensor_parallel_size: 2, data_parallel_size: 2, quantization: 'fp8', kv_cache_dtype: 'fp8_e4m3', max_num_seqs: 64, block_size: 32 }), { tensor_parallel_size: 2, data_parallel_size: 2, quantization: 'fp8', kv_cache_dtype: 'fp8_e4m3' });
+  // 70B on 4×H200 (a current vLLM): on some search seeds the sample held no plain TP4 configuration,
+  // and the pick was a TP2×DP2 one the bench's world serves a fifth slower (bench/tune-peers.ts).
+  const slo70 = { ttft_p99_ms: 1500, itl_p99_ms: 80 };
+  const ctx70 = { hardware: catalog.gpu('H200'), gpuCount: 4, model: catalog.model('llama-3.1-70b'), workload: chatWorkload };
+  const sim70 = priorSimulator(null, catalog, { hardware: { gpu: 'H200', count: 4 }, model: 'llama-3.1-70b', workload: chatWorkload, slo: slo70 });
+  for (const seed of [0, 3]) {
+    const s = simulatedSearch({ source: spaceSource(space, ctx70), context: ctx70, encoder: spaceEncoder(space), slo: slo70, objectives: DEFAULT_OBJECTIVES, simulate: sim70.simulate, rng: createRng(seed), candidates: 3000, simulateTop: 16 });
+    assert.equal(s.simulated.length, 16, 'the anchors take runs from the sample, not on top of it');
+    const anchors = s.simulated.filter((c) => configKey(layoutDefaults(c.config)) === configKey(c.config));
+    assert.ok(anchors.length >= 1 && anchors.length <= 4, `seed ${seed}: ${anchors.length} anchors`);
+    assert.equal(new Set(anchors.map((c) => layoutOf(c.config))).size, anchors.length, 'one per layout');
+    assert.ok(anchors.some((c) => c.config.tensor_parallel_size === 4 && c.meetsSlo), `seed ${seed}: TP4's defaults simulated and meeting the SLOs`);
+  }
 });
