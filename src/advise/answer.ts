@@ -97,9 +97,9 @@ export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | '
   return { ...rec, best: rec.best === null ? null : add(rec.best), precision_keeping: rec.precision_keeping === null ? null : add(rec.precision_keeping), pareto: rec.pareto.map(add) };
 }
 
-/** The simulator of the question's deployment on another GPU count (the default profile). */
+/** The simulator of the question's deployment on another GPU count (the default profile, the question's vLLM release). */
 export function defaultSimulatorFor(catalog: Catalog, q: Question): (gpus: number) => PriorSimulator {
-  return (gpus) => priorSimulator(null, catalog, { hardware: { gpu: q.gpu, count: gpus }, model: q.model, workload: q.workload, slo: q.slo });
+  return (gpus) => priorSimulator(null, catalog, { hardware: { gpu: q.gpu, count: gpus }, model: q.model, workload: q.workload, slo: q.slo, vllmVersion: q.vllmVersion });
 }
 
 function judgedSample(space: SearchSpace, context: FeatureContext, q: Question, evaluate: Evaluate): { config: ServerConfig; values: TargetValues }[] {

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answerQuestion, type Answer, type Question } from '../../src/advise/answer.js';
+import { answerQuestion, defaultSimulatorFor, type Answer, type Question } from '../../src/advise/answer.js';
 import { formatAnswer } from '../../src/advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
 import { main } from '../../src/cli/main.js';
@@ -157,4 +157,22 @@ test('the commands printed to measure next run as printed: vllm serve (on the si
   } finally {
     ts2.close();
   }
+});
+
+test("the question's vLLM release reaches every simulator an answer uses: other GPU counts too, and `recommend --vllm-version`", async (t) => {
+  // 4k-token prompts: vLLM 0.12 paid more per decode step for the KV read than a current release.
+  const long: Workload = { ...chat, name: 'long', api: 'completions', input_len: { dist: 'fixed', value: 4096 }, output_len: { dist: 'fixed', value: 256 }, arrival: { kind: 'closed', concurrency: 32 }, num_prompts: 96 };
+  const tpot = (vllmVersion?: string): number => {
+    const sim = defaultSimulatorFor(catalog, question({ workload: long, vllmVersion }))(2);
+    return sim.simulate({ tensor_parallel_size: 2 })?.mean_tpot_ms ?? Number.NaN;
+  };
+  assert.ok(tpot('0.12.0') > tpot() * 1.05, `TPOT on 2 GPUs: 0.12.0 ${tpot('0.12.0')} ms vs current ${tpot()} ms`);
+  const cli = mkdtempSync(join(tmpdir(), 'lmb-advise-release-'));
+  t.after(() => rmSync(cli, { recursive: true, force: true }));
+  const io = captureIo(cli);
+  const code = await main(['recommend', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), '--vllm-version', '0.12.0', '--candidates', '2000', '--db', join(cli, 'empty.db'), '--json'], io);
+  assert.equal(code, 0, io.err());
+  const answer = JSON.parse(io.out()) as { source: { kind: string; simulator: { profile: string } | null } };
+  assert.equal(answer.source.kind, 'simulator');
+  assert.match(answer.source.simulator?.profile ?? '', /vLLM 0\.12\.0/);
 });

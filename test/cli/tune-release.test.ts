@@ -53,6 +53,17 @@ test('tune --vllm-version: a sim study imitates that release and keeps it; anoth
   const conflict = captureIo(dir);
   assert.equal(await main(['tune', '--study', 'old', '--db', db, '--vllm-version', '0.15.1'], conflict), 2);
   assert.match(conflict.err(), /LMB_ERR_STUDY_EXISTS.*--vllm-version 0\.15\.1 \(the study imitates vLLM 0\.12\.0\)/);
+  // The whole command again with another release: refused the same way, nothing run.
+  const full = captureIo(dir);
+  assert.equal(await main(tune('old', ['--vllm-version', '0.15.1']), full), 2);
+  assert.match(full.out(), /LMB_ERR_STUDY_EXISTS[\s\S]*--vllm-version 0\.15\.1 \(the study imitates vLLM 0\.12\.0\)/);
+  const unversioned = captureIo(dir);
+  assert.equal(await main(tune('current', ['--vllm-version', '0.12.0']), unversioned), 2);
+  assert.match(unversioned.out(), /--vllm-version 0\.12\.0 \(the study imitates a current vLLM\)/);
+  // Without the flag the whole command resumes the study at its own release.
+  const kept = captureIo(dir);
+  assert.equal(await main(tune('old', []), kept), 0, kept.err() + kept.out());
+  assert.equal(read('old').target.kind === 'sim' ? (read('old').target as { vllm_version?: string }).vllm_version : null, '0.12.0');
   const same = captureIo(dir);
   assert.equal(await main(['tune', '--study', 'old', '--db', db, '--vllm-version', '0.12.0', '--json'], same), 0, same.err());
 

@@ -226,12 +226,17 @@ function resumeConflicts(v: Values, spec: StudySpec, target: TargetSpec | null):
       if (typeof target.profile === 'string' && target.profile !== 'auto' && target.profile !== storedChoice) {
         out.push(`--profile ${target.profile} (the study prices with ${stored.profile_source ?? 'the default profile'})`);
       }
-      if (target.vllm_version !== undefined && target.vllm_version !== stored.vllm_version) {
-        out.push(`--vllm-version ${target.vllm_version} (the study imitates ${stored.vllm_version === undefined ? 'a current vLLM' : `vLLM ${stored.vllm_version}`})`);
-      }
+      const release = releaseConflict(target, stored);
+      if (release !== null) out.push(release);
     } else differs('target', target, JSON.parse(spec.target));
   }
   return out;
+}
+
+/** A sim study resumed with another `--vllm-version` than it was created with (none given: it keeps its own). */
+function releaseConflict(given: Extract<TargetSpec, { kind: 'sim' }>, stored: Extract<TargetSpec, { kind: 'sim' }>): string | null {
+  if (given.vllm_version === undefined || given.vllm_version === stored.vllm_version) return null;
+  return `--vllm-version ${given.vllm_version} (the study imitates ${stored.vllm_version === undefined ? 'a current vLLM' : `vLLM ${stored.vllm_version}`})`;
 }
 
 /**
@@ -239,9 +244,11 @@ function resumeConflicts(v: Values, spec: StudySpec, target: TargetSpec | null):
  * exists keeps the profile it was created with unless the command asks for another.
  */
 function boundTarget(given: TargetSpec, existing: StudySpec | null, store: Store, hw: Hardware): TargetSpec {
-  if (existing !== null && given.kind === 'sim' && (given.profile === undefined || given.profile === 'auto')) {
-    const stored = TargetSpec.parse(JSON.parse(existing.target));
-    if (stored.kind === 'sim') return stored;
+  const stored = existing === null ? null : TargetSpec.parse(JSON.parse(existing.target));
+  if (existing !== null && given.kind === 'sim' && stored?.kind === 'sim') {
+    const release = releaseConflict(given, stored);
+    if (release !== null) throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `study "${existing.name}" resumes with its stored settings; these flags differ: ${release} (start another --study to change them)`, { details: { field: 'study' } });
+    if (given.profile === undefined || given.profile === 'auto') return stored;
   }
   return bindSimProfile(given, store, defaultCatalog(), hw);
 }

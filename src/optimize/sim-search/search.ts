@@ -1,4 +1,4 @@
-import type { BenchmarkResult, Objective, ServerConfig, Slo, StudyObjective } from '../../domain/index.js';
+import type { BenchmarkResult, KnobValue, Objective, ServerConfig, Slo, StudyObjective } from '../../domain/index.js';
 import { contextFeatures, featureNames, type FeatureContext, type KnobEncoder } from '../../surrogate/features.js';
 import { priorSurrogate } from '../../surrogate/prior.js';
 import { targetsOf, type TargetName, type TargetValues } from '../../surrogate/targets.js';
@@ -79,8 +79,18 @@ export function layoutOf(c: ServerConfig): string {
   return `tp${c.tensor_parallel_size ?? 1}×dp${c.data_parallel_size ?? 1}${c.enable_expert_parallel === true ? '+ep' : ''}`;
 }
 
-/** The knobs a layout's defaults keep from a candidate: its parallel layout and its numerics. */
-const LAYOUT_AND_PRECISION = ['tensor_parallel_size', 'data_parallel_size', 'enable_expert_parallel', 'quantization', 'kv_cache_dtype'] as const;
+/**
+ * The knobs a layout's defaults keep from a candidate (its parallel layout and its numerics), with vLLM's
+ * own value of each: a knob at it is left out, so the anchor of TP 1 in the checkpoint's precision is
+ * `{}`, the key of a study's defaults trial, and is never run twice.
+ */
+const LAYOUT_AND_PRECISION: Readonly<Record<'tensor_parallel_size' | 'data_parallel_size' | 'enable_expert_parallel' | 'quantization' | 'kv_cache_dtype', KnobValue>> = {
+  tensor_parallel_size: 1,
+  data_parallel_size: 1,
+  enable_expert_parallel: false,
+  quantization: 'none',
+  kv_cache_dtype: 'auto',
+};
 
 /**
  * vLLM's defaults in a candidate's parallel layout and precision. The screen samples the space, and
@@ -90,7 +100,10 @@ const LAYOUT_AND_PRECISION = ['tensor_parallel_size', 'data_parallel_size', 'ena
  * has its defaults run in the sample's place, and the local search can start from them.
  */
 export function layoutDefaults(c: ServerConfig): ServerConfig {
-  return Object.fromEntries(LAYOUT_AND_PRECISION.filter((k) => c[k] !== undefined).map((k) => [k, c[k]]));
+  return Object.fromEntries(Object.entries(LAYOUT_AND_PRECISION).flatMap(([k, vllm]) => {
+    const v = c[k as keyof typeof LAYOUT_AND_PRECISION];
+    return v === undefined || v === vllm ? [] : [[k, v]];
+  }));
 }
 
 /** Euclidean distance between two encoded configurations (the encoder's space). */
@@ -151,18 +164,21 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
     return { config, result, values, meetsSlo, goodputPerGpu: meetsSlo ? (values.output_throughput_per_gpu ?? 0) : 0, merit: meetsSlo ? merit(values, rule) : 0, encoded };
   };
   // vLLM's defaults of the best-rated layouts (a quarter of the runs at most) take the place of the
-  // diverse top's last members, so `simulateTop` stays the number of runs.
+  // diverse top's last members, so `simulateTop` stays the number of runs; one the top already holds
+  // (the same configuration once completed), one already run, or one the source's rules refuse is skipped.
   const anchorKeys = new Set<string>(opts.exclude ?? []);
-  const anchors: ServerConfig[] = [];
-  for (const members of layouts.values()) {
+  const proposed = [...layouts.values()].map((members) => layoutDefaults(scored.configs[members[0] as number] as ServerConfig));
+  const startable = opts.source.startable?.(proposed) ?? proposed.map(() => true);
+  const anchors: { config: ServerConfig; encoded: readonly number[] }[] = [];
+  for (const [i, config] of proposed.entries()) {
     if (anchors.length >= Math.floor(want / 4)) break;
-    const a = layoutDefaults(scored.configs[members[0] as number] as ServerConfig);
-    if (anchorKeys.has(configKey(a))) continue;
-    anchorKeys.add(configKey(a));
-    anchors.push(a);
+    const encoded = opts.source.encode(config);
+    if (startable[i] !== true || anchorKeys.has(configKey(config)) || picked.some((j) => encodedDistance(encoded, vec(j)) === 0)) continue;
+    anchorKeys.add(configKey(config));
+    anchors.push({ config, encoded });
   }
-  const top = picked.filter((i) => !anchorKeys.has(configKey(scored.configs[i] as ServerConfig))).slice(0, Math.max(0, want - anchors.length));
-  const simulated: SimulatedCandidate[] = [...top.map((i) => run(scored.configs[i] as ServerConfig, vec(i))), ...anchors.map((a) => run(a, opts.source.encode(a)))];
+  const top = picked.slice(0, Math.max(0, want - anchors.length));
+  const simulated: SimulatedCandidate[] = [...top.map((i) => run(scored.configs[i] as ServerConfig, vec(i))), ...anchors.map((a) => run(a.config, a.encoded))];
   localSearch(simulated, opts, constraints, rule, run);
   const meeting = simulated.map((c, i) => ({ c, i })).filter((x) => x.c.meetsSlo && objectiveVector(x.c.values, opts.objectives).every(Number.isFinite));
   const front = paretoFront(meeting.map((x) => objectiveVector(x.c.values, opts.objectives))).map((k) => meeting[k]?.i ?? 0);

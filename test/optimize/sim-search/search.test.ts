@@ -72,6 +72,8 @@ test('a local search from the best of each layout finds what the screened top mi
 
 test("each parallel layout the screen rates well has vLLM's defaults simulated in its precision, within the simulateTop runs", () => {
   assert.deepEqual(layoutDefaults({ tensor_parallel_size: 2, data_parallel_size: 2, quantization: 'fp8', kv_cache_dtype: 'fp8_e4m3', max_num_seqs: 64, block_size: 32 }), { tensor_parallel_size: 2, data_parallel_size: 2, quantization: 'fp8', kv_cache_dtype: 'fp8_e4m3' });
+  // At vLLM's own layout and precision the anchor is the defaults trial itself, `{}`.
+  assert.deepEqual(layoutDefaults({ tensor_parallel_size: 1, data_parallel_size: 1, enable_expert_parallel: false, quantization: 'none', kv_cache_dtype: 'auto', max_num_seqs: 8 }), {});
   // 70B on 4×H200 (a current vLLM): on some search seeds the sample held no plain TP4 configuration,
   // and the pick was a TP2×DP2 one the bench's world serves a fifth slower (bench/tune-peers.ts).
   const slo70 = { ttft_p99_ms: 1500, itl_p99_ms: 80 };
@@ -81,6 +83,8 @@ test("each parallel layout the screen rates well has vLLM's defaults simulated i
     const s = simulatedSearch({ source: spaceSource(space, ctx70), context: ctx70, encoder: spaceEncoder(space), slo: slo70, objectives: DEFAULT_OBJECTIVES, simulate: sim70.simulate, rng: createRng(seed), candidates: 3000, simulateTop: 16 });
     assert.equal(s.simulated.length, 16, 'the anchors take runs from the sample, not on top of it');
     const anchors = s.simulated.filter((c) => configKey(layoutDefaults(c.config)) === configKey(c.config));
+    const excluded = simulatedSearch({ source: spaceSource(space, ctx70), context: ctx70, encoder: spaceEncoder(space), slo: slo70, objectives: DEFAULT_OBJECTIVES, simulate: sim70.simulate, rng: createRng(seed), candidates: 3000, simulateTop: 16, exclude: new Set(anchors.map((c) => configKey(c.config))) });
+    assert.ok(!excluded.simulated.some((c) => anchors.some((a) => configKey(a.config) === configKey(c.config))), 'an anchor already run (a trial) is not run again');
     assert.ok(anchors.length >= 1 && anchors.length <= 4, `seed ${seed}: ${anchors.length} anchors`);
     assert.equal(new Set(anchors.map((c) => layoutOf(c.config))).size, anchors.length, 'one per layout');
     assert.ok(anchors.some((c) => c.config.tensor_parallel_size === 4 && c.meetsSlo), `seed ${seed}: TP4's defaults simulated and meeting the SLOs`);
