@@ -11,8 +11,14 @@ import { withOverrides, type ProfileParam, type SimProfile } from './sim-profile
  * a profile the user fitted on their own runs already describes their vLLM and takes no overrides.
  */
 
-/** A vLLM release as `vllm --version` prints it: 0.15.1, 0.11.2, 0.10.2rc1 (the suffix is ignored). */
-export const VllmVersion = z.string().regex(/^v?\d+\.\d+(\.\d+)?([.+-]?[A-Za-z0-9.+-]*)?$/, 'a vLLM release such as 0.15.1');
+/**
+ * A vLLM release as `vllm --version` prints it: 0.15.1, 0.11.2, 0.10.2rc1 (the suffix is ignored); a
+ * git tag's leading `v` (v0.15.1) is dropped, so one release is stated, cached and compared one way.
+ */
+export const VllmVersion = z
+  .string()
+  .regex(/^v?\d+\.\d+(\.\d+)?([.+-]?[A-Za-z0-9.+-]*)?$/, 'a vLLM release such as 0.15.1')
+  .overwrite((v) => v.replace(/^v/, ''));
 export type VllmVersion = z.infer<typeof VllmVersion>;
 
 /** The first release priced by its kernels' measured KV read rate (aiconfigurator's tables start at 0.14.0). */

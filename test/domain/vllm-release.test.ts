@@ -15,6 +15,9 @@ test('vLLM releases read as vllm --version prints them, and compare by major and
   assert.ok(VllmVersion.safeParse('0.15.1').success);
   assert.ok(!VllmVersion.safeParse('fifteen').success);
   assert.ok(!VllmVersion.safeParse('0.15; rm -rf /').success);
+  // A git tag's `v` is dropped: one release, one spelling (answers, cache keys, study specs).
+  assert.equal(VllmVersion.parse('v0.12.0'), '0.12.0');
+  assert.equal(VllmVersion.parse('0.10.2rc1'), '0.10.2rc1');
 });
 
 test('from vLLM 0.14, and for a run that names no release, the GPU’s sim_recent overrides apply on top of its sim ones', () => {
