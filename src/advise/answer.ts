@@ -7,7 +7,7 @@ import { DEFAULT_MIN_P_MEETS_SLO, recommend, type Recommendation, type Recommend
 import { surrogateJudge } from '../optimize/evaluate.js';
 import { DEFAULT_OBJECTIVES, pickRule, studyObjectiveOf } from '../optimize/objectives.js';
 import { DEFAULT_NOISE_REL } from '../optimize/repeats.js';
-import { priorSimulator, type PriorSimulator } from '../calibration/prior-simulator.js';
+import { priorSimulator, type PriorDeployment, type PriorSimulator } from '../calibration/prior-simulator.js';
 import type { Evaluate } from '../optimize/simplify.js';
 import type { FeatureContext } from '../surrogate/features.js';
 import type { TargetValues } from '../surrogate/targets.js';
@@ -97,9 +97,14 @@ export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | '
   return { ...rec, best: rec.best === null ? null : add(rec.best), precision_keeping: rec.precision_keeping === null ? null : add(rec.precision_keeping), pareto: rec.pareto.map(add) };
 }
 
-/** The simulator of the question's deployment on another GPU count (the default profile, the question's vLLM release). */
+/** The deployment a question asks about, as the prior simulator takes it (on `gpus` GPUs, default the question's), its vLLM release included. */
+export function questionDeployment(q: Question, gpus = q.gpus): PriorDeployment {
+  return { hardware: { gpu: q.gpu, count: gpus }, model: q.model, workload: q.workload, slo: q.slo, vllmVersion: q.vllmVersion };
+}
+
+/** The simulator of the question's deployment on another GPU count (the default profile). */
 export function defaultSimulatorFor(catalog: Catalog, q: Question): (gpus: number) => PriorSimulator {
-  return (gpus) => priorSimulator(null, catalog, { hardware: { gpu: q.gpu, count: gpus }, model: q.model, workload: q.workload, slo: q.slo, vllmVersion: q.vllmVersion });
+  return (gpus) => priorSimulator(null, catalog, questionDeployment(q, gpus));
 }
 
 function judgedSample(space: SearchSpace, context: FeatureContext, q: Question, evaluate: Evaluate): { config: ServerConfig; values: TargetValues }[] {

@@ -1,4 +1,4 @@
-import { answerQuestion, priceAnswer, type Answer, type AnsweringModel, type Question } from '../advise/answer.js';
+import { answerQuestion, priceAnswer, questionDeployment, type Answer, type AnsweringModel, type Question } from '../advise/answer.js';
 import { defaultCatalog } from '../catalog/index.js';
 import { deserializeSurrogate } from '../surrogate/surrogate.js';
 import { simulatedAnswer } from '../advise/simulated-answer.js';
@@ -58,7 +58,7 @@ function memoized(sim: PriorSimulator, deploymentKey: string): PriorSimulator {
 export function answer(model: AnsweringModel, spacePath: string, question: Question): Answer {
   const catalog = defaultCatalog();
   // The default profile: the worker holds no store (a calibrated profile prices the simulated answers).
-  const deployment = { hardware: { gpu: question.gpu, count: question.gpus }, model: question.model, workload: question.workload, slo: question.slo, vllmVersion: question.vllmVersion };
+  const deployment = questionDeployment(question);
   const simulator = memoized(priorSimulator(null, catalog, deployment), JSON.stringify(deployment));
   return answerQuestion({ model, question, space: spaceAt(spacePath), catalog, simulator });
 }
@@ -66,6 +66,6 @@ export function answer(model: AnsweringModel, spacePath: string, question: Quest
 /** The simulator's answer to a question no saved model covers (`store` for a calibrated profile, or null). */
 export function simulatedFor(store: Store | null, spacePath: string, q: Question): Answer {
   const catalog = defaultCatalog();
-  const simulator = priorSimulator(store, catalog, { hardware: { gpu: q.gpu, count: q.gpus }, model: q.model, workload: q.workload, slo: q.slo, vllmVersion: q.vllmVersion });
+  const simulator = priorSimulator(store, catalog, questionDeployment(q));
   return priceAnswer(simulatedAnswer({ question: q, space: spaceAt(spacePath), catalog, simulator }), q, catalog);
 }

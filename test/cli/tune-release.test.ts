@@ -63,7 +63,8 @@ test('tune --vllm-version: a sim study imitates that release and keeps it; anoth
   // Without the flag the whole command resumes the study at its own release.
   const kept = captureIo(dir);
   assert.equal(await main(tune('old', []), kept), 0, kept.err() + kept.out());
-  assert.equal(read('old').target.kind === 'sim' ? (read('old').target as { vllm_version?: string }).vllm_version : null, '0.12.0');
+  const resumed = read('old').target;
+  assert.equal(resumed.kind === 'sim' ? resumed.vllm_version : null, '0.12.0');
   const same = captureIo(dir);
   assert.equal(await main(['tune', '--study', 'old', '--db', db, '--vllm-version', '0.12.0', '--json'], same), 0, same.err());
 

@@ -1,5 +1,5 @@
 import { relative, resolve } from 'node:path';
-import { answerQuestion, priceAnswer } from '../../advise/answer.js';
+import { answerQuestion, priceAnswer, questionDeployment } from '../../advise/answer.js';
 import { formatAnswer } from '../../advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
 import { StudyObjective, Workload, parseSloString, type Slo } from '../../domain/index.js';
@@ -88,7 +88,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       if (!isLmBenchError(err, 'LMB_ERR_MODEL_NOT_TRAINED')) throw err;
     }
     // The simulator answers when no model covers the deployment, and says what limits each configuration either way.
-    const simulator = priorSimulator(store, catalog, { hardware: { gpu: hardware.id, count: gpuCount }, model: model.id, workload, slo, vllmVersion });
+    const simulator = priorSimulator(store, catalog, questionDeployment(question));
     const answer =
       loaded === null
         ? priceAnswer(simulatedAnswer({ question, space, catalog, simulator }), question, catalog)

@@ -233,6 +233,11 @@ function resumeConflicts(v: Values, spec: StudySpec, target: TargetSpec | null):
   return out;
 }
 
+/** A study resumed with flags (`conflicts`, each the flag and the stored value) other than its stored settings. */
+function studyKeepsItsSettings(name: string, conflicts: readonly string[]): LmBenchError {
+  return new LmBenchError('LMB_ERR_STUDY_EXISTS', `study "${name}" resumes with its stored settings; these flags differ: ${conflicts.join('; ')} (start another --study to change them)`, { details: { field: 'study' } });
+}
+
 /** A sim study resumed with another `--vllm-version` than it was created with (none given: it keeps its own). */
 function releaseConflict(given: Extract<TargetSpec, { kind: 'sim' }>, stored: Extract<TargetSpec, { kind: 'sim' }>): string | null {
   if (given.vllm_version === undefined || given.vllm_version === stored.vllm_version) return null;
@@ -247,7 +252,7 @@ function boundTarget(given: TargetSpec, existing: StudySpec | null, store: Store
   const stored = existing === null ? null : TargetSpec.parse(JSON.parse(existing.target));
   if (existing !== null && given.kind === 'sim' && stored?.kind === 'sim') {
     const release = releaseConflict(given, stored);
-    if (release !== null) throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `study "${existing.name}" resumes with its stored settings; these flags differ: ${release} (start another --study to change them)`, { details: { field: 'study' } });
+    if (release !== null) throw studyKeepsItsSettings(existing.name, [release]);
     if (given.profile === undefined || given.profile === 'auto') return stored;
   }
   return bindSimProfile(given, store, defaultCatalog(), hw);
@@ -318,7 +323,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     if (fromFlags === null && existing !== null) {
       const conflicts = resumeConflicts(v, existing.spec, target);
       if (conflicts.length > 0) {
-        throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `study "${name}" resumes with its stored settings; these flags differ: ${conflicts.join('; ')} (start another --study to change them)`, { details: { field: 'study' } });
+        throw studyKeepsItsSettings(name, conflicts);
       }
       spec = existing.spec;
     } else {
