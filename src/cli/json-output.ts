@@ -112,6 +112,7 @@ export const ValidationJson = z.object({
   rows: z.int(),
   targets: z.partialRecord(TargetName, z.object({ n: z.int(), mape: z.number(), r2: z.number(), coverage: z.number() })),
   feasibility_accuracy: z.number().nullable(),
+  sustain_accuracy: z.number().nullable(),
   importance: z.record(z.string(), z.number()),
   interval_scale: z.partialRecord(TargetName, z.number()),
   held_out: z.array(z.object({ target: TargetName, measured: z.number(), predicted: z.number(), low: z.number(), high: z.number() })),

@@ -45,6 +45,7 @@ export const RecommendedConfig = z.object({
   /** Per surrogate target (`output_throughput_per_gpu`, `ttft_p99_ms`, …); a target the model lacks is absent. */
   predicted: z.partialRecord(TargetName, Interval),
   p_start: z.number(),
+  /** P(keeps up with the load and meets every SLO), for a configuration that starts. */
   p_meets_slo: z.number(),
   /** `knob=value` of the knobs whose values change the model's numerics (e.g. `quantization=fp8`); empty when none do. */
   numerics_changes: z.array(z.string()),

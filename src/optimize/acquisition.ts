@@ -22,6 +22,11 @@ export interface CandidatePredictions {
   readonly targets: Partial<Record<TargetName, Float64Array>>;
   /** Probability that each candidate starts (the feasibility classifier). */
   readonly pStart: Float64Array;
+  /**
+   * Probability that a started candidate keeps up with the workload's arrivals (the sustain
+   * classifier); absent: 1. One that cannot meets no latency SLO, so it weighs every P(meets SLO).
+   */
+  readonly pSustain?: Float64Array;
 }
 
 export interface AcquisitionContext {
@@ -41,6 +46,10 @@ function drawVector(p: CandidatePredictions, objectives: readonly Objective[], i
   }
 }
 
+/** P(keeps up) where there are SLOs to meet; 1 without SLOs, where a latency bound is not asked for. */
+const sustains = (p: CandidatePredictions, constraints: readonly Constraint[], i: number): number =>
+  constraints.length === 0 || p.pSustain === undefined ? 1 : (p.pSustain[i] ?? 1);
+
 function drawMeets(p: CandidatePredictions, constraints: readonly Constraint[], i: number, s: number): boolean {
   for (const c of constraints) {
     const v = p.targets[c.target]?.[i * p.draws + s];
@@ -49,14 +58,14 @@ function drawMeets(p: CandidatePredictions, constraints: readonly Constraint[], 
   return true;
 }
 
-/** P(meets every SLO) per candidate, from the fraction of draws that do. */
+/** P(meets every SLO) per candidate: the fraction of draws that do, for one that keeps up with the load. */
 export function probabilityMeetsSlo(p: CandidatePredictions, constraints: readonly Constraint[], indices?: readonly number[]): Float64Array {
   const out = new Float64Array(p.count);
   const idx = indices ?? [...Array(p.count).keys()];
   for (const i of idx) {
     let ok = 0;
     for (let s = 0; s < p.draws; s++) if (drawMeets(p, constraints, i, s)) ok++;
-    out[i] = ok / p.draws;
+    out[i] = (sustains(p, constraints, i) * ok) / p.draws;
   }
   return out;
 }
@@ -83,7 +92,7 @@ export function constrainedEhvi(p: CandidatePredictions, ctx: AcquisitionContext
       else if (m === 1) sum += Math.max(0, Math.min(ctx.ref[0] ?? 0, ...ctx.front.map((f) => f[0] ?? 0)) - (v[0] ?? 0));
       else sum += Math.max(0, hypervolume([...ctx.front, [...v]], ctx.ref) - baseHv);
     }
-    out[i] = ((p.pStart[i] ?? 0) * sum) / p.draws;
+    out[i] = ((p.pStart[i] ?? 0) * sustains(p, ctx.constraints, i) * sum) / p.draws;
   }
   return out;
 }

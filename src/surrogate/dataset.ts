@@ -4,11 +4,12 @@ import { isLmBenchError } from '../errors.js';
 import type { Store } from '../store/store.js';
 import { buildFeatureRow, featureNames, type FeatureContext, type KnobEncoder } from './features.js';
 import type { TrainingRow } from './surrogate.js';
-import { targetsOf } from './targets.js';
+import { saturatedResult, trainingTargetsOf } from './targets.js';
 
 /**
  * The training set from the store: every stored run with a workload (measured: it started), plus
- * every study trial that failed to start (`started: false`), which the feasibility model needs.
+ * every study trial that failed to start (`started: false`), which the feasibility model needs. A run
+ * that could not keep up with its arrivals is `saturated`, without its queue's figures (targets.ts).
  * Runs without a workload, or naming a GPU or model the catalog lacks, are counted and skipped.
  */
 export interface Observation {
@@ -78,7 +79,13 @@ export function datasetFromObservations(observations: readonly Observation[], ca
     const f = buildFeatureRow(o.config, ctx, encoder);
     // Some formats lack `completed` (stored as an unavailable 0); any output at all means it started.
     const started = o.result !== null && (o.result.completed > 0 || o.result.output_throughput > 0);
-    rows.push({ x: f.row, baselines: f.baselines, targets: o.result === null ? {} : targetsOf(o.result, o.hardware.count), started });
+    rows.push({
+      x: f.row,
+      baselines: f.baselines,
+      targets: o.result === null ? {} : trainingTargetsOf(o.result, o.hardware.count),
+      started,
+      saturated: o.result !== null && saturatedResult(o.result),
+    });
     kept.push(o);
   }
   return { featureNames: featureNames(encoder), rows, observations: kept, skipped: { no_workload: 0, unknown_context: unknownContext } };

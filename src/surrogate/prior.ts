@@ -103,7 +103,7 @@ export function priorSurrogate(rows: readonly TrainingRow[], featureNames: reado
     posterior[t] = post;
     offsets[t] = z.map((q) => post.mean + post.sd * q);
   }
-  return { featureNames, members: PRIOR_MEMBERS, targets: {}, offsets, feasibility: { kind: 'constant', pStart: 1 }, prior: posterior };
+  return { featureNames, members: PRIOR_MEMBERS, targets: {}, offsets, feasibility: { kind: 'constant', p: 1 }, prior: posterior };
 }
 
 /** Standard normal CDF (Abramowitz–Stegun 7.1.26 on erf; |error| < 1.5e-7). */

@@ -45,10 +45,10 @@ export function historyCounts(d: Dataset): Record<string, number> {
   return out;
 }
 
-/** Flat metrics for the store: `<target>.mape`, `<target>.r2`, `feasibility.accuracy`. */
+/** Flat metrics for the store: `<target>.mape`, `<target>.r2`, `feasibility.accuracy`, `sustain.accuracy`. */
 export function validationMetrics(v: ValidationReport | null): Record<string, number | null> {
   if (v === null) return {};
-  const out: Record<string, number | null> = { folds: v.folds, rows: v.rows, 'feasibility.accuracy': v.feasibility_accuracy };
+  const out: Record<string, number | null> = { folds: v.folds, rows: v.rows, 'feasibility.accuracy': v.feasibility_accuracy, 'sustain.accuracy': v.sustain_accuracy };
   for (const [t, s] of Object.entries(v.targets)) {
     out[`${t}.mape`] = Number.isFinite(s.mape) ? s.mape : null;
     out[`${t}.r2`] = Number.isFinite(s.r2) ? s.r2 : null;

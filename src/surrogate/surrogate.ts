@@ -7,14 +7,18 @@ import type { XgbParams } from './xgb.js';
 
 /**
  * The surrogate: one bootstrap ensemble per target, all members of index m trained on the same
- * resample (so member m is one coherent draw across targets), plus a feasibility classifier (did the
- * configuration start). Regressors learn log(measured ÷ physics baseline); predictions multiply back.
+ * resample (so member m is one coherent draw across targets), plus two classifiers: feasibility (did the
+ * configuration start) and sustain (did it keep up with the workload's arrivals: a run whose queue grew
+ * without bound has latency figures set by how long it ran, which the regressors never see; targets.ts).
+ * Regressors learn log(measured ÷ physics baseline); predictions multiply back.
  */
 export interface TrainingRow {
   readonly x: readonly number[];
   readonly baselines: Readonly<Record<TargetName, number>>;
   readonly targets: TargetValues;
   readonly started: boolean;
+  /** The run could not sustain its load (sim/saturation.ts); absent: it did, or nothing says otherwise. */
+  readonly saturated?: boolean;
 }
 
 export interface SurrogateSpec {
@@ -34,13 +38,17 @@ export const DEFAULT_SURROGATE_SPEC: SurrogateSpec = Object.freeze({
   minRows: 8,
 });
 
-export type Feasibility = { readonly kind: 'constant'; readonly pStart: number } | { readonly kind: 'model'; readonly ensemble: Ensemble };
+/** A probability per configuration: learned, or one value where the history holds a single class. */
+export type Classifier = { readonly kind: 'constant'; readonly p: number } | { readonly kind: 'model'; readonly ensemble: Ensemble };
+export type Feasibility = Classifier;
 
 export interface Surrogate {
   readonly featureNames: readonly string[];
   readonly members: number;
   readonly targets: Partial<Record<TargetName, Ensemble>>;
   readonly feasibility: Feasibility;
+  /** P(keeps up with the load | started); absent on models saved before it existed: 1. */
+  readonly sustain?: Classifier;
   /**
    * Per target, the factor that widens the ensemble's log-scale σ so ±2σ covers 95% of held-out
    * values (bootstrap members agree more than the truth varies); set from k-fold validation, else 1.
@@ -90,22 +98,24 @@ export async function fitSurrogate(
     const memberRows = samples.map((s) => s.map((i) => remap[i] ?? -1).filter((i) => i >= 0));
     targets[t] = await fitEnsemble(x, y, { members: spec.members, xgb: spec.xgb }, memberRows);
   }
-  const labels = rows.map((r) => (r.started ? 1 : 0));
+  const feasibility = await fitClassifier(rows, (r) => r.started, spec, rng.fork('feasibility'));
+  const sustain = await fitClassifier(started, (r) => r.saturated !== true, spec, rng.fork('sustain'));
+  return { featureNames, members: spec.members, targets, feasibility, sustain };
+}
+
+/** A bootstrap ensemble of logistic trees on `label`, or a constant where every row has the same label. */
+async function fitClassifier(rows: readonly TrainingRow[], label: (r: TrainingRow) => boolean, spec: SurrogateSpec, rng: Rng): Promise<Classifier> {
+  const labels = rows.map((r) => (label(r) ? 1 : 0));
   const positives = labels.reduce<number>((a, b) => a + b, 0);
-  let feasibility: Feasibility;
-  if (positives === rows.length || positives === 0) {
-    feasibility = { kind: 'constant', pStart: positives === 0 ? 0 : 1 };
-  } else {
-    const fm = Math.max(1, spec.feasibilityMembers);
-    const ensemble = await fitEnsemble(
-      rows.map((r) => r.x),
-      labels,
-      { members: fm, xgb: { ...spec.xgb, objective: 'binary:logistic' } },
-      bootstrapIndices(rows.length, fm, rng.fork('feasibility')),
-    );
-    feasibility = { kind: 'model', ensemble };
-  }
-  return { featureNames, members: spec.members, targets, feasibility };
+  if (positives === rows.length || positives === 0) return { kind: 'constant', p: positives === 0 ? 0 : 1 };
+  const fm = Math.max(1, spec.feasibilityMembers);
+  const ensemble = await fitEnsemble(
+    rows.map((r) => r.x),
+    labels,
+    { members: fm, xgb: { ...spec.xgb, objective: 'binary:logistic' } },
+    bootstrapIndices(rows.length, fm, rng),
+  );
+  return { kind: 'model', ensemble };
 }
 
 export interface SurrogatePrediction {
@@ -114,6 +124,8 @@ export interface SurrogatePrediction {
   /** Natural-scale draws per target, row-major (i * draws + s). */
   readonly targets: Partial<Record<TargetName, Float64Array>>;
   readonly pStart: Float64Array;
+  /** P(keeps up with the load), for a configuration that starts. */
+  readonly pSustain: Float64Array;
 }
 
 /**
@@ -150,19 +162,23 @@ export function predictSurrogate(
     }
     out[t] = d;
   }
-  const pStart = new Float64Array(x.rows);
-  if (s.feasibility.kind === 'constant') pStart.fill(s.feasibility.pStart);
-  else {
-    const e = s.feasibility.ensemble;
-    const d = predictDraws(e, x);
-    const k = e.members.length;
-    for (let i = 0; i < x.rows; i++) {
-      let sum = 0;
-      for (let m = 0; m < k; m++) sum += d[i * k + m] ?? 0;
-      pStart[i] = sum / k;
-    }
+  return { count: x.rows, draws: s.members, targets: out, pStart: classifierP(s.feasibility, x), pSustain: classifierP(s.sustain ?? ALWAYS, x) };
+}
+
+const ALWAYS: Classifier = { kind: 'constant', p: 1 };
+
+/** The classifier's probability per row: the mean of its members. */
+function classifierP(c: Classifier, x: FeatureMatrix): Float64Array {
+  const p = new Float64Array(x.rows);
+  if (c.kind === 'constant') return p.fill(c.p);
+  const d = predictDraws(c.ensemble, x);
+  const k = c.ensemble.members.length;
+  for (let i = 0; i < x.rows; i++) {
+    let sum = 0;
+    for (let m = 0; m < k; m++) sum += d[i * k + m] ?? 0;
+    p[i] = sum / k;
   }
-  return { count: x.rows, draws: s.members, targets: out, pStart };
+  return p;
 }
 
 /* ------------------------------------------------------------------ persistence */
@@ -172,7 +188,9 @@ interface SurrogateJson {
   readonly featureNames: readonly string[];
   readonly members: number;
   readonly targets: Partial<Record<TargetName, string[]>>;
+  /** `pStart`: the key models were first saved with. */
   readonly feasibility: { kind: 'constant'; pStart: number } | { kind: 'model'; members: string[] };
+  readonly sustain?: { kind: 'constant'; p: number } | { kind: 'model'; members: string[] };
   readonly intervalScale?: Partial<Record<TargetName, number>>;
 }
 
@@ -187,9 +205,10 @@ export function serializeSurrogate(s: Surrogate): Uint8Array {
     members: s.members,
     targets: Object.fromEntries(Object.entries(s.targets).map(([t, e]) => [t, e.memberBytes.map(b64)])),
     feasibility:
-      s.feasibility.kind === 'constant'
-        ? { kind: 'constant', pStart: s.feasibility.pStart }
-        : { kind: 'model', members: s.feasibility.ensemble.memberBytes.map(b64) },
+      s.feasibility.kind === 'constant' ? { kind: 'constant', pStart: s.feasibility.p } : { kind: 'model', members: s.feasibility.ensemble.memberBytes.map(b64) },
+    ...(s.sustain === undefined
+      ? {}
+      : { sustain: s.sustain.kind === 'constant' ? { kind: 'constant', p: s.sustain.p } : { kind: 'model', members: s.sustain.ensemble.memberBytes.map(b64) } }),
     ...(s.intervalScale === undefined ? {} : { intervalScale: s.intervalScale }),
   };
   return new TextEncoder().encode(JSON.stringify(json));
@@ -206,8 +225,19 @@ export function deserializeSurrogate(blob: Uint8Array): Surrogate {
   const targets: Partial<Record<TargetName, Ensemble>> = {};
   for (const [t, members] of Object.entries(json.targets) as [TargetName, string[]][]) targets[t] = ensembleFromBytes(members.map(unb64));
   const feasibility: Feasibility =
-    json.feasibility.kind === 'constant'
-      ? { kind: 'constant', pStart: json.feasibility.pStart }
-      : { kind: 'model', ensemble: ensembleFromBytes(json.feasibility.members.map(unb64)) };
-  return { featureNames: json.featureNames, members: json.members, targets, feasibility, ...(json.intervalScale === undefined ? {} : { intervalScale: json.intervalScale }) };
+    json.feasibility.kind === 'constant' ? { kind: 'constant', p: json.feasibility.pStart } : { kind: 'model', ensemble: ensembleFromBytes(json.feasibility.members.map(unb64)) };
+  const sustain: Classifier | undefined =
+    json.sustain === undefined
+      ? undefined
+      : json.sustain.kind === 'constant'
+        ? { kind: 'constant', p: json.sustain.p }
+        : { kind: 'model', ensemble: ensembleFromBytes(json.sustain.members.map(unb64)) };
+  return {
+    featureNames: json.featureNames,
+    members: json.members,
+    targets,
+    feasibility,
+    ...(sustain === undefined ? {} : { sustain }),
+    ...(json.intervalScale === undefined ? {} : { intervalScale: json.intervalScale }),
+  };
 }

@@ -31,5 +31,23 @@ export function targetsOf(result: BenchmarkResult, gpuCount: number): TargetValu
   return out;
 }
 
+/**
+ * The targets a run's queue sets: in a run that could not keep up with its arrivals (its backlog grew
+ * without bound, src/sim/saturation.ts) they grow with how long the benchmark ran, so they describe
+ * the benchmark, not the configuration. Training leaves them out of saturated runs and learns
+ * "cannot sustain this load" as its own classifier (surrogate.ts) instead.
+ */
+export const QUEUE_TARGETS: readonly TargetName[] = ['ttft_p50_ms', 'ttft_p99_ms', 'e2el_p99_ms'];
+
+/** Whether the run's queue grew without bound (only open-loop runs carry the verdict). */
+export const saturatedResult = (result: BenchmarkResult): boolean => result.saturation?.saturated === true;
+
+/** What a run teaches the regressors: `targetsOf`, less the queue's figures where the run saturated. */
+export function trainingTargetsOf(result: BenchmarkResult, gpuCount: number): TargetValues {
+  const out = targetsOf(result, gpuCount);
+  if (saturatedResult(result)) for (const t of QUEUE_TARGETS) delete out[t];
+  return out;
+}
+
 export const toLog = (v: number): number => Math.log(Math.max(v, 1e-9));
 export const fromLog = (v: number): number => Math.exp(v);

@@ -37,6 +37,8 @@ export interface ValidationReport {
   readonly targets: Partial<Record<TargetName, TargetScore>>;
   /** Feasibility classifier accuracy on held-out rows (null when every run started). */
   readonly feasibility_accuracy: number | null;
+  /** Sustain classifier accuracy on held-out started rows (null when no run saturated). */
+  readonly sustain_accuracy: number | null;
   /** Per knob: mean rise in held-out MAPE across targets when the knob's columns are shuffled. */
   readonly importance: Record<string, number>;
   /** Per target, the σ factor that makes ±2σ cover 95% of held-out values (≥ 1). */
@@ -202,6 +204,9 @@ export async function crossValidate(
   let feasRight = 0;
   let feasTotal = 0;
   let anyFailed = false;
+  let sustainRight = 0;
+  let sustainTotal = 0;
+  let anySaturated = false;
   let targets: Partial<Record<TargetName, TargetScore>> = {};
   splits.forEach(({ test }, f) => {
     const s = models[f];
@@ -211,11 +216,15 @@ export async function crossValidate(
       importanceSum[knob] = (importanceSum[knob] ?? 0) + v / k;
     }
     const { x, baselines } = matrixAndBaselines(test, featureNames.length);
-    const pStart = predictSurrogate(s, x, baselines, []).pStart;
+    const { pStart, pSustain } = predictSurrogate(s, x, baselines, []);
     test.forEach((row, i) => {
       if (!row.started) anyFailed = true;
       feasTotal++;
       if ((pStart[i] ?? 0) >= 0.5 === row.started) feasRight++;
+      if (!row.started) return;
+      if (row.saturated === true) anySaturated = true;
+      sustainTotal++;
+      if ((pSustain[i] ?? 1) >= 0.5 === (row.saturated !== true)) sustainRight++;
     });
   });
   const intervalScale = intervalScales(acc);
@@ -234,6 +243,7 @@ export async function crossValidate(
     rows: rows.length,
     targets,
     feasibility_accuracy: anyFailed && feasTotal > 0 ? feasRight / feasTotal : null,
+    sustain_accuracy: anySaturated && sustainTotal > 0 ? sustainRight / sustainTotal : null,
     importance: importanceSum,
     interval_scale: intervalScale,
     held_out: heldOut,

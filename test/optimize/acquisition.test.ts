@@ -57,6 +57,19 @@ test('EHVI counts only draws that meet the SLO and scales by P(start)', () => {
   assert.deepEqual(Array.from(probabilityMeetsSlo(p, constraints)), [1, 0.5, 1, 0]);
 });
 
+test('P(keeps up with the load) weighs P(meets SLO) and EHVI where there are SLOs, and nothing without them', () => {
+  const base = preds([[[100, 100], [100, 100]], [[100, 100], [100, 400]], [[100, 100], [100, 100]]]);
+  const p: CandidatePredictions = { ...base, pSustain: Float64Array.from([1, 1, 0.25]) };
+  assert.deepEqual(Array.from(probabilityMeetsSlo(p, constraints)), [1, 0.5, 0.25]);
+  assert.deepEqual(Array.from(probabilityMeetsSlo(p, [])), [1, 1, 1]);
+  const ctx = { objectives, constraints, front: [[-50, 200]], ref: [0, 300] };
+  const e = constrainedEhvi(p, ctx);
+  assert.ok((e[0] ?? 0) > 0);
+  assert.ok(Math.abs((e[2] ?? 0) - (e[0] ?? 0) / 4) < 1e-9);
+  // Predictions without the classifier (the simulator prior, older saved models) keep up.
+  assert.deepEqual(Array.from(probabilityMeetsSlo(base, constraints)), [1, 0.5, 1]);
+});
+
 test('a batch of q picks distinct, spread-out candidates (believer step)', () => {
   // 30 candidates: many near-duplicates of the best point plus a few elsewhere on the trade-off.
   const cands: [number, number][][] = [];

@@ -1,7 +1,7 @@
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { Workload, type ServerConfig } from '../../src/domain/index.js';
 import { buildFeatureRow, featureNames, type FeatureContext, type KnobEncoder } from '../../src/surrogate/features.js';
-import type { TrainingRow } from '../../src/surrogate/surrogate.js';
+import type { SurrogateSpec, TrainingRow } from '../../src/surrogate/surrogate.js';
 import type { CandidateSource } from '../../src/optimize/samplers.js';
 import { createRng, type Rng } from '../../src/util/rng.js';
 import { loadYamlFile } from '../../src/util/yaml.js';
@@ -68,4 +68,13 @@ export const source: CandidateSource = {
     return { ...c, max_num_seqs: s };
   },
   encode: (c) => Array.from(encoder.encode(c)),
+};
+
+/** A small, quick surrogate for the toy world's three targets. */
+export const TOY_SPEC: SurrogateSpec = {
+  members: 3,
+  xgb: { rounds: 40, maxDepth: 4, eta: 0.2, subsample: 1, colsampleBytree: 1 },
+  feasibilityMembers: 1,
+  targets: ['output_throughput_per_gpu', 'ttft_p99_ms', 'itl_p99_ms'],
+  minRows: 8,
 };

@@ -41,6 +41,7 @@ function validationText(v: ValidationReport): string {
   const lines = [`${v.folds}-fold validation over ${v.rows} rows`, '  target                      MAPE     R²'];
   for (const [t, s] of Object.entries(v.targets)) lines.push(`  ${t.padEnd(26)} ${pct(s.mape).padStart(7)}  ${fix(s.r2)}`);
   if (v.feasibility_accuracy !== null) lines.push(`  feasibility accuracy       ${pct(v.feasibility_accuracy)}`);
+  if (v.sustain_accuracy !== null) lines.push(`  sustain accuracy           ${pct(v.sustain_accuracy)}`);
   const imp = Object.entries(v.importance).sort((a, b) => b[1] - a[1]);
   if (imp.length > 0) lines.push('knob importance (rise in held-out MAPE when shuffled):', ...imp.map(([k, x]) => `  ${k.padEnd(26)} ${(x * 100).toFixed(1)} pp`));
   return lines.join('\n');

@@ -1,7 +1,7 @@
 import type { BenchmarkResult, KnobValue, Objective, ServerConfig, Slo, StudyObjective } from '../../domain/index.js';
 import { contextFeatures, featureNames, type FeatureContext, type KnobEncoder } from '../../surrogate/features.js';
 import { priorSurrogate } from '../../surrogate/prior.js';
-import { targetsOf, type TargetName, type TargetValues } from '../../surrogate/targets.js';
+import { saturatedResult, targetsOf, type TargetName, type TargetValues } from '../../surrogate/targets.js';
 import type { Rng } from '../../util/rng.js';
 import { pMeetsUnderError } from './residual.js';
 import { probabilityMeetsSlo } from '../acquisition.js';
@@ -72,7 +72,7 @@ export interface SimSearch {
  * the offered load, so it meets no SLO and has no chance of meeting them under the simulator's error
  * either, whatever its latency percentiles say.
  */
-export const saturatedRun = (r: BenchmarkResult | null | undefined): boolean => r?.saturation?.saturated === true;
+export const saturatedRun = (r: BenchmarkResult | null | undefined): boolean => r !== null && r !== undefined && saturatedResult(r);
 
 /** The parallel layout of a configuration (TP × DP, expert parallel): the knob that moves everything else. */
 export function layoutOf(c: ServerConfig): string {
