@@ -129,7 +129,7 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   const ttftOver = overBy(checks, isTtftSide);
   const decodeOver = overBy(checks, isDecodeSide);
   const openLoop = typeof result.request_rate === 'number';
-  // A simulated open-loop run says itself whether its queue grew without bound (sim/saturation.ts).
+  // An open-loop run says itself whether its queue grew without bound (metrics/saturation.ts), simulated or measured.
   const unbounded = saturationText(result.saturation);
   const saturated =
     unbounded !== null || (server?.waiting_share ?? 0) >= THRESHOLDS.saturatedShare || (openLoop && result.lmb.mean_client_queue_ms > THRESHOLDS.clientQueueMs) || fellBehind(client);

@@ -4,6 +4,7 @@ import { diagnose } from '../diagnose/classify.js';
 import { computeMetrics, errorSamples } from '../metrics/index.js';
 import { mean, percentileSorted } from '../metrics/stats.js';
 import { steadyState } from '../metrics/steady-state.js';
+import { saturationBlock, saturationOf, stageSpansS, type RequestTimes } from '../metrics/saturation.js';
 import { concurrencyCap, requestRateField } from '../workload/sample.js';
 
 /**
@@ -28,6 +29,12 @@ export interface ResultContext {
   readonly evidence?: RunEvidence | undefined;
   /** Knob values the server is known to run with (`run --set`, a trial's config), for the diagnosis. */
   readonly known?: ServerConfig | undefined;
+  /**
+   * An open-loop run's schedule origin (the run-seconds instant its arrival times count from, where its
+   * rate stages start): the run is then judged on whether it kept up (metrics/saturation.ts). Absent for
+   * closed loops and for runs whose rate a controller moves (slo-hold).
+   */
+  readonly scheduleStartS?: number | undefined;
 }
 
 function vllmDate(ms: number): string {
@@ -57,6 +64,27 @@ function countBy(records: readonly RequestRecord[], key: (r: RequestRecord) => s
     if (k !== null) out[k] = (out[k] ?? 0) + 1;
   }
   return out;
+}
+
+/**
+ * Whether an open-loop run's server kept up with its arrivals, from its answered requests (a failed
+ * one is counted among the errors, not the queue), on the schedule's own time axis.
+ */
+function loadSaturation(measured: readonly RequestRecord[], workload: Workload, originS: number): BenchmarkResult['saturation'] {
+  const times: RequestTimes[] = [];
+  for (const r of measured) {
+    if (r.error_kind !== null) continue;
+    const first = r.chunk_times_s[0];
+    const last = r.chunk_times_s[r.chunk_times_s.length - 1] ?? r.done_time_s;
+    times.push({
+      arrivedS: r.sched_time_s - originS,
+      firstTokenS: first === undefined ? Number.POSITIVE_INFINITY : first - originS,
+      lastTokenS: (last ?? Number.POSITIVE_INFINITY) - originS,
+      finished: r.done_time_s !== null,
+      outputTokens: r.output_tokens,
+    });
+  }
+  return saturationBlock(saturationOf(times, stageSpansS(workload)));
 }
 
 export function buildResult(records: readonly RequestRecord[], ctx: ResultContext): BenchmarkResult {
@@ -98,6 +126,7 @@ export function buildResult(records: readonly RequestRecord[], ctx: ResultContex
       rejected: 0,
       startup_time_s: null,
     },
+    ...(ctx.scheduleStartS === undefined ? {} : { saturation: loadSaturation(measured, ctx.workload, ctx.scheduleStartS) }),
   };
   if (ctx.evidence === undefined) return result;
   const diagnosis = measured.length === 0 ? null : diagnose({ result, evidence: ctx.evidence, known: ctx.known ?? {}, slo: result.slo, source: 'measured' });

@@ -53,5 +53,7 @@ Power (the result's \`energy\`: average W, J, J per output token over the load w
 A run that misses its SLOs or saturates says why (KV-cache-, admission-, prefill-, decode- or
 client-bound), with the numbers seen during the run (the server's /metrics, the client's own health)
 and the knob changes that address it: on the terminal, in the JSON (\`diagnosis\`, \`evidence\`) and
-in the HTML summary.
+in the HTML summary. An open-loop run (\`--request-rate\`, a workload's Poisson, gamma or constant
+arrivals, a trace) whose queue grew for as long as requests arrived is marked SATURATED, with the rate
+the server sustained (\`saturation\` in the JSON): its latency figures measure the run's length.
 `;

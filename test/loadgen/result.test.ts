@@ -1,0 +1,72 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { main } from '../../src/cli/main.js';
+import { BenchmarkResult, type RequestRecord, type Workload } from '../../src/domain/index.js';
+import { buildResult } from '../../src/loadgen/result.js';
+import { startSimServer, type SimServer } from '../../src/sim/server.js';
+import { captureIo } from '../helpers/cli.js';
+
+const workload: Workload = {
+  name: 'fixed',
+  api: 'completions',
+  input_len: { dist: 'fixed', value: 64 },
+  output_len: { dist: 'fixed', value: 16 },
+  arrival: { kind: 'poisson', rate_rps: 10 },
+  num_prompts: 200,
+  ignore_eos: true,
+};
+
+/** Requests due every 0.1 s from 5 s on; the server starts request i after `startS(i)` and streams 16 tokens. */
+function records(startS: (i: number, dueS: number) => number): RequestRecord[] {
+  return Array.from({ length: 200 }, (_, i) => {
+    const due = 5 + i * 0.1;
+    const first = startS(i, due);
+    const chunks = Array.from({ length: 16 }, (_, k) => first + k * 0.01);
+    return {
+      request_id: `r${i}`, sched_time_s: due, enqueue_time_s: due, send_time_s: due, first_byte_time_s: first, chunk_times_s: chunks, done_time_s: first + 0.16,
+      prompt_tokens: 64, prompt_tokens_client: 64, output_tokens: 16, token_source: 'usage', cached_tokens: null, finish_reason: 'length', http_status: 200,
+      error_kind: null, error: null, phase: 'measure', worker_id: 0, loop_lag_ms: null,
+    };
+  });
+}
+const ctx = { workload, model: 'm', api: 'completions' as const, serverMetrics: null, maxLoopLagMs: null, startEpochMs: 0 };
+
+test('an open-loop run whose server falls behind its arrivals is saturated, with the rate it sustained; one that keeps up is not', () => {
+  // One request at a time, 0.16 s each, against one every 0.1 s: about 6 of the 10 req/s offered.
+  let free = 0;
+  const behind = buildResult(records((_, due) => (free = Math.max(free, due) + 0.16) - 0.16), { ...ctx, scheduleStartS: 5 });
+  assert.equal(behind.saturation?.saturated, true, JSON.stringify(behind.saturation));
+  assert.ok(Math.abs((behind.saturation?.offered_rps ?? 0) - 10) < 0.5);
+  assert.ok((behind.saturation?.sustained_rps ?? 0) > 5 && (behind.saturation?.sustained_rps ?? 0) < 7.5, JSON.stringify(behind.saturation));
+  const kept = buildResult(records((_, due) => due + 0.02), { ...ctx, scheduleStartS: 5 });
+  assert.equal(kept.saturation?.saturated, false);
+  // A closed loop, or a run whose rate a controller moves, is not judged.
+  assert.equal(buildResult(records((_, due) => due + 0.02), ctx).saturation, undefined);
+  assert.ok(BenchmarkResult.safeParse(behind).success);
+});
+
+let sim: SimServer;
+let dir: string;
+before(async () => {
+  // One request at a time (a simulated H100 at 40× real time): about 26 requests of 32 tokens a second, offered 200.
+  sim = await startSimServer({ config: { max_num_seqs: 1 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: 40, seed: 1 });
+  dir = mkdtempSync(join(tmpdir(), 'lmb-saturation-'));
+});
+after(async () => {
+  await sim.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test('`run` at a rate the server cannot sustain says so, in the result and in words', async () => {
+  const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+  const args = ['run', '--endpoint', `${sim.url}/v1/completions`, '--input-len', '64', '--output-len', '32', '--num-prompts', '100', '--request-rate', '200', '--output', 'over.json'];
+  const code = await main(args, io);
+  assert.equal(code, 0, io.err());
+  assert.match(io.out(), /SATURATED: cannot sustain this load: sustains \d+(\.\d+)? req\/s of \d+(\.\d+)? offered/);
+  const r = BenchmarkResult.parse(JSON.parse(readFileSync(join(dir, 'over.json'), 'utf8').trim()));
+  assert.equal(r.saturation?.saturated, true);
+  assert.ok((r.saturation?.sustained_rps ?? 0) < 150, JSON.stringify(r.saturation));
+});
