@@ -37,11 +37,15 @@ export function parseLowLoadRows(text: string, file: string): LowLoadRow[] {
       throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: engine and engine_version must be named`, { details: { file, line: r.line } });
     }
     const prompts = num('num_prompts');
+    const concurrency = num('max_concurrency');
+    if (!Number.isInteger(concurrency) || !Number.isInteger(prompts)) {
+      throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: max_concurrency and num_prompts must be whole numbers`, { details: { file, line: r.line } });
+    }
     return {
       line: r.line,
       engine,
       engineVersion,
-      concurrency: num('max_concurrency'),
+      concurrency,
       prompts,
       meanInputTokens: num('total_input_tokens') / prompts,
       meanOutputTokens: num('total_generated_tokens') / prompts,
@@ -95,6 +99,31 @@ export function lowLoadCheck(rows: readonly LowLoadRow[], catalog: Catalog, prof
 const cell = (measured: number, sim: number | undefined, digits: number): string =>
   sim === undefined ? `${measured.toFixed(digits)} | – | –` : `${measured.toFixed(digits)} | ${sim.toFixed(digits)} | ${signedPct(relError(sim, measured) ?? 0)}`;
 
+const span = (xs: readonly number[], digits: number): string => {
+  const lo = Math.min(...xs).toFixed(digits);
+  const hi = Math.max(...xs).toFixed(digits);
+  return lo === hi ? lo : `${lo}–${hi}`;
+};
+
+/** What the rows say, in figures taken from them. */
+function prose(results: readonly LowLoadResult[]): string {
+  const vllm = results.filter((r) => r.sim !== null);
+  const others = results.filter((r) => r.sim === null);
+  if (vllm.length === 0) return '';
+  const ttft = span(vllm.map((r) => r.row.meanTtftMs), 0);
+  const tpotErr = vllm.map((r) => 100 * Math.abs((r.sim?.meanTpotMs ?? 0) / r.row.meanTpotMs - 1));
+  const tpots = results.map((r) => r.row.meanTpotMs);
+  const elsewhere = others.map((r) => `${r.row.meanTtftMs.toFixed(0)} ms under ${r.row.engine} (${r.row.concurrency} users)`).join(' and ');
+  return `At one to eight users a TTFT of this size is mostly the serving stack's own time: the same prefills took
+${elsewhere === '' ? 'no other engine here' : elsewhere}, and ${ttft} ms under vLLM ${vllm[0]?.row.engineVersion ?? ''} through its chat endpoint,
+where the simulator (whose \`frontend_ms\` is fitted on InferenceX's \`/v1/completions\` client, above) prices
+the GPU's work and a lean front end. Issue 28's long-answer run errs the other way (the simulator's TTFT above
+the server's about 50 ms on vLLM 0.15.1, \`/v1/completions\`). Fitting one front-end constant to either would
+move the other further off, so neither is fitted: a low-load TTFT is as good as the front end it assumes.
+The decode steps are another matter: the simulator's are ${span(tpotErr, 0)}% off vLLM's here, where the engines'
+mean TPOTs span ${(100 * (Math.max(...tpots) / Math.min(...tpots) - 1)).toFixed(0)}%.`;
+}
+
 export function lowLoadSection(results: readonly LowLoadResult[]): string {
   const lines = results.map(({ row: r, sim: s }) =>
     [
@@ -119,12 +148,5 @@ measured under another server:
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
 ${lines.join('\n')}
 
-At one to eight users a TTFT of this size is mostly the serving stack's own time: the same prefills took about
-28 ms under SGLang and 52 ms under TensorRT-LLM, and about 60–75 ms under vLLM 0.11.0 through its chat endpoint,
-where the simulator (whose \`frontend_ms\` is fitted on InferenceX's \`/v1/completions\` client, above) prices
-the GPU's work and a lean front end. Issue 28's long-answer run errs the other way (the simulator's TTFT above
-the server's about 50 ms on vLLM 0.15.1, \`/v1/completions\`). Fitting one front-end constant to either would
-move the other further off, so neither is fitted: a low-load TTFT is as good as the front end it assumes.
-The decode steps are another matter: the simulator's are 10–12% faster than vLLM 0.11.0's here, where the three
-engines' TPOTs lie within 7% of one another.`;
+${prose(results)}`;
 }

@@ -56,9 +56,10 @@ export const SteadyState = z.strictObject({
 export type SteadyState = z.infer<typeof SteadyState>;
 
 /**
- * Whether an open-loop run kept up with its arrivals (the simulator's, src/sim/saturation.ts): a
- * saturated run's queue grows for as long as the arrivals go on, so its latency figures measure the
- * run's length, not a steady state, and the run does not meet any SLO whatever its percentiles say.
+ * Whether an open-loop run kept up with its arrivals (src/metrics/saturation.ts, for the simulator's runs
+ * and the load runner's alike): a saturated run's queue grows for as long as the arrivals go on, so its
+ * latency figures measure the run's length, not a steady state, and the run does not meet any SLO
+ * whatever its percentiles say.
  */
 export const Saturation = z.strictObject({
   saturated: z.boolean(),

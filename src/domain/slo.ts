@@ -161,7 +161,7 @@ export function meetsSlo(
   slo: Slo | undefined,
   result: Readonly<Record<string, unknown>> & { readonly completed: number; readonly failed: number; readonly saturation?: { readonly saturated: boolean } | null | undefined },
 ): boolean {
-  // A run whose queue grows without bound (sim/saturation.ts) has percentiles that only say how long it
+  // A run whose queue grows without bound (metrics/saturation.ts) has percentiles that only say how long it
   // ran: it cannot sustain the load, whatever they read.
   if (result.saturation?.saturated === true) return false;
   return checkSlo(slo, result).every((c) => c.ok) && lostBreaks(slo, result).length === 0;

@@ -201,7 +201,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       const result = buildResult(records, {
         workload: w, model, api, slo: opts.slo, serverMetrics: scraped?.serverMetrics ?? null, maxLoopLagMs, startEpochMs, label: opts.label,
         burstiness: opts.rampUp !== undefined ? (opts.burstiness ?? 1) : undefined, evidence, known,
-        scheduleStartS: arrivals === null ? undefined : startS,
+        scheduleStartS: arrivals === null || opts.rampUp !== undefined ? undefined : startS,
       });
       const energy = reading === null || opts.power === undefined ? undefined : energyFromReading(reading, loadWindow(records), result.total_output_tokens, expectedGpus(opts.power));
       return { result: energy === undefined ? result : { ...result, energy }, records: [...warmRecords, ...records], lateness: arrivals === null ? null : sendLateness(records) };

@@ -32,7 +32,7 @@ export interface ResultContext {
   /**
    * An open-loop run's schedule origin (the run-seconds instant its arrival times count from, where its
    * rate stages start): the run is then judged on whether it kept up (metrics/saturation.ts). Absent for
-   * closed loops and for runs whose rate a controller moves (slo-hold).
+   * closed loops, ramps (whose rate is not the workload's) and runs whose rate a controller moves (slo-hold).
    */
   readonly scheduleStartS?: number | undefined;
 }
@@ -67,13 +67,42 @@ function countBy(records: readonly RequestRecord[], key: (r: RequestRecord) => s
 }
 
 /**
- * Whether an open-loop run's server kept up with its arrivals, from its answered requests (a failed
- * one is counted among the errors, not the queue), on the schedule's own time axis.
+ * Failures that are the queue's: a request that timed out or was given up waiting, or that an
+ * overloaded server shed (429, 503), arrived and never got its first token. Others (a 400 for a prompt
+ * too long, a reset connection) are not load the server had to keep up with, as the simulator's refused
+ * requests are not.
+ */
+function waitedInQueue(r: RequestRecord): boolean {
+  switch (r.error_kind) {
+    case 'timeout':
+    case 'aborted':
+      return true;
+    case 'http_status':
+      return r.http_status === 429 || r.http_status === 503;
+    case null:
+    case 'connection_reset':
+    case 'connection_refused':
+    case 'dns':
+    case 'tls':
+    case 'truncated_stream':
+    case 'stream_error':
+    case 'bad_response':
+      return false;
+  }
+}
+
+/**
+ * Whether an open-loop run's server kept up with its arrivals. Arrivals are read on the schedule's
+ * axis (`originS` is its 0, where rate stages start); the verdict's window is reported on the run's own
+ * axis, as the steady-state window is.
  */
 function loadSaturation(measured: readonly RequestRecord[], workload: Workload, originS: number): BenchmarkResult['saturation'] {
   const times: RequestTimes[] = [];
   for (const r of measured) {
-    if (r.error_kind !== null) continue;
+    if (r.error_kind !== null) {
+      if (waitedInQueue(r)) times.push({ arrivedS: r.sched_time_s - originS, firstTokenS: Number.POSITIVE_INFINITY, lastTokenS: Number.POSITIVE_INFINITY, finished: false, outputTokens: 0 });
+      continue;
+    }
     const first = r.chunk_times_s[0];
     const last = r.chunk_times_s[r.chunk_times_s.length - 1] ?? r.done_time_s;
     times.push({
@@ -84,7 +113,8 @@ function loadSaturation(measured: readonly RequestRecord[], workload: Workload, 
       outputTokens: r.output_tokens,
     });
   }
-  return saturationBlock(saturationOf(times, stageSpansS(workload)));
+  const block = saturationBlock(saturationOf(times, stageSpansS(workload)));
+  return block === null ? null : { ...block, window_start_s: block.window_start_s + originS, window_end_s: block.window_end_s + originS };
 }
 
 export function buildResult(records: readonly RequestRecord[], ctx: ResultContext): BenchmarkResult {

@@ -195,14 +195,19 @@ function verdictIn(tl: Timeline, tm: number, t1: number): RunSaturation {
 export function saturationOf(requests: readonly RequestTimes[], stageSpansS: readonly (readonly [number, number])[] = []): RunSaturation | null {
   if (requests.length < MIN_REQUESTS) return null;
   let outputTokens = 0;
-  for (const r of requests) outputTokens += r.outputTokens;
+  let answered = 0;
+  for (const r of requests) {
+    outputTokens += r.outputTokens;
+    if (r.outputTokens > 0) answered++;
+  }
   if (outputTokens === 0) return null;
   const tl: Timeline = {
     requests,
     a: Float64Array.from(requests, (r) => r.arrivedS).sort(),
     f: Float64Array.from(requests, (r) => (r.outputTokens > 0 ? r.firstTokenS : Number.POSITIVE_INFINITY)).sort(),
     c: Float64Array.from(requests, (r) => (r.finished ? r.lastTokenS : Number.POSITIVE_INFINITY)).sort(),
-    meanOutput: outputTokens / requests.length,
+    // The answers the server gave: a request shed before its first token says nothing of their length.
+    meanOutput: outputTokens / answered,
   };
   const t0 = tl.a[0] as number;
   const t1 = tl.a[tl.a.length - 1] as number;

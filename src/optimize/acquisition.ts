@@ -1,5 +1,5 @@
 import type { Objective } from '../domain/index.js';
-import type { TargetName } from '../surrogate/targets.js';
+import { QUEUE_TARGETS, type TargetName } from '../surrogate/targets.js';
 import { hvImprovement2d, hypervolume, prepareFront2d, type Front2d } from './hypervolume.js';
 import { objectiveTarget, type Constraint } from './objectives.js';
 import type { Point } from './pareto.js';
@@ -46,9 +46,19 @@ function drawVector(p: CandidatePredictions, objectives: readonly Objective[], i
   }
 }
 
-/** P(keeps up) where there are SLOs to meet; 1 without SLOs, where a latency bound is not asked for. */
-const sustains = (p: CandidatePredictions, constraints: readonly Constraint[], i: number): number =>
-  constraints.length === 0 || p.pSustain === undefined ? 1 : (p.pSustain[i] ?? 1);
+/**
+ * P(keeps up) where the question reads a queue's figure: an SLO to meet, or an objective on TTFT or E2E
+ * latency (QUEUE_TARGETS), whose predictions were learned from runs that kept up only. Throughput alone
+ * asks nothing of the queue.
+ */
+function sustains(p: CandidatePredictions, constraints: readonly Constraint[], i: number, objectives: readonly Objective[] = []): number {
+  if (p.pSustain === undefined) return 1;
+  if (constraints.length === 0 && !objectives.some((o) => QUEUE_TARGETS.includes(objectiveTarget(o.name)))) return 1;
+  return p.pSustain[i] ?? 1;
+}
+
+/** P(keeps up) where no SLO carries it already (P(meets SLO) includes it wherever there are SLOs). */
+const unconstrainedSustain = (p: CandidatePredictions, ctx: AcquisitionContext, i: number): number => (ctx.constraints.length > 0 ? 1 : sustains(p, [], i, ctx.objectives));
 
 function drawMeets(p: CandidatePredictions, constraints: readonly Constraint[], i: number, s: number): boolean {
   for (const c of constraints) {
@@ -92,7 +102,7 @@ export function constrainedEhvi(p: CandidatePredictions, ctx: AcquisitionContext
       else if (m === 1) sum += Math.max(0, Math.min(ctx.ref[0] ?? 0, ...ctx.front.map((f) => f[0] ?? 0)) - (v[0] ?? 0));
       else sum += Math.max(0, hypervolume([...ctx.front, [...v]], ctx.ref) - baseHv);
     }
-    out[i] = ((p.pStart[i] ?? 0) * sustains(p, ctx.constraints, i) * sum) / p.draws;
+    out[i] = ((p.pStart[i] ?? 0) * sustains(p, ctx.constraints, i, ctx.objectives) * sum) / p.draws;
   }
   return out;
 }
@@ -164,7 +174,7 @@ export function selectBatch(p: CandidatePredictions, ctx: AcquisitionContext, op
   // First pass ranks everything cheaply when there are 3+ objectives: feasibility × optimism on objective 0.
   const rank = new Float64Array(p.count);
   for (let i = 0; i < p.count; i++) {
-    rank[i] = first !== null ? (first[i] ?? 0) : (p.pStart[i] ?? 0) * (pSlo[i] ?? 0) * (1 + spread(p, ctx.objectives, i));
+    rank[i] = first !== null ? (first[i] ?? 0) : (p.pStart[i] ?? 0) * (pSlo[i] ?? 0) * unconstrainedSustain(p, ctx, i) * (1 + spread(p, ctx.objectives, i));
   }
   const order = [...Array(p.count).keys()].sort((a, b) => (rank[b] ?? 0) - (rank[a] ?? 0));
   const pool = order.slice(0, Math.max(opts.poolSize, opts.q));
@@ -184,7 +194,7 @@ export function selectBatch(p: CandidatePredictions, ctx: AcquisitionContext, op
         bestScore = sc;
         best = i;
       }
-      const fb = (p.pStart[i] ?? 0) * (pSlo[i] ?? 0) * (1 + spread(p, ctx.objectives, i));
+      const fb = (p.pStart[i] ?? 0) * (pSlo[i] ?? 0) * unconstrainedSustain(p, ctx, i) * (1 + spread(p, ctx.objectives, i));
       if (fb > fallbackScore) {
         fallbackScore = fb;
         fallbackBest = i;

@@ -60,7 +60,7 @@ export function surrogateJudge(input: SurrogateJudgeInput & { readonly numericsC
       if ((p.pStart[i] ?? 0) < 0.5) return null;
       const values: TargetValues = {};
       for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) values[t] = logInterval(d, i, p.draws).mean;
-      return { values, meetsSlo: (pSlo[i] ?? 0) >= input.minPMeetsSlo, source: 'predicted' };
+      return { values, meetsSlo: (pSlo[i] ?? 0) >= input.minPMeetsSlo && (p.pSustain?.[i] ?? 1) >= 0.5, source: 'predicted' };
     });
   });
   return { evaluate, describe };

@@ -145,7 +145,9 @@ function rankPool(pool: readonly ServerConfig[], input: RecommendInput, how: Poo
   };
   const tp = p.targets.output_throughput_per_gpu;
   const qualifying: number[] = [];
-  for (let i = 0; i < p.count; i++) if ((p.pStart[i] ?? 0) >= 0.5 && (pSlo[i] ?? 0) >= minP) qualifying.push(i);
+  // P(meets SLO) carries P(keeps up) where there are SLOs; without them a configuration that falls behind
+  // the load still does not qualify (its TTFT was learned from runs that kept up).
+  for (let i = 0; i < p.count; i++) if ((p.pStart[i] ?? 0) >= 0.5 && (pSlo[i] ?? 0) >= minP && (p.pSustain?.[i] ?? 1) >= 0.5) qualifying.push(i);
   const meanOf = (arr: Float64Array | undefined, i: number): number => (arr === undefined ? 0 : logInterval(arr, i, p.draws).mean);
   // Conservative ranking: the pessimistic end of the rule's interval decides (the low end of throughput,
   // the high end of joules per token), so a guess does not beat a sure thing. `better` > 0: a beats b.

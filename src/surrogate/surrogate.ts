@@ -17,7 +17,7 @@ export interface TrainingRow {
   readonly baselines: Readonly<Record<TargetName, number>>;
   readonly targets: TargetValues;
   readonly started: boolean;
-  /** The run could not sustain its load (sim/saturation.ts); absent: it did, or nothing says otherwise. */
+  /** The run could not sustain its load (metrics/saturation.ts); absent: it did, or nothing says otherwise. */
   readonly saturated?: boolean;
 }
 

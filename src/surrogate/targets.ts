@@ -33,7 +33,7 @@ export function targetsOf(result: BenchmarkResult, gpuCount: number): TargetValu
 
 /**
  * The targets a run's queue sets: in a run that could not keep up with its arrivals (its backlog grew
- * without bound, src/sim/saturation.ts) they grow with how long the benchmark ran, so they describe
+ * without bound, src/metrics/saturation.ts) they grow with how long the benchmark ran, so they describe
  * the benchmark, not the configuration. Training leaves them out of saturated runs and learns
  * "cannot sustain this load" as its own classifier (surrogate.ts) instead.
  */

@@ -43,6 +43,13 @@ test('an open-loop run whose server falls behind its arrivals is saturated, with
   assert.ok((behind.saturation?.sustained_rps ?? 0) > 5 && (behind.saturation?.sustained_rps ?? 0) < 7.5, JSON.stringify(behind.saturation));
   const kept = buildResult(records((_, due) => due + 0.02), { ...ctx, scheduleStartS: 5 });
   assert.equal(kept.saturation?.saturated, false);
+  // The verdict's window is on the run's own axis (the schedule began at 5 s), as the steady state's is.
+  assert.ok((behind.saturation?.window_start_s ?? 0) > 5 + 9 && (behind.saturation?.window_end_s ?? 0) <= 5 + 20);
+  // A server that sheds what it cannot take (503) or lets it time out fell behind too; a 400 is not load.
+  const shed = records((_, due) => due + 0.02).map((r, i) => (i % 3 === 0 ? r : { ...r, chunk_times_s: [], first_byte_time_s: null, done_time_s: null, output_tokens: 0, error_kind: 'http_status' as const, http_status: 503, error: '503' }));
+  assert.equal(buildResult(shed, { ...ctx, scheduleStartS: 5 }).saturation?.saturated, true);
+  const refused = shed.map((r) => (r.http_status === 503 ? { ...r, http_status: 400, error: '400' } : r));
+  assert.equal(buildResult(refused, { ...ctx, scheduleStartS: 5 }).saturation?.saturated, false);
   // A closed loop, or a run whose rate a controller moves, is not judged.
   assert.equal(buildResult(records((_, due) => due + 0.02), ctx).saturation, undefined);
   assert.ok(BenchmarkResult.safeParse(behind).success);

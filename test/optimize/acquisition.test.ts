@@ -57,7 +57,7 @@ test('EHVI counts only draws that meet the SLO and scales by P(start)', () => {
   assert.deepEqual(Array.from(probabilityMeetsSlo(p, constraints)), [1, 0.5, 1, 0]);
 });
 
-test('P(keeps up with the load) weighs P(meets SLO) and EHVI where there are SLOs, and nothing without them', () => {
+test('P(keeps up with the load) weighs P(meets SLO) and EHVI where there are SLOs or a latency objective, not throughput alone', () => {
   const base = preds([[[100, 100], [100, 100]], [[100, 100], [100, 400]], [[100, 100], [100, 100]]]);
   const p: CandidatePredictions = { ...base, pSustain: Float64Array.from([1, 1, 0.25]) };
   assert.deepEqual(Array.from(probabilityMeetsSlo(p, constraints)), [1, 0.5, 0.25]);
@@ -68,6 +68,13 @@ test('P(keeps up with the load) weighs P(meets SLO) and EHVI where there are SLO
   assert.ok(Math.abs((e[2] ?? 0) - (e[0] ?? 0) / 4) < 1e-9);
   // Predictions without the classifier (the simulator prior, older saved models) keep up.
   assert.deepEqual(Array.from(probabilityMeetsSlo(base, constraints)), [1, 0.5, 1]);
+  // Without SLOs it still weighs an objective on the queue's figures (p99 TTFT), and not throughput alone.
+  const loose = { objectives, constraints: [], front: [[-50, 200]], ref: [0, 300] };
+  const free = constrainedEhvi(p, loose);
+  assert.ok(Math.abs((free[2] ?? 0) - (free[0] ?? 0) / 4) < 1e-9);
+  const tputOnly = { objectives: [objectives[0] as Objective], constraints: [], front: [[-50]], ref: [0] };
+  const t = constrainedEhvi(p, tputOnly);
+  assert.ok((t[0] ?? 0) > 0 && Math.abs((t[2] ?? 0) - (t[0] ?? 0)) < 1e-9);
 });
 
 test('a batch of q picks distinct, spread-out candidates (believer step)', () => {

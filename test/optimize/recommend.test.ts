@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Slo } from '../../src/domain/index.js';
 import { recommend } from '../../src/optimize/recommend.js';
 import { fitSurrogate, type Surrogate, type TrainingRow } from '../../src/surrogate/surrogate.js';
 import { createRng } from '../../src/util/rng.js';
@@ -17,11 +18,15 @@ test('recommend leaves out the configurations its history saw fall behind the lo
     return { ...r, targets: kept, saturated: true };
   });
   const surrogate = await fitSurrogate(history, names, SPEC, createRng(12));
-  const ask = (s: Surrogate) =>
-    recommend({ surrogate: s, context, encoder, source, slo: { ttft_p99_ms: 400 }, historyRuns: history.length, rng: createRng(13), candidates: 400, keep: 400 });
+  const ask = (s: Surrogate, slo: Slo = { ttft_p99_ms: 400 }) =>
+    recommend({ surrogate: s, context, encoder, source, slo, historyRuns: history.length, rng: createRng(13), candidates: 400, keep: 400 });
   const rec = ask(surrogate);
   assert.ok(rec.best !== null);
   for (const c of [rec.best, ...rec.pareto]) assert.ok((c.config.max_num_seqs ?? 256) < 256, JSON.stringify(c.config));
+  // With no SLO at all, a configuration that falls behind is still no answer.
+  const open = ask(surrogate, {});
+  assert.ok(open.best !== null);
+  for (const c of [open.best, ...open.pareto]) assert.ok((c.config.max_num_seqs ?? 256) < 256, JSON.stringify(c.config));
   // Without the classifier the same regressors see nothing wrong with them, and pick one.
   const { sustain: _classifier, ...blind } = surrogate;
   assert.ok((ask(blind).best?.config.max_num_seqs ?? 0) >= 256);
