@@ -49,11 +49,13 @@ import { libA100Check } from '../src/calibration/gpu-ratio-check.js';
 import { gpuProfilesSection } from '../src/calibration/gpu-profiles-report.js';
 import { longContextSection } from '../src/calibration/long-context.js';
 import { lowLoadCheck, lowLoadSection, parseLowLoadRows } from '../src/calibration/low-load-check.js';
+import { allreduceSection, parseAllreduceRows } from '../src/calibration/aic-allreduce.js';
 import { LmBenchError } from '../src/errors.js';
 
 const DATA = join(PROJECT_ROOT, 'data', 'calibration');
 const PROFILE_FILE = join(PROJECT_ROOT, 'data', 'sim-profile.yaml');
 const GPUSTACK_FILE = join(DATA, 'gpustack', 'qwen3_8b_h100_latency.csv');
+const ALLREDUCE_FILE = join(DATA, 'aiconfigurator-kernels', 'allreduce.csv');
 const powerOnly = process.argv.includes('--power');
 /** `--gpus`: keep the serving profile, refit the GPUs' kernel overrides (`sim:`, `sim_recent:`) and write them. */
 const gpusOnly = process.argv.includes('--gpus');
@@ -424,6 +426,8 @@ ${groupTable(fitScores, (s) => `${s.p.model} ${s.p.row.isl} → ${s.p.row.osl}`)
 ${longContextSection(catalog, fitted, kernelData.aicAttention, recentOverrides['H100-SXM'])}
 
 ${lowLoadSection(lowLoadCheck(parseLowLoadRows(readFileSync(GPUSTACK_FILE, 'utf8'), GPUSTACK_FILE), catalog, fitted))}
+
+${allreduceSection(parseAllreduceRows(readFileSync(ALLREDUCE_FILE, 'utf8'), ALLREDUCE_FILE), fitted, catalog.gpu('H100-SXM'))}
 
 ${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone (\`${profileCommand.replace('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
 
