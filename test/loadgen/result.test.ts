@@ -55,6 +55,25 @@ test('an open-loop run whose server falls behind its arrivals is saturated, with
   assert.ok(BenchmarkResult.safeParse(behind).success);
 });
 
+test('rate stages are read on the schedule\'s axis: a busy first stage that a calm second one drains is still saturated', () => {
+  // 10 req/s for 20 s, then 2 req/s for 20 s, the schedule starting 5 s into the run; a server taking
+  // one request every 0.16 s falls behind in the first stage and catches up in the second.
+  const staged: Workload = { ...workload, arrival: { kind: 'poisson', rate_rps: 6, stages: [{ rate_rps: 10, duration_s: 20 }, { rate_rps: 2, duration_s: 20 }] } };
+  const dues = [...Array.from({ length: 200 }, (_, i) => 5 + i * 0.1), ...Array.from({ length: 40 }, (_, i) => 25 + i * 0.5)];
+  let free = 0;
+  const recs = dues.map((due, i) => {
+    const first = (free = Math.max(free, due) + 0.16) - 0.16;
+    const base = records(() => 0)[0] as RequestRecord;
+    return { ...base, request_id: `r${i}`, sched_time_s: due, enqueue_time_s: due, send_time_s: due, first_byte_time_s: first, chunk_times_s: Array.from({ length: 16 }, (_, k) => first + k * 0.01), done_time_s: first + 0.16 };
+  });
+  const r = buildResult(recs, { ...ctx, workload: staged, scheduleStartS: 5 });
+  assert.equal(r.saturation?.saturated, true, JSON.stringify(r.saturation));
+  // The verdict is the first stage's, whose second half lies between 15 and 25 s of the run.
+  assert.ok((r.saturation?.window_start_s ?? 0) >= 14 && (r.saturation?.window_end_s ?? 0) <= 25, JSON.stringify(r.saturation));
+  // Read as one rate throughout, the drained queue would hide it.
+  assert.equal(buildResult(recs, { ...ctx, scheduleStartS: 5 }).saturation?.saturated, false);
+});
+
 let sim: SimServer;
 let dir: string;
 before(async () => {
