@@ -13,10 +13,9 @@ import { defaultCatalog, PROJECT_ROOT } from '../src/catalog/index.js';
 import { Workload, type HardwareRef } from '../src/domain/index.js';
 import { datasetFromObservations } from '../src/surrogate/dataset.js';
 import { simulateHistory, withLoad, type SimHistoryCell } from '../src/surrogate/sim-history.js';
-import { DEFAULT_SURROGATE_SPEC, fitSurrogate, predictSurrogate } from '../src/surrogate/surrogate.js';
-import { toFeatureMatrix } from '../src/surrogate/tree-eval.js';
+import { DEFAULT_SURROGATE_SPEC, fitSurrogate } from '../src/surrogate/surrogate.js';
 import type { TargetName } from '../src/surrogate/targets.js';
-import { crossValidate, evaluateSurrogate, type TargetScore } from '../src/surrogate/validate.js';
+import { crossValidate, evaluateSurrogate, sustainAccuracy, tallyClassifiers, type TargetScore } from '../src/surrogate/validate.js';
 import { spaceEncoder, spaceSource } from '../src/optimize/space-source.js';
 import { loadSpace } from '../src/space/index.js';
 import { createRng } from '../src/util/rng.js';
@@ -94,13 +93,7 @@ const fitS = (performance.now() - t2) / 1000;
 const transfer = evaluateSurrogate(full, test.rows);
 const saturated = (rows: typeof train.rows): number => rows.filter((r) => r.started && r.saturated === true).length;
 /** Share of H200 started runs whose keep-up verdict the trained model calls right (null when none saturated). */
-const sustainOnTest = ((): number | null => {
-  const rows = test.rows.filter((r) => r.started);
-  if (!rows.some((r) => r.saturated === true)) return null;
-  const x = toFeatureMatrix(rows.map((r) => r.x), test.featureNames.length);
-  const { pSustain } = predictSurrogate(full, x, {}, []);
-  return rows.filter((r, i) => ((pSustain[i] ?? 1) >= 0.5) === (r.saturated !== true)).length / rows.length;
-})();
+const sustainOnTest = sustainAccuracy(tallyClassifiers(full, test.rows));
 const pct1 = (x: number | null): string => (x === null ? 'n/a' : `${(x * 100).toFixed(1)}%`);
 
 const goals: Partial<Record<TargetName, [number, number]>> = {

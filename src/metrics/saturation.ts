@@ -185,8 +185,9 @@ function verdictIn(tl: Timeline, tm: number, t1: number): RunSaturation {
 }
 
 /**
- * The verdict on an open-loop run's requests (those it sent; a rejected or failed one is not a request
- * the server had to keep up with). `stageSpansS`: the run's rate stages as [start, end) in run seconds
+ * The verdict on an open-loop run's requests: those the server had to keep up with, as the caller counts
+ * them (the simulator leaves out the ones refused for their length; the load runner keeps the ones that
+ * timed out or were shed, waiting for ever). `stageSpansS`: the run's rate stages as [start, end) in run seconds
  * (none: one rate throughout). With stages each is judged on the second half of its own arrivals as well
  * as the run on the second half of all of them, so a stage that fell behind is not hidden by a calmer
  * one after it (20 then 8 req/s: the backlog drains in the second stage); the verdict is the first stage

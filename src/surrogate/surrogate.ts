@@ -189,10 +189,13 @@ interface SurrogateJson {
   readonly members: number;
   readonly targets: Partial<Record<TargetName, string[]>>;
   /** `pStart`: the key models were first saved with. */
-  readonly feasibility: { kind: 'constant'; pStart: number } | { kind: 'model'; members: string[] };
-  readonly sustain?: { kind: 'constant'; p: number } | { kind: 'model'; members: string[] };
+  readonly feasibility: ClassifierJson<'pStart'>;
+  readonly sustain?: ClassifierJson<'p'>;
   readonly intervalScale?: Partial<Record<TargetName, number>>;
 }
+
+/** A classifier as saved: its constant under `K`, or its members' XGBoost models. */
+type ClassifierJson<K extends string> = ({ kind: 'constant' } & Record<K, number>) | { kind: 'model'; members: string[] };
 
 const b64 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
 const unb64 = (s: string): Uint8Array => new Uint8Array(Buffer.from(s, 'base64'));
@@ -204,11 +207,8 @@ export function serializeSurrogate(s: Surrogate): Uint8Array {
     featureNames: s.featureNames,
     members: s.members,
     targets: Object.fromEntries(Object.entries(s.targets).map(([t, e]) => [t, e.memberBytes.map(b64)])),
-    feasibility:
-      s.feasibility.kind === 'constant' ? { kind: 'constant', pStart: s.feasibility.p } : { kind: 'model', members: s.feasibility.ensemble.memberBytes.map(b64) },
-    ...(s.sustain === undefined
-      ? {}
-      : { sustain: s.sustain.kind === 'constant' ? { kind: 'constant', p: s.sustain.p } : { kind: 'model', members: s.sustain.ensemble.memberBytes.map(b64) } }),
+    feasibility: classifierToJson(s.feasibility, 'pStart'),
+    ...(s.sustain === undefined ? {} : { sustain: classifierToJson(s.sustain, 'p') }),
     ...(s.intervalScale === undefined ? {} : { intervalScale: s.intervalScale }),
   };
   return new TextEncoder().encode(JSON.stringify(json));
@@ -224,14 +224,8 @@ export function deserializeSurrogate(blob: Uint8Array): Surrogate {
   if (json.format !== 'lm-bench-surrogate/1') throw new LmBenchError('LMB_ERR_INTERNAL', `unknown surrogate format ${String(json.format)}`);
   const targets: Partial<Record<TargetName, Ensemble>> = {};
   for (const [t, members] of Object.entries(json.targets) as [TargetName, string[]][]) targets[t] = ensembleFromBytes(members.map(unb64));
-  const feasibility: Feasibility =
-    json.feasibility.kind === 'constant' ? { kind: 'constant', p: json.feasibility.pStart } : { kind: 'model', ensemble: ensembleFromBytes(json.feasibility.members.map(unb64)) };
-  const sustain: Classifier | undefined =
-    json.sustain === undefined
-      ? undefined
-      : json.sustain.kind === 'constant'
-        ? { kind: 'constant', p: json.sustain.p }
-        : { kind: 'model', ensemble: ensembleFromBytes(json.sustain.members.map(unb64)) };
+  const feasibility = classifierFromJson(json.feasibility, 'pStart');
+  const sustain = json.sustain === undefined ? undefined : classifierFromJson(json.sustain, 'p');
   return {
     featureNames: json.featureNames,
     members: json.members,
@@ -240,4 +234,12 @@ export function deserializeSurrogate(blob: Uint8Array): Surrogate {
     ...(sustain === undefined ? {} : { sustain }),
     ...(json.intervalScale === undefined ? {} : { intervalScale: json.intervalScale }),
   };
+}
+
+function classifierToJson<K extends string>(c: Classifier, key: K): ClassifierJson<K> {
+  return c.kind === 'constant' ? ({ kind: 'constant', [key]: c.p } as ClassifierJson<K>) : { kind: 'model', members: c.ensemble.memberBytes.map(b64) };
+}
+
+function classifierFromJson<K extends string>(j: ClassifierJson<K>, key: K): Classifier {
+  return j.kind === 'constant' ? { kind: 'constant', p: (j as Record<K, number>)[key] } : { kind: 'model', ensemble: ensembleFromBytes(j.members.map(unb64)) };
 }

@@ -83,6 +83,39 @@ function matrixAndBaselines(rows: readonly TrainingRow[], cols: number): { x: Fe
   return { x, baselines };
 }
 
+/** How often a surrogate's two classifiers call rows right: starts (all rows) and keeps up (the started ones). */
+export interface ClassifierTally {
+  feasRight: number;
+  feasTotal: number;
+  /** A row that did not start was seen: feasibility has something to score. */
+  anyFailed: boolean;
+  sustainRight: number;
+  sustainTotal: number;
+  /** A started row that saturated was seen: keep-up has something to score. */
+  anySaturated: boolean;
+}
+
+const emptyTally = (): ClassifierTally => ({ feasRight: 0, feasTotal: 0, anyFailed: false, sustainRight: 0, sustainTotal: 0, anySaturated: false });
+
+/** Adds `rows`, judged by `s` at P ≥ 0.5, to `tally` (a fresh one by default) and returns it. */
+export function tallyClassifiers(s: Surrogate, rows: readonly TrainingRow[], tally: ClassifierTally = emptyTally()): ClassifierTally {
+  const { x, baselines } = matrixAndBaselines(rows, s.featureNames.length);
+  const { pStart, pSustain } = predictSurrogate(s, x, baselines, []);
+  rows.forEach((row, i) => {
+    if (!row.started) tally.anyFailed = true;
+    tally.feasTotal++;
+    if ((pStart[i] ?? 0) >= 0.5 === row.started) tally.feasRight++;
+    if (!row.started) return;
+    if (row.saturated === true) tally.anySaturated = true;
+    tally.sustainTotal++;
+    if ((pSustain[i] ?? 1) >= 0.5 === (row.saturated !== true)) tally.sustainRight++;
+  });
+  return tally;
+}
+
+/** The tally's keep-up accuracy, or null when no started row saturated. */
+export const sustainAccuracy = (t: ClassifierTally): number | null => (t.anySaturated && t.sustainTotal > 0 ? t.sustainRight / t.sustainTotal : null);
+
 /** Held-out scores of a trained surrogate on rows it did not see; optionally collects into `acc`. */
 export function evaluateSurrogate(
   s: Surrogate,
@@ -201,12 +234,7 @@ export async function crossValidate(
   const models = await Promise.all(splits.map((sp, f) => fit(sp.train, featureNames, spec, opts.rng.fork(`fold-${f}`))));
   const acc: Partial<Record<TargetName, Collected>> = {};
   const importanceSum: Record<string, number> = {};
-  let feasRight = 0;
-  let feasTotal = 0;
-  let anyFailed = false;
-  let sustainRight = 0;
-  let sustainTotal = 0;
-  let anySaturated = false;
+  const tally = emptyTally();
   let targets: Partial<Record<TargetName, TargetScore>> = {};
   splits.forEach(({ test }, f) => {
     const s = models[f];
@@ -215,17 +243,7 @@ export async function crossValidate(
     for (const [knob, v] of Object.entries(permutationImportance(s, test, opts.rng.fork(`perm-${f}`)))) {
       importanceSum[knob] = (importanceSum[knob] ?? 0) + v / k;
     }
-    const { x, baselines } = matrixAndBaselines(test, featureNames.length);
-    const { pStart, pSustain } = predictSurrogate(s, x, baselines, []);
-    test.forEach((row, i) => {
-      if (!row.started) anyFailed = true;
-      feasTotal++;
-      if ((pStart[i] ?? 0) >= 0.5 === row.started) feasRight++;
-      if (!row.started) return;
-      if (row.saturated === true) anySaturated = true;
-      sustainTotal++;
-      if ((pSustain[i] ?? 1) >= 0.5 === (row.saturated !== true)) sustainRight++;
-    });
+    tallyClassifiers(s, test, tally);
   });
   const intervalScale = intervalScales(acc);
   const heldOut: HeldOutPair[] = [];
@@ -242,8 +260,8 @@ export async function crossValidate(
     folds: k,
     rows: rows.length,
     targets,
-    feasibility_accuracy: anyFailed && feasTotal > 0 ? feasRight / feasTotal : null,
-    sustain_accuracy: anySaturated && sustainTotal > 0 ? sustainRight / sustainTotal : null,
+    feasibility_accuracy: tally.anyFailed && tally.feasTotal > 0 ? tally.feasRight / tally.feasTotal : null,
+    sustain_accuracy: sustainAccuracy(tally),
     importance: importanceSum,
     interval_scale: intervalScale,
     held_out: heldOut,
