@@ -7,9 +7,9 @@ import { parseCsv, positiveField } from './csv.js';
  * vLLM's custom allreduce timed alone under CUDA graphs on H100s (aiconfigurator's
  * `custom_allreduce_perf` tables, data/calibration/aiconfigurator-kernels/allreduce.csv) against what the
  * step model charges one allreduce: `allreduce_nvlink_us` plus the ring's bytes at `link_efficiency` of
- * the NVLink bandwidth (physics/step-time.ts). A check, not a fit: the fit set's rows are all TP ≥ 2, so
- * they fix the sum of a layer's fixed time and its two allreduces' fixed time, not the split, and the
- * kernel says where the split lies.
+ * the NVLink bandwidth (physics/step-time.ts). The serving fit's silicon rows are all TP ≥ 2, so they fix
+ * the sum of a layer's fixed time and its two allreduces' fixed time, not the split: the kernel says where
+ * the split lies, and `kernelAllreduceUs` pins `allreduce_nvlink_us` to it (scripts/calibrate.ts).
  */
 
 export interface AllreduceRow {
@@ -30,6 +30,20 @@ export function parseAllreduceRows(text: string, file: string): AllreduceRow[] {
     }
     return { version: r.fields['vllm_version'] ?? '', gpus, elements, ms: positiveField(r, file, 'latency_ms') };
   });
+}
+
+/** Messages this small are latency-bound: the ring's bytes add under a microsecond on any NVLink H100 pair. */
+const SMALL_ELEMENTS = 8192;
+
+/**
+ * The fixed cost of one allreduce, in µs: the median kernel time of the small messages (every GPU count
+ * and release). What a decode step's allreduces cost before any byte moves.
+ */
+export function kernelAllreduceUs(rows: readonly AllreduceRow[]): number {
+  const us = rows.filter((r) => r.elements <= SMALL_ELEMENTS).map((r) => r.ms * 1000).sort((a, b) => a - b);
+  if (us.length === 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `no allreduce row of ${SMALL_ELEMENTS} elements or fewer: the kernel's fixed cost is not measured`);
+  const mid = Math.floor(us.length / 2);
+  return us.length % 2 === 1 ? (us[mid] as number) : ((us[mid - 1] as number) + (us[mid] as number)) / 2;
 }
 
 /** What the step model charges one allreduce of `elements` bf16 values over `gpus` GPUs, in ms. */
@@ -53,10 +67,10 @@ export function allreduceSection(rows: readonly AllreduceRow[], profile: SimProf
     });
     return `| ${v} | ${n} | ${cells.join(' | ')} |`;
   });
-  const floors = rows.filter((r) => r.elements <= 8192).map((r) => r.ms * 1000);
+  const floors = rows.filter((r) => r.elements <= SMALL_ELEMENTS).map((r) => r.ms * 1000);
   const floorText = floors.length === 0 ? '–' : `${Math.min(...floors).toFixed(1)}–${Math.max(...floors).toFixed(1)} µs`;
   const perLayerUs = 2 * (profile.allreduce_nvlink_us - (floors.length === 0 ? 0 : Math.max(...floors)));
-  return `### The allreduce against its kernel (held out, never fitted)
+  return `### The allreduce against its kernel (its fixed cost pinned to it)
 
 vLLM's custom allreduce timed alone under CUDA graphs on ${hw.id} GPUs (aiconfigurator's \`custom_allreduce_perf\`
 tables, \`data/calibration/aiconfigurator-kernels/allreduce.csv\`), in µs, beside what the step model charges one
@@ -66,13 +80,13 @@ tables, \`data/calibration/aiconfigurator-kernels/allreduce.csv\`), in µs, besi
 | --- | --- | ${SHOWN.map(() => '--- | ---').join(' | ')} |
 ${lines.join('\n')}
 
-A small allreduce takes ${floorText} under graphs, where the fitted profile charges ${profile.allreduce_nvlink_us} µs before
-any byte moves. The fit set cannot tell the two fixed costs of a layer apart: its dense rows are all
-tensor-parallel, where every layer pays \`layer_fixed_us\` and two allreduces, so only their sum is fitted
-(moving 12.9 µs an allreduce into the layer leaves every fit-set figure above unchanged to the digit). By
-the kernel, about ${perLayerUs.toFixed(0)} µs a layer of what the fit calls allreduce is time every layer pays, which a
-tensor-parallel size of 1 is then not charged: in line with the held-out TP 1 rows, whose decode steps
-the simulator made 0.8–1.4 ms too fast on Qwen3 8B to 32B on 2026-12-07 (the low-load check above, and
-ML.ENERGY's sweeps below). Not yet refitted: pinning the allreduce to its kernel moves the layer's share into
-\`layer_fixed_us\` or the step's fixed costs, which a fit with TP 1 rows has to tell apart.`;
+A small allreduce takes ${floorText} under graphs. The fit set cannot tell the two fixed costs of a layer
+apart: its dense silicon rows are all tensor-parallel, where every layer pays \`layer_fixed_us\` and two
+allreduces, so only their sum is fixed by them. Fitted there, the allreduce took 20.9 µs and the layer 24.3 µs, so
+about 32 µs a layer that every layer pays sat in the allreduce, which a tensor-parallel size of 1 is not
+charged: the held-out TP 1 rows' decode steps came out 0.8–1.4 ms too fast on Qwen3 8B to 32B (2026-12-07).
+So \`allreduce_nvlink_us\` is pinned to the kernel's median small-message time (${profile.allreduce_nvlink_us} µs here), what it
+charged beyond that moved into \`layer_fixed_us\` (no silicon row's figure moves), and the layer's and the
+step's fixed costs were refitted with GPUStack's TP 1 TPOTs in the fit (\`layer_fixed_us\` ${profile.layer_fixed_us} µs,
+\`step_fixed_ms\` ${profile.step_fixed_ms}${profile.step_fixed_ms <= 0.021 ? ', at the floor of its range: these rows put the fixed cost in the layers, not the step' : ''}).${perLayerUs > 1 ? ` This profile's allreduce is still ${perLayerUs.toFixed(0)} µs a layer above the kernel.` : ''}`;
 }

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
-import { allreduceSection, parseAllreduceRows, profileAllreduceMs } from '../../src/calibration/aic-allreduce.js';
+import { allreduceSection, kernelAllreduceUs, parseAllreduceRows, profileAllreduceMs } from '../../src/calibration/aic-allreduce.js';
 import { isLmBenchError } from '../../src/errors.js';
 
 const catalog = defaultCatalog();
@@ -28,4 +28,18 @@ test("the step model's price of an allreduce: its fixed cost, then the ring's by
   const md = allreduceSection(rows, p, h100);
   assert.match(md, /\| 0\.14\.0 \| 2 \| 4\.3 \| \d+\.\d \|/);
   assert.match(md, /A small allreduce takes \d\.\d–\d\.\d µs under graphs/);
+});
+
+test("the allreduce's fixed cost is the kernel's median small-message time, whatever the large messages take", () => {
+  const us = kernelAllreduceUs(rows);
+  // Every small message on 2–8 H100s took 4.2–5.2 µs under graphs.
+  assert.ok(us > 4.2 && us < 5.2, String(us));
+  // A slower large message does not move it; a slower small one does.
+  const slowLarge = rows.map((r) => (r.elements > 8192 ? { ...r, ms: r.ms * 10 } : r));
+  assert.equal(kernelAllreduceUs(slowLarge), us);
+  const slowSmall = rows.map((r) => (r.elements <= 8192 ? { ...r, ms: r.ms * 2 } : r));
+  assert.ok(Math.abs(kernelAllreduceUs(slowSmall) - 2 * us) < 1e-9);
+  assert.throws(() => kernelAllreduceUs(rows.filter((r) => r.elements > 8192)), (e: unknown) => isLmBenchError(e, 'LMB_ERR_CONFIG_INVALID'));
+  // The shipped profile charges what the kernel takes (scripts/calibrate.ts pins it, to 3 digits).
+  assert.equal(catalog.profile.allreduce_nvlink_us, Number(us.toPrecision(3)));
 });
