@@ -91,8 +91,8 @@ const FIT_PARAMS: readonly ProfileParam[] = [
 /**
  * vLLM's custom allreduce timed alone (data/calibration/aiconfigurator-kernels/allreduce.csv): its fixed cost
  * is pinned, not fitted. The silicon rows are all TP ≥ 2, where a layer pays its fixed cost and two
- * allreduces, so they fix only the sum; fitted, the allreduce took 21 µs of what every layer pays, and TP 1
- * was charged too little (docs/calibration.md, "The allreduce against its kernel").
+ * allreduces, so they fix only the sum; fitted, each allreduce took 16 µs that every layer pays (33 µs a
+ * layer), and TP 1 was charged too little (docs/calibration.md, "The allreduce against its kernel").
  */
 const allreduceRows = parseAllreduceRows(readFileSync(ALLREDUCE_FILE, 'utf8'), ALLREDUCE_FILE);
 const ALLREDUCE_US = Number(kernelAllreduceUs(allreduceRows).toPrecision(3));
@@ -206,7 +206,12 @@ const START: SimProfile = {
 };
 const storedFile = SimProfileFile.parse(parseYaml(readFileSync(PROFILE_FILE, 'utf8')));
 /** The command that wrote the profile this page reports: this run's, or the stored one's under --report. */
-const profileCommand = reportOnly ? storedFile.command : `node --import tsx scripts/calibrate.ts${refitParams === null ? '' : ` --refit ${refitParams.join(',')}`}`;
+const profileCommand = reportOnly
+  ? storedFile.command
+  : moeOnly
+    ? // The dense parameters are the stored profile's: so is the command that fitted them.
+      `${storedFile.command.replace(/ && node --import tsx scripts\/calibrate\.ts --moe-only$/, '')} && node --import tsx scripts/calibrate.ts --moe-only`
+    : `node --import tsx scripts/calibrate.ts${refitParams === null ? '' : ` --refit ${refitParams.join(',')}`}`;
 const partialRefit = /--refit (\S+)/.exec(profileCommand)?.[1] ?? null;
 const fromFile = (): SimProfile => storedFile.profile;
 /**
@@ -424,9 +429,9 @@ One set of efficiencies for every GPU (\`src/domain/sim-profile.ts\`), fitted by
 the parameters' logarithms, reweighted to minimise an absolute loss (\`src/calibration/fit.ts\`), on the
 ${densePoints.length} dense H100 rows and the TPOT of GPUStack's ${tp1Rows.length} Qwen3-8B rows on one H100 (the low-load section below; the fit's only
 tensor-parallel size of 1), each model weighing the same; the loss is |ln(sim/measured)| / 0.25 for TTFT
-plus / 0.12 for TPOT, averaged. \`allreduce_nvlink_us\` is not fitted: it is pinned to the kernel's ${ALLREDUCE_US} µs (the
-allreduce section below), since rows that all pay a layer's fixed cost beside its two allreduces cannot
-tell the two apart. Every parameter is held inside a physically plausible range
+plus / 0.12 for TPOT, averaged. \`allreduce_nvlink_us\` is not fitted: a fit pins it to the kernel's ${ALLREDUCE_US} µs (the
+allreduce section below; this profile's is ${fitted.allreduce_nvlink_us} µs), since rows that all pay a layer's fixed cost beside its
+two allreduces cannot tell the two apart. Every parameter is held inside a physically plausible range
 (\`PROFILE_BOUNDS\`: no efficiency above what microbenchmarks reach, no fixed cost below a kernel launch). Left out: ${skipped.length} rows
 (${[...new Set(skipped.map((s) => s.why))].join('; ')}).
 
@@ -466,9 +471,9 @@ ${lowLoadSection(lowLoadCheck(parseLowLoadRows(readFileSync(GPUSTACK_FILE, 'utf8
 
 ${allreduceSection(allreduceRows, fitted, catalog.gpu('H100-SXM'))}
 
-${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone (\`${profileCommand.replace('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
+${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone${profileCommand.endsWith('--moe-only') ? ', then the MoE parameters on it' : ''} (\`${profileCommand.replaceAll('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
 
-Each model predicted by the profile fitted on the other model's rows alone:
+Each model predicted by the profile fitted on the other model's rows (and GPUStack's TP 1 TPOTs) alone:
 
 | held-out model | rows | TTFT MAPE | TPOT MAPE |
 | --- | --- | --- | --- |
@@ -498,8 +503,9 @@ ${groupTable(lotpoScores, (s) => `held out: TP${s.p.row.tp}`)}`}
 
 Not identifiable from these rows: expert parallelism and data-parallel attention (every row is TP only,
 \`moe_ep_size\` = \`attention_dp_size\` = 1), so \`moe_dispatch_us\` (${fitted.moe_dispatch_us} µs per all-gather or
-reduce-scatter) is an estimate of the same order as the fitted all-reduce latency, and the EP load imbalance
-follows uniform routing. The Qwen3-30B-A3B rows of ML.ENERGY below (TP 2 with expert parallelism) are the
+reduce-scatter) is an estimate, not a fit: above what the allreduce kernel takes from a small message to a
+million elements (4–21 µs, the allreduce section), so it may overcharge a decode step's dispatch; and the EP
+load imbalance follows uniform routing. The Qwen3-30B-A3B rows of ML.ENERGY below (TP 2 with expert parallelism) are the
 only EP check, held out.
 
 ${readFileSync(join(PROJECT_ROOT, 'docs', 'calibration-gpt-oss.md'), 'utf8').trim()}

@@ -1,4 +1,4 @@
-import type { Hardware, SimProfile } from '../domain/index.js';
+import { PROFILE_BOUNDS, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { linkBytesPerS } from '../physics/step-shapes.js';
 import { parseCsv, positiveField } from './csv.js';
@@ -31,6 +31,9 @@ export function parseAllreduceRows(text: string, file: string): AllreduceRow[] {
     return { version: r.fields['vllm_version'] ?? '', gpus, elements, ms: positiveField(r, file, 'latency_ms') };
   });
 }
+
+/** The fit on TP ≥ 2 rows alone (data/sim-profile.yaml until 2026-12-07), before the allreduce was pinned. */
+const UNPINNED_FIT = { allreduceUs: 20.9, layerUs: 24.31 } as const;
 
 /** Messages this small are latency-bound: the ring's bytes add under a microsecond on any NVLink H100 pair. */
 const SMALL_ELEMENTS = 8192;
@@ -69,7 +72,11 @@ export function allreduceSection(rows: readonly AllreduceRow[], profile: SimProf
   });
   const floors = rows.filter((r) => r.elements <= SMALL_ELEMENTS).map((r) => r.ms * 1000);
   const floorText = floors.length === 0 ? '–' : `${Math.min(...floors).toFixed(1)}–${Math.max(...floors).toFixed(1)} µs`;
-  const perLayerUs = 2 * (profile.allreduce_nvlink_us - (floors.length === 0 ? 0 : Math.max(...floors)));
+  const kernelUs = floors.length === 0 ? null : kernelAllreduceUs(rows);
+  // What the fit on TP ≥ 2 rows alone gave a layer beyond the kernel's two allreduces (2026-12-07's profile).
+  const movedUs = 2 * (UNPINNED_FIT.allreduceUs - (kernelUs ?? 0));
+  const stepAtFloor = profile.step_fixed_ms <= PROFILE_BOUNDS.step_fixed_ms[0] * 1.25;
+  const pinned = kernelUs !== null && Math.abs(profile.allreduce_nvlink_us - kernelUs) < 0.01;
   return `### The allreduce against its kernel (its fixed cost pinned to it)
 
 vLLM's custom allreduce timed alone under CUDA graphs on ${hw.id} GPUs (aiconfigurator's \`custom_allreduce_perf\`
@@ -80,13 +87,15 @@ tables, \`data/calibration/aiconfigurator-kernels/allreduce.csv\`), in µs, besi
 | --- | --- | ${SHOWN.map(() => '--- | ---').join(' | ')} |
 ${lines.join('\n')}
 
-A small allreduce takes ${floorText} under graphs. The fit set cannot tell the two fixed costs of a layer
-apart: its dense silicon rows are all tensor-parallel, where every layer pays \`layer_fixed_us\` and two
-allreduces, so only their sum is fixed by them. Fitted there, the allreduce took 20.9 µs and the layer 24.3 µs, so
-about 32 µs a layer that every layer pays sat in the allreduce, which a tensor-parallel size of 1 is not
-charged: the held-out TP 1 rows' decode steps came out 0.8–1.4 ms too fast on Qwen3 8B to 32B (2026-12-07).
-So \`allreduce_nvlink_us\` is pinned to the kernel's median small-message time (${profile.allreduce_nvlink_us} µs here), what it
-charged beyond that moved into \`layer_fixed_us\` (no silicon row's figure moves), and the layer's and the
-step's fixed costs were refitted with GPUStack's TP 1 TPOTs in the fit (\`layer_fixed_us\` ${profile.layer_fixed_us} µs,
-\`step_fixed_ms\` ${profile.step_fixed_ms}${profile.step_fixed_ms <= 0.021 ? ', at the floor of its range: these rows put the fixed cost in the layers, not the step' : ''}).${perLayerUs > 1 ? ` This profile's allreduce is still ${perLayerUs.toFixed(0)} µs a layer above the kernel.` : ''}`;
+A small allreduce takes ${floorText} under graphs (median ${kernelUs === null ? '–' : kernelUs.toFixed(2)} µs). The silicon rows cannot tell the two fixed
+costs of a layer apart: they are all tensor-parallel, where every layer pays \`layer_fixed_us\` and two
+allreduces, so they fix only the sum. Fitted on them alone (the profile until 2026-12-07), the allreduce
+took ${UNPINNED_FIT.allreduceUs} µs and the layer ${UNPINNED_FIT.layerUs} µs: about ${movedUs.toFixed(0)} µs a layer that every layer pays sat in the
+allreduces, which a tensor-parallel size of 1 does not run, and the held-out TP 1 rows' decode steps came
+out 0.8–1.4 ms too fast on Qwen3 8B to 32B. Since then \`allreduce_nvlink_us\` is ${pinned ? 'pinned to the kernel\'s median' : `${profile.allreduce_nvlink_us} µs, not the kernel's median: rerun scripts/calibrate.ts to pin it`};
+on 2026-12-07 the difference moved into \`layer_fixed_us\` (which left every H100 TP ≥ 2 row as it was), and the layer's
+and the step's fixed costs were refitted with GPUStack's TP 1 TPOTs as the fit's first TP 1 rows. This
+profile: \`layer_fixed_us\` ${profile.layer_fixed_us} µs, \`step_fixed_ms\` ${profile.step_fixed_ms}${stepAtFloor ? ' (near the floor of its range: the rows put the fixed cost in the layers, not the step)' : ''}.
+A GPU whose override scales \`layer_fixed_us\` (the A100's, from Vidur's small kernels) scales that share too, and
+a PCIe GPU at TP ≥ 2 now pays it beside its unchanged \`allreduce_pcie_us\`; no row checks either.`;
 }

@@ -4,6 +4,9 @@ import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { saveProfile } from '../../src/calibration/profiles.js';
+import { priorSimulator } from '../../src/calibration/prior-simulator.js';
+import { Workload } from '../../src/domain/index.js';
+import { loadYamlFile } from '../../src/util/yaml.js';
 import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
 import { openStore } from '../../src/store/index.js';
 import { AUTH, seedTrainedDb, SMALL_WORKLOAD, tempDb, testApp, waitFor } from './helpers.js';
@@ -182,6 +185,11 @@ test('recommendations come from the trained model; unknown names are 400 with th
     // A model's pick is simulated for what limits it; a pick whose simulated run dies (a run-time OOM at a
     // high gpu_memory_utilization) has no diagnosis, and the rest of the answer still does.
     if (a.best.diagnosis !== null) assert.equal(a.best.diagnosis.source, 'simulated');
+    else {
+      const chat = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload);
+      const sim = priorSimulator(null, defaultCatalog(), { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, slo: a.slo });
+      assert.equal(sim.simulate(a.best.config), null, 'a pick with no diagnosis is one whose simulated run fails');
+    }
   }
   const diagnosed = [a.best, ...a.pareto].filter((c: { diagnosis: { source: string } | null } | null) => c !== null && c.diagnosis !== null);
   assert.ok(diagnosed.length >= 1, 'some configuration of the answer is diagnosed');
