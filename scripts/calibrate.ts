@@ -16,6 +16,10 @@
  *   node --import tsx scripts/calibrate.ts --refit eta_kv
  *                                                     # refit only the named dense parameters, from the stored profile
  *                                                     # (a full fit is hours on a small machine); the rest as --report
+ *   node --import tsx scripts/calibrate.ts --holdout layer_fixed_us,step_fixed_ms
+ *                                                     # keep the profile; refit the named dense parameters from their
+ *                                                     # starting estimates without each source of the dense fit in
+ *                                                     # turn, each predicting the one left out; the rest as --report
  *
  * The dense parameters are fitted on the dense rows; the MoE parameters then on the gpt-oss-120b rows
  * with the dense ones fixed (its attention and lm_head are the dense kernels already fitted). The power
@@ -61,13 +65,16 @@ const powerOnly = process.argv.includes('--power');
 /** `--gpus`: keep the serving profile, refit the GPUs' kernel overrides (`sim:`, `sim_recent:`) and write them. */
 const gpusOnly = process.argv.includes('--gpus');
 /** No refit of the efficiencies (`--power` refits the power model alone, `--gpus` the GPUs' overrides). */
-const reportOnly = process.argv.includes('--report') || powerOnly || gpusOnly;
+const reportOnly = process.argv.includes('--report') || powerOnly || gpusOnly || process.argv.includes('--holdout');
 /** Whether this run writes the GPUs' overrides to data/hardware.yaml. */
 const writeGpus = !reportOnly || gpusOnly;
 const moeOnly = process.argv.includes('--moe-only');
 const refitAt = process.argv.indexOf('--refit');
 /** `--refit a,b`: only these dense parameters move, from the stored profile; MoE and leave-one-out results are kept. */
 const refitParams = refitAt < 0 ? null : ((process.argv[refitAt + 1] ?? '').split(',').filter((k) => k.length > 0) as ProfileParam[]);
+const holdoutAt = process.argv.indexOf('--holdout');
+/** `--holdout a,b`: refit only these, without each source (a silicon model, or the TP 1 rows), and predict it. */
+const holdoutParams = holdoutAt < 0 ? null : ((process.argv[holdoutAt + 1] ?? '').split(',').filter((k) => k.length > 0) as ProfileParam[]);
 const catalog = defaultCatalog();
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -159,6 +166,8 @@ const measured = (ps: readonly Point[]): MeasuredPoint[] =>
  * the simulator does not price (docs/calibration.md, the low-load section), so it stays a held-out figure.
  * Together they weigh as one model, as each silicon model does.
  */
+const TP1_SOURCE = 'GPUStack qwen3-8b, TP 1 (TPOT only)';
+const ALL_SOURCES = 'none (every source in the fit)';
 const tp1Rows = parseLowLoadRows(readFileSync(GPUSTACK_FILE, 'utf8'), GPUSTACK_FILE).filter((r) => r.engine === 'vllm');
 const tp1Inputs = tp1Rows.flatMap(lowLoadInputs);
 const tp1Measured: MeasuredPoint[] = tp1Rows.flatMap((r) => lowLoadInputs(r).map(() => ({ ttftMs: null, tpotMs: r.meanTpotMs, weight: 1 / tp1Inputs.length })));
@@ -212,8 +221,9 @@ const profileCommand = reportOnly
     ? // The dense parameters are the stored profile's: so is the command that fitted them.
       `${storedFile.command.replace(/ && node --import tsx scripts\/calibrate\.ts --moe-only$/, '')} && node --import tsx scripts/calibrate.ts --moe-only`
     : `node --import tsx scripts/calibrate.ts${refitParams === null ? '' : ` --refit ${refitParams.join(',')}`}`;
-const partialRefit = /--refit (\S+)/.exec(profileCommand)?.[1] ?? null;
 const fromFile = (): SimProfile => storedFile.profile;
+/** The parameters the profile's command refitted alone (null: a full fit's). */
+const partialRefit = (): string | null => /--refit (\S+)/.exec(profileCommand)?.[1] ?? null;
 /**
  * The stored profile with its allreduce at the kernel's cost: what it charged beyond that moves into the
  * layer's fixed cost, which every layer of a tensor-parallel step pays beside its two allreduces, so no
@@ -228,6 +238,15 @@ const lomo: Record<string, SimProfile> = {};
 const lotpo: Record<number, SimProfile> = {};
 if (reportOnly) {
   fitted = fromFile();
+  if (holdoutParams !== null) {
+    const unknown = holdoutParams.filter((k) => !FIT_PARAMS.includes(k));
+    if (holdoutParams.length === 0 || unknown.length > 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--holdout takes dense parameters among ${FIT_PARAMS.join(', ')}; got ${process.argv[holdoutAt + 1] ?? 'nothing'}`, { details: { field: 'holdout' } });
+    // Each fit starts at the starting estimates of the parameters it moves, never at what the stored fit learnt from the held-out rows.
+    const start = { ...fromFile(), ...Object.fromEntries(holdoutParams.map((k) => [k, START[k]])) };
+    lomo[ALL_SOURCES] = await fit(densePoints, start, 'every source', holdoutParams);
+    for (const m of models) lomo[m] = await fit(densePoints.filter((p) => p.model !== m), start, `without ${m}`, holdoutParams);
+    lomo[TP1_SOURCE] = await fit(densePoints, start, 'without the TP 1 rows', holdoutParams, false);
+  }
 } else if (refitParams !== null) {
   const unknown = refitParams.filter((k) => !FIT_PARAMS.includes(k));
   if (refitParams.length === 0 || unknown.length > 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--refit takes dense parameters among ${FIT_PARAMS.join(', ')}; got ${process.argv[refitAt + 1] ?? 'nothing'}`, { details: { field: 'refit' } });
@@ -294,6 +313,36 @@ const fitScores = await score(densePoints, fitted);
 const refScores = await score(densePoints, START);
 const lomoScores: Scored[] = [];
 if (!reportOnly && !moeOnly && refitParams === null) for (const m of models) lomoScores.push(...(await score(densePoints.filter((p) => p.model === m), lomo[m] as SimProfile)));
+/** `--holdout`: each silicon model's rows and the TP 1 rows' TPOT (mean over their seeds), by the fit without them. */
+async function refitHoldoutSection(): Promise<string> {
+  if (holdoutParams === null) return '';
+  const row = async (label: string, fitOf: string, ps: readonly Point[], tp1: boolean): Promise<string> => {
+    const profile = lomo[fitOf] as SimProfile;
+    const sc = await score(ps, profile);
+    const preds = tp1 ? ((await pool.summaries(tp1Inputs, [profile]))[0] ?? []) : [];
+    const perSeed = tp1Inputs.length / tp1Rows.length;
+    const tp1Errs = tp1Rows.map((r, i) => {
+      const mine = preds.slice(i * perSeed, (i + 1) * perSeed).filter((x) => x !== null && x.completed > 0);
+      return mine.length === 0 ? null : absError(mine.reduce((acc, x) => acc + (x?.tpotMs.mean ?? 0), 0) / mine.length, r.meanTpotMs);
+    });
+    const values = holdoutParams.map((k) => `${k} ${Number(profile[k].toPrecision(4))}`).join(', ');
+    return `| ${label} | ${sc.length + (tp1 ? tp1Rows.length : 0)} | ${mapeText(sc.map((x) => absError(x.ttft, x.p.row.measuredTtftMs)))} | ${mapeText([...sc.map((x) => absError(x.tpot, x.p.row.measuredTpotMs)), ...tp1Errs])} | ${values} |`;
+  };
+  const lines = [await row(ALL_SOURCES, ALL_SOURCES, densePoints, true)];
+  for (const m of models) lines.push(await row(m, m, densePoints.filter((p) => p.model === m), false));
+  lines.push(await row(TP1_SOURCE, TP1_SOURCE, [], true));
+  return `### Leave one source out of the refit
+
+\`scripts/calibrate.ts --holdout ${holdoutParams.join(',')}\`: ${holdoutParams.join(' and ')} fitted from their starting estimates
+(${holdoutParams.map((k) => `${k} ${START[k]}`).join(', ')}; every other parameter the stored profile's, the allreduce pinned) without each source
+of the dense fit in turn, and the source left out predicted by that fit; the first line is the fit on every source from the same start:
+
+| held out | rows | TTFT MAPE | TPOT MAPE | fitted without it |
+| --- | --- | --- | --- | --- |
+${lines.join('\n')}
+`;
+}
+const refitHoldout = await refitHoldoutSection();
 const moeScores = await score(moePoints, fitted);
 const moeRefScores = await score(moePoints, { ...fitted, ...Object.fromEntries(MOE_PARAMS.map((k) => [k, START[k]])) });
 const lotpoScores: Scored[] = [];
@@ -315,7 +364,7 @@ const IDLE_SOURCE =
   'a GPU with a loaded process can stay in its P0 clocks and draw more (NVIDIA/open-gpu-kernel-modules issue #874), which busy_weight covers while steps run';
 const powerObs = mlePoints.map((m, i) => (m.row.avg_power_w === null ? null : powerObservation(m.model, m.row.gpu, m.row.avg_power_w, m.row.output_throughput_tok_s, mleSummaries[i] ?? null)));
 /** The power model is refitted by a fit or `--power`; `--report` and `--gpus` keep the stored one (if any). */
-const keepsPower = process.argv.includes('--report') || gpusOnly;
+const keepsPower = process.argv.includes('--report') || gpusOnly || holdoutParams !== null;
 const refitPower = !keepsPower || storedFile.power === undefined;
 const power: PowerProfile = refitPower ? fitPower(powerObs.filter((o): o is PowerObservation => o !== null), IDLE_TDP_FRAC) : (storedFile.power?.params as PowerProfile);
 const roundedPower = Object.fromEntries(Object.entries(power).map(([k, v]) => [k, Number(v.toPrecision(4))])) as PowerProfile;
@@ -385,7 +434,10 @@ function keptLomoSection(): string {
     return '';
   }
   const m = /### Leave one model out\n[\s\S]*?(?=\n## )/.exec(old);
-  return m === null ? '' : `${m[0].trim()}\n`;
+  if (m === null) return '';
+  // A refit run with --lomo writes its own hold-out subsection in place of the kept one.
+  const kept = refitHoldout === '' ? m[0] : m[0].replace(/\n### Leave one source out of the refit\n[\s\S]*$/, '');
+  return `${kept.trim()}\n${refitHoldout === '' ? '' : `\n${refitHoldout}`}`;
 }
 
 /** Likewise `--report` does not refit the MoE parameters per TP: the leave-one-TP-out lines are the last full fit's. */
@@ -471,7 +523,7 @@ ${lowLoadSection(lowLoadCheck(parseLowLoadRows(readFileSync(GPUSTACK_FILE, 'utf8
 
 ${allreduceSection(allreduceRows, fitted, catalog.gpu('H100-SXM'))}
 
-${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone${profileCommand.endsWith('--moe-only') ? ', then the MoE parameters on it' : ''} (\`${profileCommand.replaceAll('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
+${partialRefit() !== null ? `This profile is the last full fit with ${(partialRefit() ?? '').split(',').join(', ')} refitted alone${profileCommand.endsWith('--moe-only') ? ', then the MoE parameters on it' : ''} (\`${profileCommand.replaceAll('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
 
 Each model predicted by the profile fitted on the other model's rows (and GPUStack's TP 1 TPOTs) alone:
 
