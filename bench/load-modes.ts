@@ -18,7 +18,10 @@ const SLO = argv.slo ?? 'ttft_p95_ms=400';
 const bin = fileURLToPath(new URL('../bin/lm-bench.js', import.meta.url));
 const workload = fileURLToPath(new URL('./load-modes-workload.yaml', import.meta.url));
 const port = await freeLoopbackPort();
-const server = spawn(process.execPath, [bin, 'sim', 'serve', '--model', 'llama-3.1-8b', '--gpu', 'H100-SXM', '--gpus', '1', '--port', String(port), '--startup-scale', '0'], { stdio: ['ignore', 'ignore', 'pipe'] });
+// No prefix cache: every run re-sends the workload's same seeded prompts to one long-lived server, and a warm
+// cache would serve the later runs' prefills (max-rate after slo-hold) for free, so the two modes would not
+// see the same server.
+const server = spawn(process.execPath, [bin, 'sim', 'serve', '--model', 'llama-3.1-8b', '--gpu', 'H100-SXM', '--gpus', '1', '--port', String(port), '--startup-scale', '0', '--no-enable-prefix-caching'], { stdio: ['ignore', 'ignore', 'pipe'] });
 await new Promise<void>((resolve) => server.stderr.on('data', (d: Buffer) => (d.toString().includes('listening') ? resolve() : undefined)));
 const endpoint = `http://127.0.0.1:${port}/v1/completions`;
 
@@ -53,7 +56,7 @@ const settles = holds.map((h) => h.settledS).filter((x): x is number => x !== nu
 const out = [
   '# Load modes: slo-hold against max-rate',
   '',
-  `\`node --import tsx bench/load-modes.ts --repeats ${REPEATS} --slo ${SLO}\`: \`lm-bench sim serve\` (Llama-3.1-8B on one simulated H100, real time) on loopback, the workload \`bench/load-modes-workload.yaml\` (prompts ~1,024 tokens, answers ~64), and \`lm-bench run --mode slo-hold\` then \`--mode max-rate\` against it, each repeat. Server and client share this 2-core machine.`,
+  `\`node --import tsx bench/load-modes.ts --repeats ${REPEATS} --slo ${SLO}\`: \`lm-bench sim serve\` (Llama-3.1-8B on one simulated H100, real time, prefix caching off) on loopback, the workload \`bench/load-modes-workload.yaml\` (prompts ~1,024 tokens, answers ~64), and \`lm-bench run --mode slo-hold\` then \`--mode max-rate\` against it, each repeat. Server and client share this 2-core machine.`,
   '',
   '| repeat | slo-hold: max sustainable req/s | settled at (s) | max-rate: req/s | slo-hold vs max-rate | slo-hold said unreliable because |',
   '| --- | --- | --- | --- | --- | --- |',
