@@ -52,7 +52,7 @@ import { parseLibRows } from '../src/calibration/llm-inference-bench.js';
 import { libA100Check } from '../src/calibration/gpu-ratio-check.js';
 import { gpuProfilesSection } from '../src/calibration/gpu-profiles-report.js';
 import { longContextSection } from '../src/calibration/long-context.js';
-import { lowLoadCheck, lowLoadInputs, lowLoadSection, parseLowLoadRows } from '../src/calibration/low-load-check.js';
+import { lowLoadCheck, lowLoadInputs, lowLoadSection, parseLowLoadRows, type LowLoadRow } from '../src/calibration/low-load-check.js';
 import { allreduceSection, kernelAllreduceUs, parseAllreduceRows } from '../src/calibration/aic-allreduce.js';
 import { LmBenchError } from '../src/errors.js';
 import type { SimulateInput } from '../src/sim/index.js';
@@ -168,9 +168,12 @@ const measured = (ps: readonly Point[]): MeasuredPoint[] =>
  */
 const TP1_SOURCE = 'GPUStack qwen3-8b, TP 1 (TPOT only)';
 const ALL_SOURCES = 'none (every source in the fit)';
-const tp1Rows = parseLowLoadRows(readFileSync(GPUSTACK_FILE, 'utf8'), GPUSTACK_FILE).filter((r) => r.engine === 'vllm');
-const tp1Inputs = tp1Rows.flatMap(lowLoadInputs);
-const tp1Measured: MeasuredPoint[] = tp1Rows.flatMap((r) => lowLoadInputs(r).map(() => ({ ttftMs: null, tpotMs: r.meanTpotMs, weight: 1 / tp1Inputs.length })));
+const gpustackRows = parseLowLoadRows(readFileSync(GPUSTACK_FILE, 'utf8'), GPUSTACK_FILE);
+const tp1Rows = gpustackRows.filter((r) => r.engine === 'vllm');
+/** One point per row and seed, with the index of its row. */
+const tp1Points = tp1Rows.flatMap((r, row) => lowLoadInputs(r).map((input) => ({ row, input })));
+const tp1Inputs = tp1Points.map((p) => p.input);
+const tp1Measured: MeasuredPoint[] = tp1Points.map((p) => ({ ttftMs: null, tpotMs: (tp1Rows[p.row] as LowLoadRow).meanTpotMs, weight: 1 / tp1Points.length }));
 
 /** Fits `params` on the points; a dense fit (`withTp1`) adds the TP 1 rows above. */
 async function fit(ps: readonly Point[], start: SimProfile, label: string, params: readonly ProfileParam[] = FIT_PARAMS, withTp1 = true): Promise<SimProfile> {
@@ -223,7 +226,7 @@ const profileCommand = reportOnly
     : `node --import tsx scripts/calibrate.ts${refitParams === null ? '' : ` --refit ${refitParams.join(',')}`}`;
 const fromFile = (): SimProfile => storedFile.profile;
 /** The parameters the profile's command refitted alone (null: a full fit's). */
-const partialRefit = (): string | null => /--refit (\S+)/.exec(profileCommand)?.[1] ?? null;
+const partialRefit = /--refit (\S+)/.exec(profileCommand)?.[1] ?? null;
 /**
  * The stored profile with its allreduce at the kernel's cost: what it charged beyond that moves into the
  * layer's fixed cost, which every layer of a tensor-parallel step pays beside its two allreduces, so no
@@ -320,11 +323,11 @@ async function refitHoldoutSection(): Promise<string> {
     const profile = lomo[fitOf] as SimProfile;
     const sc = await score(ps, profile);
     const preds = tp1 ? ((await pool.summaries(tp1Inputs, [profile]))[0] ?? []) : [];
-    const perSeed = tp1Inputs.length / tp1Rows.length;
-    const tp1Errs = tp1Rows.map((r, i) => {
-      const mine = preds.slice(i * perSeed, (i + 1) * perSeed).filter((x) => x !== null && x.completed > 0);
-      return mine.length === 0 ? null : absError(mine.reduce((acc, x) => acc + (x?.tpotMs.mean ?? 0), 0) / mine.length, r.meanTpotMs);
-    });
+    // Each row's TPOT: the mean over its seeds' runs that completed.
+    const tp1Errs = tp1 ? tp1Rows.map((r, i) => {
+      const mine = tp1Points.flatMap((p, k) => (p.row === i && (preds[k]?.completed ?? 0) > 0 ? [preds[k]?.tpotMs.mean ?? 0] : []));
+      return mine.length === 0 ? null : absError(mine.reduce((a, b) => a + b, 0) / mine.length, r.meanTpotMs);
+    }) : [];
     const values = holdoutParams.map((k) => `${k} ${Number(profile[k].toPrecision(4))}`).join(', ');
     return `| ${label} | ${sc.length + (tp1 ? tp1Rows.length : 0)} | ${mapeText(sc.map((x) => absError(x.ttft, x.p.row.measuredTtftMs)))} | ${mapeText([...sc.map((x) => absError(x.tpot, x.p.row.measuredTpotMs)), ...tp1Errs])} | ${values} |`;
   };
@@ -435,7 +438,7 @@ function keptLomoSection(): string {
   }
   const m = /### Leave one model out\n[\s\S]*?(?=\n## )/.exec(old);
   if (m === null) return '';
-  // A refit run with --lomo writes its own hold-out subsection in place of the kept one.
+  // A --holdout run writes its own hold-out subsection in place of the kept one.
   const kept = refitHoldout === '' ? m[0] : m[0].replace(/\n### Leave one source out of the refit\n[\s\S]*$/, '');
   return `${kept.trim()}\n${refitHoldout === '' ? '' : `\n${refitHoldout}`}`;
 }
@@ -519,11 +522,11 @@ ${groupTable(fitScores, (s) => `${s.p.model} ${s.p.row.isl} → ${s.p.row.osl}`)
 
 ${longContextSection(catalog, fitted, kernelData.aicAttention, recentOverrides['H100-SXM'])}
 
-${lowLoadSection(lowLoadCheck(parseLowLoadRows(readFileSync(GPUSTACK_FILE, 'utf8'), GPUSTACK_FILE), catalog, fitted))}
+${lowLoadSection(lowLoadCheck(gpustackRows, catalog, fitted))}
 
 ${allreduceSection(allreduceRows, fitted, catalog.gpu('H100-SXM'))}
 
-${partialRefit() !== null ? `This profile is the last full fit with ${(partialRefit() ?? '').split(',').join(', ')} refitted alone${profileCommand.endsWith('--moe-only') ? ', then the MoE parameters on it' : ''} (\`${profileCommand.replaceAll('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
+${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone${profileCommand.endsWith('--moe-only') ? ', then the MoE parameters on it' : ''} (\`${profileCommand.replaceAll('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
 
 Each model predicted by the profile fitted on the other model's rows (and GPUStack's TP 1 TPOTs) alone:
 

@@ -1,7 +1,7 @@
 import { PROFILE_BOUNDS, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { linkBytesPerS } from '../physics/step-shapes.js';
-import { parseCsv, positiveField } from './csv.js';
+import { parseCsv, positiveField, positiveIntegerField } from './csv.js';
 
 /**
  * vLLM's custom allreduce timed alone under CUDA graphs on H100s (aiconfigurator's
@@ -22,14 +22,12 @@ export interface AllreduceRow {
 
 export function parseAllreduceRows(text: string, file: string): AllreduceRow[] {
   const { records } = parseCsv(text, file);
-  return records.map((r) => {
-    const gpus = positiveField(r, file, 'num_gpus');
-    const elements = positiveField(r, file, 'message_elems');
-    if (!Number.isInteger(gpus) || !Number.isInteger(elements)) {
-      throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: num_gpus and message_elems must be whole numbers`, { details: { file, line: r.line } });
-    }
-    return { version: r.fields['vllm_version'] ?? '', gpus, elements, ms: positiveField(r, file, 'latency_ms') };
-  });
+  return records.map((r) => ({
+    version: r.fields['vllm_version'] ?? '',
+    gpus: positiveIntegerField(r, file, 'num_gpus'),
+    elements: positiveIntegerField(r, file, 'message_elems'),
+    ms: positiveField(r, file, 'latency_ms'),
+  }));
 }
 
 /** The fit on TP ≥ 2 rows alone (data/sim-profile.yaml until 2026-12-07), before the allreduce was pinned. */

@@ -37,3 +37,10 @@ export function positiveField(r: CsvRecord, file: string, k: string): number {
   if (!Number.isFinite(v) || v <= 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${k} must be a positive number, got "${r.fields[k] ?? ''}"`, { details: { file, line: r.line, field: k } });
   return v;
 }
+
+/** A field that must hold a positive whole number (a count), refused with its file, line and column otherwise. */
+export function positiveIntegerField(r: CsvRecord, file: string, k: string): number {
+  const v = positiveField(r, file, k);
+  if (!Number.isInteger(v)) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: ${k} must be a whole number, got "${r.fields[k] ?? ''}"`, { details: { file, line: r.line, field: k } });
+  return v;
+}

@@ -2,7 +2,7 @@ import type { Catalog } from '../catalog/index.js';
 import type { SimProfile, Workload } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { simulate, type SimulateInput } from '../sim/index.js';
-import { parseCsv, positiveField } from './csv.js';
+import { parseCsv, positiveField, positiveIntegerField } from './csv.js';
 import { relError, signedPct } from './report-format.js';
 
 /**
@@ -37,11 +37,8 @@ export function parseLowLoadRows(text: string, file: string): LowLoadRow[] {
     if (engine === '' || engineVersion === '') {
       throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: engine and engine_version must be named`, { details: { file, line: r.line } });
     }
-    const prompts = num('num_prompts');
-    const concurrency = num('max_concurrency');
-    if (!Number.isInteger(concurrency) || !Number.isInteger(prompts)) {
-      throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${r.line}: max_concurrency and num_prompts must be whole numbers`, { details: { file, line: r.line } });
-    }
+    const prompts = positiveIntegerField(r, file, 'num_prompts');
+    const concurrency = positiveIntegerField(r, file, 'max_concurrency');
     return {
       line: r.line,
       engine,

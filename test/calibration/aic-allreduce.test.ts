@@ -16,7 +16,7 @@ test('the allreduce rows: two vLLM releases × 2, 4 and 8 H100s, 128 to 1,048,57
   assert.deepEqual([...new Set(rows.map((r) => r.gpus))].sort(), [2, 4, 8]);
   const smallest = rows.find((r) => r.version === '0.14.0' && r.gpus === 2 && r.elements === 128);
   assert.equal(smallest?.ms, 0.0042835);
-  assert.throws(() => parseAllreduceRows('gpu,vllm_version,num_gpus,message_elems,dtype,latency_ms\nH100-SXM,0.14.0,2.5,128,bf16,0.004\n', 'a.csv'), (e: unknown) => isLmBenchError(e, 'LMB_ERR_CONFIG_INVALID') && /a\.csv:2/.test((e as Error).message));
+  assert.throws(() => parseAllreduceRows('gpu,vllm_version,num_gpus,message_elems,dtype,latency_ms\nH100-SXM,0.14.0,2.5,128,bf16,0.004\n', 'a.csv'), (e: unknown) => isLmBenchError(e, 'LMB_ERR_CONFIG_INVALID') && /a\.csv:2: num_gpus must be a whole number, got "2\.5"/.test((e as Error).message));
 });
 
 test("the step model's price of an allreduce: its fixed cost, then the ring's bytes at the link's rate", () => {

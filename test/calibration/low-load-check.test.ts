@@ -26,6 +26,12 @@ test('a bad figure names the file, line and column', () => {
     () => parseLowLoadRows(bad, 'g.csv'),
     (e: unknown) => isLmBenchError(e, 'LMB_ERR_CONFIG_INVALID') && /g\.csv:2: mean_ttft_ms must be a positive number, got "n\/a"/.test((e as Error).message),
   );
+  // A count must be whole: half a user is a typo, not a measurement.
+  const [header = '', first = ''] = text.split('\n');
+  assert.throws(
+    () => parseLowLoadRows(`${header}\n${first.replace(/^vllm,0\.11\.0,1,/, 'vllm,0.11.0,1.5,')}\n`, 'h.csv'),
+    (e: unknown) => isLmBenchError(e, 'LMB_ERR_CONFIG_INVALID') && /h\.csv:2: max_concurrency must be a whole number, got "1\.5"/.test((e as Error).message),
+  );
 });
 
 test('the vLLM rows are simulated at their release, the other engines only shown, and the section lays both out', () => {
