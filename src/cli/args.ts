@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { LmBenchError } from '../errors.js';
+import { newPromptSalt } from '../util/salt.js';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -41,4 +42,16 @@ export function numberFlag(
     );
   }
   return n;
+}
+
+/**
+ * `--prompt-salt S` as given (to send a run's prompts again word for word: its result's
+ * `lmb.prompt_salt`), else a fresh one, so no two invocations send the same words to a server's cache.
+ */
+export function promptSaltFlag(raw: string | undefined): string {
+  if (raw === undefined) return newPromptSalt();
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(raw)) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--prompt-salt must be 1–64 letters, digits, ".", "_" or "-", got "${raw}"`, { details: { field: 'prompt-salt' } });
+  }
+  return raw;
 }

@@ -101,6 +101,8 @@ export const LmbBlock = z.strictObject({
   startup_time_s: z.number().nullable(),
   /** A simulated run: which efficiencies priced it (data/sim-profile.yaml or a calibrated profile). */
   sim_profile: z.string().optional(),
+  /** A measured run's prompt salt: its synthetic prompts' words (loadgen/prompts.ts); absent: unsalted, or from a file. */
+  prompt_salt: z.string().optional(),
 });
 export type LmbBlock = z.infer<typeof LmbBlock>;
 

@@ -11,7 +11,7 @@ import type { RampUp } from './config.js';
 import { CTRL_DONE, CTRL_FAILED, CTRL_SLOTS, CTRL_STOP, drive, type DriveResult, type DriveSpec } from './drive.js';
 import { requestBody } from './client.js';
 import { connectTarget } from './connect.js';
-import { syntheticRequests, type PreparedRequest } from './prompts.js';
+import { syntheticRequests, warmupRequests, type PreparedRequest } from './prompts.js';
 import { buildResult } from './result.js';
 import { sendLateness, type SendLateness } from './lateness.js';
 import { startScraper } from './scrape.js';
@@ -51,6 +51,11 @@ export interface RunBenchmarkOptions {
   readonly burstiness?: number | undefined;
   readonly durationS?: number | undefined;
   readonly warmupRequests?: number | undefined;
+  /**
+   * Changes the synthetic prompts' words, not their lengths or sharing (`syntheticRequests`), so a
+   * server's prefix cache cannot serve them from an earlier run of the same seed; the result records it.
+   */
+  readonly promptSalt?: string | undefined;
   readonly temperature?: number | undefined;
   readonly label?: string | undefined;
   /** TLS trust, API key and connect time-out (defaults: system CAs, no key, 10 s). */
@@ -97,7 +102,7 @@ function split(total: number, parts: number, k: number): number {
 export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchmarkOutput> {
   const timeoutMs = opts.timeoutMs ?? 600_000;
   const w = opts.workload;
-  const requests = opts.requests ?? syntheticRequests(w, opts.seed);
+  const requests = opts.requests ?? syntheticRequests(w, opts.seed, opts.promptSalt);
   const n = Math.min(requests.length, w.num_prompts);
   // Built before any connection: a power URL the loopback policy refuses fails the run before it starts.
   const meter: PowerMeter | null = opts.power === undefined ? null : createPowerMeter(opts.power, opts.powerEnv ?? opts.env ?? process.env);
@@ -128,7 +133,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
   opts.signal?.addEventListener('abort', onAbort, { once: true });
 
   try {
-    // Warm-up: the first prompts again, closed loop, left out of every metric.
+    // Warm-up: the first prompts' lengths in other words, closed loop, left out of every metric.
     const warm = opts.warmupRequests ?? 0;
     let warmRecords: RequestRecord[] = [];
     // One time axis for the whole run, warm-up included: seconds from here (start_epoch_ms).
@@ -136,7 +141,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
     const startEpochMs = Date.now();
     const clock = clockFrom(originNs);
     if (warm > 0) {
-      const warmReqs = Array.from({ length: warm }, (_, i) => ({ ...(requests[i % n] as PreparedRequest), index: i }));
+      const warmReqs = warmupRequests(requests.slice(0, n), warm, opts.seed, opts.promptSalt);
       const warmOut = await drive(
         {
           origin: ep.origin, transport, target, workerId: 0, phase: 'warmup', requests: warmReqs, arrivalsS: null,
@@ -202,6 +207,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
         workload: w, model, api, slo: opts.slo, serverMetrics: scraped?.serverMetrics ?? null, maxLoopLagMs, startEpochMs, label: opts.label,
         burstiness: opts.rampUp !== undefined ? (opts.burstiness ?? 1) : undefined, evidence, known,
         scheduleStartS: arrivals === null || opts.rampUp !== undefined ? undefined : startS,
+        promptSalt: opts.requests === undefined ? opts.promptSalt : undefined,
       });
       const energy = reading === null || opts.power === undefined ? undefined : energyFromReading(reading, loadWindow(records), result.total_output_tokens, expectedGpus(opts.power));
       return { result: energy === undefined ? result : { ...result, energy }, records: [...warmRecords, ...records], lateness: arrivals === null ? null : sendLateness(records) };

@@ -1,7 +1,7 @@
 import type { Workload } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 import { createRng } from '../util/rng.js';
-import { sampleRequests, type PromptBlocks } from '../workload/sample.js';
+import { sampleRequests, type PromptBlocks, type RequestSpec } from '../workload/sample.js';
 
 /**
  * Prompts as the load runner sends them. Synthetic prompts are built deterministically from the seed:
@@ -52,22 +52,29 @@ function blockPrompt(blocks: PromptBlocks, tokens: number, wordsOf: (id: number)
   return parts.join(' ');
 }
 
-/** The request list of a workload: lengths from the shared sampler (or its trace), text from the seed. */
-export function syntheticRequests(w: Workload, seed: number): PreparedRequest[] {
+/**
+ * Writes requests' text for one seed and salt. Its caches (shared prefixes, trace blocks) fill as
+ * requests are written, so a long run can write each prompt when it sends it. A salt changes the
+ * words and nothing else: the same lengths, arrivals and sharing (equal prefixes, a pool's repeats, a
+ * conversation's history) in words no other salt draws. A server's prefix cache outlives a run, so a
+ * second run of the same seed against the same server would otherwise find its prompts cached and
+ * measure prefills it never did.
+ */
+export function promptWriter(seed: number, salt?: string): (s: RequestSpec) => PreparedRequest {
   const root = createRng(seed);
-  const specs = sampleRequests(w, root.fork('workload'));
+  const textRoot = salt === undefined ? root : root.fork(`salt:${salt}`);
   const prefixes = new Map<number, string>();
-  const textRng = root.fork('text');
+  const textRng = textRoot.fork('text');
   const blockWords = new Map<number, string[]>();
   const wordsOf = (tokens: number) => (id: number): string[] => {
     let words = blockWords.get(id);
     if (words === undefined) {
-      words = syntheticText(tokens, root.fork(`block-${id}`)).split(' ');
+      words = syntheticText(tokens, textRoot.fork(`block-${id}`)).split(' ');
       blockWords.set(id, words);
     }
     return words;
   };
-  return specs.map((s) => {
+  return (s) => {
     const blocks = s.blocks;
     if (blocks !== undefined) {
       // The ids cover the whole prompt (trace readers check it); a shorter list leaves a unique tail.
@@ -80,7 +87,7 @@ export function syntheticRequests(w: Workload, seed: number): PreparedRequest[] 
     if (s.prefixGroup !== null) {
       let p = prefixes.get(s.prefixGroup);
       if (p === undefined) {
-        p = syntheticText(s.prefixTokens, root.fork(`prefix-${s.prefixGroup}`));
+        p = syntheticText(s.prefixTokens, textRoot.fork(`prefix-${s.prefixGroup}`));
         prefixes.set(s.prefixGroup, p);
       }
       prefix = `${p} `;
@@ -91,6 +98,39 @@ export function syntheticRequests(w: Workload, seed: number): PreparedRequest[] 
     // order, so turn k's text begins with turn k − 1's whole prompt and answer).
     const own = syntheticText(s.inputTokens, textRng.fork(s.promptId ?? s.index));
     return { index: s.index, prompt: prefix + own, clientTokens: s.prefixTokens + s.inputTokens, maxTokens: s.outputTokens };
+  };
+}
+
+/** The request list of a workload: lengths from the shared sampler (or its trace), text from the seed and salt (`promptWriter`). */
+export function syntheticRequests(w: Workload, seed: number, salt?: string): PreparedRequest[] {
+  return sampleRequests(w, createRng(seed).fork('workload')).map(promptWriter(seed, salt));
+}
+
+/**
+ * Request k of an endless run that cycles through `specs` (slo-hold's ring): lengths and sharing
+ * repeat each pass, words do not (a salt per pass), so a server's prefix cache cannot serve a pass
+ * from the one before. Each prompt is written when asked for: writing a pass of 4,096 1,000-token
+ * prompts at once takes ~0.3 s, which would stall the sender at every turn of the ring.
+ */
+export function promptRing(specs: readonly RequestSpec[], seed: number, salt?: string): (k: number) => PreparedRequest {
+  let writer = { pass: 0, write: promptWriter(seed, salt) };
+  return (k) => {
+    const pass = Math.floor(k / specs.length);
+    if (pass !== writer.pass) writer = { pass, write: promptWriter(seed, `${salt ?? ''}#pass-${pass}`) };
+    return { ...writer.write(specs[k % specs.length] as RequestSpec), index: k };
+  };
+}
+
+/**
+ * Warm-up requests: the first requests' lengths (cycled), in words of a stream no measured request
+ * draws from. A warm-up that re-sent the measured prompts would leave them in the server's prefix
+ * cache, and the first measured requests would come back with a fraction of their prefill.
+ */
+export function warmupRequests(requests: readonly PreparedRequest[], count: number, seed: number, salt?: string): PreparedRequest[] {
+  const rng = createRng(seed).fork(salt === undefined ? 'warmup' : `warmup:${salt}`);
+  return Array.from({ length: count }, (_, i) => {
+    const r = requests[i % requests.length] as PreparedRequest;
+    return { index: i, prompt: syntheticText(r.clientTokens, rng.fork(i)), clientTokens: r.clientTokens, maxTokens: r.maxTokens };
   });
 }
 

@@ -35,6 +35,8 @@ export interface ResultContext {
    * closed loops, ramps (whose rate is not the workload's) and runs whose rate a controller moves (slo-hold).
    */
   readonly scheduleStartS?: number | undefined;
+  /** The salt the measured prompts' words were drawn with, recorded so the run can be sent again word for word. */
+  readonly promptSalt?: string | undefined;
 }
 
 function vllmDate(ms: number): string {
@@ -155,6 +157,7 @@ export function buildResult(records: readonly RequestRecord[], ctx: ResultContex
       max_loop_lag_ms: ctx.maxLoopLagMs,
       rejected: 0,
       startup_time_s: null,
+      ...(ctx.promptSalt === undefined ? {} : { prompt_salt: ctx.promptSalt }),
     },
     ...(ctx.scheduleStartS === undefined ? {} : { saturation: loadSaturation(measured, ctx.workload, ctx.scheduleStartS) }),
   };

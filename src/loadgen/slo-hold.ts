@@ -6,7 +6,8 @@ import { createRng } from '../util/rng.js';
 import { requestBody, sendRequest, watchInFlight, type InFlight } from './client.js';
 import { clockFrom, nowNs, startLagMonitor } from './clock.js';
 import { connectTarget } from './connect.js';
-import { syntheticRequests, type PreparedRequest } from './prompts.js';
+import { promptRing } from './prompts.js';
+import { sampleRequests } from '../workload/sample.js';
 import { controlStep, DEFAULT_CONTROLLER, draining, initialState, type ControlPhase, type ControllerSettings } from './rate-controller.js';
 import { buildResult } from './result.js';
 import { startScraper } from './scrape.js';
@@ -44,6 +45,8 @@ export interface SloHoldOptions {
   readonly controller?: Partial<Omit<ControllerSettings, 'limitMs'>> | undefined;
   /** Knob values the server runs with, when known: the settled window's diagnosis reads them. */
   readonly knownConfig?: ServerConfig | undefined;
+  /** Salts the prompts' words (`promptWriter`); the result records it. */
+  readonly promptSalt?: string | undefined;
 }
 
 export interface RatePoint {
@@ -171,9 +174,10 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   const controlWindowS = Math.min(windowS, 2 * periodS);
   const timeoutMs = opts.timeoutMs ?? 600_000;
   const cfg: ControllerSettings = { ...DEFAULT_CONTROLLER, ...opts.controller, limitMs: opts.control.limitMs };
-  // A ring of prepared prompts, reused with fresh indices: the workload's lengths, drawn from the seed.
-  const ring = syntheticRequests({ ...opts.workload, num_prompts: Math.min(4096, Math.max(256, opts.workload.num_prompts)) }, opts.seed);
-  if (ring.length === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
+  // A ring of request lengths drawn from the seed, reused with fresh indices (`promptRing`: each pass in words of its own).
+  const specs = sampleRequests({ ...opts.workload, num_prompts: Math.min(4096, Math.max(256, opts.workload.num_prompts)) }, createRng(opts.seed).fork('workload'));
+  if (specs.length === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
+  const promptAt = promptRing(specs, opts.seed, opts.promptSalt);
   const { ep, transport, target, model, api } = await connectTarget({
     endpoint: opts.endpoint, model: opts.model, workload: opts.workload, timeoutMs, transport: opts.transport, env: opts.env,
     onTarget: opts.onTarget, bounds: { prompts: MAX_REQUESTS, durationS },
@@ -203,8 +207,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   const live = new Map<number, { sendS: number; firstS: number | null }>();
   /** `enqueueS`: when the send loop reached the arrival (past it, a wait for the in-flight cap, the server's doing). */
   const sendOne = (k: number, schedS: number, enqueueS: number): void => {
-    const base = ring[k % ring.length] as PreparedRequest;
-    const req = { ...base, index: k };
+    const req = promptAt(k);
     const entry = { sendS: nowS(), firstS: null as number | null };
     live.set(k, entry);
     const meta = { requestId: `r${k}`, schedS, enqueueS, phase: 'measure' as const, workerId: 0, loopLagMs: lag.currentMs(), onFirstToken: (t: number) => (entry.firstS = t) };
@@ -347,7 +350,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     client: clientEvidence(windowRecords, { loopLagP99Ms: lag.p99Ms(), loopLagMaxMs: lag.maxMs(), cpuMs: null, wallMs: (endS - from) * 1000, threads: 1 }, true),
     metrics: scraped.metrics,
   };
-  const result = buildResult(windowRecords, { workload: opts.workload, model, api, slo: opts.slo, serverMetrics: scraped.serverMetrics, maxLoopLagMs: lag.maxMs(), startEpochMs, evidence, known: opts.knownConfig });
+  const result = buildResult(windowRecords, { workload: opts.workload, model, api, slo: opts.slo, serverMetrics: scraped.serverMetrics, maxLoopLagMs: lag.maxMs(), startEpochMs, evidence, known: opts.knownConfig, promptSalt: opts.promptSalt });
   const reasons: string[] = [];
   if (settledAtS === null || endS - settledAtS < windowS) reasons.push(`the rate never settled within ${durationS} s (last ${timeline.at(-1)?.offered_rps.toFixed(2) ?? '?'} req/s, ${opts.control.key} ${timeline.at(-1)?.value_ms?.toFixed(0) ?? '?'} ms)`);
   const failed = windowRecords.filter((r) => !isSuccess(r)).length;

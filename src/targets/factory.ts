@@ -13,6 +13,7 @@ import { createSimTarget, simSpecProfile } from './sim-target.js';
 import type { TargetSpec } from './spec.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
 import { createVllmTarget } from './vllm-target.js';
+import { newPromptSalt } from '../util/salt.js';
 
 /** How a trial's load run reads power: the source, and the environment its sampler runs in (PATH). */
 export interface TrialPower {
@@ -26,14 +27,15 @@ export function localServerPower(catalog: Catalog, input: TrialInput, env: Reado
 }
 
 /** The load runner against a started server: the workload's API decides the route. */
-export async function loadAgainst(baseUrl: string, model: string | undefined, input: TrialInput, signal?: AbortSignal, how: { transport?: Partial<Transport>; power?: TrialPower } = {}): Promise<BenchmarkResult> {
-  const { transport, power } = how;
+export async function loadAgainst(baseUrl: string, model: string | undefined, input: TrialInput, signal?: AbortSignal, how: { transport?: Partial<Transport>; power?: TrialPower; promptSalt?: string } = {}): Promise<BenchmarkResult> {
+  const { transport, power, promptSalt } = how;
   const route = input.workload.api === 'chat' ? '/v1/chat/completions' : '/v1/completions';
   const { result } = await runBenchmark({
     endpoint: `${baseUrl.replace(/\/+$/, '')}${route}`,
     model,
     workload: input.workload,
     seed: input.seed,
+    promptSalt,
     slo: input.slo,
     signal,
     transport,
@@ -49,6 +51,9 @@ type EndpointSpec = Extract<TargetSpec, { kind: 'endpoint' }>;
 
 /** An already-running server: only the load side varies, so the trial's knobs are recorded, not applied. */
 function createEndpointTarget(spec: EndpointSpec, now: () => number): Target {
+  // The server outlives this study: a salt of the target's own keeps an earlier study's trials, which
+  // drew the same seeds, from finding their prompts in its prefix cache.
+  const promptSalt = newPromptSalt();
   const base = new URL(spec.url);
   const baseUrl = `${base.protocol}//${base.host}`;
   let caCertPem: string | null = null;
@@ -66,7 +71,7 @@ function createEndpointTarget(spec: EndpointSpec, now: () => number): Target {
       // Read at each trial: the key lives in the environment, never in the study's stored spec.
       const apiKey = process.env[spec.api_key_env] ?? null;
       try {
-        const result = await loadAgainst(baseUrl, undefined, input, signal, { transport: { apiKey: apiKey === '' ? null : apiKey, caCertPem, insecure: spec.insecure } });
+        const result = await loadAgainst(baseUrl, undefined, input, signal, { transport: { apiKey: apiKey === '' ? null : apiKey, caCertPem, insecure: spec.insecure }, promptSalt });
         return { status: 'ok', result, durationMs: now() - t0 };
       } catch (err) {
         const why = err instanceof Error ? err.message : String(err);

@@ -113,3 +113,38 @@ test('a prompt pool against sim serve meets the prefix cache as the simulator pr
   const predicted = BenchmarkResult.parse(JSON.parse(des.out())).server_metrics?.prefix_cache_hit_rate ?? null;
   assert.ok(predicted !== null && Math.abs(predicted - hitRate) < 0.02, `simulated ${String(predicted)} vs served ${hitRate}`);
 });
+
+test('each run sends words of its own: a warm-up or an earlier run of the same seed leaves nothing in the prefix cache', async () => {
+  // A server of its own with prefix caching on (vLLM's default): the earlier tests' prompts are not in it.
+  const fresh = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', port: 0, speed: 20, seed: 1 });
+  const args = ['run', '--endpoint', `${fresh.url}/v1/completions`, '--input-len', '256', '--output-len', '4', '--concurrency', '1', '--num-prompts', '8', '--seed', '3', '--json'];
+  const runOnce = async (extra: string[]): Promise<BenchmarkResult> => {
+    const c = capture();
+    assert.equal(await main([...args, ...extra], c.io), 0, c.err());
+    return BenchmarkResult.parse(JSON.parse(c.out()));
+  };
+  try {
+    const first = await runOnce(['--warmup', '4']);
+    const second = await runOnce([]);
+    for (const r of [first, second]) {
+      assert.match(r.lmb.prompt_salt ?? '', /^[0-9a-f]{8}$/);
+      const hit = r.server_metrics?.prefix_cache_hit_rate ?? null;
+      assert.ok(hit !== null && hit < 0.05, `hit rate ${String(hit)}: nothing served from the warm-up's or the first run's prompts`);
+    }
+    assert.notEqual(first.lmb.prompt_salt, second.lmb.prompt_salt);
+    // The same salt again sends the same words, and the cache serves them: the trap the fresh salt avoids.
+    const salted = await runOnce(['--prompt-salt', 'again']);
+    const repeat = await runOnce(['--prompt-salt', 'again']);
+    assert.equal(repeat.lmb.prompt_salt, 'again');
+    assert.ok((salted.server_metrics?.prefix_cache_hit_rate ?? 1) < 0.05);
+    const hit = repeat.server_metrics?.prefix_cache_hit_rate ?? null;
+    assert.ok(hit !== null && hit > 0.8, `a repeated salt is served from the cache: hit rate ${String(hit)}`);
+    assert.ok(repeat.mean_ttft_ms < salted.mean_ttft_ms, `cached prefills are faster: ${repeat.mean_ttft_ms} vs ${salted.mean_ttft_ms} ms`);
+  } finally {
+    await fresh.close();
+  }
+  const bad = capture();
+  assert.equal(await main([...args.slice(0, 3), '--prompt-salt', 'a b'], bad.io), 2);
+  assert.match(bad.err(), /LMB_ERR_INVALID_ARGUMENT/);
+  assert.match(bad.err(), /--prompt-salt must be 1–64 letters/);
+});

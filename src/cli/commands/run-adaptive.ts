@@ -27,6 +27,8 @@ export interface AdaptiveInput {
   readonly knownConfig: ServerConfig | undefined;
   /** `--power-*`: where each load run of max-rate reads power (slo-hold has no single load window). */
   readonly power?: PowerSpec | undefined;
+  /** The run's prompt salt (`--prompt-salt`, else fresh): every load run of the search sends its words. */
+  readonly promptSalt: string;
 }
 
 /** The flags of `run` these modes read. */
@@ -80,7 +82,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
         durationS: numberFlag(values['duration-s'], 'duration-s', { min: 1 }) ?? 120,
         windowS: numberFlag(values['window-s'], 'window-s', { min: 1, max: 600 }) ?? 10,
         startRps: numberFlag(values['start-rps'], 'start-rps', { min: 0.01 }) ?? 2,
-        timeoutMs: plan.timeoutMs, transport, env: io.env, signal: ac.signal, onTarget: say, knownConfig,
+        timeoutMs: plan.timeoutMs, transport, env: io.env, signal: ac.signal, onTarget: say, knownConfig, promptSalt: cfg.promptSalt,
         onTick: (p) => say(`t=${p.t_s.toFixed(0)} s: offered ${p.offered_rps.toFixed(2)} req/s, achieved ${p.achieved_rps.toFixed(2)}, ${key} ${p.value_ms === null ? '–' : p.value_ms.toFixed(0)} ms (${p.phase})`),
       });
       const { records, ...body } = out;
@@ -90,7 +92,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
     const probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; result: BenchmarkResult }[] = [];
     const found = await searchMaxRate(async (w, k) => {
       const t0 = Date.now();
-      const { result } = await runBenchmark({ ...plan, workload: w, seed: plan.seed + k * 7919, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
+      const { result } = await runBenchmark({ ...plan, workload: w, seed: plan.seed + k * 7919, promptSalt: cfg.promptSalt, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
       const ok = meetsSlo(slo, result);
       probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
       const why = hasBottleneck(result.diagnosis) ? ` (${bottleneckLabel(result.diagnosis)})` : '';

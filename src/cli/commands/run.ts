@@ -9,7 +9,7 @@ import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
 import { sweepReportHtml } from '../../report/sweep.js';
 import { loadYamlFile, parseYaml, readUserFile } from '../../util/yaml.js';
-import { numberFlag, parseFlags, requireFlag } from '../args.js';
+import { numberFlag, parseFlags, promptSaltFlag, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
 import { powerSpecOfFlags } from '../power-flags.js';
 import { runAdaptive } from './run-adaptive.js';
@@ -51,6 +51,7 @@ const FLAGS = {
   'duration-s': { type: 'string' },
   warmup: { type: 'string' },
   seed: { type: 'string' },
+  'prompt-salt': { type: 'string' },
   slo: { type: 'string' },
   'timeout-s': { type: 'string' },
   workers: { type: 'string' },
@@ -199,13 +200,15 @@ export const command: Command = {
     }
     const knownConfig = values.set === undefined ? undefined : parseKnobAssignments(values.set);
     const power = powerSpecOfFlags(values, io.env);
+    // Checked before any mode runs (a dry run included); drawn here so each invocation sends new words.
+    const salt = promptSaltFlag(values['prompt-salt']);
     if (mode !== 'fixed' && base.dataset.kind === 'trace') {
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the request rate; a trace brings its own arrival times (replay it with --mode fixed, or search the rate of its fit: lm-bench workload from-trace, then --workload)`, { details: { field: 'mode' } });
     }
     if (mode !== 'fixed' && base.traffic.stages !== undefined) {
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the request rate; rate stages set it themselves (run them with --mode fixed)`, { details: { field: 'mode' } });
     }
-    if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig, power }, values, io);
+    if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig, power, promptSalt: salt }, values, io);
     const points = expandSweep(raw, base);
     const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
     const apiKey = values['api-key'] ?? io.env['OPENAI_API_KEY'] ?? null;
@@ -232,6 +235,8 @@ export const command: Command = {
         const tag = points.length > 1 ? `[${i + 1}/${points.length}] ${JSON.stringify(points[i]?.values)} ` : '';
         const run = await runBenchmark({
           ...plan,
+          // Each point of a sweep in words of its own: the points share the seed and the server's cache.
+          promptSalt: points.length > 1 ? `${salt}.${i + 1}` : salt,
           knownConfig,
           power,
           powerEnv: io.env,

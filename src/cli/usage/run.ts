@@ -40,6 +40,9 @@ Over the file, or without one:
                          the stages bound the run (num_prompts defaults to the requests they hold)
   --max-concurrency C    cap for the open loop;  --duration-s S  stop sending after S seconds
   --warmup N  --seed S  --slo ttft_p99_ms=…,itl_p99_ms=…  --timeout-s S  --workers N  --label L
+  --prompt-salt S        the words of the synthetic prompts (not their lengths, arrivals or sharing); default:
+                         fresh each run, so a server's prefix cache holds nothing from an earlier run of the
+                         same seed (the result's lmb.prompt_salt; pass it to send the same words again)
   --set knob=value       the server's knobs, when known (repeatable: --set max_num_seqs=256): recorded as
                          the result's server_config and read by the diagnosis
 Power (the result's \`energy\`: average W, J, J per output token over the load window):
