@@ -7,7 +7,7 @@ import { DEFAULT_MIN_P_MEETS_SLO, recommend, type Recommendation, type Recommend
 import { surrogateJudge } from '../optimize/evaluate.js';
 import { DEFAULT_OBJECTIVES, pickRule, studyObjectiveOf } from '../optimize/objectives.js';
 import { DEFAULT_NOISE_REL } from '../optimize/repeats.js';
-import { priorSimulator, type PriorDeployment, type PriorSimulator } from '../calibration/prior-simulator.js';
+import { priorSimulator, type PriorDeployment, type PriorRun, type PriorSimulator } from '../calibration/prior-simulator.js';
 import type { Evaluate } from '../optimize/simplify.js';
 import type { FeatureContext } from '../surrogate/features.js';
 import type { TargetValues } from '../surrogate/targets.js';
@@ -75,26 +75,66 @@ export function historyRunsOf(info: Pick<ModelInfo, 'metadata'>, q: Pick<Questio
   return typeof v === 'number' ? v : 0;
 }
 
+/** A pick whose chance of a run-time CUDA OOM in 1,000 requests is at least this is not trusted as it stands. */
+export const RUNTIME_OOM_DOUBT_PER_RUN = 0.01;
+
+/** 0.999 → "100%", 0.044 → "4.4%", 0.0123 → "1.2%". */
+function percentText(p: number): string {
+  const pct = p * 100;
+  return `${pct >= 10 ? pct.toFixed(0) : pct.toPrecision(2)}%`;
+}
+
+/**
+ * Why the simulator doubts the pick itself, for the answer's trust: it does not start, or its run died,
+ * or its memory leaves so little outside vLLM's pool that a run-time OOM is likely
+ * (docs/calibration-runtime-oom.md). The surrogate that picked it learned from runs that started and
+ * finished, so it cannot see this; a pick the simulator expects to crash is one to measure first.
+ */
+export function pickDoubts(config: ServerConfig, run: PriorRun, simulator: PriorSimulator): string[] {
+  const doubts: string[] = [];
+  if (!run.ok) {
+    const f = run.failure;
+    if (f.phase !== 'runtime') return [`the simulator's server does not start with the pick: ${f.message}`];
+    doubts.push(`the simulator's run of the pick on this workload died after ${f.atRequest} requests of a run-time CUDA out-of-memory error`);
+  }
+  const risk = simulator.runtimeOomRisk(config);
+  if (risk !== null && (risk.perRun >= RUNTIME_OOM_DOUBT_PER_RUN || !run.ok)) {
+    doubts.push(
+      `gpu_memory_utilization=${risk.gpuMemoryUtilization} leaves ${risk.headroomGib.toFixed(2)} GiB outside vLLM's pool: a ${percentText(risk.perRun)} chance of a run-time CUDA OOM in 1,000 requests by the memory model (docs/calibration-runtime-oom.md); measure it, or lower gpu_memory_utilization`,
+    );
+  }
+  return doubts;
+}
+
 /**
  * Each configuration of an answer with what limits it on the workload: the simulator runs it (the
- * calibrated profile when one is stored) and its run's diagnosis rides along, labelled simulated.
+ * calibrated profile when one is stored) and its run's diagnosis rides along, labelled simulated. When
+ * the simulator doubts the pick itself (`pickDoubts`), the answer's trust says why and asks for the
+ * pick to be measured.
  */
-export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | 'precision_keeping' | 'pareto'>>(rec: R, simulator: PriorSimulator | undefined): R {
+export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | 'precision_keeping' | 'pareto' | 'trust'>>(rec: R, simulator: PriorSimulator | undefined): R {
   if (simulator === undefined) return rec;
   type Simulated = Pick<RecommendedConfig, 'diagnosis' | 'saturation'>;
-  const cache = new Map<string, Simulated>();
-  const simulatedOf = (c: RecommendedConfig): Simulated => {
+  const cache = new Map<string, { simulated: Simulated; run: PriorRun | null }>();
+  const simulatedOf = (c: RecommendedConfig): { simulated: Simulated; run: PriorRun | null } => {
     const key = JSON.stringify(c.config);
     let hit = cache.get(key);
     if (hit === undefined) {
-      const run = c.diagnosis === undefined || c.diagnosis === null ? simulator.simulate(c.config) : null;
-      hit = { diagnosis: c.diagnosis ?? run?.diagnosis ?? null, saturation: c.saturation ?? run?.saturation ?? null };
+      const run = c.diagnosis === undefined || c.diagnosis === null ? simulator.run(c.config) : null;
+      const result = run?.ok === true ? run.result : null;
+      hit = { simulated: { diagnosis: c.diagnosis ?? result?.diagnosis ?? null, saturation: c.saturation ?? result?.saturation ?? null }, run };
       cache.set(key, hit);
     }
     return hit;
   };
-  const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, ...simulatedOf(c) });
-  return { ...rec, best: rec.best === null ? null : add(rec.best), precision_keeping: rec.precision_keeping === null ? null : add(rec.precision_keeping), pareto: rec.pareto.map(add) };
+  const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, ...simulatedOf(c).simulated });
+  const best = rec.best === null ? null : add(rec.best);
+  const bestRun = rec.best === null ? null : (simulatedOf(rec.best).run ?? simulator.run(rec.best.config));
+  const doubts = best === null || bestRun === null ? [] : pickDoubts(best.config, bestRun, simulator);
+  const trust = doubts.length === 0 || best === null
+    ? rec.trust
+    : { level: 'thin' as const, reasons: [...rec.trust.reasons, ...doubts], run_next: rec.trust.run_next.length > 0 ? rec.trust.run_next : [best.config] };
+  return { ...rec, best, precision_keeping: rec.precision_keeping === null ? null : add(rec.precision_keeping), pareto: rec.pareto.map(add), trust };
 }
 
 /** The deployment a question asks about, as the prior simulator takes it (on `gpus` GPUs, default the question's), its vLLM release included. */

@@ -3,7 +3,9 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { answerQuestion, defaultSimulatorFor, type Answer, type Question } from '../../src/advise/answer.js';
+import { answerQuestion, defaultSimulatorFor, withSimulatedDiagnoses, type Answer, type Question } from '../../src/advise/answer.js';
+import { priorSimulator } from '../../src/calibration/prior-simulator.js';
+import type { RecommendedConfig } from '../../src/optimize/recommend.js';
 import { formatAnswer } from '../../src/advise/text.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
 import { main } from '../../src/cli/main.js';
@@ -175,4 +177,26 @@ test("the question's vLLM release reaches every simulator an answer uses: other 
   const answer = JSON.parse(io.out()) as { source: { kind: string; simulator: { profile: string } | null } };
   assert.equal(answer.source.kind, 'simulator');
   assert.match(answer.source.simulator?.profile ?? '', /vLLM 0\.12\.0/);
+});
+
+test('a pick the simulator expects to crash or not to start is not trusted as it stands: the answer says why and asks to measure it', () => {
+  const sim = priorSimulator(null, catalog, { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, slo: question().slo });
+  const pick = (config: RecommendedConfig['config']): RecommendedConfig => ({ config, predicted: {}, p_start: 1, p_meets_slo: 0.9, numerics_changes: [] });
+  const trusted = { level: 'ok' as const, reasons: [], run_next: [] };
+  const answer = (config: RecommendedConfig['config']) => withSimulatedDiagnoses({ best: pick(config), precision_keeping: null, pareto: [], trust: trusted }, sim);
+
+  // vLLM's default utilization leaves ~7 GiB outside the pool on an H100: no doubt.
+  assert.deepEqual(answer({ gpu_memory_utilization: 0.9 }).trust, trusted);
+  // 0.98 leaves ~0.6 GiB: a run-time OOM is near certain in 1,000 requests, whether or not this seed's run died.
+  const tight = answer({ gpu_memory_utilization: 0.98 });
+  assert.equal(tight.trust.level, 'thin');
+  assert.ok(tight.trust.reasons.some((r) => /gpu_memory_utilization=0\.98 leaves 0\.\d\d GiB outside vLLM's pool: a (9\d|100)(\.\d+)?% chance of a run-time CUDA OOM/.test(r)), tight.trust.reasons.join('\n'));
+  assert.deepEqual(tight.trust.run_next, [{ gpu_memory_utilization: 0.98 }], 'the pick itself is what to measure next');
+  assert.equal(tight.best?.diagnosis, null, 'its simulated run died, so it has no diagnosis');
+  assert.ok(tight.trust.reasons.some((r) => /died after \d+ requests of a run-time CUDA out-of-memory error/.test(r)));
+  // One that cannot start says so, with the simulated server's own message.
+  const huge = answer({ max_model_len: 1_000_000 });
+  assert.equal(huge.trust.level, 'thin');
+  assert.equal(huge.trust.reasons.length, 1);
+  assert.match(huge.trust.reasons[0] ?? '', /^the simulator's server does not start with the pick: /);
 });

@@ -28,8 +28,11 @@ test('a saturated run is said to be one in words: the rate sustained, the rate o
 test('a recommendation from history carries its simulated run’s saturation', () => {
   const run = { completed: 10, saturation: SAT, diagnosis: null } as unknown as BenchmarkResult;
   const c: RecommendedConfig = { config: { max_num_seqs: 64 }, predicted: {}, p_start: 1, p_meets_slo: 0.9, numerics_changes: [] };
-  const rec = withSimulatedDiagnoses({ best: c, precision_keeping: null, pareto: [] }, { profileSource: 'test', simulate: () => run });
+  const trust = { level: 'ok' as const, reasons: [], run_next: [] };
+  const fake = { profileSource: 'test', simulate: () => run, run: () => ({ ok: true as const, result: run }), runtimeOomRisk: () => ({ perRun: 1e-9, headroomGib: 6, gpuMemoryUtilization: 0.9 }) };
+  const rec = withSimulatedDiagnoses({ best: c, precision_keeping: null, pareto: [], trust }, fake);
   assert.deepEqual(rec.best?.saturation, SAT);
+  assert.deepEqual(rec.trust, trust, 'a pick the simulator runs without a doubt keeps its trust');
 });
 
 test('recommend for an open-loop rate no configuration sustains: no pick, no SLO to relax, and the most any configuration sustains', () => {

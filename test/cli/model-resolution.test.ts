@@ -105,7 +105,7 @@ test('tune with a cached non-catalog model stores its spec and hash; a resume af
   const bare = await cli(tune('first'), cacheA);
   assert.equal(bare.status, 0, bare.stderr);
   const again = await cli(tune('first', deployment), cacheA);
-  assert.equal(again.status, 0, again.stderr);
+  assert.equal(again.status, 0, `${again.stderr}\n${again.stdout}`);
   assert.match(again.stderr, /the study keeps its model \(qwen\/qwen2\.5-32b-instruct\)/);
   const resumed = studyOf('first');
   assert.deepEqual(resumed.spec, a.spec, 'the study keeps the spec it began with');
