@@ -92,6 +92,7 @@ const FIT_PARAMS: readonly ProfileParam[] = [
   'piecewise_per_layer_us',
   'cpu_step_ms',
   'cpu_per_request_us',
+  'request_step_us',
   'frontend_ms',
 ];
 
@@ -210,6 +211,8 @@ const START: SimProfile = {
   eager_per_layer_us: 100,
   cpu_step_ms: 0.4,
   cpu_per_request_us: 4,
+  // An order-of-magnitude guess: vLLM's per-request output processing alone is ~1 µs a request (vllm-project/vllm#46112).
+  request_step_us: 10,
   moe_efficiency: 0.7,
   moe_weight_efficiency: 1,
   moe_dispatch_us: 30,
@@ -223,10 +226,19 @@ const profileCommand = reportOnly
   : moeOnly
     ? // The dense parameters are the stored profile's: so is the command that fitted them.
       `${storedFile.command.replace(/ && node --import tsx scripts\/calibrate\.ts --moe-only$/, '')} && node --import tsx scripts/calibrate.ts --moe-only`
-    : `node --import tsx scripts/calibrate.ts${refitParams === null ? '' : ` --refit ${refitParams.join(',')}`}`;
+    : refitParams === null
+      ? 'node --import tsx scripts/calibrate.ts'
+      : // A refit starts from the stored profile: the commands that made it stay in the record, in order.
+        `${storedFile.command} && node --import tsx scripts/calibrate.ts --refit ${refitParams.join(',')}`;
 const fromFile = (): SimProfile => storedFile.profile;
-/** The parameters the profile's command refitted alone (null: a full fit's). */
-const partialRefit = /--refit (\S+)/.exec(profileCommand)?.[1] ?? null;
+/** What the profile's command did after the last full fit, in order (empty: it is a full fit's). */
+const stepsSinceFullFit = profileCommand
+  .split(' && ')
+  .filter((step) => /--refit |--moe-only/.test(step))
+  .map((step) => {
+    const refit = /--refit (\S+)/.exec(step)?.[1];
+    return refit !== undefined ? `${refit.split(',').join(', ')} refitted alone` : 'the MoE parameters refitted on it';
+  });
 /**
  * The stored profile with its allreduce at the kernel's cost: what it charged beyond that moves into the
  * layer's fixed cost, which every layer of a tensor-parallel step pays beside its two allreduces, so no
@@ -234,7 +246,9 @@ const partialRefit = /--refit (\S+)/.exec(profileCommand)?.[1] ?? null;
  */
 const pinnedFromFile = (): SimProfile => {
   const p = fromFile();
-  return { ...p, allreduce_nvlink_us: ALLREDUCE_US, layer_fixed_us: Number((p.layer_fixed_us + 2 * (p.allreduce_nvlink_us - ALLREDUCE_US)).toPrecision(4)) };
+  // A profile stored before the per-request step cost has none; a fit in log space starts it from the estimate.
+  const requestStepUs = p.request_step_us > 0 ? p.request_step_us : START.request_step_us;
+  return { ...p, request_step_us: requestStepUs, allreduce_nvlink_us: ALLREDUCE_US, layer_fixed_us: Number((p.layer_fixed_us + 2 * (p.allreduce_nvlink_us - ALLREDUCE_US)).toPrecision(4)) };
 };
 let fitted: SimProfile;
 const lomo: Record<string, SimProfile> = {};
@@ -526,7 +540,7 @@ ${lowLoadSection(lowLoadCheck(gpustackRows, catalog, fitted))}
 
 ${allreduceSection(allreduceRows, fitted, catalog.gpu('H100-SXM'))}
 
-${partialRefit !== null ? `This profile is the last full fit with ${partialRefit.split(',').join(', ')} refitted alone${profileCommand.endsWith('--moe-only') ? ', then the MoE parameters on it' : ''} (\`${profileCommand.replaceAll('node --import tsx ', '')}\`, from the stored profile); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
+${stepsSinceFullFit.length > 0 ? `This profile is the last full fit, then ${stepsSinceFullFit.join('; then ')} (\`${profileCommand.replaceAll('node --import tsx ', '')}\`, each step from the profile the one before stored); the leave-one-model-out table below is the last full fit's.\n\n` : ''}${reportOnly || moeOnly || refitParams !== null ? keptLomoSection() : `### Leave one model out
 
 Each model predicted by the profile fitted on the other model's rows (and GPUStack's TP 1 TPOTs) alone:
 

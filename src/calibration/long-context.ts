@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import { kvBytesPerToken, withOverrides, type Hardware, type ModelSpec, type ProfileParam, type SimProfile, type Workload } from '../domain/index.js';
+import { kvBytesPerToken, releaseProfile, type Hardware, type ModelSpec, type ProfileParam, type SimProfile, type Workload } from '../domain/index.js';
 import type { AicAttentionRow } from './aic-kernels.js';
 import { makeStepModel, priceDecodeMs, resolveConfig, type StepModel } from '../physics/index.js';
 import { simulate } from '../sim/index.js';
@@ -56,7 +56,7 @@ const decodeModel = (hw: Hardware, model: ModelSpec, profile: SimProfile): StepM
  */
 export function kernelCheckRows(attention: readonly AicAttentionRow[], profile: SimProfile, hw: Hardware, model: ModelSpec, recent?: Partial<Record<ProfileParam, number | undefined>>): KernelCheckRow[] {
   const m = decodeModel(hw, model, profile);
-  const mr = decodeModel(hw, model, withOverrides(profile, recent));
+  const mr = decodeModel(hw, model, releaseProfile(profile, { sim_recent: recent }, LONG_ANSWER_RUN.vllmVersion));
   return attention
     .filter((a) => a.gpu === hw.id && a.version === '0.24.0' && a.kvDtype === 'bf16' && a.qHeads === model.num_attention_heads && a.kvHeads === model.num_kv_heads && a.headDim === model.head_dim && a.batch >= 64 && a.contextTokens >= 1024 && a.contextTokens <= 4096)
     .map((a) => ({ batch: a.batch, contextTokens: a.contextTokens, kernelMs: a.ms, profileMs: contextMs(m, a.batch, a.contextTokens) / model.layers, recentMs: contextMs(mr, a.batch, a.contextTokens) / model.layers }))
@@ -107,7 +107,7 @@ export function longContextSection(catalog: Catalog, profile: SimProfile, attent
     });
     return `| ${b} | ${base.toFixed(1)} ms | ${cells.join(' | ')} |`;
   });
-  const recentProfile = withOverrides(profile, recent);
+  const recentProfile = releaseProfile(profile, { sim_recent: recent }, LONG_ANSWER_RUN.vllmVersion);
   const n = LONG_ANSWER_RUN.workload.num_prompts;
   const pricings: readonly [string, SimProfile][] = [
     ["the fitted profile (vLLM 0.10–0.12's decode)", profile],

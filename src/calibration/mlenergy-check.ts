@@ -88,7 +88,51 @@ is the MoE model (its 2-GPU rows: TP 2 with \`--enable-expert-parallel\`); the "
 ${groups.join('\n')}
 | **all dense** | | ${dense.length} | ${mapeText(dense.map(throughputError))} | ${mapeText(dense.map(itlError))} |
 
-Sensitivity to the assumed prompt lengths: ${c.sensitivity.join('; ')}.`;
+Sensitivity to the assumed prompt lengths: ${c.sensitivity.join('; ')}.
+
+How the median ITL grows with the running batch (the slope over the rows; the section "A per-request cost
+of the step" says why the simulated one was half the measured one before 2026-12-07):
+
+${itlSlopeTable(c)}`;
+}
+
+/** Rows up to this max_num_seqs enter the slope: past it the batch stops filling on most rows. */
+const SLOPE_MAX_SEQS = 256;
+
+/** Least-squares slope of y on x; null under three points or with no spread in x. */
+function slope(xs: readonly number[], ys: readonly number[]): number | null {
+  const n = xs.length;
+  if (n < 3) return null;
+  const mx = xs.reduce((a, b) => a + b, 0) / n;
+  const my = ys.reduce((a, b) => a + b, 0) / n;
+  let sxy = 0;
+  let sxx = 0;
+  for (let k = 0; k < n; k++) {
+    sxy += ((xs[k] as number) - mx) * ((ys[k] as number) - my);
+    sxx += ((xs[k] as number) - mx) ** 2;
+  }
+  return sxx === 0 ? null : sxy / sxx;
+}
+
+/**
+ * How fast the median ITL grows with the running batch, per model and GPU: the least-squares slope of
+ * median ITL on the mean running batch over the rows up to max_num_seqs 256, measured (ML.ENERGY's
+ * avg_batch_size) and simulated (the simulated window's mean running count). The step-time model's per-request
+ * terms (the KV read, `request_step_us`) are what set the simulated slope.
+ */
+export function itlSlopeTable(c: MlenergyCheck): string {
+  const keys = [...new Set(c.results.map((r) => `${r.point.model}|${r.point.row.gpu}`))];
+  const lines = keys.map((key) => {
+    const [model, gpu] = key.split('|');
+    const g = c.results.filter((r) => r.point.model === model && r.point.row.gpu === gpu && r.point.row.max_num_seqs <= SLOPE_MAX_SEQS && r.pred !== null);
+    const measured = slope(g.map((r) => r.point.row.avg_batch_size), g.map((r) => r.point.row.median_itl_ms));
+    const simulated = slope(g.map((r) => r.pred?.meanRunning ?? 0), g.map((r) => r.pred?.medianItlMs ?? 0));
+    const ratio = measured === null || simulated === null || measured <= 0 ? null : simulated / measured;
+    return `| ${model} | ${gpu} | ${g.length} | ${fixed(measured, 3)} | ${fixed(simulated, 3)} | ${fixed(ratio, 2)} |`;
+  });
+  return `| model | GPU | rows (max_num_seqs ≤ ${SLOPE_MAX_SEQS}) | measured, ms per running request | simulated | simulated ÷ measured |
+| --- | --- | --- | --- | --- | --- |
+${lines.join('\n')}`;
 }
 
 /** Every row, measured beside simulated, with the power model's columns (`powerRows` by point). */

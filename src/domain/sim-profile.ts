@@ -50,6 +50,13 @@ const PROFILE_SHAPE = {
   /** CPU time per scheduled request per step (sampling bookkeeping, output processing), µs. */
   cpu_per_request_us: nonneg,
   /**
+   * Time per scheduled request per step that nothing overlaps, µs: added to the step after the GPU and
+   * CPU times, async scheduling or not. The H100 rows of vLLM 0.10–0.12 decode about 0.03 ms a step slower
+   * per running request than their kernels account for, on every model alike (docs/calibration.md, "A
+   * per-request cost of the step"); from 0.14 on, none is charged unless a GPU's `sim_recent` sets it.
+   */
+  request_step_us: nonneg,
+  /**
    * Mixture-of-experts layers: the share of the dense GEMMs' compute efficiency (`moe_efficiency`) and
    * weight-streaming efficiency (`moe_weight_efficiency`) the grouped expert GEMMs reach. Separate
    * because they fail differently: many small matrices and MXFP4 dequantisation in the inner loop cost
@@ -64,8 +71,8 @@ const PROFILE_SHAPE = {
   frontend_us_per_token: nonneg,
 };
 
-/** `kv_fp8_efficiency` is defaulted so that profiles stored before it existed still read. */
-export const SimProfile = z.strictObject({ ...PROFILE_SHAPE, kv_fp8_efficiency: PROFILE_SHAPE.kv_fp8_efficiency.default(0.5) });
+/** `kv_fp8_efficiency` and `request_step_us` are defaulted so that profiles stored before them still read (as they were fitted: 0 for the latter). */
+export const SimProfile = z.strictObject({ ...PROFILE_SHAPE, kv_fp8_efficiency: PROFILE_SHAPE.kv_fp8_efficiency.default(0.5), request_step_us: PROFILE_SHAPE.request_step_us.default(0) });
 /** A GPU's `sim:` overrides (data/hardware.yaml): any of the parameters, none defaulted. */
 export const SimProfileOverrides = z.strictObject(PROFILE_SHAPE).partial();
 export type SimProfile = z.infer<typeof SimProfile>;
@@ -101,6 +108,7 @@ export const PROFILE_BOUNDS: Readonly<Record<ProfileParam, readonly [number, num
   eager_per_layer_us: [5, 1000],
   cpu_step_ms: [0.05, 10],
   cpu_per_request_us: [0.5, 100],
+  request_step_us: [1, 100],
   moe_efficiency: [0.1, 1],
   moe_weight_efficiency: [0.3, 1],
   moe_dispatch_us: [2, 500],

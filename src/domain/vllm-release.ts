@@ -52,5 +52,7 @@ type Overrides = Partial<Record<ProfileParam, number | undefined>>;
  */
 export function releaseProfile(profile: SimProfile, hw: { readonly sim?: Overrides | undefined; readonly sim_recent?: Overrides | undefined }, vllmVersion: string | undefined): SimProfile {
   const own = withOverrides(profile, hw.sim);
-  return atKernelRate(vllmVersion) ? withOverrides(own, hw.sim_recent) : own;
+  if (!atKernelRate(vllmVersion)) return own;
+  // The per-request step cost is the older releases' (the rows of 0.14 and later decode at their kernels' rate without it).
+  return withOverrides({ ...own, request_step_us: 0 }, hw.sim_recent);
 }

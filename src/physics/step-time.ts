@@ -103,7 +103,7 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   };
   const withCpu = (g: number, b: StepBatch): number => {
     const cpu = (p.cpu_step_ms + (p.cpu_per_request_us * b.requests) / 1000) * cpuFactor;
-    return r.async_scheduling ? Math.max(g, cpu) : g + cpu;
+    return (r.async_scheduling ? Math.max(g, cpu) : g + cpu) + (p.request_step_us * b.requests) / 1000;
   };
   const stepMs = (b: StepBatch): number => withCpu(gpuMs(b), b);
   const work = makeStepWork(r, hw, model, shapes);

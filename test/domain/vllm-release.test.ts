@@ -30,8 +30,9 @@ test('from vLLM 0.14, and for a run that names no release, the GPU’s sim_recen
   assert.equal(releaseProfile(base, hw, '0.11.1').kv_fp8_efficiency, 0.5);
   assert.equal(releaseProfile(base, hw, '0.15.1').eta_kv, 0.9);
   assert.equal(releaseProfile(base, hw, undefined).kv_fp8_efficiency, 0.8);
-  // A GPU without sim_recent (no kernel data: the MI300X) is priced alike for every release.
-  assert.deepEqual(releaseProfile(base, { sim: { eta_kv: 0.45 } }, '0.15.1'), releaseProfile(base, { sim: { eta_kv: 0.45 } }, '0.10.2'));
+  // A GPU without sim_recent (no kernel data: the MI300X) reads its KV cache alike for every release; only
+  // the older releases' per-request step cost (below) tells them apart.
+  assert.deepEqual(releaseProfile(base, { sim: { eta_kv: 0.45 } }, '0.15.1'), { ...releaseProfile(base, { sim: { eta_kv: 0.45 } }, '0.10.2'), request_step_us: 0 });
 });
 
 test('the catalog prices each GPU for the release asked: the H100 reads its KV cache faster on a current vLLM than the fit set’s did', () => {
@@ -41,4 +42,17 @@ test('the catalog prices each GPU for the release asked: the H100 reads its KV c
   assert.deepEqual(catalog.profileFor(h100), catalog.profileFor(h100, '0.15.1'));
   assert.equal(catalog.profileFor(catalog.gpu('MI300X')).eta_kv, catalog.profileFor(catalog.gpu('MI300X'), '0.10.2').eta_kv);
   assert.throws(() => Hardware.parse({ ...h100, sim_recent: { eta_kv: 1.5 } }), /eta_kv/);
+});
+
+test('the per-request step cost is the older releases’: from vLLM 0.14 none is charged unless a GPU’s sim_recent sets one', () => {
+  const base: SimProfile = { ...catalog.profile, request_step_us: 16 };
+  const hw = { sim: { eta_kv: 0.6 }, sim_recent: { eta_kv: 0.9 } };
+  assert.equal(releaseProfile(base, hw, '0.11.1').request_step_us, 16);
+  assert.equal(releaseProfile(base, hw, '0.15.1').request_step_us, 0);
+  assert.equal(releaseProfile(base, hw, undefined).request_step_us, 0);
+  assert.equal(releaseProfile(base, { sim_recent: { request_step_us: 5 } }, '0.15.1').request_step_us, 5);
+  // The shipped profile charges one, for the fit set's releases only.
+  const h100 = catalog.gpu('H100-SXM');
+  assert.ok(catalog.profileFor(h100, '0.12.0').request_step_us > 0);
+  assert.equal(catalog.profileFor(h100).request_step_us, 0);
 });

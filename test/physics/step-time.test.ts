@@ -80,3 +80,15 @@ test('an fp8 KV cache costs a decode what a bf16 one does per context token on t
   assert.ok(ratio > 0.55 && ratio < 0.7, `fp8 ÷ bf16 per context token on a current vLLM: ${ratio.toFixed(3)}`);
   assert.ok(perContext(nowBf16) < perContext(bf16), 'a current vLLM reads bf16 faster too');
 });
+
+test('request_step_us adds to every step per scheduled request, whether or not async scheduling hides the CPU time', () => {
+  const dense = catalog.model('llama-3.1-8b');
+  for (const async_scheduling of [true, false]) {
+    const without = stepModel(dense, { async_scheduling }, { ...profile, request_step_us: 0 });
+    const with20 = stepModel(dense, { async_scheduling }, { ...profile, request_step_us: 20 });
+    for (const batch of [1, 64, 256]) {
+      const added = priceDecodeMs(with20, batch, 1000) - priceDecodeMs(without, batch, 1000);
+      assert.ok(Math.abs(added - (20 * batch) / 1000) < 1e-9, `async ${async_scheduling}, batch ${batch}: +${added} ms`);
+    }
+  }
+});
