@@ -78,9 +78,11 @@ export function historyRunsOf(info: Pick<ModelInfo, 'metadata'>, q: Pick<Questio
 /** A pick whose chance of a run-time CUDA OOM in 1,000 requests is at least this is not trusted as it stands. */
 export const RUNTIME_OOM_DOUBT_PER_RUN = 0.01;
 
-/** 0.999 → "100%", 0.044 → "4.4%", 0.0123 → "1.2%". */
+/** 0.9996 → "≥99.9%", 0.97 → "97%", 0.044 → "4.4%", 1e-9 → "<0.1%": never "100%", which reads as certain. */
 function percentText(p: number): string {
   const pct = p * 100;
+  if (pct >= 99.9) return '≥99.9%';
+  if (pct < 0.1) return '<0.1%';
   return `${pct >= 10 ? pct.toFixed(0) : pct.toPrecision(2)}%`;
 }
 
@@ -130,11 +132,15 @@ export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | '
   const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, ...simulatedOf(c).simulated });
   const best = rec.best === null ? null : add(rec.best);
   const bestRun = rec.best === null ? null : (simulatedOf(rec.best).run ?? simulator.run(rec.best.config));
-  const doubts = best === null || bestRun === null ? [] : pickDoubts(best.config, bestRun, simulator);
-  const trust = doubts.length === 0 || best === null
-    ? rec.trust
-    : { level: 'thin' as const, reasons: [...rec.trust.reasons, ...doubts], run_next: rec.trust.run_next.length > 0 ? rec.trust.run_next : [best.config] };
+  const trust = best === null || bestRun === null ? rec.trust : withPickDoubts(rec.trust, best.config, pickDoubts(best.config, bestRun, simulator));
   return { ...rec, best, precision_keeping: rec.precision_keeping === null ? null : add(rec.precision_keeping), pareto: rec.pareto.map(add), trust };
+}
+
+/** The answer's trust with the simulator's doubts about the pick: thin, saying why, and the pick measured first. */
+export function withPickDoubts(trust: Recommendation['trust'], pick: ServerConfig, doubts: readonly string[]): Recommendation['trust'] {
+  if (doubts.length === 0) return trust;
+  const key = JSON.stringify(pick);
+  return { level: 'thin', reasons: [...trust.reasons, ...doubts], run_next: [pick, ...trust.run_next.filter((c) => JSON.stringify(c) !== key)] };
 }
 
 /** The deployment a question asks about, as the prior simulator takes it (on `gpus` GPUs, default the question's), its vLLM release included. */

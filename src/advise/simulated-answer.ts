@@ -4,7 +4,7 @@ import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../surrogate/prior.js';
 import { targetsOf, type TargetName } from '../surrogate/targets.js';
 import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints, studyObjectiveOf } from '../optimize/objectives.js';
-import type { PriorSimulator } from '../calibration/prior-simulator.js';
+import { cachedSimulator, type PriorSimulator } from '../calibration/prior-simulator.js';
 import { vllmConfigYaml, type Interval, type ParetoMember, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
 import { simulatorEvaluate } from '../optimize/evaluate.js';
 import { DEFAULT_NOISE_REL } from '../optimize/repeats.js';
@@ -14,7 +14,7 @@ import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
-import { defaultSimulatorFor, type Answer, type Question } from './answer.js';
+import { defaultSimulatorFor, pickDoubts, withPickDoubts, type Answer, type Question } from './answer.js';
 import { nearestAnswer, saturatedShare } from './nearest.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
@@ -160,15 +160,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   };
   // Knobs whose change moves the simulated figure less than run-to-run noise go back to vLLM's defaults.
   // A revert may cost the pick a little of its P(meets the SLOs) under the simulator's error, not more.
-  const cache = new Map<string, ReturnType<PriorSimulator['simulate']>>();
-  const simulator: PriorSimulator = {
-    ...opts.simulator,
-    simulate: (c) => {
-      const key = JSON.stringify(c);
-      if (!cache.has(key)) cache.set(key, opts.simulator.simulate(c));
-      return cache.get(key) ?? null;
-    },
-  };
+  const simulator = cachedSimulator(opts.simulator, new Map());
   const evaluate = simulatorEvaluate(simulator, q.slo, q.gpus, Math.max(SIMULATED_MIN_P_MEETS_SLO, (bestRecP ?? 0) - KEEP_MARGIN_P));
   const evaluatePath = simulatorEvaluate(simulator, q.slo, q.gpus, SIMULATED_MIN_P_MEETS_SLO);
   const describeConfig = (config: ServerConfig): RecommendedConfig => {
@@ -179,7 +171,11 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const explained = explainRecommendation(rec0, { space, context, evaluate, evaluatePath, describe: describeConfig, rule: search.rule, toleranceRel: DEFAULT_NOISE_REL });
   // The first run to measure is the pick: as the answer states it, the simplified flags.
   const measured = next.map((c) => (best !== null && c === best.config && explained.best !== null ? explained.best.config : c));
-  const rec = { ...explained, trust: { ...explained.trust, run_next: measured } };
+  // A pick whose run survived this seed may still risk a run-time OOM: the answer says so (answer.ts).
+  const trust0 = { ...explained.trust, run_next: measured };
+  const pickRun = explained.best === null ? null : simulator.run(explained.best.config);
+  const trust = explained.best === null || pickRun === null ? trust0 : withPickDoubts(trust0, explained.best.config, pickDoubts(explained.best.config, pickRun, simulator));
+  const rec = { ...explained, trust };
   const near =
     rec.best !== null
       ? null

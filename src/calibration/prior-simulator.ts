@@ -65,3 +65,27 @@ export function priorSimulator(store: Store | null, catalog: Catalog, d: PriorDe
     },
   };
 }
+
+/**
+ * `sim` with its runs kept in `cache` under `prefix` + the configuration, so `run` and `simulate` share
+ * them; past `maxKept` entries the oldest goes (a Map iterates in insertion order).
+ */
+export function cachedSimulator(sim: PriorSimulator, cache: Map<string, PriorRun>, prefix = '', maxKept = Number.POSITIVE_INFINITY): PriorSimulator {
+  const run = (config: ServerConfig): PriorRun => {
+    const key = `${prefix}${JSON.stringify(config)}`;
+    const hit = cache.get(key);
+    if (hit !== undefined) return hit;
+    const out = sim.run(config);
+    cache.set(key, out);
+    if (cache.size > maxKept) cache.delete(cache.keys().next().value ?? '');
+    return out;
+  };
+  return {
+    ...sim,
+    run,
+    simulate: (config) => {
+      const out = run(config);
+      return out.ok ? out.result : null;
+    },
+  };
+}

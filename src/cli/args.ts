@@ -50,8 +50,9 @@ export function numberFlag(
  */
 export function promptSaltFlag(raw: string | undefined): string {
   if (raw === undefined) return newPromptSalt();
-  if (!/^[A-Za-z0-9._-]{1,64}$/.test(raw)) {
-    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--prompt-salt must be 1–64 letters, digits, ".", "_" or "-", got "${raw}"`, { details: { field: 'prompt-salt' } });
+  // 56, so that a sweep's point suffix (`.12`) keeps it a short label.
+  if (!/^[A-Za-z0-9._-]{1,56}$/.test(raw)) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--prompt-salt must be 1–56 letters, digits, ".", "_" or "-", got "${raw}"`, { details: { field: 'prompt-salt' } });
   }
   return raw;
 }

@@ -2,8 +2,7 @@ import { answerQuestion, priceAnswer, questionDeployment, type Answer, type Answ
 import { defaultCatalog } from '../catalog/index.js';
 import { deserializeSurrogate } from '../surrogate/surrogate.js';
 import { simulatedAnswer } from '../advise/simulated-answer.js';
-import { priorSimulator, type PriorSimulator } from '../calibration/prior-simulator.js';
-import type { BenchmarkResult } from '../domain/index.js';
+import { cachedSimulator, priorSimulator, type PriorRun, type PriorSimulator } from '../calibration/prior-simulator.js';
 import { loadSpace, type SearchSpace } from '../space/index.js';
 import type { ModelRecord, Store } from '../store/store.js';
 
@@ -33,7 +32,7 @@ export function answeringModel(record: ModelRecord): AnsweringModel {
 
 /** Bound on the simulated runs kept (a few KB each). */
 const SIMULATIONS_KEPT = 2048;
-const simulations = new Map<string, BenchmarkResult | null>();
+const simulations = new Map<string, PriorRun>();
 
 /**
  * The simulator's runs of the configurations an answer diagnoses, kept across questions and models.
@@ -42,17 +41,7 @@ const simulations = new Map<string, BenchmarkResult | null>();
  * propose the same Pareto members, so each new model's answers reuse the runs of the last one.
  */
 function memoized(sim: PriorSimulator, deploymentKey: string): PriorSimulator {
-  return {
-    ...sim,
-    simulate: (config) => {
-      const key = `${deploymentKey}|${JSON.stringify(config)}`;
-      if (simulations.has(key)) return simulations.get(key) ?? null;
-      const out = sim.simulate(config);
-      simulations.set(key, out);
-      if (simulations.size > SIMULATIONS_KEPT) simulations.delete(simulations.keys().next().value ?? '');
-      return out;
-    },
-  };
+  return cachedSimulator(sim, simulations, `${deploymentKey}|`, SIMULATIONS_KEPT);
 }
 
 export function answer(model: AnsweringModel, spacePath: string, question: Question): Answer {

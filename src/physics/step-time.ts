@@ -103,6 +103,8 @@ export function makeStepModel(r: ResolvedServerConfig, hw: Hardware, model: Mode
   };
   const withCpu = (g: number, b: StepBatch): number => {
     const cpu = (p.cpu_step_ms + (p.cpu_per_request_us * b.requests) / 1000) * cpuFactor;
+    // request_step_us: host time nothing overlaps (not scaled by the prefix cache's CPU factor); the
+    // GPU idles through it, so it counts in the step's wall time and not in its busy time (power).
     return (r.async_scheduling ? Math.max(g, cpu) : g + cpu) + (p.request_step_us * b.requests) / 1000;
   };
   const stepMs = (b: StepBatch): number => withCpu(gpuMs(b), b);

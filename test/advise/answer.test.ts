@@ -190,10 +190,15 @@ test('a pick the simulator expects to crash or not to start is not trusted as it
   // 0.98 leaves ~0.6 GiB: a run-time OOM is near certain in 1,000 requests, whether or not this seed's run died.
   const tight = answer({ gpu_memory_utilization: 0.98 });
   assert.equal(tight.trust.level, 'thin');
-  assert.ok(tight.trust.reasons.some((r) => /gpu_memory_utilization=0\.98 leaves 0\.\d\d GiB outside vLLM's pool: a (9\d|100)(\.\d+)?% chance of a run-time CUDA OOM/.test(r)), tight.trust.reasons.join('\n'));
+  assert.ok(tight.trust.reasons.some((r) => /gpu_memory_utilization=0\.98 leaves 0\.\d\d GiB outside vLLM's pool: a (≥99\.9|9\d)% chance of a run-time CUDA OOM/.test(r)), tight.trust.reasons.join('\n'));
   assert.deepEqual(tight.trust.run_next, [{ gpu_memory_utilization: 0.98 }], 'the pick itself is what to measure next');
   assert.equal(tight.best?.diagnosis, null, 'its simulated run died, so it has no diagnosis');
   assert.ok(tight.trust.reasons.some((r) => /died after \d+ requests of a run-time CUDA out-of-memory error/.test(r)));
+  // Already thin (few runs): the doubted pick goes first among the runs to measure, listed once.
+  const thin = { level: 'thin' as const, reasons: ['only 3 measured runs'], run_next: [{ max_num_seqs: 64 }, { gpu_memory_utilization: 0.98 }] };
+  const doubted = withSimulatedDiagnoses({ best: pick({ gpu_memory_utilization: 0.98 }), precision_keeping: null, pareto: [], trust: thin }, sim);
+  assert.deepEqual(doubted.trust.run_next, [{ gpu_memory_utilization: 0.98 }, { max_num_seqs: 64 }]);
+  assert.equal(doubted.trust.reasons[0], 'only 3 measured runs');
   // One that cannot start says so, with the simulated server's own message.
   const huge = answer({ max_model_len: 1_000_000 });
   assert.equal(huge.trust.level, 'thin');

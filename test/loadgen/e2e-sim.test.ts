@@ -146,5 +146,5 @@ test('each run sends words of its own: a warm-up or an earlier run of the same s
   const bad = capture();
   assert.equal(await main([...args.slice(0, 3), '--prompt-salt', 'a b'], bad.io), 2);
   assert.match(bad.err(), /LMB_ERR_INVALID_ARGUMENT/);
-  assert.match(bad.err(), /--prompt-salt must be 1–64 letters/);
+  assert.match(bad.err(), /--prompt-salt must be 1–56 letters/);
 });

@@ -18,7 +18,9 @@ covering this GPU and model: saved by a study (\`lm-bench tune\`) or by \`lm-ben
 With none (an empty database, or no runs of this GPU and model), the simulator answers in seconds:
 labelled as simulated, with intervals from its measured error, and the 2-3 runs that would most
 change the answer.
-Says when the history is too thin to trust and which runs to do next, as commands to paste.
+Says when the history is too thin to trust, or when the simulator expects the pick not to start, to
+crash, or to risk a run-time CUDA OOM (1% or more in 1,000 requests), and which runs to do next (the
+pick first, then), as commands to paste.
 --objective says what the pick is for, always under the SLOs: goodput (the default: the rule above);
 tokens_per_joule, the lowest upper bound (mean + 2σ) of predicted joules per output token of all the
 deployment's GPUs (the simulator's power model, corrected by the power measured runs carried);

@@ -42,7 +42,9 @@ Over the file, or without one:
   --warmup N  --seed S  --slo ttft_p99_ms=…,itl_p99_ms=…  --timeout-s S  --workers N  --label L
   --prompt-salt S        the words of the synthetic prompts (not their lengths, arrivals or sharing); default:
                          fresh each run, so a server's prefix cache holds nothing from an earlier run of the
-                         same seed (the result's lmb.prompt_salt; pass it to send the same words again)
+                         same seed. Recorded as the result's lmb.prompt_salt: pass it back with the same seed
+                         to send the same words again (a sweep's point i records S.i: pass S for the sweep).
+                         Prompts read from a file are sent as written
   --set knob=value       the server's knobs, when known (repeatable: --set max_num_seqs=256): recorded as
                          the result's server_config and read by the diagnosis
 Power (the result's \`energy\`: average W, J, J per output token over the load window):
