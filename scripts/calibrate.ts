@@ -15,7 +15,8 @@
  *                                                     # measured power), write its block of the profile and the doc
  *   node --import tsx scripts/calibrate.ts --refit eta_kv
  *                                                     # refit only the named dense parameters, from the stored profile
- *                                                     # (a full fit is hours on a small machine); the rest as --report
+ *                                                     # (a full fit is hours on a small machine); the rest, the
+ *                                                     # power model included, as --report
  *   node --import tsx scripts/calibrate.ts --holdout layer_fixed_us,step_fixed_ms
  *                                                     # keep the profile; refit the named dense parameters from their
  *                                                     # starting estimates without each source of the dense fit in
@@ -380,8 +381,12 @@ const IDLE_SOURCE =
   'an air-cooled B200 idles at 137 W of its 1,000 W (ROCm/legacy-rocm-build issue #5219, nvidia-smi beside an MI355X); ' +
   'a GPU with a loaded process can stay in its P0 clocks and draw more (NVIDIA/open-gpu-kernel-modules issue #874), which busy_weight covers while steps run';
 const powerObs = mlePoints.map((m, i) => (m.row.avg_power_w === null ? null : powerObservation(m.model, m.row.gpu, m.row.avg_power_w, m.row.output_throughput_tok_s, mleSummaries[i] ?? null)));
-/** The power model is refitted by a fit or `--power`; `--report` and `--gpus` keep the stored one (if any). */
-const keepsPower = process.argv.includes('--report') || gpusOnly || holdoutParams !== null;
+/**
+ * The power model is refitted by a full fit or `--power`; `--report`, `--gpus`, `--holdout`, `--refit` and
+ * `--moe-only` keep the stored one (if any). A partial refit that refitted it once moved its memory weight
+ * below what HBM costs (docs/calibration.md, "A per-request cost of the step"): refit it on purpose.
+ */
+const keepsPower = process.argv.includes('--report') || gpusOnly || holdoutParams !== null || refitParams !== null || moeOnly;
 const refitPower = !keepsPower || storedFile.power === undefined;
 const power: PowerProfile = refitPower ? fitPower(powerObs.filter((o): o is PowerObservation => o !== null), IDLE_TDP_FRAC) : (storedFile.power?.params as PowerProfile);
 const roundedPower = Object.fromEntries(Object.entries(power).map(([k, v]) => [k, Number(v.toPrecision(4))])) as PowerProfile;
