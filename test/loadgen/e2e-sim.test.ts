@@ -139,7 +139,7 @@ test('each run sends words of its own: a warm-up or an earlier run of the same s
     assert.ok((salted.server_metrics?.prefix_cache_hit_rate ?? 1) < 0.05);
     const hit = repeat.server_metrics?.prefix_cache_hit_rate ?? null;
     assert.ok(hit !== null && hit > 0.8, `a repeated salt is served from the cache: hit rate ${String(hit)}`);
-    assert.ok(repeat.mean_ttft_ms < salted.mean_ttft_ms, `cached prefills are faster: ${repeat.mean_ttft_ms} vs ${salted.mean_ttft_ms} ms`);
+    // No TTFT comparison: at this speed-up a 256-token prefill is a fraction of the loopback round trip.
   } finally {
     await fresh.close();
   }
