@@ -221,6 +221,8 @@ const START: SimProfile = {
   frontend_us_per_token: 0.5,
 };
 const storedFile = SimProfileFile.parse(parseYaml(readFileSync(PROFILE_FILE, 'utf8')));
+/** `chain && step`, or `chain` when it already ends with that step. */
+const withStep = (chain: string, step: string): string => (chain === step || chain.endsWith(` && ${step}`) ? chain : `${chain} && ${step}`);
 /** The command that wrote the profile this page reports: this run's, or the stored one's under --report. */
 const profileCommand = reportOnly
   ? storedFile.command
@@ -229,8 +231,9 @@ const profileCommand = reportOnly
       `${storedFile.command.replace(/ && node --import tsx scripts\/calibrate\.ts --moe-only$/, '')} && node --import tsx scripts/calibrate.ts --moe-only`
     : refitParams === null
       ? 'node --import tsx scripts/calibrate.ts'
-      : // A refit starts from the stored profile: the commands that made it stay in the record, in order.
-        `${storedFile.command} && node --import tsx scripts/calibrate.ts --refit ${refitParams.join(',')}`;
+      : // A refit starts from the stored profile: the commands that made it stay in the record, in order
+        // (the same refit again, from its own result, is one step).
+        withStep(storedFile.command, `node --import tsx scripts/calibrate.ts --refit ${refitParams.join(',')}`);
 const fromFile = (): SimProfile => storedFile.profile;
 /** What the profile's command did after the last full fit, in order (empty: it is a full fit's). */
 const stepsSinceFullFit = profileCommand

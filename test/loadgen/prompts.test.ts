@@ -90,3 +90,16 @@ test('a ring of prompts repeats lengths and sharing each pass, never words', () 
   // Within a pass the shared prefix is still shared.
   assert.ok(commonPrefixWords(at(specs.length).prompt, at(specs.length + 1).prompt) >= 24);
 });
+
+test('a salted conversation still extends each turn from the last, in words of its own', () => {
+  const w = workload({ sessions: { turns: 3, concurrent: 4 }, num_prompts: 24 });
+  const plain = syntheticRequests(w, 5);
+  const salted = syntheticRequests(w, 5, 'chat-2');
+  assert.deepEqual(shape(salted), shape(plain));
+  for (const i of [4, 8, 16, 20]) {
+    const prev = salted[i - 4]?.prompt ?? '';
+    const cur = salted[i]?.prompt ?? '';
+    assert.ok(cur.startsWith(prev) && cur.length > prev.length, `turn ${i} extends turn ${i - 4}`);
+    assert.ok(commonPrefixWords(cur, plain[i]?.prompt ?? '') < 8, `turn ${i}: not the unsalted conversation's words`);
+  }
+});

@@ -22,6 +22,15 @@ function commonWords(x: readonly string[], y: readonly string[]): number {
   return k;
 }
 
+/** Words requests i and j of the trace must share: as far as their block ids agree (512 words a block), up to the shorter prompt; and those blocks. */
+function sharedByBlocks(i: number, j: number): { words: number; blocks: number } {
+  const a = mooncake.requests[i]?.hashIds ?? [];
+  const b = mooncake.requests[j]?.hashIds ?? [];
+  let k = 0;
+  while (k < a.length && k < b.length && a[k] === b[k]) k++;
+  return { words: Math.min(k * 512, mooncake.requests[i]?.inputTokens ?? 0, mooncake.requests[j]?.inputTokens ?? 0), blocks: k };
+}
+
 test('trace prompts: one word a token, max_tokens the output; shared block ids give word-for-word shared prefixes', () => {
   const n = 300;
   const reqs = syntheticRequests(replay(n), 4);
@@ -35,12 +44,7 @@ test('trace prompts: one word a token, max_tokens the output; shared block ids g
   let checked = 0;
   for (let i = 0; i < 45; i++) {
     for (let j = i + 1; j < n; j++) {
-      const a = mooncake.requests[i]?.hashIds ?? [];
-      const b = mooncake.requests[j]?.hashIds ?? [];
-      let k = 0;
-      while (k < a.length && k < b.length && a[k] === b[k]) k++;
-      const shortest = Math.min(mooncake.requests[i]?.inputTokens ?? 0, mooncake.requests[j]?.inputTokens ?? 0);
-      const expected = Math.min(k * 512, shortest);
+      const { words: expected, blocks: k } = sharedByBlocks(i, j);
       const got = commonWords(words[i] ?? [], words[j] ?? []);
       // Past the shared blocks the words come from other streams: equal by chance for a word or two at most.
       assert.ok(got >= expected && got <= expected + 3, `${i}/${j}: ${got} words shared, ${k} blocks`);
@@ -48,6 +52,24 @@ test('trace prompts: one word a token, max_tokens the output; shared block ids g
     }
   }
   assert.ok(checked > 0, 'the slice has conversations that share more than the system block');
+});
+
+test('a salted trace replay keeps its lengths and block sharing in words no unsalted replay sends', () => {
+  const n = 120;
+  const plain = syntheticRequests(replay(n), 4);
+  const salted = syntheticRequests(replay(n), 4, 'replay-2');
+  const words = salted.map((r) => r.prompt.split(' '));
+  salted.forEach((r, i) => {
+    assert.equal(countTokens(r.prompt), mooncake.requests[i]?.inputTokens, `request ${i}`);
+    assert.ok(commonWords(words[i] ?? [], plain[i]?.prompt.split(' ') ?? []) <= 3, `request ${i}: new words from the first`);
+  });
+  for (let i = 0; i < 20; i++) {
+    for (let j = i + 1; j < n; j++) {
+      const { words: expected, blocks: k } = sharedByBlocks(i, j);
+      const got = commonWords(words[i] ?? [], words[j] ?? []);
+      assert.ok(got >= expected && got <= expected + 3, `${i}/${j}: ${got} words shared, ${k} blocks`);
+    }
+  }
 });
 
 test('a trace dataset brings its own arrivals: traffic modes and max_tokens are refused; num_prompts defaults to the whole trace', () => {
