@@ -92,7 +92,7 @@ function percentText(p: number): string {
  * (docs/calibration-runtime-oom.md). The surrogate that picked it learned from runs that started and
  * finished, so it cannot see this; a pick the simulator expects to crash is one to measure first.
  */
-export function pickDoubts(config: ServerConfig, run: PriorRun, simulator: PriorSimulator): string[] {
+function pickDoubts(config: ServerConfig, run: PriorRun, simulator: PriorSimulator): string[] {
   const doubts: string[] = [];
   if (!run.ok) {
     const f = run.failure;
@@ -131,13 +131,16 @@ export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | '
   };
   const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, ...simulatedOf(c).simulated });
   const best = rec.best === null ? null : add(rec.best);
-  const bestRun = rec.best === null ? null : (simulatedOf(rec.best).run ?? simulator.run(rec.best.config));
-  const trust = best === null || bestRun === null ? rec.trust : withPickDoubts(rec.trust, best.config, pickDoubts(best.config, bestRun, simulator));
+  const trust = rec.best === null ? rec.trust : withPickDoubts(rec.trust, rec.best.config, simulatedOf(rec.best).run ?? simulator.run(rec.best.config), simulator);
   return { ...rec, best, precision_keeping: rec.precision_keeping === null ? null : add(rec.precision_keeping), pareto: rec.pareto.map(add), trust };
 }
 
-/** The answer's trust with the simulator's doubts about the pick: thin, saying why, and the pick measured first. */
-export function withPickDoubts(trust: Recommendation['trust'], pick: ServerConfig, doubts: readonly string[]): Recommendation['trust'] {
+/**
+ * The answer's trust with the simulator's doubts about the pick (`pickDoubts`, given the pick's `run`):
+ * thin, saying why, and the pick measured first; unchanged when there are none.
+ */
+export function withPickDoubts(trust: Recommendation['trust'], pick: ServerConfig, run: PriorRun, simulator: PriorSimulator): Recommendation['trust'] {
+  const doubts = pickDoubts(pick, run, simulator);
   if (doubts.length === 0) return trust;
   const key = JSON.stringify(pick);
   return { level: 'thin', reasons: [...trust.reasons, ...doubts], run_next: [pick, ...trust.run_next.filter((c) => JSON.stringify(c) !== key)] };

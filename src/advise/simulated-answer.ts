@@ -14,7 +14,7 @@ import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
-import { defaultSimulatorFor, pickDoubts, withPickDoubts, type Answer, type Question } from './answer.js';
+import { defaultSimulatorFor, withPickDoubts, type Answer, type Question } from './answer.js';
 import { nearestAnswer, saturatedShare } from './nearest.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
@@ -173,8 +173,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const measured = next.map((c) => (best !== null && c === best.config && explained.best !== null ? explained.best.config : c));
   // A pick whose run survived this seed may still risk a run-time OOM: the answer says so (answer.ts).
   const trust0 = { ...explained.trust, run_next: measured };
-  const pickRun = explained.best === null ? null : simulator.run(explained.best.config);
-  const trust = explained.best === null || pickRun === null ? trust0 : withPickDoubts(trust0, explained.best.config, pickDoubts(explained.best.config, pickRun, simulator));
+  const trust = explained.best === null ? trust0 : withPickDoubts(trust0, explained.best.config, simulator.run(explained.best.config), simulator);
   const rec = { ...explained, trust };
   const near =
     rec.best !== null

@@ -1,5 +1,6 @@
 import type { Catalog } from '../catalog/index.js';
 import type { PowerProfile, SimProfile } from '../domain/index.js';
+import { leastSquares } from '../metrics/stats.js';
 import type { SimSummary } from '../sim/index.js';
 import { PROMPT_MEAN_TOKENS, PROMPT_STD_TOKENS, mlenergyPoints, mlenergyPrediction, type MlenergyPoint, type MlenergyRow } from './mlenergy.js';
 import { powerColumns, type PowerReportRow } from './mlenergy-power-report.js';
@@ -101,17 +102,8 @@ const SLOPE_MAX_SEQS = 256;
 
 /** Least-squares slope of y on x; null under three points or with no spread in x. */
 function slope(xs: readonly number[], ys: readonly number[]): number | null {
-  const n = xs.length;
-  if (n < 3) return null;
-  const mx = xs.reduce((a, b) => a + b, 0) / n;
-  const my = ys.reduce((a, b) => a + b, 0) / n;
-  let sxy = 0;
-  let sxx = 0;
-  for (let k = 0; k < n; k++) {
-    sxy += ((xs[k] as number) - mx) * ((ys[k] as number) - my);
-    sxx += ((xs[k] as number) - mx) ** 2;
-  }
-  return sxx === 0 ? null : sxy / sxx;
+  if (xs.length < 3 || new Set(xs).size < 2) return null;
+  return leastSquares(Float64Array.from(xs), Float64Array.from(ys)).slope;
 }
 
 /**

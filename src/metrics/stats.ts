@@ -60,3 +60,25 @@ export function summarize(xs: readonly number[], scale = 1): Summary {
     p99: percentileSorted(sorted, 99),
   };
 }
+
+/** Slope, mean and residual standard deviation of y on x by ordinary least squares. */
+export function leastSquares(x: Float64Array, y: Float64Array): { slope: number; mean: number; residualSd: number } {
+  const n = x.length;
+  let mx = 0;
+  let my = 0;
+  for (let i = 0; i < n; i++) {
+    mx += (x[i] as number) / n;
+    my += (y[i] as number) / n;
+  }
+  let sxx = 0;
+  let sxy = 0;
+  for (let i = 0; i < n; i++) {
+    const dx = (x[i] as number) - mx;
+    sxx += dx * dx;
+    sxy += dx * ((y[i] as number) - my);
+  }
+  const slope = sxx > 0 ? sxy / sxx : 0;
+  let rss = 0;
+  for (let i = 0; i < n; i++) rss += ((y[i] as number) - my - slope * ((x[i] as number) - mx)) ** 2;
+  return { slope, mean: my, residualSd: Math.sqrt(rss / Math.max(1, n - 2)) };
+}
