@@ -70,12 +70,16 @@ const reportOnly = process.argv.includes('--report') || powerOnly || gpusOnly ||
 /** Whether this run writes the GPUs' overrides to data/hardware.yaml. */
 const writeGpus = !reportOnly || gpusOnly;
 const moeOnly = process.argv.includes('--moe-only');
-const refitAt = process.argv.indexOf('--refit');
+/** The value of `--refit` or `--holdout`, as given (`a,b`), '' when the flag ends the line; null without the flag. */
+const flagValue = (flag: 'refit' | 'holdout'): string | null => {
+  const at = process.argv.indexOf(`--${flag}`);
+  return at < 0 ? null : (process.argv[at + 1] ?? '');
+};
+const paramsOf = (flag: 'refit' | 'holdout'): ProfileParam[] | null => flagValue(flag)?.split(',').filter((k) => k.length > 0) as ProfileParam[] | null;
 /** `--refit a,b`: only these dense parameters move, from the stored profile; MoE and leave-one-out results are kept. */
-const refitParams = refitAt < 0 ? null : ((process.argv[refitAt + 1] ?? '').split(',').filter((k) => k.length > 0) as ProfileParam[]);
-const holdoutAt = process.argv.indexOf('--holdout');
+const refitParams = paramsOf('refit');
 /** `--holdout a,b`: refit only these, without each source (a silicon model, or the TP 1 rows), and predict it. */
-const holdoutParams = holdoutAt < 0 ? null : ((process.argv[holdoutAt + 1] ?? '').split(',').filter((k) => k.length > 0) as ProfileParam[]);
+const holdoutParams = paramsOf('holdout');
 const catalog = defaultCatalog();
 const log = (s: string): void => void process.stderr.write(`${s}\n`);
 
@@ -96,6 +100,13 @@ const FIT_PARAMS: readonly ProfileParam[] = [
   'request_step_us',
   'frontend_ms',
 ];
+
+/** Refuses `--refit` or `--holdout` unless it names dense parameters a fit moves. */
+function checkFitParams(params: readonly ProfileParam[], flag: 'refit' | 'holdout'): void {
+  if (params.length > 0 && params.every((k) => FIT_PARAMS.includes(k))) return;
+  const given = process.argv[process.argv.indexOf(`--${flag}`) + 1];
+  throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag} takes dense parameters among ${FIT_PARAMS.join(', ')}; got ${given ?? 'nothing'}`, { details: { field: flag } });
+}
 
 /**
  * vLLM's custom allreduce timed alone (data/calibration/aiconfigurator-kernels/allreduce.csv): its fixed cost
@@ -260,8 +271,7 @@ const lotpo: Record<number, SimProfile> = {};
 if (reportOnly) {
   fitted = fromFile();
   if (holdoutParams !== null) {
-    const unknown = holdoutParams.filter((k) => !FIT_PARAMS.includes(k));
-    if (holdoutParams.length === 0 || unknown.length > 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--holdout takes dense parameters among ${FIT_PARAMS.join(', ')}; got ${process.argv[holdoutAt + 1] ?? 'nothing'}`, { details: { field: 'holdout' } });
+    checkFitParams(holdoutParams, 'holdout');
     // Each fit starts at the starting estimates of the parameters it moves, never at what the stored fit learnt from the held-out rows.
     const start = { ...fromFile(), ...Object.fromEntries(holdoutParams.map((k) => [k, START[k]])) };
     lomo[ALL_SOURCES] = await fit(densePoints, start, 'every source', holdoutParams);
@@ -269,8 +279,7 @@ if (reportOnly) {
     lomo[TP1_SOURCE] = await fit(densePoints, start, 'without the TP 1 rows', holdoutParams, false);
   }
 } else if (refitParams !== null) {
-  const unknown = refitParams.filter((k) => !FIT_PARAMS.includes(k));
-  if (refitParams.length === 0 || unknown.length > 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--refit takes dense parameters among ${FIT_PARAMS.join(', ')}; got ${process.argv[refitAt + 1] ?? 'nothing'}`, { details: { field: 'refit' } });
+  checkFitParams(refitParams, 'refit');
   fitted = await fit(densePoints, pinnedFromFile(), `refit ${refitParams.join(', ')}`, refitParams);
 } else {
   if (moeOnly) fitted = pinnedFromFile();
