@@ -16,6 +16,7 @@ import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
 import { explainRecommendation } from './explain.js';
+import { simulatorDoubts, withDoubts } from './doubts.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
 /**
@@ -75,43 +76,10 @@ export function historyRunsOf(info: Pick<ModelInfo, 'metadata'>, q: Pick<Questio
   return typeof v === 'number' ? v : 0;
 }
 
-/** A pick whose chance of a run-time CUDA OOM in 1,000 requests is at least this is not trusted as it stands. */
-export const RUNTIME_OOM_DOUBT_PER_RUN = 0.01;
-
-/** 0.9996 → "≥99.9%", 0.97 → "97%", 0.044 → "4.4%", 1e-9 → "<0.1%": never "100%", which reads as certain. */
-function percentText(p: number): string {
-  const pct = p * 100;
-  if (pct >= 99.9) return '≥99.9%';
-  if (pct < 0.1) return '<0.1%';
-  return `${pct >= 10 ? pct.toFixed(0) : pct.toPrecision(2)}%`;
-}
-
-/**
- * Why the simulator doubts the pick itself, for the answer's trust: it does not start, or its run died,
- * or its memory leaves so little outside vLLM's pool that a run-time OOM is likely
- * (docs/calibration-runtime-oom.md). The surrogate that picked it learned from runs that started and
- * finished, so it cannot see this; a pick the simulator expects to crash is one to measure first.
- */
-function pickDoubts(config: ServerConfig, run: PriorRun, simulator: PriorSimulator): string[] {
-  const doubts: string[] = [];
-  if (!run.ok) {
-    const f = run.failure;
-    if (f.phase !== 'runtime') return [`the simulator's server does not start with the pick: ${f.message}`];
-    doubts.push(`the simulator's run of the pick on this workload died after ${f.atRequest} requests of a run-time CUDA out-of-memory error`);
-  }
-  const risk = simulator.runtimeOomRisk(config);
-  if (risk !== null && (risk.perRun >= RUNTIME_OOM_DOUBT_PER_RUN || !run.ok)) {
-    doubts.push(
-      `gpu_memory_utilization=${risk.gpuMemoryUtilization} leaves ${risk.headroomGib.toFixed(2)} GiB outside vLLM's pool: a ${percentText(risk.perRun)} chance of a run-time CUDA OOM in 1,000 requests by the memory model (docs/calibration-runtime-oom.md); measure it, or lower gpu_memory_utilization`,
-    );
-  }
-  return doubts;
-}
-
 /**
  * Each configuration of an answer with what limits it on the workload: the simulator runs it (the
  * calibrated profile when one is stored) and its run's diagnosis rides along, labelled simulated. When
- * the simulator doubts the pick itself (`pickDoubts`), the answer's trust says why and asks for the
+ * the simulator doubts the pick itself (`simulatorDoubts`), the answer's trust says why and asks for the
  * pick to be measured.
  */
 export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | 'precision_keeping' | 'pareto' | 'trust'>>(rec: R, simulator: PriorSimulator | undefined): R {
@@ -130,20 +98,11 @@ export function withSimulatedDiagnoses<R extends Pick<Recommendation, 'best' | '
     return hit;
   };
   const add = <C extends RecommendedConfig>(c: C): C => ({ ...c, ...simulatedOf(c).simulated });
-  const best = rec.best === null ? null : add(rec.best);
-  const trust = rec.best === null ? rec.trust : withPickDoubts(rec.trust, rec.best.config, simulatedOf(rec.best).run ?? simulator.run(rec.best.config), simulator);
-  return { ...rec, best, precision_keeping: rec.precision_keeping === null ? null : add(rec.precision_keeping), pareto: rec.pareto.map(add), trust };
-}
-
-/**
- * The answer's trust with the simulator's doubts about the pick (`pickDoubts`, given the pick's `run`):
- * thin, saying why, and the pick measured first; unchanged when there are none.
- */
-export function withPickDoubts(trust: Recommendation['trust'], pick: ServerConfig, run: PriorRun, simulator: PriorSimulator): Recommendation['trust'] {
-  const doubts = pickDoubts(pick, run, simulator);
-  if (doubts.length === 0) return trust;
-  const key = JSON.stringify(pick);
-  return { level: 'thin', reasons: [...trust.reasons, ...doubts], run_next: [pick, ...trust.run_next.filter((c) => JSON.stringify(c) !== key)] };
+  // The pick and the alternative a user may deploy instead carry the simulator's doubts about them.
+  const judged = (c: RecommendedConfig): RecommendedConfig => ({ ...add(c), doubts: simulatorDoubts(c.config, simulatedOf(c).run ?? simulator.run(c.config), simulator) });
+  const best = rec.best === null ? null : judged(rec.best);
+  const trust = best === null ? rec.trust : withDoubts(rec.trust, best);
+  return { ...rec, best, precision_keeping: rec.precision_keeping === null ? null : judged(rec.precision_keeping), pareto: rec.pareto.map(add), trust };
 }
 
 /** The deployment a question asks about, as the prior simulator takes it (on `gpus` GPUs, default the question's), its vLLM release included. */

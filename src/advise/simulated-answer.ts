@@ -14,7 +14,8 @@ import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
-import { defaultSimulatorFor, withPickDoubts, type Answer, type Question } from './answer.js';
+import { defaultSimulatorFor, type Answer, type Question } from './answer.js';
+import { simulatorDoubts, withDoubts } from './doubts.js';
 import { nearestAnswer, saturatedShare } from './nearest.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
@@ -171,10 +172,13 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const explained = explainRecommendation(rec0, { space, context, evaluate, evaluatePath, describe: describeConfig, rule: search.rule, toleranceRel: DEFAULT_NOISE_REL });
   // The first run to measure is the pick: as the answer states it, the simplified flags.
   const measured = next.map((c) => (best !== null && c === best.config && explained.best !== null ? explained.best.config : c));
-  // A pick whose run survived this seed may still risk a run-time OOM: the answer says so (answer.ts).
+  // A pick whose run survived this seed may still risk a run-time OOM: the answer says so (answer.ts),
+  // and so does the precision-keeping alternative a user may deploy instead.
+  const judged = (c: RecommendedConfig): RecommendedConfig => ({ ...c, doubts: simulatorDoubts(c.config, simulator.run(c.config), simulator) });
+  const bestJudged = explained.best === null ? null : judged(explained.best);
   const trust0 = { ...explained.trust, run_next: measured };
-  const trust = explained.best === null ? trust0 : withPickDoubts(trust0, explained.best.config, simulator.run(explained.best.config), simulator);
-  const rec = { ...explained, trust };
+  const trust = bestJudged === null ? trust0 : withDoubts(trust0, bestJudged);
+  const rec = { ...explained, best: bestJudged, precision_keeping: explained.precision_keeping === null ? null : judged(explained.precision_keeping), trust };
   const near =
     rec.best !== null
       ? null

@@ -19,6 +19,7 @@ function block(title: string, c: RecommendedConfig, command: string | null): str
     `  P(starts) ${(c.p_start * 100).toFixed(0)}%, P(meets SLOs) ${(c.p_meets_slo * 100).toFixed(0)}%`,
     c.numerics_changes.length === 0 ? '  keeps the checkpoint’s numerics' : `  changes the model’s numerics: ${c.numerics_changes.join(', ')}`,
     ...limitLines(c),
+    ...(c.doubts ?? []).map((d) => `  the simulator doubts it: ${d}`),
     '',
     `  ${command ?? ''}`,
   ];

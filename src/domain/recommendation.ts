@@ -53,6 +53,12 @@ export const RecommendedConfig = z.object({
   diagnosis: Diagnosis.nullable().optional(),
   /** Whether that simulated run kept up with the arrivals (a saturated one cannot sustain the load); null for a closed loop. */
   saturation: Saturation.nullable().optional(),
+  /**
+   * Why the simulator expects this configuration to fail on the workload (it does not start, its run
+   * dies, a run-time OOM is likely), in words; empty when it expects none. Given for the pick and the
+   * precision-keeping alternative; absent elsewhere and when no simulator was at hand.
+   */
+  doubts: z.array(z.string()).optional(),
 });
 export type RecommendedConfig = z.infer<typeof RecommendedConfig>;
 

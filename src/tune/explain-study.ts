@@ -7,6 +7,7 @@ import { attributePath, contextWarnings, simplificationReport, simplifyPick, spa
 import type { SearchSpace } from '../space/index.js';
 import { shellQuote } from '../util/shell.js';
 import { featureContext } from './study-runner.js';
+import { oomRiskText, RUNTIME_OOM_DOUBT_PER_RUN } from '../advise/doubts.js';
 import type { StudySummary } from './summary.js';
 
 /**
@@ -88,15 +89,21 @@ export function explainStudyPick(opts: ExplainStudyOptions): StudyExplanation {
       for (const [k, v] of Object.entries(targetsOf(r, gpus)) as [TargetName, number][]) values[k] = v * (residual[k] ?? 1);
       return { values, meetsSlo: meetsConstraints(values, constraints), source: 'predicted' };
     });
+  // The pick finished its measured runs, but a few hundred requests seldom show a rare run-time OOM:
+  // the memory model's risk for the flags as printed is a warning of its own.
+  const oomWarnings = (config: ServerConfig): string[] => {
+    const risk = opts.simulator?.runtimeOomRisk(config) ?? null;
+    return risk !== null && risk.perRun >= RUNTIME_OOM_DOUBT_PER_RUN ? [`the study's runs of the pick finished, but ${oomRiskText(risk)}`] : [];
+  };
   const rule = pickRule(rec.objective);
   const s = simplifyPick({ pick, rule, toleranceRel: opts.summary.noise.rel, evaluate, ...judges });
-  if (s === null) return { simplification: null, attribution: null, warnings: contextWarnings(rec.config, ctx.model, ctx.workload), vllm_command: rec.vllm_command };
+  if (s === null) return { simplification: null, attribution: null, warnings: [...contextWarnings(rec.config, ctx.model, ctx.workload), ...oomWarnings(rec.config)], vllm_command: rec.vllm_command };
   const simplification = simplificationReport(s, rule);
   const sparse = simplification.after.changed as Record<string, KnobValue>;
   return {
     simplification,
     attribution: attributePath({ target: s.config, rule, evaluate, feasible: judges.feasible }),
-    warnings: contextWarnings(sparse, ctx.model, ctx.workload),
+    warnings: [...contextWarnings(sparse, ctx.model, ctx.workload), ...oomWarnings(s.config)],
     vllm_command: shellQuote(['vllm', ...vllmServeArgs(ctx.model.hf_name, sparse)]),
   };
 }

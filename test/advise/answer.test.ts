@@ -187,11 +187,13 @@ test('a pick the simulator expects to crash or not to start is not trusted as it
 
   // vLLM's default utilization leaves ~7 GiB outside the pool on an H100: no doubt.
   assert.deepEqual(answer({ gpu_memory_utilization: 0.9 }).trust, trusted);
+  assert.deepEqual(answer({ gpu_memory_utilization: 0.9 }).best?.doubts, []);
   // 0.98 leaves ~0.6 GiB: a run-time OOM is near certain in 1,000 requests, whether or not this seed's run died.
   const tight = answer({ gpu_memory_utilization: 0.98 });
   assert.equal(tight.trust.level, 'thin');
   assert.ok(tight.trust.reasons.some((r) => /gpu_memory_utilization=0\.98 leaves 0\.\d\d GiB outside vLLM's pool: a (≥99\.9|9\d)% chance of a run-time CUDA OOM/.test(r)), tight.trust.reasons.join('\n'));
   assert.deepEqual(tight.trust.run_next, [{ gpu_memory_utilization: 0.98 }], 'the pick itself is what to measure next');
+  assert.deepEqual(tight.trust.reasons, (tight.best?.doubts ?? []).map((d) => `the pick: ${d}`), 'the reasons are the pick’s own doubts');
   assert.equal(tight.best?.diagnosis, null, 'its simulated run died, so it has no diagnosis');
   assert.ok(tight.trust.reasons.some((r) => /died after \d+ requests of a run-time CUDA out-of-memory error/.test(r)));
   // Already thin (few runs): the doubted pick goes first among the runs to measure, listed once.
@@ -203,5 +205,20 @@ test('a pick the simulator expects to crash or not to start is not trusted as it
   const huge = answer({ max_model_len: 1_000_000 });
   assert.equal(huge.trust.level, 'thin');
   assert.equal(huge.trust.reasons.length, 1);
-  assert.match(huge.trust.reasons[0] ?? '', /^the simulator's server does not start with the pick: /);
+  assert.match(huge.trust.reasons[0] ?? '', /^the pick: the simulated server does not start with it: /);
+});
+
+test('the precision-keeping alternative carries the simulator’s doubts about it, and they leave the pick’s trust alone', () => {
+  const sim = priorSimulator(null, catalog, { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, slo: question().slo });
+  const configOf = (config: RecommendedConfig['config']): RecommendedConfig => ({ config, predicted: {}, p_start: 1, p_meets_slo: 0.9, numerics_changes: [] });
+  const trusted = { level: 'ok' as const, reasons: [], run_next: [] };
+  const a = withSimulatedDiagnoses({ best: configOf({ quantization: 'fp8', gpu_memory_utilization: 0.9 }), precision_keeping: configOf({ gpu_memory_utilization: 0.98 }), pareto: [], trust: trusted }, sim);
+  assert.deepEqual(a.best?.doubts, []);
+  assert.ok((a.precision_keeping?.doubts ?? []).some((d) => /^gpu_memory_utilization=0\.98 leaves 0\.\d\d GiB outside vLLM's pool/.test(d)), (a.precision_keeping?.doubts ?? []).join('\n'));
+  assert.deepEqual(a.trust, trusted, 'the pick is trusted as before: the doubt is the alternative’s');
+  // The terminal prints it under the alternative.
+  const text = formatAnswer({ ...ask(), best: a.best, precision_keeping: a.precision_keeping, precision_keeping_command: 'vllm serve x' });
+  const alt = text.slice(text.indexOf('Best that keeps the checkpoint'));
+  assert.match(alt, /the simulator doubts it: gpu_memory_utilization=0\.98 leaves/);
+  assert.doesNotMatch(text.slice(0, text.indexOf('Best that keeps the checkpoint')), /the simulator doubts it/);
 });
