@@ -155,7 +155,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     source: 'predicted',
     simulatorFor: opts.simulatorFor ?? defaultSimulatorFor(catalog, q),
   });
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo };
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion };
   const study = info.metadata['study'];
   return priceAnswer({
     ...rec,

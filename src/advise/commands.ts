@@ -21,6 +21,8 @@ export interface Deployment {
   /** The workload file as the user named it (or where to save the workload the answer carries). */
   readonly workloadRef: string;
   readonly slo: Slo;
+  /** The vLLM release the question's simulator imitates (`--vllm-version`); absent: a current one. */
+  readonly vllmVersion?: string | undefined;
 }
 
 /** `Deployment.modelRef`: the catalog id for a catalog model, else the spec's `hf_name`. */
@@ -55,9 +57,13 @@ export function measureCommands(d: Deployment, configs: readonly ServerConfig[],
   }));
 }
 
-/** A study name for queued configurations: the deployment, so repeated advice lands in one study. */
-export function nextStudyName(d: Pick<Deployment, 'gpu' | 'gpus' | 'model' | 'workload'>): string {
-  return `next-${d.model.id}-${d.gpus}x${d.gpu}-${d.workload.name}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
+/**
+ * A study name for queued configurations: the deployment, so repeated advice lands in one study; and
+ * the simulated release, since a study keeps the one it was created with.
+ */
+export function nextStudyName(d: Pick<Deployment, 'gpu' | 'gpus' | 'model' | 'workload' | 'vllmVersion'>): string {
+  const release = d.vllmVersion === undefined ? '' : `-vllm-${d.vllmVersion}`;
+  return `next-${d.model.id}-${d.gpus}x${d.gpu}-${d.workload.name}${release}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
 }
 
 export function enqueueCommand(d: Deployment, configs: readonly ServerConfig[]): string | null {
@@ -67,6 +73,8 @@ export function enqueueCommand(d: Deployment, configs: readonly ServerConfig[]):
     'lm-bench', 'tune', '--study', nextStudyName(d),
     '--gpu', d.gpu, '--gpus', String(d.gpus), '--model', d.modelRef ?? d.model.id, '--workload', d.workloadRef,
     ...(slo === '' ? [] : ['--slo', slo]),
+    // On the simulator (the study's default target) the queued runs imitate the release the answer did.
+    ...(d.vllmVersion === undefined ? [] : ['--vllm-version', d.vllmVersion]),
     // One trial more than queued: a new study measures vLLM's defaults first, as its baseline.
     '--budget-trials', String(configs.length + 1),
     ...configs.flatMap((c) => ['--enqueue', configAssignments(c)]),

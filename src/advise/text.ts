@@ -80,7 +80,9 @@ export function formatAnswer(a: Answer): string {
       );
       a.measure_next.forEach((m, i) => lines.push(`  ${i + 1}. ${m.vllm_serve}`, `     ${m.lm_bench_run}`));
       if (a.enqueue_command !== null) {
-        lines.push('Or queue them all in a study, where they run first (add --target vllm, endpoint or command to measure on your GPUs):', `  ${a.enqueue_command}`);
+        // --vllm-version names the simulator's release: a study on real servers refuses it.
+        const onGpus = a.enqueue_command.includes(' --vllm-version ') ? 'drop --vllm-version and add --target vllm, endpoint or command' : 'add --target vllm, endpoint or command';
+        lines.push(`Or queue them all in a study, where they run first (${onGpus} to measure on your GPUs):`, `  ${a.enqueue_command}`);
       }
     }
   }

@@ -174,9 +174,24 @@ test("the question's vLLM release reaches every simulator an answer uses: other 
   const io = captureIo(cli);
   const code = await main(['recommend', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), '--vllm-version', '0.12.0', '--candidates', '2000', '--db', join(cli, 'empty.db'), '--json'], io);
   assert.equal(code, 0, io.err());
-  const answer = JSON.parse(io.out()) as { source: { kind: string; simulator: { profile: string } | null } };
+  const answer = JSON.parse(io.out()) as { source: { kind: string; simulator: { profile: string } | null }; enqueue_command: string | null; trust: { run_next: unknown[] } };
   assert.equal(answer.source.kind, 'simulator');
   assert.match(answer.source.simulator?.profile ?? '', /vLLM 0\.12\.0/);
+  // The study it says to queue imitates the same release, under a name of its own (a study keeps its release).
+  const tune = shellWords(answer.enqueue_command ?? '');
+  assert.equal(tune[tune.indexOf('--vllm-version') + 1], '0.12.0', answer.enqueue_command ?? 'no enqueue command');
+  assert.match(tune[tune.indexOf('--study') + 1] ?? '', /-vllm-0\.12\.0$/);
+  assert.match(formatAnswer(answer as unknown as Answer), /drop --vllm-version and add --target vllm, endpoint or command to measure on your GPUs/);
+  const tdb = join(cli, 'next.db');
+  const tio = captureIo(cli);
+  assert.equal(await main([...tune.slice(1), '--budget-trials', '2', '--no-report', '--db', tdb, '--json'], tio), 0, tio.err());
+  const ts = openStore(tdb);
+  try {
+    const target = JSON.parse(ts.listStudies()[0]?.spec.target ?? '{}') as { kind?: string; vllm_version?: string };
+    assert.deepEqual([target.kind, target.vllm_version], ['sim', '0.12.0']);
+  } finally {
+    ts.close();
+  }
 });
 
 test('a pick the simulator expects to crash or not to start is not trusted as it stands: the answer says why and asks to measure it', () => {
