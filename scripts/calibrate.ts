@@ -75,7 +75,10 @@ const flagValue = (flag: 'refit' | 'holdout'): string | null => {
   const at = process.argv.indexOf(`--${flag}`);
   return at < 0 ? null : (process.argv[at + 1] ?? '');
 };
-const paramsOf = (flag: 'refit' | 'holdout'): ProfileParam[] | null => flagValue(flag)?.split(',').filter((k) => k.length > 0) as ProfileParam[] | null;
+const paramsOf = (flag: 'refit' | 'holdout'): ProfileParam[] | null => {
+  const v = flagValue(flag);
+  return v === null ? null : (v.split(',').filter((k) => k.length > 0) as ProfileParam[]);
+};
 /** `--refit a,b`: only these dense parameters move, from the stored profile; MoE and leave-one-out results are kept. */
 const refitParams = paramsOf('refit');
 /** `--holdout a,b`: refit only these, without each source (a silicon model, or the TP 1 rows), and predict it. */

@@ -145,6 +145,30 @@ export function fitMoeFamilies(rows: readonly AicMoeRow[], catalog: Catalog, pro
   });
 }
 
+/** One layer's time as the serving profile prices it beside the kernel's, by tokens (`moeShape`). */
+export interface MoeShapeRow {
+  readonly gpu: string;
+  readonly model: string;
+  readonly tokens: number;
+  readonly kernelMs: number;
+  readonly simulatedMs: number;
+}
+
+/**
+ * The single-GPU rows (TP 1, no EP) of each GPU and model at `tokens`, priced under the profile a
+ * serving run of that GPU uses (`profileOf`: the MoE overrides in place): how the fitted MoE layer
+ * compares with the kernels from a decode step's few tokens to a prefill chunk's thousands.
+ */
+export function moeShape(rows: readonly AicMoeRow[], catalog: Catalog, profileOf: (gpu: string) => SimProfile, tokens: readonly number[]): MoeShapeRow[] {
+  return rows
+    .filter((r) => r.tp === 1 && r.ep === 1 && tokens.includes(r.tokens))
+    .map((r) => {
+      const model = moeModelOf(r, catalog);
+      return { gpu: r.gpu, model: model.id, tokens: r.tokens, kernelMs: r.ms, simulatedMs: aicMoeMs(r, model, catalog.gpu(r.gpu), profileOf(r.gpu)) };
+    })
+    .sort((a, b) => a.gpu.localeCompare(b.gpu) || a.model.localeCompare(b.model) || a.tokens - b.tokens);
+}
+
 /** The profile's MoE efficiencies scaled by this GPU's kernel ratio to the reference's, inside the bounds. */
 export function moeOverrides(profile: SimProfile, gpu: MoeEfficiency, ref: MoeEfficiency, bounds: Readonly<Record<keyof MoeEfficiency, readonly [number, number]>>): MoeEfficiency {
   const clamp = (k: keyof typeof bounds, v: number): number => withinBounds(bounds, k, v);

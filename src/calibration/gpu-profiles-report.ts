@@ -81,6 +81,23 @@ MXFP4 family's ratio, slower than these kernels say. The MoE model's shape error
 rows, 44% held out) is larger than the dense kernels' because it prices the touched experts under uniform
 routing with one efficiency pair over 1–8,192 tokens; the ratio between GPUs is steadier than either fit.
 
+The MoE layer as a serving run prices it (the profile's end-to-end efficiencies with each GPU's overrides)
+against the same kernels on one GPU, simulated ÷ kernel time by tokens (a decode step of 1–256 requests; a
+prefill chunk of 1,024 or 8,192 tokens):
+
+${moeShapeTable(r.fit)}
+
+Below 64 tokens the kernel's balanced routing touches more experts than the simulator's uniform routing,
+and the kernel's fixed cost is larger than the simulator's. From 1,024 tokens on, the simulated layer takes several times
+the kernel's time: the profile's \`moe_efficiency\` was fitted end to end on gpt-oss-120b under vLLM
+0.11–0.18 on the H100 (Marlin MXFP4 in InferenceX's scripts), and the bf16 experts inherit it. A trial
+(2026-12-07) that gave bf16 experts the kernels' compute rate (\`moe_efficiency\` 0.79 on the H100, 0.85
+on the B200, where an 8,192-token layer takes the kernel's time) made the held-out ML.ENERGY Qwen3-30B-A3B rows
+(vLLM 0.11.1) worse: output throughput MAPE 25.3% → 31.8% on the H100 and 18.9% → 46.2% on the B200, the
+simulated ITL at 512–1,478 running requests falling 40–52% under the measured one. Those rows are held out
+and decide nothing here, but they are the only end-to-end bf16-expert runs this repository has, so the
+profile's rate stays; prefill-heavy MoE traffic is where the simulator is least sure.
+
 **Vidur's per-operator times** (\`data/calibration/vidur/\`, microsoft/vidur 7d47513: bf16 GEMMs of Llama
 layers at 1–4,096 tokens and TP 1–8 on an 80 GB A100 and an H100, with the small kernels around them, from
 2024's vLLM): the A100's small kernels per layer (norms, rotary, SiLU, residual, averaged at decode sizes)
@@ -124,4 +141,20 @@ keeps the profile's \`kv_fp8_efficiency\` of 0.5, which describes Hopper's old f
 the L4 (above), and every GPU's fixed costs per step and per layer beyond the A100's small kernels (no
 source times them apart from the kernels). B200 checks: ML.ENERGY's B200 rows below stay held out (no fit
 reads them), as do aiconfigurator's B200 silicon rows.`;
+}
+
+/** Simulated ÷ kernel time of one MoE layer per GPU and model, a column per token count. */
+function moeShapeTable(fit: GpuProfileFit): string {
+  const tokens = [...new Set(fit.moeShape.map((r) => r.tokens))].sort((a, b) => a - b);
+  const groups = [...new Set(fit.moeShape.map((r) => `${r.gpu}\u0000${r.model}`))];
+  const head = `| GPU | model | ${tokens.map((t) => `${t.toLocaleString('en-US')} token${t === 1 ? '' : 's'}`).join(' | ')} |\n| --- | --- | ${tokens.map(() => '---').join(' | ')} |`;
+  const rows = groups.map((g) => {
+    const [gpu, model] = g.split('\u0000') as [string, string];
+    const cell = (t: number): string => {
+      const r = fit.moeShape.find((x) => x.gpu === gpu && x.model === model && x.tokens === t);
+      return r === undefined ? '–' : `${(r.simulatedMs / r.kernelMs).toFixed(2)}× (${r.kernelMs.toPrecision(2)} ms)`;
+    };
+    return `| ${gpu} | ${model} | ${tokens.map(cell).join(' | ')} |`;
+  });
+  return [head, ...rows].join('\n');
 }

@@ -2,7 +2,7 @@ import type { Catalog } from '../catalog/index.js';
 import { PROFILE_BOUNDS, hasFp8Compute, parseVllmVersion, withOverrides, withinBounds, type Hardware, type SimProfile } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { fitKernelEfficiency, GEMM_OPS, kernelMape, kernelOverrides, smallKernelsUs, type KernelEfficiency, type KernelRow } from './vidur-kernels.js';
-import { PROFILE_MOE_FAMILY, fitMoeFamilies, moeOverrides, type AicMoeRow, type MoeFamilyFit } from './aic-moe.js';
+import { PROFILE_MOE_FAMILY, fitMoeFamilies, moeOverrides, moeShape, type AicMoeRow, type MoeFamilyFit, type MoeShapeRow } from './aic-moe.js';
 import { mape } from './grid-search.js';
 import { pct } from './report-format.js';
 import { isStreamedAttention, isStreamedGemm, aicAttentionMs, aicGemmMs, fitAllAicKernels, type AicAttentionRow, type AicGemmRow, type AicKernelFit } from './aic-kernels.js';
@@ -27,6 +27,9 @@ export const REFERENCE_GPU = 'H100-SXM';
  * A100s), or the same architecture and kernels on a smaller chip (the L4 and L40S are both Ada, GDDR6).
  */
 export const SAME_KERNELS: Readonly<Record<string, readonly string[]>> = { 'A100-80GB': ['A100-40GB'], L40S: ['L4'] };
+
+/** Tokens of the MoE shape table: decode steps of 1–256 requests, prefill chunks of 1,024–8,192 tokens. */
+const MOE_SHAPE_TOKENS: readonly number[] = [1, 16, 64, 256, 1024, 8192];
 export type GpuOverrides = Partial<Pick<SimProfile, 'eta_weights' | 'eta_kv' | 'kv_fp8_efficiency' | 'mfu_bf16' | 'mfu_fp8' | 'layer_fixed_us' | 'moe_efficiency' | 'moe_weight_efficiency'>>;
 
 export interface GpuKernelFit {
@@ -70,6 +73,8 @@ export interface GpuProfileFit {
   readonly aicGpus: readonly AicGpuFit[];
   /** aiconfigurator's MoE rows: every (GPU, expert format) under the GPU's profile with its dense overrides. */
   readonly moe: readonly MoeFamilyFit[];
+  /** The MoE layer of a serving run (the profile with every override) beside the kernels, by tokens, on one GPU. */
+  readonly moeShape: readonly MoeShapeRow[];
   /** The overrides per catalog GPU id (same-kernel GPUs included), and which GPU's data each rests on. */
   readonly overrides: Readonly<Record<string, GpuOverrides>>;
   readonly basis: Readonly<Record<string, string>>;
@@ -224,8 +229,9 @@ export function fitGpuProfiles(data: KernelData, catalog: Catalog, profile: SimP
     if (moeRef === undefined) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `aiconfigurator's MoE data has ${m.gpu} rows but no ${REFERENCE_GPU} rows of the same experts to take ratios against`);
     set(m.gpu, moeOverrides(profile, m.fit, moeRef.fit, PROFILE_BOUNDS), `MoE from aiconfigurator's ${PROFILE_MOE_FAMILY} expert kernels`);
   }
+  const shape = moeShape(data.aicMoe, catalog, (gpu) => withOverrides(profile, overrides[gpu]), MOE_SHAPE_TOKENS);
   const r = recentOverrides(aic);
-  return { reference, gpus, aic, aicGpus, moe, overrides, basis, recent: r.recent, recentBasis: r.basis };
+  return { reference, gpus, aic, aicGpus, moe, moeShape: shape, overrides, basis, recent: r.recent, recentBasis: r.basis };
 }
 
 export function gpuKernelTable(f: GpuProfileFit): string {

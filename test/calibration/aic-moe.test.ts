@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { aicMoeMs, fitMoeEfficiency, moeModelOf, moeOverrides, parseAicMoe, type AicMoeRow } from '../../src/calibration/aic-moe.js';
+import { aicMoeMs, fitMoeEfficiency, moeModelOf, moeOverrides, moeShape, parseAicMoe, type AicMoeRow } from '../../src/calibration/aic-moe.js';
 import { PROFILE_BOUNDS } from '../../src/domain/index.js';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { isLmBenchError } from '../../src/errors.js';
@@ -37,4 +37,19 @@ test('the fit recovers the MoE efficiencies that generated its rows, and the ove
   const o = moeOverrides(p, { moe_efficiency: 0.5, moe_weight_efficiency: 2 }, { moe_efficiency: 0.8, moe_weight_efficiency: 1 }, PROFILE_BOUNDS);
   assert.equal(o.moe_efficiency, 0.25, 'scaled by the ratio 0.5 / 0.8, away from the bounds');
   assert.equal(o.moe_weight_efficiency, PROFILE_BOUNDS.moe_weight_efficiency[1], 'capped');
+});
+
+test('the shape table prices the one-GPU rows at the asked token counts under each GPU’s own profile, in order', () => {
+  const rows = parseAicMoe(
+    `${HEADER}\nH100-SXM,0.24.0,k,bfloat16,8192,2048,768,8,128,1,1,1.5\nH100-SXM,0.24.0,k,bfloat16,16,2048,768,8,128,1,1,0.4\nH100-SXM,0.24.0,k,bfloat16,16,2048,768,8,128,1,2,0.2\nH100-SXM,0.24.0,k,bfloat16,4,2048,768,8,128,1,1,0.1\nB200,0.24.0,k,bfloat16,16,2048,768,8,128,1,1,0.2\n`,
+    'moe.csv',
+  );
+  const slow = { ...catalog.profile, moe_efficiency: 0.2 };
+  const profileOf = (gpu: string) => (gpu === 'B200' ? catalog.profile : slow);
+  const shape = moeShape(rows, catalog, profileOf, [16, 8192]);
+  assert.deepEqual(shape.map((r) => [r.gpu, r.tokens, r.kernelMs]), [['B200', 16, 0.2], ['H100-SXM', 16, 0.4], ['H100-SXM', 8192, 1.5]], 'TP 1 without EP, the asked sizes, by GPU then tokens');
+  const q30 = catalog.model('qwen3-30b-a3b');
+  for (const r of shape) assert.equal(r.simulatedMs, aicMoeMs({ ...(rows[0] as AicMoeRow), gpu: r.gpu, tokens: r.tokens }, q30, catalog.gpu(r.gpu), profileOf(r.gpu)));
+  const big = shape.at(-1);
+  assert.ok(big !== undefined && big.simulatedMs > aicMoeMs({ ...(rows[0] as AicMoeRow) }, q30, h100, catalog.profile), 'the slower profile is the one used');
 });
