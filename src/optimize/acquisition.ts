@@ -1,4 +1,5 @@
 import type { Objective } from '../domain/index.js';
+import { normalCdf } from '../metrics/stats.js';
 import { QUEUE_TARGETS, type TargetName } from '../surrogate/targets.js';
 import { hvImprovement2d, hypervolume, prepareFront2d, type Front2d } from './hypervolume.js';
 import { objectiveTarget, type Constraint } from './objectives.js';
@@ -76,6 +77,46 @@ export function probabilityMeetsSlo(p: CandidatePredictions, constraints: readon
     let ok = 0;
     for (let s = 0; s < p.draws; s++) if (drawMeets(p, constraints, i, s)) ok++;
     out[i] = (sustains(p, constraints, i) * ok) / p.draws;
+  }
+  return out;
+}
+
+/** The members' mean and sample standard deviation of log(figure) for candidate `i` (k draws each; 0 spread for one). */
+export function logMeanSd(draws: Float64Array, i: number, k: number): { mu: number; sd: number } {
+  let mu = 0;
+  for (let m = 0; m < k; m++) mu += Math.log(draws[i * k + m] ?? Number.NaN) / k;
+  let v = 0;
+  for (let m = 0; m < k; m++) v += (Math.log(draws[i * k + m] ?? Number.NaN) - mu) ** 2;
+  return { mu, sd: k > 1 ? Math.sqrt(v / (k - 1)) : 0 };
+}
+
+/**
+ * P(meets every SLO) per candidate as an answer states it beside its intervals: each SLO's figure
+ * log-normal about the members' mean, its spread the members' widened by the validation's interval
+ * scale (`scaleOf`, what makes the printed ±2σ cover ~95% of held-out values), the SLOs taken as
+ * independent (a floor where the figures rise together), times P(keeps up). The members' own fraction
+ * (`probabilityMeetsSlo`) knows nothing of the widening: three members under an SLO said 100% beside
+ * an interval reaching 35 times past it. The search's acquisition keeps the draws (their joint
+ * spread ranks candidates; it states no probability).
+ */
+export function probabilityMeetsSloWidened(p: CandidatePredictions, constraints: readonly Constraint[], scaleOf: (t: TargetName) => number): Float64Array {
+  const out = new Float64Array(p.count);
+  const k = p.draws;
+  for (let i = 0; i < p.count; i++) {
+    let prob = sustains(p, constraints, i);
+    for (const c of constraints) {
+      const d = p.targets[c.target];
+      if (d === undefined) {
+        prob = 0;
+        break;
+      }
+      const { mu, sd: memberSd } = logMeanSd(d, i, k);
+      const sd = memberSd * scaleOf(c.target);
+      const margin = Math.log(c.limitMs) - mu;
+      // A NaN figure (a member with none) meets nothing; agreeing members decide by their mean alone.
+      prob *= Number.isNaN(margin) ? 0 : sd > 0 ? normalCdf(margin / sd) : margin >= 0 ? 1 : 0;
+    }
+    out[i] = prob;
   }
   return out;
 }

@@ -2,7 +2,7 @@ import { meetsSlo, type ServerConfig, type Slo } from '../domain/index.js';
 import type { FeatureContext, KnobEncoder } from '../surrogate/features.js';
 import { modelsTarget, type Surrogate } from '../surrogate/surrogate.js';
 import { targetsOf, TARGET_NAMES, type TargetName, type TargetValues } from '../surrogate/targets.js';
-import { probabilityMeetsSlo } from './acquisition.js';
+import { probabilityMeetsSloWidened } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
 import { pMeetsUnderError, saturatedRun } from './sim-search/index.js';
 import { sloConstraints } from './objectives.js';
@@ -46,16 +46,18 @@ export interface SurrogateJudge {
 export function surrogateJudge(input: SurrogateJudgeInput & { readonly numericsChanges: (c: ServerConfig) => string[] }): SurrogateJudge {
   const constraints = sloConstraints(input.slo);
   const targets = TARGET_NAMES.filter((t) => modelsTarget(input.surrogate, t));
+  // P(meets the SLOs) as the recommendation states and gates it: on the intervals' widened spread.
+  const scaleOf = (t: TargetName): number => input.surrogate.intervalScale?.[t] ?? 1;
   const score = (configs: readonly ServerConfig[]) => scoreCandidates([], configs, { surrogate: input.surrogate, context: input.context, encoder: input.encoder, constraints, targets, keep: configs.length });
   const describe = (config: ServerConfig): RecommendedConfig => {
     const p = score([config]).predictions;
     const predicted: Partial<Record<TargetName, Interval>> = {};
-    for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) predicted[t] = logInterval(d, 0, p.draws, input.surrogate.intervalScale?.[t] ?? 1);
-    return { config, predicted, p_start: p.pStart[0] ?? 0, p_meets_slo: probabilityMeetsSlo(p, constraints)[0] ?? 0, numerics_changes: input.numericsChanges(config) };
+    for (const [t, d] of Object.entries(p.targets) as [TargetName, Float64Array][]) predicted[t] = logInterval(d, 0, p.draws, scaleOf(t));
+    return { config, predicted, p_start: p.pStart[0] ?? 0, p_meets_slo: probabilityMeetsSloWidened(p, constraints, scaleOf)[0] ?? 0, numerics_changes: input.numericsChanges(config) };
   };
   const evaluate = memoised((configs) => {
     const p = score(configs).predictions;
-    const pSlo = probabilityMeetsSlo(p, constraints);
+    const pSlo = probabilityMeetsSloWidened(p, constraints, scaleOf);
     return configs.map((_, i) => {
       if ((p.pStart[i] ?? 0) < 0.5) return null;
       const values: TargetValues = {};

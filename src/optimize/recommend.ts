@@ -6,7 +6,7 @@ import { LmBenchError } from '../errors.js';
 import { modelsTarget, type Surrogate } from '../surrogate/surrogate.js';
 import type { TargetName } from '../surrogate/targets.js';
 import type { Rng } from '../util/rng.js';
-import { probabilityMeetsSlo, selectBatch } from './acquisition.js';
+import { logMeanSd, probabilityMeetsSloWidened, selectBatch } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
 import { assertNever } from '../errors.js';
 import { DEFAULT_OBJECTIVES, objectiveTarget, pickRule, referencePoint, sloConstraints, studyObjectiveOf, type PickRule } from './objectives.js';
@@ -78,11 +78,8 @@ const MAX_TRUSTED_MAPE = 0.2;
  * by the calibration `scale` saved with the model.
  */
 export function logInterval(draws: Float64Array, i: number, k: number, scale = 1): Interval {
-  let mu = 0;
-  for (let m = 0; m < k; m++) mu += Math.log(draws[i * k + m] ?? 1) / k;
-  let v = 0;
-  for (let m = 0; m < k; m++) v += (Math.log(draws[i * k + m] ?? 1) - mu) ** 2;
-  const sd = (k > 1 ? Math.sqrt(v / (k - 1)) : 0) * scale;
+  const { mu, sd: memberSd } = logMeanSd(draws, i, k);
+  const sd = memberSd * scale;
   return { mean: Math.exp(mu), low: Math.exp(mu - 2 * sd), high: Math.exp(mu + 2 * sd) };
 }
 
@@ -135,7 +132,8 @@ function rankPool(pool: readonly ServerConfig[], input: RecommendInput, how: Poo
   const p = scored.predictions;
   // Intervals widened by the validation's calibration, so ±2σ means ~95% of held-out values.
   const scaleOf = (t: TargetName): number => input.surrogate.intervalScale?.[t] ?? 1;
-  const pSlo = probabilityMeetsSlo(p, constraints);
+  // The probability the answer prints and the rule's floor reads: on the same widened spread as the intervals.
+  const pSlo = probabilityMeetsSloWidened(p, constraints, scaleOf);
   const changes = input.numericsChanges ?? (() => []);
   const describe = (i: number): RecommendedConfig => {
     const predicted: Partial<Record<TargetName, Interval>> = {};

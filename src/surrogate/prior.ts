@@ -106,10 +106,3 @@ export function priorSurrogate(rows: readonly TrainingRow[], featureNames: reado
   return { featureNames, members: PRIOR_MEMBERS, targets: {}, offsets, feasibility: { kind: 'constant', p: 1 }, prior: posterior };
 }
 
-/** Standard normal CDF (Abramowitz–Stegun 7.1.26 on erf; |error| < 1.5e-7). */
-export function normalCdf(x: number): number {
-  const z = Math.abs(x) / Math.SQRT2;
-  const t = 1 / (1 + 0.3275911 * z);
-  const erf = 1 - ((((1.061405429 * t - 1.453152027) * t + 1.421413741) * t - 0.284496736) * t + 0.254829592) * t * Math.exp(-z * z);
-  return x >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
-}

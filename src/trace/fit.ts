@@ -1,5 +1,6 @@
 import type { Arrival, LengthDist, SharedPrefix } from '../domain/index.js';
 import type { TraceRequest } from './request.js';
+import { normalCdf } from '../metrics/stats.js';
 
 /**
  * The distributions a workload file can hold, fitted to a trace: lengths as a lognormal clipped to
@@ -7,15 +8,6 @@ import type { TraceRequest } from './request.js';
  * standard deviation); arrivals as a gamma process (vLLM's burstiness is its shape) at the trace's mean
  * rate, the shape fitted to the inter-arrival gaps by maximum likelihood; shared blocks as shared prefixes.
  */
-
-/** Standard normal CDF (Abramowitz & Stegun 7.1.26 for erf: |error| < 1.5e-7). */
-export function normalCdf(z: number): number {
-  const x = Math.abs(z) / Math.SQRT2;
-  const t = 1 / (1 + 0.3275911 * x);
-  const poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))));
-  const erf = 1 - poly * Math.exp(-x * x);
-  return z >= 0 ? 0.5 * (1 + erf) : 0.5 * (1 - erf);
-}
 
 /** E[min(max(X, lo), hi)] for X lognormal(mu, sigma). */
 export function clippedLognormalMean(mu: number, sigma: number, lo: number, hi: number): number {

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { constrainedEhvi, probabilityMeetsSlo, selectBatch, type CandidatePredictions } from '../../src/optimize/acquisition.js';
+import { constrainedEhvi, logMeanSd, probabilityMeetsSlo, probabilityMeetsSloWidened, selectBatch, type CandidatePredictions } from '../../src/optimize/acquisition.js';
+import { normalCdf } from '../../src/metrics/stats.js';
 import { meetsConstraints, objectiveVector, referencePoint, sloConstraints } from '../../src/optimize/objectives.js';
 import type { Objective } from '../../src/domain/index.js';
 
@@ -105,4 +106,19 @@ test('with no expected improvement anywhere the batch falls back to feasibility'
   const picks = selectBatch(p, { objectives, constraints, front: [], ref: [0, 300] }, { q: 1, poolSize: 2, encoded: new Float32Array([0, 1]), dims: 1, minDistance: 0.1 });
   assert.equal(picks[0]?.fallback, true);
   assert.equal(picks[0]?.index, 0);
+});
+
+test('P(meets SLO) as an answer states it reads the same widened spread as its intervals: members all under the SLO are not a certainty', () => {
+  // Three members at 200, 250 and 300 ms p99 TTFT against a 300 ms SLO: every member meets it.
+  const p = preds([[[1000, 200], [1000, 250], [1000, 299]], [[1000, 250], [1000, 250], [1000, 250]], [[1000, 400], [1000, 400], [1000, 400]]]);
+  assert.equal(probabilityMeetsSlo(p, constraints)[0], 1, 'the members’ own fraction');
+  const widened = probabilityMeetsSloWidened(p, constraints, () => 3);
+  const { mu, sd } = logMeanSd(p.targets.ttft_p99_ms as Float64Array, 0, 3);
+  assert.ok(Math.abs((widened[0] ?? 0) - normalCdf((Math.log(300) - mu) / (3 * sd))) < 1e-12);
+  assert.ok((widened[0] ?? 1) < 0.9, `three-fold widened spread: ${widened[0]}`);
+  assert.ok((probabilityMeetsSloWidened(p, constraints, () => 1)[0] ?? 0) > (widened[0] ?? 1), 'less widening, more certain');
+  // Members that agree decide by their mean alone, however wide the scale.
+  assert.deepEqual([...probabilityMeetsSloWidened(p, constraints, () => 10)].slice(1), [1, 0]);
+  // P(keeps up) weighs it as it weighs the members' fraction.
+  assert.equal(probabilityMeetsSloWidened({ ...p, pSustain: Float64Array.from([0.5, 0.5, 0.5]) }, constraints, () => 1)[1], 0.5);
 });

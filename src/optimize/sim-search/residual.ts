@@ -1,4 +1,5 @@
-import { normalCdf, priorPosterior, SIMULATOR_LOG_SD } from '../../surrogate/prior.js';
+import { normalCdf } from '../../metrics/stats.js';
+import { priorPosterior, SIMULATOR_LOG_SD } from '../../surrogate/prior.js';
 import type { TargetName, TargetValues } from '../../surrogate/targets.js';
 import type { Constraint } from '../objectives.js';
 
