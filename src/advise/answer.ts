@@ -16,7 +16,7 @@ import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
 import { explainRecommendation } from './explain.js';
-import { simulatorDoubts, withDoubts } from './doubts.js';
+import { simulatorDoubts, withDoubts } from '../optimize/doubts.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
 /**
@@ -155,7 +155,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     source: 'predicted',
     simulatorFor: opts.simulatorFor ?? defaultSimulatorFor(catalog, q),
   });
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion };
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion, keepPrecision: q.keepPrecision };
   const study = info.metadata['study'];
   return priceAnswer({
     ...rec,

@@ -1,4 +1,4 @@
-import { formatSloString, vllmServeArgs, type MeasureCommands, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
+import { configAssignments, formatSloString, vllmServeArgs, type MeasureCommands, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
 import type { Catalog } from '../catalog/index.js';
 import { shellQuote } from '../util/shell.js';
 
@@ -23,6 +23,8 @@ export interface Deployment {
   readonly slo: Slo;
   /** The vLLM release the question's simulator imitates (`--vllm-version`); absent: a current one. */
   readonly vllmVersion?: string | undefined;
+  /** The question held the checkpoint's numerics (`--keep-precision`): so does the study it queues. */
+  readonly keepPrecision?: boolean | undefined;
 }
 
 /** `Deployment.modelRef`: the catalog id for a catalog model, else the spec's `hf_name`. */
@@ -40,13 +42,6 @@ export function vllmServeCommand(model: ModelSpec, config: ServerConfig): string
   return shellQuote(['vllm', ...vllmServeArgs(model.hf_name, config)]);
 }
 
-/** `knob=value,knob=value`: the form `--enqueue` reads (values never contain commas). */
-export function configAssignments(config: ServerConfig): string {
-  return Object.entries(config)
-    .filter(([, v]) => v !== undefined)
-    .map(([k, v]) => `${k}=${String(v)}`)
-    .join(',');
-}
 
 export function measureCommands(d: Deployment, configs: readonly ServerConfig[], server = DEFAULT_SERVER): MeasureCommands[] {
   const route = d.workload.api === 'chat' ? '/v1/chat/completions' : '/v1/completions';
@@ -59,11 +54,12 @@ export function measureCommands(d: Deployment, configs: readonly ServerConfig[],
 
 /**
  * A study name for queued configurations: the deployment, so repeated advice lands in one study; and
- * the simulated release, since a study keeps the one it was created with.
+ * the simulated release and --keep-precision, since a study keeps the settings it was created with.
  */
-export function nextStudyName(d: Pick<Deployment, 'gpu' | 'gpus' | 'model' | 'workload' | 'vllmVersion'>): string {
+export function nextStudyName(d: Pick<Deployment, 'gpu' | 'gpus' | 'model' | 'workload' | 'vllmVersion' | 'keepPrecision'>): string {
   const release = d.vllmVersion === undefined ? '' : `-vllm-${d.vllmVersion}`;
-  return `next-${d.model.id}-${d.gpus}x${d.gpu}-${d.workload.name}${release}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
+  const precision = d.keepPrecision === true ? '-keep-precision' : '';
+  return `next-${d.model.id}-${d.gpus}x${d.gpu}-${d.workload.name}${release}${precision}`.toLowerCase().replace(/[^a-z0-9._-]+/g, '-');
 }
 
 export function enqueueCommand(d: Deployment, configs: readonly ServerConfig[]): string | null {
@@ -75,6 +71,7 @@ export function enqueueCommand(d: Deployment, configs: readonly ServerConfig[]):
     ...(slo === '' ? [] : ['--slo', slo]),
     // On the simulator (the study's default target) the queued runs imitate the release the answer did.
     ...(d.vllmVersion === undefined ? [] : ['--vllm-version', d.vllmVersion]),
+    ...(d.keepPrecision === true ? ['--keep-precision'] : []),
     // One trial more than queued: a new study measures vLLM's defaults first, as its baseline.
     '--budget-trials', String(configs.length + 1),
     ...configs.flatMap((c) => ['--enqueue', configAssignments(c)]),

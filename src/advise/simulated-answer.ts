@@ -15,7 +15,7 @@ import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
 import { defaultSimulatorFor, type Answer, type Question } from './answer.js';
-import { simulatorDoubts, withDoubts } from './doubts.js';
+import { simulatorDoubts, withDoubts } from '../optimize/doubts.js';
 import { nearestAnswer, saturatedShare } from './nearest.js';
 import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
 
@@ -140,7 +140,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     });
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
   const next = measurementsThatMatter(best, ran, constraints, SIMULATOR_LOG_SD[search.rule.target]);
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion };
+  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion, keepPrecision: q.keepPrecision };
   const sd = SIMULATOR_LOG_SD;
   const rec0: Recommendation = {
     rule: simulatedRule(SIMULATED_MIN_P_MEETS_SLO, objective),

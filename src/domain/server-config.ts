@@ -83,3 +83,11 @@ export function vllmServeArgs(model: string, config: ServerConfig): string[] {
   }
   return args;
 }
+
+/** `knob=value,knob=value`: the form `--enqueue` reads (values never contain commas). */
+export function configAssignments(config: ServerConfig): string {
+  return Object.entries(config)
+    .filter(([, v]) => v !== undefined)
+    .map(([k, v]) => `${k}=${String(v)}`)
+    .join(',');
+}

@@ -1,5 +1,5 @@
 import type { Objective } from '../domain/index.js';
-import { normalCdf } from '../metrics/stats.js';
+import { normalCdf } from '../util/normal.js';
 import { QUEUE_TARGETS, type TargetName } from '../surrogate/targets.js';
 import { hvImprovement2d, hypervolume, prepareFront2d, type Front2d } from './hypervolume.js';
 import { objectiveTarget, type Constraint } from './objectives.js';

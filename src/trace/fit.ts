@@ -1,6 +1,6 @@
 import type { Arrival, LengthDist, SharedPrefix } from '../domain/index.js';
 import type { TraceRequest } from './request.js';
-import { normalCdf } from '../metrics/stats.js';
+import { normalCdf } from '../util/normal.js';
 
 /**
  * The distributions a workload file can hold, fitted to a trace: lengths as a lognormal clipped to

@@ -7,7 +7,7 @@ import { attributePath, contextWarnings, simplificationReport, simplifyPick, spa
 import type { SearchSpace } from '../space/index.js';
 import { shellQuote } from '../util/shell.js';
 import { featureContext } from './study-runner.js';
-import { oomRiskText, RUNTIME_OOM_DOUBT_PER_RUN } from '../advise/doubts.js';
+import { oomRiskText, RUNTIME_OOM_DOUBT_PER_RUN } from '../optimize/doubts.js';
 import type { StudySummary } from './summary.js';
 
 /**

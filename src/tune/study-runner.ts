@@ -1,5 +1,5 @@
 import { registerModel, type Catalog } from '../catalog/index.js';
-import type { ServerConfig, StudySpec, Trial } from '../domain/index.js';
+import { configAssignments, type ServerConfig, type StudySpec, type Trial } from '../domain/index.js';
 import type { FeatureContext } from '../surrogate/features.js';
 import { configKey } from '../optimize/sampler.js';
 import { studyObjectiveOf } from '../optimize/objectives.js';
@@ -21,7 +21,7 @@ import { createFailureBook, type FailureBook } from './failure-book.js';
 import { historySeeds } from './history.js';
 import { priorSimulator } from '../calibration/prior-simulator.js';
 import { simulatorGuide } from '../optimize/sim-search/index.js';
-import { runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
+import { countsAgainstBudget, runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
 import { maxRateMeasure } from './max-rate.js';
 import { finalStudySurrogate, studySurrogate } from './surrogate-model.js';
 
@@ -105,6 +105,7 @@ export function trialInputOf(spec: StudySpec, trial: Pick<Trial, 'id' | 'number'
 export function buildStudy(opts: StudyRunOptions, failures: FailureBook = createFailureBook(opts.store, opts.catalog, opts.spec)): OptimizationStudy {
   registerStudySpecs(opts.spec);
   const ctx = featureContext(opts.spec, opts.catalog);
+  checkEnqueued(opts, ctx);
   const rng = createRng(opts.spec.seed);
   const bound = spaceSource(opts.space, ctx, opts.spec.keep_precision === true ? { pins: opts.space.precisionPins() } : {});
   // The model-based sampler never proposes what a learned failure rule predicts will fail; random
@@ -183,6 +184,32 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
     }
   }
   return study;
+}
+
+/**
+ * Refuses, before anything is stored, a queued configuration the study would not run as asked: one
+ * its space rules out (vLLM's own validation, or the space's domain: `--space` names a wider one), one
+ * that changes the numerics a `--keep-precision` study holds, or any new one for a study whose budget
+ * is spent (it would wait for ever: the budget of an existing study does not change).
+ */
+function checkEnqueued(opts: StudyRunOptions, ctx: FeatureContext): void {
+  const queued = opts.enqueue ?? [];
+  if (queued.length === 0) return;
+  const refuse = (c: ServerConfig, why: string): LmBenchError => new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--enqueue ${configAssignments(c)}: ${why}`, { details: { field: 'enqueue' } });
+  for (const c of queued) {
+    const verdict = opts.space.isFeasible(c, ctx);
+    if (!verdict.ok) throw refuse(c, `ruled out by ${opts.spec.space} (${verdict.rule ?? 'a rule'}: ${verdict.message ?? 'infeasible'}) for ${ctx.model.id} on ${opts.spec.hardware.count}× ${ctx.hardware.id}`);
+    const changes = opts.spec.keep_precision === true ? opts.space.numericsChanges(c) : [];
+    if (changes.length > 0) throw refuse(c, `changes the model's numerics (${changes.join(', ')}), which the study's --keep-precision rules out`);
+  }
+  const existing = opts.store.findStudy(opts.spec.name);
+  if (existing === null) return;
+  const trials = opts.store.listTrials(existing.id);
+  const known = new Set(trials.map((t) => configKey(t.config)));
+  const fresh = queued.find((c) => !known.has(configKey(c)));
+  if (fresh !== undefined && trials.filter(countsAgainstBudget).length >= existing.spec.budget_trials) {
+    throw refuse(fresh, `study "${existing.spec.name}" has spent its budget of ${existing.spec.budget_trials} trials, so it would never run; queue it in a new --study`);
+  }
 }
 
 export async function runStudy(opts: StudyRunOptions): Promise<{ study: OptimizationStudy; summary: TuneSummary }> {

@@ -7,6 +7,7 @@ import { answerQuestion, defaultSimulatorFor, withSimulatedDiagnoses, type Answe
 import { priorSimulator } from '../../src/calibration/prior-simulator.js';
 import type { RecommendedConfig } from '../../src/optimize/recommend.js';
 import { formatAnswer } from '../../src/advise/text.js';
+import { enqueueCommand } from '../../src/advise/commands.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
 import { main } from '../../src/cli/main.js';
 import { BenchmarkResult, Workload } from '../../src/domain/index.js';
@@ -236,4 +237,12 @@ test('the precision-keeping alternative carries the simulator’s doubts about i
   const alt = text.slice(text.indexOf('Best that keeps the checkpoint'));
   assert.match(alt, /the simulator doubts it: gpu_memory_utilization=0\.98 leaves/);
   assert.doesNotMatch(text.slice(0, text.indexOf('Best that keeps the checkpoint')), /the simulator doubts it/);
+});
+
+test('a --keep-precision answer queues its runs in a --keep-precision study of its own (a study keeps the settings it was created with)', () => {
+  const d = { gpu: 'H100-SXM', gpus: 1, model: catalog.model('llama-3.1-8b'), workload: chat, workloadRef: 'chat.yaml', slo: question().slo };
+  const kept = shellWords(enqueueCommand({ ...d, keepPrecision: true }, [{ max_num_seqs: 64 }]) ?? '');
+  const plain = shellWords(enqueueCommand(d, [{ max_num_seqs: 64 }]) ?? '');
+  assert.ok(kept.includes('--keep-precision') && !plain.includes('--keep-precision'));
+  assert.equal(kept[kept.indexOf('--study') + 1], `${plain[plain.indexOf('--study') + 1] ?? ''}-keep-precision`);
 });

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { constrainedEhvi, logMeanSd, probabilityMeetsSlo, probabilityMeetsSloWidened, selectBatch, type CandidatePredictions } from '../../src/optimize/acquisition.js';
-import { normalCdf } from '../../src/metrics/stats.js';
+import { normalCdf } from '../../src/util/normal.js';
 import { meetsConstraints, objectiveVector, referencePoint, sloConstraints } from '../../src/optimize/objectives.js';
 import type { Objective } from '../../src/domain/index.js';
 

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { normalCdf } from '../../src/metrics/stats.js';
+import { normalCdf } from '../../src/util/normal.js';
 import { normalQuantile, priorPosterior, priorSurrogate, SIMULATOR_LOG_SD } from '../../src/surrogate/prior.js';
 import { predictSurrogate } from '../../src/surrogate/surrogate.js';
 import { logInterval } from '../../src/optimize/recommend.js';

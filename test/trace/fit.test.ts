@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { meanLength, withoutTraceData, Workload, type LengthDist } from '../../src/domain/index.js';
-import { normalCdf } from '../../src/metrics/stats.js';
+import { normalCdf } from '../../src/util/normal.js';
 import { clippedLognormalMean, fitArrival, fitLength, readTraceFile, traceName, traceWorkload, type ParsedTrace } from '../../src/trace/index.js';
 import { createRng } from '../../src/util/rng.js';
 import { arrivalTimes, lengthSampler, sampleRequests, workloadArrivals } from '../../src/workload/sample.js';

@@ -1,4 +1,4 @@
-import { normalCdf } from '../../metrics/stats.js';
+import { normalCdf } from '../../util/normal.js';
 import { priorPosterior, SIMULATOR_LOG_SD } from '../../surrogate/prior.js';
 import type { TargetName, TargetValues } from '../../surrogate/targets.js';
 import type { Constraint } from '../objectives.js';

@@ -1,0 +1,65 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
+import { StudySpec, type ServerConfig, type Workload } from '../../src/domain/index.js';
+import { DEFAULT_OBJECTIVES } from '../../src/optimize/objectives.js';
+import { isLmBenchError } from '../../src/errors.js';
+import { loadSpace } from '../../src/space/index.js';
+import { openStore } from '../../src/store/sqlite-store.js';
+import { runStudy } from '../../src/tune/study-runner.js';
+
+/** What `tune --enqueue` refuses before anything is stored: configurations the study would not run as asked. */
+const catalog = defaultCatalog();
+const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
+const workload: Workload = {
+  name: 'tiny',
+  api: 'completions',
+  input_len: { dist: 'fixed', value: 128 },
+  output_len: { dist: 'fixed', value: 16 },
+  arrival: { kind: 'closed', concurrency: 4 },
+  num_prompts: 16,
+  ignore_eos: true,
+};
+
+function spec(name: string, extra: Partial<StudySpec> = {}): StudySpec {
+  return StudySpec.parse({
+    name,
+    space: join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'),
+    hardware: { gpu: 'H100-SXM', count: 1 },
+    model: 'llama-3.1-8b',
+    workload,
+    slo: { ttft_p99_ms: 5000 },
+    objectives: [...DEFAULT_OBJECTIVES],
+    target: '{"kind":"sim"}',
+    seed: 3,
+    budget_trials: 1,
+    budget_hours: null,
+    parallel: 1,
+    ...extra,
+  });
+}
+
+test('--enqueue refuses what the study would not run as asked: outside its space, against --keep-precision, or past a spent budget; nothing is stored', { timeout: 60_000 }, async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-enqueue-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const store = openStore(join(dir, 'h.db'));
+  t.after(() => store.close());
+  const run = (s: StudySpec, enqueue: ServerConfig[]) => runStudy({ store, catalog, space, spec: s, target: { kind: 'sim' }, now: Date.now, keepSurrogate: false, candidates: 500, enqueue });
+  const refused = (pattern: RegExp) => (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT') && pattern.test(String(e));
+
+  await assert.rejects(run(spec('tp'), [{ tensor_parallel_size: 4 }]), refused(/^.*--enqueue tensor_parallel_size=4: ruled out by .*vllm\.yaml \(/));
+  await assert.rejects(run(spec('kp', { keep_precision: true }), [{ quantization: 'fp8' }]), refused(/--enqueue quantization=fp8: changes the model's numerics \(quantization=fp8\), which the study's --keep-precision rules out/));
+  assert.equal(store.findStudy('tp'), null, 'a refused queue stores no study');
+  assert.equal(store.findStudy('kp'), null);
+
+  // A study whose one trial is spent: the same queue again is nothing new; a new configuration would wait for ever.
+  await run(spec('done'), []);
+  const id = store.getStudy('done').id;
+  const before = store.listTrials(id).length;
+  await run(spec('done'), [{}]);
+  await assert.rejects(run(spec('done'), [{ max_num_seqs: 64 }]), refused(/--enqueue max_num_seqs=64: study "done" has spent its budget of 1 trials, so it would never run; queue it in a new --study/));
+  assert.equal(store.listTrials(id).length, before, 'no trial was added');
+});
