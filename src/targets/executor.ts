@@ -1,4 +1,5 @@
 import { createWorkerPool, workerEntry } from '../workers/pool.js';
+import { assertVllmExecutable } from './executable.js';
 import { reapStaleServers } from './vllm-target.js';
 import { createSlurmExecutor } from './slurm/slurm-executor.js';
 import type { TargetSpec } from './spec.js';
@@ -29,6 +30,8 @@ export function createExecutor(spec: TargetSpec, parallel: number): Executor {
   };
   return {
     parallel,
+    // A vLLM that is not there fails before the study is stored, not as every trial's exit 127.
+    ...(spec.kind === 'vllm' ? { preflight: () => Promise.resolve().then(() => void assertVllmExecutable(spec.executable, { ...process.env, ...spec.env })) } : {}),
     get running() {
       return running;
     },

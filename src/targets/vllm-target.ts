@@ -2,6 +2,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { dirname, join } from 'node:path';
 import type { BenchmarkResult } from '../domain/index.js';
 import { vllmServeArgs } from '../domain/index.js';
+import { assertVllmExecutable } from './executable.js';
 import { waitForHealth } from './health.js';
 import { spawnArgv, stopProcess } from './process.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
@@ -30,6 +31,8 @@ export interface VllmTargetOptions {
   readonly now?: () => number;
   /** Written with the server's pid while it runs, so a crashed study's successor can stop it. */
   readonly pidFile?: string;
+  /** Where the executable's name came from, for the message when it is missing (default `--vllm-bin`). */
+  readonly executableFrom?: string;
 }
 
 export function vllmArgv(opts: Pick<VllmTargetOptions, 'executable' | 'command' | 'port' | 'servedModel'>, input: TrialInput): string[] {
@@ -43,7 +46,16 @@ export function createVllmTarget(opts: VllmTargetOptions): Target {
     async runTrial(input: TrialInput, signal?: AbortSignal): Promise<TrialOutcome> {
       const t0 = now();
       const baseUrl = `http://127.0.0.1:${opts.port}`;
-      const p = spawnArgv(vllmArgv(opts, input), { env: opts.env ?? process.env, ...(opts.echoOutput === true ? { echo: process.stderr } : {}) });
+      const argv = vllmArgv(opts, input);
+      const env = opts.env ?? process.env;
+      // Checked again at each trial (a study's preflight checked once; a batch job's node has its own
+      // PATH): a missing executable says so, rather than spawn's bare exit 127.
+      try {
+        assertVllmExecutable(argv[0] as string, env, opts.executableFrom);
+      } catch (err) {
+        return { status: 'failed', started: false, code: 'LMB_ERR_TARGET_LAUNCH_FAILED', reason: err instanceof Error ? err.message : String(err), durationMs: now() - t0 };
+      }
+      const p = spawnArgv(argv, { env, ...(opts.echoOutput === true ? { echo: process.stderr } : {}) });
       if (opts.pidFile !== undefined && p.child.pid !== undefined) writePidFile(opts.pidFile, p.child.pid);
       try {
         const health = await waitForHealth({ url: `${baseUrl}/health`, exited: p.exited, timeoutMs: opts.startupTimeoutMs, signal });

@@ -99,3 +99,36 @@ test('run: rate stages do not go with a rate search, nor with --request-rate; a 
   assert.equal(await main(['run', '--endpoint', 'http://127.0.0.1:9/v1/completions', '--trace', 'x.csv', '--prompt-pool', '3'], io), 2);
   assert.match(io.err(), /--prompt-pool re-sends synthetic prompts/);
 });
+
+test('run --mode max-rate --requests-out --records: every probe\'s requests, each id naming its probe', async () => {
+  const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+  const argv = ['run', '--endpoint', `${sim.url}/v1/completions`, '--input-len', '64', '--output-len', '4', '--num-prompts', '8', '--warmup', '0', '--workers', '1',
+    '--mode', 'max-rate', '--slo', 'ttft_p95_ms=0.001', '--requests-out', 'max-rate.jsonl', '--records', 'max-rate-rec.jsonl', '--json'];
+  // No server answers within 1 µs: every probe misses, so the bisection runs several and the answer is unreliable.
+  assert.equal(await main(argv, io), 1, io.err());
+  const body = JSON.parse(io.out()) as { probes: unknown[] };
+  assert.ok(body.probes.length > 1);
+  const lat = lines('max-rate.jsonl');
+  const probeOf = (id: string): number => Number(/^probe(\d+)-r\d+$/.exec(id)?.[1] ?? NaN);
+  // Each probe sent the workload's 8 requests, and each line says which probe (its place in `probes`).
+  assert.equal(lat.length, 8 * body.probes.length);
+  for (let k = 1; k <= body.probes.length; k++) assert.equal(lat.filter((l) => probeOf(l.request_id) === k).length, 8, `probe ${k}`);
+  assert.ok(lat.every((l) => l.error === null && l.ttft_ms !== null && l.itl_ms.length === 3));
+  // --records keeps the same requests whole (it was written empty before).
+  const recs = readFileSync(join(dir, 'max-rate-rec.jsonl'), 'utf8').trim().split('\n').map((l) => RequestRecord.parse(JSON.parse(l)));
+  assert.deepEqual(recs.map((r) => r.request_id), lat.map((l) => l.request_id));
+});
+
+test('run --mode slo-hold --requests-out: every request it sent; those sent in window_s are the result\'s', async () => {
+  const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+  const argv = ['run', '--endpoint', `${sim.url}/v1/completions`, '--input-len', '64', '--output-len', '4',
+    '--mode', 'slo-hold', '--slo', 'ttft_p95_ms=60000', '--duration-s', '2', '--window-s', '1', '--requests-out', 'slo-hold.jsonl', '--json'];
+  const code = await main(argv, io);
+  assert.ok(code === 0 || code === 1, io.err());
+  const body = JSON.parse(io.out()) as { window_s: { from: number; to: number }; result: { completed: number; failed: number } };
+  const lat = lines('slo-hold.jsonl');
+  assert.ok(lat.length > 0);
+  assert.equal(new Set(lat.map((l) => l.request_id)).size, lat.length);
+  const inWindow = lat.filter((l) => l.send_s >= body.window_s.from && l.send_s <= body.window_s.to);
+  assert.equal(inWindow.length, body.result.completed + body.result.failed);
+});

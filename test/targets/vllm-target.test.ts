@@ -101,3 +101,12 @@ test('a server that never becomes healthy is stopped at the start-up timeout', a
   if (out.status === 'failed') assert.match(out.reason, /not healthy after 1500 ms/);
   assert.deepEqual(readdirSync(dir), [], 'pid file removed once the server was stopped');
 });
+
+test('a vllm executable that is not there fails the trial naming it, without starting anything', async () => {
+  const out = await createTarget(TargetSpec.parse({ kind: 'vllm', executable: '/nonexistent/vllm', base_port: await freePort(), startup_timeout_ms: 20_000 }), 0).runTrial(input);
+  assert.equal(out.status, 'failed');
+  assert.ok(out.status === 'failed');
+  assert.equal(out.code, 'LMB_ERR_TARGET_LAUNCH_FAILED');
+  assert.equal(out.started, false);
+  assert.match(out.reason, /^--vllm-bin \/nonexistent\/vllm: no such file/);
+});

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { BenchmarkResult, RequestRecord, ServerConfig } from '../../domain/index.js';
 import { SLO_KEYS, SLO_METRICS, SLO_STATS, type SloKey } from '../../domain/index.js';
 import { bottleneckLabel, hasBottleneck } from '../../diagnose/text.js';
+import { requestLatencyLines } from '../../domain/request-latency.js';
 import { LmBenchError } from '../../errors.js';
 import type { BenchConfig } from '../../loadgen/config.js';
 import type { PowerSpec } from '../../loadgen/power/index.js';
@@ -43,6 +44,7 @@ export interface AdaptiveFlags {
   readonly json?: boolean | undefined;
   readonly output?: string | undefined;
   readonly records?: string | undefined;
+  readonly 'requests-out'?: string | undefined;
   readonly html?: string | undefined;
 }
 
@@ -90,11 +92,15 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       return finishAdaptive(body, { records, result: body.result, verdict, reliable: body.reliable }, values, io);
     }
     const probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; result: BenchmarkResult }[] = [];
+    // Every probe's requests, for --records and --requests-out: each id says its probe (probe3-r17 is
+    // request r17 of probes[2]), as a sweep's say their point; times are from that probe's own start.
+    const probeRecords: RequestRecord[] = [];
     const found = await searchMaxRate(async (w, k) => {
       const t0 = Date.now();
       // Each probe draws its own requests; its result records the seed that drew them.
       const seed = plan.seed + k * 7919;
-      const { result } = await runBenchmark({ ...plan, workload: { ...w, seed }, seed, promptSalt: cfg.promptSalt, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
+      const { result, records } = await runBenchmark({ ...plan, workload: { ...w, seed }, seed, promptSalt: cfg.promptSalt, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
+      for (const r of records) probeRecords.push({ ...r, request_id: `probe${k + 1}-${r.request_id}` });
       const ok = meetsSlo(slo, result);
       probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
       const why = hasBottleneck(result.diagnosis) ? ` (${bottleneckLabel(result.diagnosis)})` : '';
@@ -117,7 +123,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       result: chosen.result,
     };
     const verdict = body.reliable ? `max rate ${chosen.maxRateRps.toFixed(2)} req/s meeting ${keys.join(', ')} (${probes.length} load runs)` : `no reliable answer: ${reasons.join('; ')}`;
-    return finishAdaptive(body, { records: [], result: chosen.result, verdict, reliable: body.reliable }, values, io);
+    return finishAdaptive(body, { records: probeRecords, result: chosen.result, verdict, reliable: body.reliable }, values, io);
   } finally {
     process.removeListener('SIGINT', onSignal);
   }
@@ -128,6 +134,7 @@ async function finishAdaptive(body: Record<string, unknown>, done: { records: re
   const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
   if (values.output !== undefined) writeFile(resolve(io.cwd, values.output), `${JSON.stringify(body, jsonReplacer, 2)}\n`);
   if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), records.map((r) => `${out(r)}\n`).join(''));
+  if (values['requests-out'] !== undefined) writeFile(resolve(io.cwd, values['requests-out']), requestLatencyLines(records));
   if (values.html !== undefined) {
     const timeline = Array.isArray(body['rate_timeline']) ? (body['rate_timeline'] as RatePoint[]) : null;
     const controlled = body['controlled'] as { key: string; limit_ms: number } | undefined;

@@ -22,7 +22,11 @@ Usage: lm-bench run --endpoint URL [--config FILE] [flags]
   --html FILE            self-contained HTML summary (tables and plots, no network)
   --records FILE         per-request records as JSON Lines
   --requests-out FILE    one JSON line per request: arrival_s, ttft_ms, itl_ms, e2e_ms, input/output tokens
-                         (as \`sim run --requests-out\`), to pool percentiles across stages or runs
+                         (as \`sim run --requests-out\`), to pool percentiles across stages or runs.
+                         With --mode slo-hold both files hold every request it sent (those whose send_s
+                         lies in the JSON's window_s are the settled window's); with --mode max-rate every
+                         probe's, each id naming its probe (probe3-r17: request r17 of probes[2]), its
+                         times from that probe's start
   --json                 print the result(s) as one JSON document on stdout
   --mode fixed|slo-hold|max-rate
                          fixed (default): the load as given. slo-hold: a feedback controller finds the

@@ -47,6 +47,9 @@ them) are what the surrogate's features read. Not with --objective max-rate, whi
 tuner proposes (once per study, however often the command is repeated); --keep-precision holds
 quantization and kv_cache_dtype at the checkpoint's own numerics. The study's surrogate is saved as
 it refits and, cross-validated, when the study ends: \`lm-bench recommend\` answers from it.
+--target vllm starts \`vllm serve\` on this machine for each trial (--vllm-bin: a path, or a name looked up
+on PATH; default vllm); one that is missing or not executable is refused before any trial, naming it
+and the PATH searched, and the study is not stored.
 --target slurm runs each trial as a batch job on a Slurm cluster (--slurm-config names the partition,
 time limit, work dir and how vLLM starts; docs/slurm.md): jobs queue, run and are collected by id, a
 killed \`tune\` run again reattaches to them, and Ctrl-C cancels them (scancel).

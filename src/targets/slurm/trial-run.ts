@@ -51,6 +51,7 @@ async function measureJobTrial(job: JobTrialFile, deps: JobTrialDeps): Promise<T
         servedModel,
         startupTimeoutMs: engine.startup_timeout_ms,
         echoOutput: true,
+        executableFrom: "the Slurm config's vllm",
         // The job's GPUs (Slurm's CUDA_VISIBLE_DEVICES) are sampled with nvidia-smi / amd-smi when it is on PATH.
         runLoad: (baseUrl, input, signal) => loadAgainst(baseUrl, servedModel, input, signal, { power: localServerPower(deps.catalog, input, process.env) }),
         now: deps.now,
