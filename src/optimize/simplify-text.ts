@@ -1,3 +1,5 @@
+import { vllmServeArgs, type ServerConfig } from '../domain/index.js';
+import { shellQuote } from '../util/shell.js';
 import type { Attribution, SimplificationReport } from './simplify.js';
 
 /** What `recommend`, the end of `tune` and the report print about a simplified pick (simplify.ts). */
@@ -9,7 +11,11 @@ export interface Explanation {
 
 const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
 const FIGURE_WORDS: Record<string, string> = { output_throughput_per_gpu: 'tok/s/GPU', energy_per_output_token_j: 'J/token' };
-const flagsOf = (changed: Readonly<Record<string, unknown>>): string => Object.entries(changed).map(([k, v]) => `--${k.replaceAll('_', '-')} ${String(v)}`).join(' ') || '(vLLM defaults)';
+/**
+ * The flags as `vllm serve` (and `lm-bench sim run`) take them, so a line can be pasted: rendered by the
+ * serve command's own vllmServeArgs, which writes a false boolean as `--no-flag`, never `--flag false`.
+ */
+const flagsOf = (changed: Readonly<ServerConfig>): string => shellQuote(vllmServeArgs('', changed).slice(2)) || '(vLLM defaults)';
 const figText = (f: number | null, unit: string): string => (f === null ? '–' : `${fmt(f)} ${unit}`);
 
 /** The simplified pick against the search's, and the path from vLLM's defaults to it. */

@@ -4,6 +4,7 @@ import { deploymentCost, type Prices } from '../cost/prices.js';
 import { maxLength, type Arrival, type BenchmarkResult, type Hardware, type ModelSpec, type ServerConfig, type Workload } from '../domain/index.js';
 import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../surrogate/prior.js';
+import { resolveConfig } from '../physics/resolve.js';
 import { startupCheck } from '../physics/startup.js';
 import { headroomRate, headroomUsers, missed, promptsFor, type Headroom, type Probe } from './headroom.js';
 import type { HistoryCorrection } from './history.js';
@@ -90,18 +91,28 @@ const infeasible = (gpu: string, reason: string): PlanDeployment => ({
   source: 'estimated',
   uncertainty_pct: null,
   price_source: null,
+  figures_window: null,
 });
 
-function perReplicaArrival(q: PlanQuestion, replicas: number): { arrival: Arrival; prompts: number } {
+/**
+ * The run at a replica's share of the traffic. ML.ENERGY's steady state, the simulator's energy window,
+ * leaves out the first and the last `k` requests (k: what the replica runs at once, max_num_seqs or the
+ * users when fewer), so the run gets 2k more requests than a probe's: its window then spans about a
+ * probe's worth. With fewer there is no steady state and the window is the whole load, whose ramp and
+ * drain (half-empty batches) lower the power, raise the joules per token and dilute the throughput (600
+ * requests at 25 req/s on an H100, whose 1,024 slots never fill: 4,288 output tok/s and 0.132 J/token
+ * against 4,901 and 0.119 in the steady state of a longer run). The price: a low rate simulates longer.
+ */
+function perReplicaArrival(q: PlanQuestion, replicas: number, maxRunning: number): { arrival: Arrival; prompts: number } {
   const t = q.traffic;
   switch (t.kind) {
     case 'rate': {
       const rate = t.rate_rps / replicas;
-      return { arrival: { kind: 'poisson', rate_rps: rate }, prompts: promptsFor(rate) };
+      return { arrival: { kind: 'poisson', rate_rps: rate }, prompts: promptsFor(rate) + 2 * maxRunning };
     }
     case 'users': {
       const users = Math.ceil(t.users / replicas);
-      return { arrival: { kind: 'closed', concurrency: users }, prompts: Math.min(600, Math.max(150, users * 4)) };
+      return { arrival: { kind: 'closed', concurrency: users }, prompts: Math.min(600, Math.max(150, users * 4)) + 2 * Math.min(users, maxRunning) };
     }
     default:
       return assertNever(t, 'traffic');
@@ -145,12 +156,14 @@ function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: Mod
   // A server that decodes slower than simulated saturates sooner: its headroom shrinks with its speed.
   const perReplica = head.value * Math.min(1, speed);
   const need = q.traffic.kind === 'rate' ? q.traffic.rate_rps : q.traffic.users;
+  const resolved = resolveConfig(config, hw, model);
+  const maxRunning = resolved.max_num_seqs * resolved.data_parallel_size;
   // The headroom is the bisection's last pass; a fresh simulation at a share just below it can still
   // miss (another sample of requests), so one more replica is tried before the size is given up.
   for (let replicas = Math.max(1, Math.ceil(need / perReplica)), tries = 0; tries < 3; replicas++, tries++) {
     const gpus = replicas * tp;
     if (gpus > q.maxGpus) return { why: `TP ${tp}: needs ${replicas} replicas (${gpus} GPUs), more than --max-gpus ${q.maxGpus}` };
-    const { arrival, prompts } = perReplicaArrival(q, replicas);
+    const { arrival, prompts } = perReplicaArrival(q, replicas, maxRunning);
     const run = probe(arrival, prompts);
     if (run.result === null) return { why: `TP ${tp}: ${run.failure ?? 'crashed at the target traffic'}` };
     if (missed(q.slo, run.result).length > 0) continue;
@@ -172,14 +185,30 @@ interface Sized {
   readonly correction: HistoryCorrection | null;
 }
 
+/**
+ * One replica's output throughput and joules per token over one window: the simulator's energy window
+ * (its steady state, or the whole load when the run never reached one), where the throughput is the
+ * tokens generated in it over its length, which is its average power over its joules per token. Without
+ * a power model there is no window but the run: its throughput over the whole run, and no energy.
+ */
+function windowFigures(r: BenchmarkResult): { outputTokS: number; jPerTok: number | null; window: PlanDeployment['figures_window'] } {
+  const e = r.energy;
+  if (e !== null && e !== undefined && e.window !== null && e.avg_power_w !== null && e.energy_per_output_token_j !== null && e.energy_per_output_token_j > 0) {
+    return { outputTokS: e.avg_power_w / e.energy_per_output_token_j, jPerTok: e.energy_per_output_token_j, window: { rule: e.window.rule, duration_s: e.window.end_s - e.window.start_s } };
+  }
+  return { outputTokS: r.output_throughput, jPerTok: null, window: { rule: 'run', duration_s: r.duration } };
+}
+
 function describe(q: PlanQuestion, deps: PlanDeps, sized: Sized): Candidate {
   const { hw, model, config, tp, replicas, headroom, run: r, correction } = sized;
   const gpus = replicas * tp;
+  const w = windowFigures(r);
   // At the target traffic the deployment emits what the traffic asks for, whatever its speed.
-  const outputTokS = r.output_throughput * replicas;
+  const outputTokS = w.outputTokS * replicas;
   const cost = deploymentCost(deps.prices, hw, gpus, outputTokS);
-  const powerW = r.energy?.avg_power_w ?? null;
-  const jPerTok = r.energy?.energy_per_output_token_j ?? null;
+  // A slower server is busy longer for each token at about the same power; at the same tokens a second
+  // that is more joules a token and more watts, so power stays J/token × throughput.
+  const jPerTok = w.jPerTok === null ? null : w.jPerTok / (correction?.speedFactor ?? 1);
   const sd = correction?.logSd ?? SIMULATOR_LOG_SD.output_throughput_per_gpu;
   const d: PlanDeployment = {
     gpu: hw.id,
@@ -195,14 +224,14 @@ function describe(q: PlanQuestion, deps: PlanDeps, sized: Sized): Candidate {
     max_rate_rps: q.traffic.kind === 'rate' ? headroom * replicas : null,
     max_users: q.traffic.kind === 'users' ? Math.floor(headroom * replicas) : null,
     output_throughput_tok_s: outputTokS,
-    avg_power_w: powerW === null ? null : powerW * replicas,
+    avg_power_w: jPerTok === null ? null : jPerTok * outputTokS,
     usd_per_hour: cost?.usd_per_hour ?? null,
     usd_per_million_output_tokens: cost?.usd_per_million_output_tokens ?? null,
-    // A slower server is busy longer for each token at about the same power.
-    energy_per_output_token_j: jPerTok === null ? null : jPerTok / (correction?.speedFactor ?? 1),
+    energy_per_output_token_j: jPerTok,
     source: correction === null ? 'estimated' : 'measured',
     uncertainty_pct: (Math.exp(2 * sd) - 1) * 100,
     price_source: cost?.price_source ?? null,
+    figures_window: w.window,
   };
   return { ...d, rank: score(d, q.objective) };
 }
@@ -229,5 +258,5 @@ export function plan(q: PlanQuestion, deps: PlanDeps): PlanAnswer {
     deps.onGpu?.(hw.id, i, q.gpus.length);
   });
   const ranked = out.map((d) => ({ d, s: d.feasible ? score(d, q.objective) : Number.POSITIVE_INFINITY })).sort((a, b) => a.s - b.s || Number(b.d.feasible) - Number(a.d.feasible));
-  return { model: model.hf_name, traffic: q.traffic, slo: q.slo, objective: q.objective, rule: rule(q.objective), vllm_version: q.vllmVersion ?? null, deployments: ranked.map((x) => x.d) };
+  return { model: model.hf_name, traffic: q.traffic, slo: q.slo, objective: q.objective, rule: rule(q.objective), vllm_version: q.vllmVersion ?? null, feasible: out.some((d) => d.feasible), deployments: ranked.map((x) => x.d) };
 }

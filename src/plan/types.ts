@@ -34,16 +34,31 @@ export const PlanDeployment = z.strictObject({
   /** The highest rate the whole deployment sustains within the SLOs (headroom), req/s; users for a closed loop. */
   max_rate_rps: z.number().nullable(),
   max_users: z.int().nullable(),
+  /**
+   * Output tokens a second of the whole deployment at the target traffic, over `figures_window`; with
+   * avg_power_w and energy_per_output_token_j from the same window, so power = J/token × tok/s.
+   */
   output_throughput_tok_s: z.number().nullable(),
+  /** All the deployment's GPUs together, W, over `figures_window`. */
   avg_power_w: z.number().nullable(),
   usd_per_hour: z.number().nullable(),
+  /** At output_throughput_tok_s. */
   usd_per_million_output_tokens: z.number().nullable(),
+  /** Over `figures_window` (energy ÷ output tokens generated in it). */
   energy_per_output_token_j: z.number().nullable(),
   /** `estimated`: the simulator; `measured`: corrected by runs of this GPU and model in the history. */
   source: z.enum(['estimated', 'measured']),
   /** ±2σ relative uncertainty of the throughput-derived figures (the simulator's measured error, or the history's spread). */
   uncertainty_pct: z.number().nonnegative().nullable(),
   price_source: z.string().nullable(),
+  /**
+   * The one stretch of a replica's simulated run at its share of the traffic that the throughput, power
+   * and J/token are all taken over: `steady-state` (ML.ENERGY's rule: from when as many requests as the
+   * replica runs at once have their first token to when all but that many and one have finished), `load`
+   * (first request sent to last token, when the run had no steady state), or `run` (no power model: the
+   * throughput over the whole run, no energy). null when infeasible.
+   */
+  figures_window: z.strictObject({ rule: z.enum(['steady-state', 'load', 'run']), duration_s: z.number().nonnegative() }).nullable(),
 });
 export type PlanDeployment = z.infer<typeof PlanDeployment>;
 
@@ -56,6 +71,11 @@ export const PlanAnswer = z.strictObject({
   rule: z.string(),
   /** The vLLM release the simulator imitated (null: a current one). */
   vllm_version: z.string().nullable(),
+  /**
+   * Whether some GPU type serves the traffic within the SLOs. false is an answer, not an error: every
+   * deployment is infeasible and its `reason` says why (each tensor-parallel size's), and the CLI exits 1.
+   */
+  feasible: z.boolean(),
   deployments: z.array(PlanDeployment),
 });
 export type PlanAnswer = z.infer<typeof PlanAnswer>;

@@ -23,6 +23,8 @@ test('plan --json: every field of every deployment, best first; --html writes th
   const r = await plan(dir, ['--model', 'meta-llama/Llama-3.1-8B-Instruct', '--rate', '20', '--slo', 'ttft_p99_ms=1000,itl_p99_ms=80', '--gpu', 'L40S,NVIDIA H100 80GB HBM3', '--objective', 'gpus', '--vllm-version', '0.12.0', '--html', 'plan.html', '--json']);
   assert.equal(r.code, 0, r.err);
   const a = PlanAnswer.parse(JSON.parse(r.out));
+  assert.equal(a.feasible, true);
+  assert.equal(r.err, '', 'a feasible plan prints nothing on stderr');
   assert.equal(a.vllm_version, '0.12.0', 'the release imitated is stated');
   assert.deepEqual(a.deployments.map((d) => d.gpu), ['H100-SXM', 'L40S'], 'fewest GPUs first: the H100 (nvidia-smi’s name) needs fewer');
   const keys = ['gpu', 'gpus', 'feasible', 'reason', 'replicas', 'config', 'vllm_command', 'p99_ttft_ms', 'p99_itl_ms', 'max_rate_rps', 'avg_power_w', 'usd_per_hour', 'usd_per_million_output_tokens', 'energy_per_output_token_j', 'source'];
@@ -69,4 +71,25 @@ test('plan: SLOs no size can meet exit 1 with every GPU type infeasible and why'
   const r = await plan(dir, ['--model', 'llama-3.1-8b', '--rate', '5', '--slo', 'itl_p99_ms=0.5', '--gpu', 'H100-SXM', '--max-gpus', '2']);
   assert.equal(r.code, 1);
   assert.match(r.out, /✗ H100-SXM: TP 1: misses the SLOs even at .*itl_p99 \d+ ms > 0\.5 ms/);
+});
+
+test('plan: nothing feasible is an answer that says why, in text and in --json, and exits 1', async (t) => {
+  // A 70B model on L4s: TP 1-4 do not hold the weights, TP 8 misses the SLOs with one user. This exited
+  // 1 with nothing on stderr and a JSON document that did not say nothing was feasible.
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-plan-none-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const args = ['--model', 'llama-3.1-70b', '--users', '64', '--gpu', 'L4', '--max-gpus', '8'];
+  const text = await plan(dir, args);
+  assert.equal(text.code, 1);
+  assert.match(text.out, /✗ L4: TP 1: .*out of memory.*TP 8: misses the SLOs even with one user/);
+  assert.match(text.out, /\nNothing feasible: no GPU type asked about serves 64 users within the SLOs .*\(exit status 1\)/);
+  assert.doesNotMatch(text.out + text.err, /lm-bench: error/, 'an answer, not an error');
+  const json = await plan(dir, [...args, '--json']);
+  assert.equal(json.code, 1);
+  const a = PlanAnswer.parse(JSON.parse(json.out));
+  assert.equal(a.feasible, false);
+  assert.deepEqual(a.deployments.map((d) => [d.gpu, d.feasible]), [['L4', false]]);
+  assert.match(a.deployments[0]?.reason ?? '', /TP 8: misses the SLOs/);
+  // stdout is the JSON document alone; stderr says why the exit status is 1.
+  assert.match(json.err, /^lm-bench plan: nothing feasible: .*\(exit status 1\): L4: TP 1: .*TP 8: misses the SLOs/);
 });

@@ -60,6 +60,30 @@ test('plan: each GPU type sized to serve 20 req/s within the SLOs, priced, ranke
   for (const g of ['H100-SXM', 'L40S']) assert.ok(by(at40, g) >= by(at20, g), `${g}: ${by(at40, g)} GPUs at 40 req/s vs ${by(at20, g)} at 20`);
 });
 
+test('plan: a row\'s throughput, power and J/token are one window\'s (J/token = W ÷ tok/s), and an open-loop row serves the offered rate', () => {
+  // Before, J/token and power were the steady state's while the throughput was the whole run's, drain
+  // included: 1,093 W ÷ 6,661 tok/s = 0.164 J/token printed as 0.122, and two GPUs at the same 50 req/s
+  // showed 8,575 and 8,984 tok/s.
+  const open = runPlan(question({ gpus: ['H100-SXM', 'A100-80GB'], maxGpus: 8 }), { catalog, prices, store: null });
+  const closed = runPlan(question({ traffic: { kind: 'users', users: 64 }, gpus: ['H100-SXM'], maxGpus: 2 }), { catalog, prices, store: null });
+  for (const d of [...open.deployments, ...closed.deployments]) {
+    assert.ok(d.feasible, `${d.gpu}: ${d.reason}`);
+    const [w, tok, j] = [d.avg_power_w as number, d.output_throughput_tok_s as number, d.energy_per_output_token_j as number];
+    assert.ok(Math.abs(w / tok / j - 1) < 1e-9, `${d.gpu}: ${w.toFixed(0)} W ÷ ${tok.toFixed(0)} tok/s = ${(w / tok).toFixed(4)} vs ${j.toFixed(4)} J/token`);
+    // The power is the simulated GPUs' own over that window: above idle, within the deployment's TDP.
+    const tdp = catalog.gpu(d.gpu).tdp_w * (d.gpus as number);
+    assert.ok(w > 0.2 * tdp && w <= tdp, `${d.gpu}: ${w.toFixed(0)} W of ${tdp} W TDP`);
+    // The run is long enough for the steady state, so no ramp or drain dilutes the three.
+    assert.equal(d.figures_window?.rule, 'steady-state', d.gpu);
+    assert.ok((d.figures_window?.duration_s ?? 0) > 0);
+  }
+  // 20 req/s of answers averaging about 200 tokens: about 4,000 output tok/s, whichever GPU serves them.
+  for (const d of open.deployments) {
+    const served = (d.output_throughput_tok_s as number) / (20 * 200);
+    assert.ok(Math.abs(served - 1) < 0.08, `${d.gpu}: ${(d.output_throughput_tok_s as number).toFixed(0)} tok/s at 20 req/s (×${served.toFixed(3)} of the offered)`);
+  }
+});
+
 test('plan: the vLLM release the deployments run is imitated (older decode at long contexts is slower, so it sustains less) and stated', () => {
   // 4k-token prompts: the decode steps' KV reads, which vLLM 0.14 made cheaper (domain/vllm-release.ts), weigh.
   const long: Workload = { ...chat, name: 'long', api: 'completions', input_len: { dist: 'fixed', value: 4096 }, output_len: { dist: 'fixed', value: 512 } };

@@ -47,23 +47,37 @@ function traffic(rate: string | undefined, users: string | undefined): PlanTraff
 
 const f = (x: number | null, d = 0): string => (x === null ? '–' : x.toFixed(d));
 
+/** Which stretch of the simulated run the throughput, power and J/token are all taken over (types.ts `figures_window`). */
+function windowText(w: PlanDeployment['figures_window']): string {
+  if (w === null) return '';
+  const s = `${w.duration_s.toFixed(0)} s simulated`;
+  if (w.rule === 'steady-state') return `, in the steady state (${s})`;
+  if (w.rule === 'load') return `, over the whole load (${s}, no steady state)`;
+  return ', over the whole run (no power model)';
+}
+
 function line(d: PlanDeployment, i: number): string {
   if (!d.feasible) return `  ✗ ${d.gpu}: ${d.reason ?? 'infeasible'}`;
   const size = `${d.gpus} GPU${d.gpus === 1 ? '' : 's'} (${d.replicas} × TP ${d.tensor_parallel_size})`;
   const head = d.max_rate_rps !== null ? `${f(d.max_rate_rps, 1)} req/s` : `${f(d.max_users)} users`;
   return [
     `${i + 1}. ${d.gpu}: ${size}, ${d.source}`,
-    `     p99 TTFT ${f(d.p99_ttft_ms)} ms, p99 ITL ${f(d.p99_itl_ms, 1)} ms; headroom ${head}; ${f(d.output_throughput_tok_s)} output tok/s`,
-    `     $${f(d.usd_per_hour, 2)}/h, $${f(d.usd_per_million_output_tokens, 3)} per M output tokens; ${f(d.avg_power_w)} W, ${f(d.energy_per_output_token_j, 3)} J/token (±${f(d.uncertainty_pct)}%)`,
+    `     p99 TTFT ${f(d.p99_ttft_ms)} ms, p99 ITL ${f(d.p99_itl_ms, 1)} ms; headroom ${head}; $${f(d.usd_per_hour, 2)}/h, $${f(d.usd_per_million_output_tokens, 3)} per M output tokens`,
+    `     ${f(d.output_throughput_tok_s)} output tok/s, ${f(d.avg_power_w)} W, ${f(d.energy_per_output_token_j, 3)} J/token (±${f(d.uncertainty_pct)}%)${windowText(d.figures_window)}`,
     `     ${d.vllm_command ?? ''}`,
   ].join('\n');
 }
 
+const trafficText = (a: PlanAnswer): string => (a.traffic.kind === 'rate' ? `${a.traffic.rate_rps} req/s` : `${a.traffic.users} users`);
+
+/** The verdict when no GPU type serves the traffic: a plan's answer, not an error (the exit status is 1). */
+const nothingFeasible = (a: PlanAnswer): string => `no GPU type asked about serves ${trafficText(a)} within the SLOs at any size within --max-gpus`;
+
 export function formatPlan(a: PlanAnswer): string {
-  const t = a.traffic.kind === 'rate' ? `${a.traffic.rate_rps} req/s` : `${a.traffic.users} users`;
   const slo = formatSloString(a.slo).replaceAll(',', ', ');
   const release = a.vllm_version === null ? '' : ` on vLLM ${a.vllm_version}`;
-  return `Plan for ${a.model} at ${t} within ${slo || 'no SLO'}${release}\nRanked: ${a.rule}\n\n${a.deployments.map(line).join('\n')}\n`;
+  const verdict = a.feasible ? '' : `\nNothing feasible: ${nothingFeasible(a)}; each ✗ above says why, for each tensor-parallel size (exit status 1).\n`;
+  return `Plan for ${a.model} at ${trafficText(a)} within ${slo || 'no SLO'}${release}\nRanked: ${a.rule}\n\n${a.deployments.map(line).join('\n')}\n${verdict}`;
 }
 
 async function run(argv: readonly string[], io: CliIo): Promise<number> {
@@ -99,9 +113,12 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       { catalog, prices, store, onGpu: (g, i, n) => void (tty && io.stderr.write(`\rplanned ${g} (${i + 1}/${n})…${i + 1 === n ? '\n' : ''}`)) },
     );
     if (values.html !== undefined) writeFile(resolve(io.cwd, values.html), await planReportHtml(answer, { generatedAt: new Date().toISOString() }));
-    if (values.json === true) writeJson(io, answer);
-    else io.stdout.write(formatPlan(answer));
-    return answer.deployments.some((d) => d.feasible) ? 0 : 1;
+    if (values.json === true) {
+      writeJson(io, answer);
+      // stdout holds the JSON document alone; whoever redirects it still reads why the exit status is 1.
+      if (!answer.feasible) io.stderr.write(`lm-bench plan: nothing feasible: ${nothingFeasible(answer)} (exit status 1): ${answer.deployments.map((d) => `${d.gpu}: ${d.reason ?? 'infeasible'}`).join(' | ')}\n`);
+    } else io.stdout.write(formatPlan(answer));
+    return answer.feasible ? 0 : 1;
   } finally {
     store?.close();
   }
