@@ -55,6 +55,34 @@ test('a growth under 5% of the arrival rate, or one noise gives, is not saturati
   assert.equal(short?.saturated, false);
 });
 
+test('a backlog whose own size lifts the noise bar is still saturated when the server works through under half its arrivals', () => {
+  // 40 requests at once, then 20 req/s for 2 s, against a server that takes 4 req/s: over the second half
+  // the backlog rises by 16 about a mean of 60, under the 3·√61 = 23 bar, at a fifth of the arrival rate.
+  const arrivals = [...Array.from({ length: 40 }, (_, i) => i * 0.001), ...Array.from({ length: 40 }, (_, i) => 0.05 + i * 0.05)];
+  const s = detectSaturation(des(arrivals, (i, a) => {
+    const first = Math.max(a, i < 4 ? 0 : (i - 4) * 0.25) + 0.05;
+    return { first, last: first + 1 };
+  }));
+  assert.ok(s !== null);
+  assert.ok(s.sustainedRps < 0.5 * s.offeredRps, `sustained ${s.sustainedRps} of ${s.offeredRps}`);
+  assert.equal(s.saturated, true);
+});
+
+test('a server that falls behind inside its batch (no waiting queue) is saturated once the batch has turned over; one that keeps up, or a run too short to tell, is not', () => {
+  // 4 req/s for 100 s, each admitted at once, but each answer 0.2 s longer per second of the run: the
+  // batch grows and completions come at 4 ÷ 1.2 = 3.3 req/s.
+  const behind = detectSaturation(des(every(400, 0.25), (_, a) => ({ first: a + 0.05, last: a + 2 + 0.2 * a })));
+  assert.ok(behind !== null);
+  assert.ok(behind.backlogGrowthRps < 0.05, 'no waiting queue');
+  assert.equal(behind.saturated, true, `sustained ${behind.sustainedRps} of ${behind.offeredRps}`);
+  // Answers of 30 s throughout: the batch fills to 120 by 30 s and holds there.
+  const full = detectSaturation(des(every(400, 0.25), (_, a) => ({ first: a + 0.05, last: a + 30 })));
+  assert.equal(full?.saturated, false);
+  // 10 s of arrivals, 60 s answers growing as before: nothing finishes before the window, so it cannot tell.
+  const short = detectSaturation(des(every(100, 0.1), (_, a) => ({ first: a + 0.05, last: a + 60 + 2 * a })));
+  assert.equal(short?.saturated, false);
+});
+
 test('closed loops, bursts and runs of a handful of requests cannot tell', () => {
   const admitAll = (_: number, a: number): { first: number; last: number } => ({ first: a + 0.05, last: a + 5 });
   assert.equal(detectSaturation(des(every(400, 0.25), admitAll, false)), null);
