@@ -64,7 +64,9 @@ export function knobFlag(name: string): string {
 
 /**
  * The argv (no shell) that starts `vllm serve` with this config. Booleans use vLLM's
- * `--flag` / `--no-flag` pairs; `quantization: none` and unset knobs are left out.
+ * `--flag` / `--no-flag` pairs; `quantization: none` and unset knobs are left out, and so is a false
+ * boolean whose default is off in every release (enforce_eager, enable_expert_parallel). Async
+ * scheduling is on by default in current releases (physics/resolve.ts), so its false is written.
  */
 export function vllmServeArgs(model: string, config: ServerConfig): string[] {
   const args = ['serve', model];
@@ -72,7 +74,7 @@ export function vllmServeArgs(model: string, config: ServerConfig): string[] {
     if (value === undefined) continue;
     if (name === 'quantization' && value === 'none') continue;
     if (typeof value === 'boolean') {
-      if (name === 'enforce_eager' || name === 'async_scheduling' || name === 'enable_expert_parallel') {
+      if (name === 'enforce_eager' || name === 'enable_expert_parallel') {
         if (value) args.push(knobFlag(name));
       } else {
         args.push(value ? knobFlag(name) : `--no-${name.replaceAll('_', '-')}`);

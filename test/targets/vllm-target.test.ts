@@ -45,6 +45,9 @@ test('the argv carries every knob as vLLM flags, on loopback, with no shell', ()
   assert.ok(argv.includes('--max-num-seqs') && argv[argv.indexOf('--max-num-seqs') + 1] === '32');
   assert.ok(argv.includes('--no-enable-prefix-caching'));
   assert.deepEqual(argv.slice(-4), ['--host', '127.0.0.1', '--port', '18001']);
+  // Off-by-default booleans are left out when false; async scheduling, on by default now, is written off.
+  const off = vllmArgv({ executable: 'vllm', port: 18001, servedModel: 'm' }, { ...input, config: { enforce_eager: false, enable_expert_parallel: false, async_scheduling: false } });
+  assert.deepEqual(off.slice(3, -4), ['--no-async-scheduling']);
 });
 
 test('a launched server is measured, then stopped', async () => {
