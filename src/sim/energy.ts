@@ -142,12 +142,16 @@ export interface WindowEnergy extends ActivitySums {
   readonly avgPowerW: number;
 }
 
-/** Energy of all the GPUs of `traces`' replicas over [startS, endS]; null without traces or for an empty window. */
-export function windowEnergy(traces: readonly EnergyTrace[], startS: number, endS: number): WindowEnergy | null {
+/**
+ * Energy of all the GPUs of `traces`' replicas over [startS, endS], and of `idleGpus` more of the
+ * deployment that no replica uses (they draw their idle power all the same); null without traces or for
+ * an empty window.
+ */
+export function windowEnergy(traces: readonly EnergyTrace[], startS: number, endS: number, idleGpus = 0): WindowEnergy | null {
   const first = traces[0];
   if (first === undefined || !(endS > startS)) return null;
   const sums = zero();
-  let gpus = 0;
+  let gpus = idleGpus;
   for (const tr of traces) {
     const a = tr.upTo(startS);
     const b = tr.upTo(endS);

@@ -76,7 +76,7 @@ export function simulate(input: SimulateInput): SimulateOutput {
   const records = buildRecords(des);
   const slo = input.slo ?? input.workload.slo;
   const result = buildResult(records, des, {
-    energy: simulateEnergy(des, resolved, input.workload),
+    energy: simulateEnergy(des, resolved, input.workload, idleGpusOf(input, resolved)),
     energyUnavailableReason: run.powered ? 'the run never generated a token' : 'no power model: data/sim-profile.yaml has no `power` block',
     resolved,
     hardware: { gpu: hw.id, count: input.hardware.count },
@@ -104,7 +104,15 @@ export function simulateSummary(input: SimulateInput): SimulateSummaryOutput {
   const itl = new WeightedSample();
   const run = runSimulation(input, false, itl);
   if (!run.ok) return run;
-  return { ok: true, summary: summarizeDes(run.des, itl, input.window, stageSpansS(input.workload)), resolved: run.resolved, memory: run.memory };
+  return { ok: true, summary: summarizeDes(run.des, itl, input.window, stageSpansS(input.workload), idleGpusOf(input, run.resolved)), resolved: run.resolved, memory: run.memory };
+}
+
+/**
+ * GPUs of the deployment no replica uses (TP × DP below the count): they idle at their idle power, and
+ * the deployment's energy counts them, so a configuration that leaves GPUs idle is not the frugal one.
+ */
+function idleGpusOf(input: Pick<SimulateInput, 'hardware'>, resolved: ResolvedServerConfig): number {
+  return Math.max(0, input.hardware.count - resolved.tensor_parallel_size * resolved.data_parallel_size);
 }
 
 /**
@@ -112,7 +120,7 @@ export function simulateSummary(input: SimulateInput): SimulateSummaryOutput {
  * cap when lower, as the batch that fills), or over the load window when the run was too short to
  * have one.
  */
-function simulateEnergy(des: DesOutput, resolved: ResolvedServerConfig, workload: Workload): SimEnergy | null {
+function simulateEnergy(des: DesOutput, resolved: ResolvedServerConfig, workload: Workload, idleGpus: number): SimEnergy | null {
   let start = Number.POSITIVE_INFINITY;
   let end = Number.NEGATIVE_INFINITY;
   let completed = 0;
@@ -125,7 +133,7 @@ function simulateEnergy(des: DesOutput, resolved: ResolvedServerConfig, workload
     end = Math.max(end, r.sim.lastTokenS);
   }
   const maxRunning = Math.min(resolved.max_num_seqs * resolved.data_parallel_size, concurrencyCap(workload.arrival) ?? Number.POSITIVE_INFINITY);
-  return runEnergy(des, steadyWindow(des, steadyStateSpec(completed, maxRunning)), { startS: start, endS: end, outputTokens });
+  return runEnergy(des, steadyWindow(des, steadyStateSpec(completed, maxRunning)), { startS: start, endS: end, outputTokens }, idleGpus);
 }
 
 type Prepared =

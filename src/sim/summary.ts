@@ -92,12 +92,12 @@ export function steadyWindow(des: DesOutput, spec: WindowSpec): SimSummary['wind
  * The run's energy: over the steady-state window when it was reached (its tokens as the window counts
  * them), else over the load window with every output token. Null without a power model.
  */
-export function runEnergy(des: DesOutput, window: SimSummary['window'], load: { startS: number; endS: number; outputTokens: number }): SimEnergy | null {
+export function runEnergy(des: DesOutput, window: SimSummary['window'], load: { startS: number; endS: number; outputTokens: number }, idleGpus = 0): SimEnergy | null {
   const traces = des.replicas.map((r) => r.energy).filter((e): e is EnergyTrace => e !== null);
   if (traces.length === 0) return null;
   const rule = window === null ? 'load' : 'steady-state';
   const span = window === null ? load : { startS: window.startS, endS: window.endS, outputTokens: window.outputThroughput * window.durationS };
-  const e = windowEnergy(traces, span.startS, span.endS);
+  const e = windowEnergy(traces, span.startS, span.endS, idleGpus);
   if (e === null) return null;
   return { ...e, rule, outputTokens: span.outputTokens, energyPerOutputTokenJ: span.outputTokens > 0 ? e.energyJ / span.outputTokens : null };
 }
@@ -115,7 +115,7 @@ export function steadyStateSpec(completed: number, maxRunning: number): WindowSp
 }
 
 /** `stageSpans`: the workload's rate stages in run seconds (saturation.ts `stageSpansS`), judged one by one. */
-export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: WindowSpec, stageSpans: readonly (readonly [number, number])[] = []): SimSummary {
+export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: WindowSpec, stageSpans: readonly (readonly [number, number])[] = [], idleGpus = 0): SimSummary {
   const ttft: number[] = [];
   const tpot: number[] = [];
   const e2el: number[] = [];
@@ -159,7 +159,7 @@ export function summarizeDes(des: DesOutput, itl: WeightedSample, window?: Windo
     preemptions: des.replicas.reduce((s, rep) => s + rep.preemptions, 0),
     steps: des.replicas.reduce((s, rep) => s + rep.steps, 0),
     window: steady,
-    energy: runEnergy(des, steady, { startS: start, endS: end, outputTokens }),
+    energy: runEnergy(des, steady, { startS: start, endS: end, outputTokens }, idleGpus),
     saturation: detectSaturation(des, stageSpans),
   };
 }

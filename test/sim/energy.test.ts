@@ -111,3 +111,18 @@ test('the energy of a deployment counts every GPU: TP 2 draws about twice the po
   const ratio = (two.avg_power_w ?? 0) / (one.avg_power_w ?? 1);
   assert.ok(ratio > 1.4 && ratio < 2.1, `TP2 / TP1 power ×${ratio.toFixed(2)}`);
 });
+
+test('GPUs of the deployment no replica uses draw their idle power in its energy: one replica on eight GPUs is not the frugal answer', () => {
+  const alone = energyOf(run('H100-SXM', 1, 'qwen3-8b', { max_num_seqs: 32 }, decodeHeavy(32)).result);
+  const onEight = energyOf(run('H100-SXM', 8, 'qwen3-8b', { max_num_seqs: 32 }, decodeHeavy(32)).result);
+  assert.equal(onEight.gpus, 8);
+  const idleW = makePowerModel(catalog.gpu('H100-SXM'), defaultPowerProfile() ?? assert.fail('no power model'), 1).idleW;
+  assert.ok(idleW > 0);
+  // The same run, the same window: seven more GPUs at idle power, and the joules per token with them.
+  assert.ok(Math.abs((onEight.avg_power_w ?? 0) - (alone.avg_power_w ?? 0) - 7 * idleW) < 1e-6 * (onEight.avg_power_w ?? 1), `${onEight.avg_power_w} vs ${alone.avg_power_w} + 7 × ${idleW}`);
+  assert.ok((onEight.energy_per_output_token_j ?? 0) > (alone.energy_per_output_token_j ?? 0) * 1.5);
+  // Summary path agrees.
+  const summary = simulateSummary({ config: { max_num_seqs: 32 }, hardware: { gpu: 'H100-SXM', count: 8 }, model: 'qwen3-8b', workload: decodeHeavy(32), seed: 1, catalog });
+  assert.ok(summary.ok);
+  assert.equal(summary.summary.energy?.gpus, 8);
+});
