@@ -4,8 +4,9 @@ import { arrivalTimes } from '../workload/sample.js';
 import type { RampUp } from './config.js';
 
 /**
- * Intended send times. Without ramp-up they come from the shared `arrivalTimes` (so the simulator
- * and the load runner offer the same traffic from one seed). With ramp-up, as vLLM: request i's rate
+ * Intended send times. Without ramp-up they come from the shared `arrivalTimes`: on the stream
+ * `trafficStreams(seed).arrivals` (traffic.ts passes it) they are the times the simulator draws from
+ * that seed, so both offer the same traffic. With ramp-up (the runner's alone), as vLLM: request i's rate
  * is start + (end − start)·i/(N − 1) (linear) or start·(end/start)^(i/(N − 1)) (exponential), its gap
  * gamma-distributed with shape = burstiness at that rate, accumulated without rescaling.
  */

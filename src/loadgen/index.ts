@@ -2,16 +2,15 @@ import { availableParallelism } from 'node:os';
 import type { BenchmarkResult, RequestRecord, ServerConfig, Slo, Workload } from '../domain/index.js';
 import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
 import { LmBenchError } from '../errors.js';
-import { createRng } from '../util/rng.js';
 import { createWorkerPool, workerEntry } from '../workers/pool.js';
-import { concurrencyCap, workloadArrivals } from '../workload/sample.js';
-import { scheduleTimes } from './arrivals.js';
+import { concurrencyCap } from '../workload/sample.js';
 import { clockFrom, nowNs } from './clock.js';
 import type { RampUp } from './config.js';
 import { CTRL_DONE, CTRL_FAILED, CTRL_SLOTS, CTRL_STOP, drive, type DriveResult, type DriveSpec } from './drive.js';
 import { requestBody } from './client.js';
 import { connectTarget } from './connect.js';
-import { syntheticRequests, warmupRequests, type PreparedRequest } from './prompts.js';
+import { warmupRequests, type PreparedRequest } from './prompts.js';
+import { loadTraffic } from './traffic.js';
 import { buildResult } from './result.js';
 import { sendLateness, type SendLateness } from './lateness.js';
 import { startScraper } from './scrape.js';
@@ -102,8 +101,8 @@ function split(total: number, parts: number, k: number): number {
 export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchmarkOutput> {
   const timeoutMs = opts.timeoutMs ?? 600_000;
   const w = opts.workload;
-  const requests = opts.requests ?? syntheticRequests(w, opts.seed, opts.promptSalt);
-  const n = Math.min(requests.length, w.num_prompts);
+  // Lengths and arrivals as the simulator draws them from this seed (traffic.ts); words the runner's own.
+  const { requests, n, arrivals } = loadTraffic(w, opts.seed, opts);
   // Built before any connection: a power URL the loopback policy refuses fails the run before it starts.
   const meter: PowerMeter | null = opts.power === undefined ? null : createPowerMeter(opts.power, opts.powerEnv ?? opts.env ?? process.env);
   const { ep, transport, target, model, api } = await connectTarget({
@@ -119,9 +118,6 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
   });
 
   const cap = concurrencyCap(w.arrival);
-  // A trace brings its own send times (÷ its speed); else the arrival process, or the ramp, draws them.
-  const arrivalRng = createRng(opts.seed).fork('arrival');
-  const arrivals = w.trace?.data !== undefined ? workloadArrivals(w, n, arrivalRng) : scheduleTimes(w.arrival, n, arrivalRng, opts.rampUp, opts.burstiness ?? 1);
   const load = arrivals === null ? (cap ?? 1) : (cap ?? n);
   // Never more threads than streams (closed) or than the cap or requests (open): each thread gets at least one.
   const workers = Math.max(1, Math.min(opts.workers ?? autoWorkers(load), load));
@@ -207,6 +203,8 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
         workload: w, model, api, slo: opts.slo, serverMetrics: scraped?.serverMetrics ?? null, maxLoopLagMs, startEpochMs, label: opts.label,
         burstiness: opts.rampUp !== undefined ? (opts.burstiness ?? 1) : undefined, evidence, known,
         scheduleStartS: arrivals === null || opts.rampUp !== undefined ? undefined : startS,
+        // The measured requests are the schedule's first (an open loop sends in order, and stops at the deadline).
+        fromSchedule: true,
         promptSalt: opts.requests === undefined ? opts.promptSalt : undefined,
       });
       const energy = reading === null || opts.power === undefined ? undefined : energyFromReading(reading, loadWindow(records), result.total_output_tokens, expectedGpus(opts.power));

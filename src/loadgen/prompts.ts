@@ -1,7 +1,7 @@
 import type { Workload } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
 import { createRng } from '../util/rng.js';
-import { sampleRequests, type PromptBlocks, type RequestSpec } from '../workload/sample.js';
+import { sampleRequests, trafficStreams, type PromptBlocks, type RequestSpec } from '../workload/sample.js';
 
 /**
  * Prompts as the load runner sends them. Synthetic prompts are built deterministically from the seed:
@@ -101,9 +101,12 @@ export function promptWriter(seed: number, salt?: string): (s: RequestSpec) => P
   };
 }
 
-/** The request list of a workload: lengths from the shared sampler (or its trace), text from the seed and salt (`promptWriter`). */
+/**
+ * The request list of a workload: lengths from the shared sampler on the simulator's request stream
+ * (`trafficStreams`), or its trace's; text from the seed and salt (`promptWriter`).
+ */
 export function syntheticRequests(w: Workload, seed: number, salt?: string): PreparedRequest[] {
-  return sampleRequests(w, createRng(seed).fork('workload')).map(promptWriter(seed, salt));
+  return sampleRequests(w, trafficStreams(seed).requests).map(promptWriter(seed, salt));
 }
 
 /**

@@ -5,7 +5,7 @@ import { computeMetrics, errorSamples } from '../metrics/index.js';
 import { mean, percentileSorted } from '../metrics/stats.js';
 import { steadyState } from '../metrics/steady-state.js';
 import { saturationBlock, saturationOf, stageSpansS, type RequestTimes } from '../metrics/saturation.js';
-import { concurrencyCap, requestRateField } from '../workload/sample.js';
+import { concurrencyCap, offeredRate, requestRateField } from '../workload/sample.js';
 
 /**
  * Measured records → a BenchmarkResult under vLLM's key names, plus lm-bench's blocks: error kinds
@@ -35,6 +35,13 @@ export interface ResultContext {
    * closed loops, ramps (whose rate is not the workload's) and runs whose rate a controller moves (slo-hold).
    */
   readonly scheduleStartS?: number | undefined;
+  /**
+   * Set when the measured requests are the first ones of the workload's own schedule (`runBenchmark`):
+   * `request_rate` is then the rate that schedule offered them (`offeredRate`: a run cut short inside a
+   * rate stage, or whose stages open with a pause, reports the rate it sent at, not the stages' mean).
+   * Absent (slo-hold, whose controller moves the rate): the arrival's nominal rate.
+   */
+  readonly fromSchedule?: boolean | undefined;
   /** The salt the measured prompts' words were drawn with, recorded so the run can be sent again word for word. */
   readonly promptSalt?: string | undefined;
 }
@@ -133,7 +140,7 @@ export function buildResult(records: readonly RequestRecord[], ctx: ResultContex
     model_id: ctx.model,
     tokenizer_id: null,
     num_prompts: measured.length,
-    request_rate: requestRateField(ctx.workload.arrival),
+    request_rate: ctx.fromSchedule === true ? offeredRate(ctx.workload.arrival, measured.length) : requestRateField(ctx.workload.arrival),
     burstiness: burstinessField(ctx.workload.arrival, ctx.burstiness),
     max_concurrency: concurrencyCap(ctx.workload.arrival),
     ...metrics,

@@ -7,7 +7,7 @@ import { requestBody, sendRequest, watchInFlight, type InFlight } from './client
 import { clockFrom, nowNs, startLagMonitor } from './clock.js';
 import { connectTarget } from './connect.js';
 import { promptRing } from './prompts.js';
-import { sampleRequests } from '../workload/sample.js';
+import { sampleRequests, trafficStreams } from '../workload/sample.js';
 import { controlStep, DEFAULT_CONTROLLER, draining, initialState, type ControlPhase, type ControllerSettings } from './rate-controller.js';
 import { buildResult } from './result.js';
 import { startScraper } from './scrape.js';
@@ -175,7 +175,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   const timeoutMs = opts.timeoutMs ?? 600_000;
   const cfg: ControllerSettings = { ...DEFAULT_CONTROLLER, ...opts.controller, limitMs: opts.control.limitMs };
   // A ring of request lengths drawn from the seed, reused with fresh indices (`promptRing`: each pass in words of its own).
-  const specs = sampleRequests({ ...opts.workload, num_prompts: Math.min(4096, Math.max(256, opts.workload.num_prompts)) }, createRng(opts.seed).fork('workload'));
+  const specs = sampleRequests({ ...opts.workload, num_prompts: Math.min(4096, Math.max(256, opts.workload.num_prompts)) }, trafficStreams(opts.seed).requests);
   if (specs.length === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
   const promptAt = promptRing(specs, opts.seed, opts.promptSalt);
   const { ep, transport, target, model, api } = await connectTarget({

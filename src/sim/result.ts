@@ -1,7 +1,7 @@
 import type { BenchmarkResult, Energy, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerMetrics, Slo, Workload } from '../domain/index.js';
 import { energyOf, energyUnavailable, requestThresholds, withoutTraceData } from '../domain/index.js';
 import { computeMetrics, errorSamples, percentileSorted } from '../metrics/index.js';
-import { concurrencyCap, requestRateField } from '../workload/sample.js';
+import { concurrencyCap, offeredRate } from '../workload/sample.js';
 import type { DesOutput } from './engine.js';
 import { simEvidence } from './evidence.js';
 import { detectSaturation, saturationBlock, stageSpansS } from './saturation.js';
@@ -124,7 +124,8 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
     model_id: ctx.model.hf_name,
     tokenizer_id: ctx.model.hf_name,
     num_prompts: records.length,
-    request_rate: requestRateField(arrival),
+    // The offered rate of what was scheduled (a stage cut short by num_prompts counts for what it sent).
+    request_rate: offeredRate(arrival, records.length),
     burstiness: arrival.kind === 'gamma' ? arrival.burstiness : 1,
     max_concurrency: concurrencyCap(arrival),
     server_config: { ...ctx.resolved },

@@ -1,7 +1,7 @@
 import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, PowerProfile, RequestRecord, ResolvedServerConfig, ServerConfig, SimProfile, Slo, Workload } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
-import { concurrencyCap, sampleRequests, withPoolBlocks, workloadArrivals } from '../workload/sample.js';
+import { concurrencyCap, sampleRequests, trafficStreams, withPoolBlocks, workloadArrivals } from '../workload/sample.js';
 import { stageSpansS } from './saturation.js';
 import { runDes, type DesOutput } from './engine.js';
 import { runEnergy, steadyStateSpec, steadyWindow, summarizeDes, type SimEnergy, type SimSummary, type WindowSpec } from './summary.js';
@@ -160,10 +160,13 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   const rng = createRng(input.seed);
   // A prompt pool's re-sent prompts and a conversation's turns carry their content as cache blocks
   // of this server's size, so the prefix cache sees what they repeat.
-  const sampled = sampleRequests(input.workload, rng.fork('requests'));
+  // The streams the load runner draws the same workload from (workload/sample.ts `trafficStreams`): one
+  // seed, the same requests and arrivals in `sim run` and `run`.
+  const streams = trafficStreams(input.seed);
+  const sampled = sampleRequests(input.workload, streams.requests);
   const w = input.workload;
   const specs = w.prompt_pool === undefined && w.sessions === undefined ? sampled : withPoolBlocks(sampled, resolved.block_size);
-  const arrivals = workloadArrivals(input.workload, specs.length, rng.fork('arrivals'));
+  const arrivals = workloadArrivals(input.workload, specs.length, streams.arrivals);
   const profile = input.profile ?? catalog.profileFor(hw, input.vllmVersion);
   const oomRng = rng.fork('runtime-oom');
   const crashAtRequest = input.runtimeFailures === false ? null : runtimeOomAt(memory, specs.length, () => oomRng.next());

@@ -1,5 +1,5 @@
 import { stageRequestCount, type Arrival, type LengthDist, type RateStage, type Sessions, type TraceRequests, type Workload } from '../domain/index.js';
-import type { Rng } from '../util/rng.js';
+import { createRng, type Rng } from '../util/rng.js';
 
 /**
  * Pure sampling of a workload: the requests (lengths, shared-prefix group) and the arrival schedule.
@@ -292,6 +292,31 @@ export function workloadArrivals(w: Workload, n: number, rng: Rng): Float64Array
   return out;
 }
 
+/**
+ * The two streams a workload's traffic is drawn from by one seed: its requests (lengths, shared-prefix
+ * groups, pool entries, conversations) and its arrival times. The labels are the simulator's own
+ * (every benchmark doc was measured with its draws); the load runner reads the same two, so one seed
+ * offers the same traffic in both. Anything only one side draws (the runner's words, salts and
+ * warm-up, the simulator's engine noise) forks a stream of its own, never one of these.
+ */
+export function trafficStreams(seed: number): { readonly requests: Rng; readonly arrivals: Rng } {
+  const root = createRng(seed);
+  return { requests: root.fork('requests'), arrivals: root.fork('arrivals') };
+}
+
+/** A workload's traffic as one seed draws it: every request, and their send times (null: closed loop). */
+export interface TrafficPlan {
+  readonly specs: RequestSpec[];
+  readonly arrivals: Float64Array | null;
+}
+
+/** The traffic of a workload from one seed, exactly as the simulator and the load runner draw it. */
+export function drawTraffic(w: Workload, seed: number): TrafficPlan {
+  const streams = trafficStreams(seed);
+  const specs = sampleRequests(w, streams.requests);
+  return { specs, arrivals: workloadArrivals(w, specs.length, streams.arrivals) };
+}
+
 /** The concurrency cap an arrival process imposes, if any. */
 export function concurrencyCap(arrival: Arrival): number | null {
   switch (arrival.kind) {
@@ -305,7 +330,41 @@ export function concurrencyCap(arrival: Arrival): number | null {
   }
 }
 
-/** vLLM's `request_rate` field: "inf" for closed loop and bursts. */
+/**
+ * vLLM's `request_rate` field as the arrival process names it: "inf" for closed loop and bursts, else
+ * `rate_rps` (with rate stages, their time-weighted mean, pauses included). That is the rate of the
+ * whole schedule; a run that sends only part of it, or whose stages start with a pause, offered
+ * another: a result reports `offeredRate`.
+ */
 export function requestRateField(arrival: Arrival): number | 'inf' {
   return arrival.kind === 'closed' || arrival.kind === 'burst' ? 'inf' : arrival.rate_rps;
+}
+
+/**
+ * A result's `request_rate`: the rate at which the schedule offered the `scheduled` requests it sent
+ * (its first `scheduled`), i.e. those requests ÷ the schedule time they fill. "inf" for closed loop
+ * and bursts. Without rate stages that is the arrival's `rate_rps`. With stages, each stage the
+ * requests reach counts for its span, the last one reached for the share of its requests they are
+ * (num_prompts below the stages' count ends the run inside it); a pause holds no request and counts
+ * for nothing, wherever it is. So 200 requests of an 8 req/s first stage report 8 (not the stages'
+ * mean), `0:50,5:4` reports 5 (not 20 / 54 s), and a whole schedule without pauses its mean rate.
+ * Requests past the stages (`stagedTimes` runs on at the last positive rate) count at that rate.
+ */
+export function offeredRate(arrival: Arrival, scheduled: number): number | 'inf' {
+  if (arrival.kind === 'closed' || arrival.kind === 'burst') return 'inf';
+  if (arrival.kind !== 'poisson' || arrival.stages === undefined || scheduled <= 0) return arrival.rate_rps;
+  let left = scheduled;
+  let spanS = 0;
+  let lastRate = arrival.rate_rps;
+  for (const stage of arrival.stages) {
+    if (left <= 0) break;
+    if (stage.rate_rps > 0) lastRate = stage.rate_rps;
+    const count = stageRequestCount(stage);
+    if (count === 0) continue;
+    const taken = Math.min(left, count);
+    spanS += (stage.duration_s * taken) / count;
+    left -= taken;
+  }
+  spanS += left / lastRate;
+  return spanS > 0 ? scheduled / spanS : arrival.rate_rps;
 }

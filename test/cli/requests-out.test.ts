@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -81,6 +81,35 @@ test('run --rate-stages --requests-out against a server: stage by stage, the sam
   // The schedule, not the clock: stage 1's last arrival ends it, stage 2 ends 0.25 s later.
   assert.ok((t[9] as number) - (t[0] as number) < 0.5);
   assert.ok(Math.abs((t[19] as number) - (t[9] as number) - 0.25) < 1e-6, `stage 2 spans ${(t[19] as number) - (t[9] as number)} s`);
+});
+
+test('one workload file, one seed: `run` sends the requests `sim run` simulates, and reports the rate it offered them', async () => {
+  // num_prompts 5 is the file's own arrival's; --rate-stages replaces the arrival and, in both
+  // commands, the count with the stages' (20). The leading pause offers nothing: 20 requests in
+  // 0.75 s of stages are 26.7 req/s offered, not 20 / 1.05 s.
+  writeFileSync(join(dir, 'w.yaml'), [
+    'name: w',
+    'input_len: { dist: lognormal, mean: 128, std: 64, min: 4, max: 512 }',
+    'output_len: { dist: uniform, min: 4, max: 40 }',
+    'arrival: { kind: poisson, rate_rps: 4 }',
+    'num_prompts: 5',
+    'ignore_eos: true',
+  ].join('\n'));
+  const flags = ['--workload', 'w.yaml', '--rate-stages', '0:0.3,20:0.5,40:0.25', '--seed', '5'];
+  const simIo = captureIo(dir);
+  assert.equal(await main(['sim', 'run', '--gpu', 'H100-SXM', '--model', 'llama-3.2-1b', ...flags, '--requests-out', 'sim-w.jsonl'], simIo), 0, simIo.err());
+  const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
+  assert.equal(await main(['run', '--endpoint', `${sim.url}/v1/completions`, ...flags, '--requests-out', 'run-w.jsonl', '--workers', '1', '--json'], io), 0, io.err());
+  const simulated = lines('sim-w.jsonl');
+  const sent = lines('run-w.jsonl');
+  assert.equal(simulated.length, 20);
+  assert.deepEqual(sent.map((l) => [l.input_tokens, l.output_tokens]), simulated.map((l) => [l.input_tokens, l.output_tokens]));
+  // The runner's clock starts before its schedule: the same arrivals, shifted by one constant.
+  const shift = (sent[0]?.arrival_s ?? 0) - (simulated[0]?.arrival_s ?? 0);
+  sent.forEach((l, i) => assert.ok(Math.abs(l.arrival_s - shift - (simulated[i]?.arrival_s ?? 0)) < 1e-6, `request ${i} at the simulator's time`));
+  const result = JSON.parse(io.out()) as { num_prompts: number; request_rate: number };
+  assert.equal(result.num_prompts, 20);
+  assert.ok(Math.abs(result.request_rate - 20 / 0.75) < 1e-9, `request_rate ${result.request_rate}`);
 });
 
 test('run: rate stages do not go with a rate search, nor with --request-rate; a pool needs synthetic prompts', async () => {

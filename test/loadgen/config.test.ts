@@ -9,7 +9,7 @@ import { syntheticRequests } from '../../src/loadgen/prompts.js';
 import { scheduleTimes } from '../../src/loadgen/arrivals.js';
 import { createRng } from '../../src/util/rng.js';
 import { parseYaml } from '../../src/util/yaml.js';
-import { sampleRequests } from '../../src/workload/sample.js';
+import { sampleRequests, trafficStreams } from '../../src/workload/sample.js';
 
 const shipped = new URL('../../configs/llama3-8b-throughput.yaml', import.meta.url);
 const fixtures = new URL('../fixtures/loadgen/', import.meta.url).pathname;
@@ -68,7 +68,7 @@ test('synthetic prompts are deterministic from the seed and use the shared sampl
   const b = syntheticRequests(workload, 9);
   assert.deepEqual(a, b);
   assert.notDeepEqual(syntheticRequests(workload, 10).map((r) => r.prompt), a.map((r) => r.prompt));
-  const specs = sampleRequests(workload, createRng(9).fork('workload'));
+  const specs = sampleRequests(workload, trafficStreams(9).requests);
   a.forEach((r, i) => {
     assert.equal(r.maxTokens, specs[i]?.outputTokens);
     assert.equal(r.clientTokens, (specs[i]?.inputTokens ?? 0) + 16);

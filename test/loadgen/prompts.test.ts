@@ -2,8 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Workload } from '../../src/domain/index.js';
 import { promptRing, syntheticRequests, warmupRequests, type PreparedRequest } from '../../src/loadgen/prompts.js';
-import { sampleRequests } from '../../src/workload/sample.js';
-import { createRng } from '../../src/util/rng.js';
+import { sampleRequests, trafficStreams } from '../../src/workload/sample.js';
 
 const workload = (extra: Record<string, unknown> = {}): Workload =>
   Workload.parse({
@@ -42,7 +41,7 @@ test('a salt changes the words and nothing else: lengths, token counts and max_t
 
 test('a salted run keeps the sharing the workload asks for: shared prefixes and a pool\'s repeats', () => {
   const w = workload({ shared_prefix: { groups: 2, length: 32 }, prompt_pool: { size: 5 } });
-  const specs = sampleRequests(w, createRng(3).fork('workload'));
+  const specs = sampleRequests(w, trafficStreams(3).requests);
   const salted = syntheticRequests(w, 3, 'x');
   const plain = syntheticRequests(w, 3);
   for (const [i, s] of specs.entries()) {
@@ -73,7 +72,7 @@ test('warm-up requests have the measured requests\' lengths and none of their wo
 
 test('a ring of prompts repeats lengths and sharing each pass, never words', () => {
   const w = workload({ shared_prefix: { groups: 1, length: 24 } });
-  const specs = sampleRequests(w, createRng(4).fork('workload'));
+  const specs = sampleRequests(w, trafficStreams(4).requests);
   const at = promptRing(specs, 4, 'r');
   const first = syntheticRequests(w, 4, 'r');
   // Pass 0 is the salted request list itself.

@@ -34,6 +34,19 @@ function records(startS: (i: number, dueS: number) => number): RequestRecord[] {
 }
 const ctx = { workload, model: 'm', api: 'completions' as const, serverMetrics: null, maxLoopLagMs: null, startEpochMs: 0 };
 
+test('request_rate is the rate the schedule offered the requests sent: a run cut short in its first stage reports that stage\'s', () => {
+  // The first stage holds exactly the 200 requests sent; the stages' mean is (200 + 12,000) / 625 s.
+  const mean = 12_200 / 625;
+  const stages: Workload = { ...workload, arrival: { kind: 'poisson', rate_rps: mean, stages: [{ rate_rps: 8, duration_s: 25 }, { rate_rps: 20, duration_s: 600 }] } };
+  const sent = records((_, due) => due);
+  assert.equal(buildResult(sent, { ...ctx, workload: stages, fromSchedule: true }).request_rate, 8, '200 requests, all in the 8 req/s stage');
+  // Warm-up records are not the schedule's: 50 more counted would reach into the 20 req/s stage.
+  const warm = sent.slice(0, 50).map((r) => ({ ...r, phase: 'warmup' as const }));
+  assert.equal(buildResult([...warm, ...sent], { ...ctx, workload: stages, fromSchedule: true }).request_rate, 8);
+  // A caller whose rate a controller moves (slo-hold) keeps the arrival's nominal rate.
+  assert.equal(buildResult(sent, { ...ctx, workload: stages }).request_rate, mean);
+});
+
 test('an open-loop run whose server falls behind its arrivals is saturated, with the rate it sustained; one that keeps up is not', () => {
   // One request at a time, 0.16 s each, against one every 0.1 s: about 6 of the 10 req/s offered.
   let free = 0;

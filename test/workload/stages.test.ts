@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Workload, type Arrival } from '../../src/domain/index.js';
-import { arrivalTimes, sampleRequests, withPoolBlocks } from '../../src/workload/sample.js';
+import { arrivalTimes, offeredRate, requestRateField, sampleRequests, withPoolBlocks } from '../../src/workload/sample.js';
 import { syntheticRequests } from '../../src/loadgen/prompts.js';
 import { scheduleTimes } from '../../src/loadgen/arrivals.js';
 import { parseRateStagesFlag } from '../../src/workload/stages-flag.js';
@@ -101,4 +101,23 @@ test('pool blocks: equal ids exactly where content is equal (a shared prefix acr
   // Requests without a pool are left as they are.
   const plain = sampleRequests({ ...w, prompt_pool: undefined }, createRng(2));
   assert.deepEqual(withPoolBlocks(plain, 16), plain);
+});
+
+test('a result\'s request_rate is the rate the schedule offered the requests it sent, not the stages\' mean', () => {
+  const chat = staged([{ rate_rps: 8, duration_s: 600 }, { rate_rps: 20, duration_s: 600 }]);
+  assert.equal(requestRateField(chat), 14, 'the arrival names the whole schedule\'s mean');
+  assert.equal(offeredRate(chat, 200), 8, '200 requests: all in the 8 req/s stage');
+  assert.equal(offeredRate(chat, 16_800), 14, 'the whole schedule: its mean');
+  // 4,800 at 8 req/s (600 s), then 1,200 of the 20 req/s stage's 12,000 (60 s).
+  assert.equal(offeredRate(chat, 6000), 6000 / 660);
+  const paused = staged([{ rate_rps: 0, duration_s: 50 }, { rate_rps: 5, duration_s: 4 }]);
+  assert.ok(Math.abs((requestRateField(paused) as number) - 20 / 54) < 1e-12, 'the mean counts the pause');
+  assert.equal(offeredRate(paused, 20), 5, 'a leading pause offers nothing');
+  const gap = staged([{ rate_rps: 4, duration_s: 10 }, { rate_rps: 0, duration_s: 30 }, { rate_rps: 4, duration_s: 10 }]);
+  assert.equal(offeredRate(gap, 80), 4, 'nor does a pause between stages');
+  // Without stages the arrival's own rate; closed loops and bursts "inf", as vLLM writes them.
+  assert.equal(offeredRate({ kind: 'poisson', rate_rps: 3 }, 7), 3);
+  assert.equal(offeredRate({ kind: 'gamma', rate_rps: 3, burstiness: 0.5 }, 7), 3);
+  assert.equal(offeredRate({ kind: 'closed', concurrency: 4 }, 7), 'inf');
+  assert.equal(offeredRate({ kind: 'burst' }, 7), 'inf');
 });

@@ -132,6 +132,9 @@ function applyFlags(raw: Record<string, unknown>, v: Values, cwd: string): strin
       if (rate !== undefined) traffic['request_rate'] = rate;
       if (stages !== undefined) traffic['stages'] = stages;
       if (conc !== undefined) traffic['max_concurrency'] = conc;
+      // As `sim run`: new stages bound the run (their request count unless --num-prompts lowers it), so
+      // a workload file's num_prompts, written for its own arrival, neither cuts them short nor differs.
+      if (stages !== undefined && v['num-prompts'] === undefined) delete raw['num_prompts'];
     } else if (conc !== undefined) {
       delete traffic['request_rate'];
       delete traffic['stages'];
