@@ -124,7 +124,22 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
     for (let s = 0; s < p.draws; s++) mean += merit({ [rule.target]: fig?.[i * p.draws + s] ?? 0 }, rule) / p.draws;
     return mean * (pMeets[i] ?? 0) * (p.pStart[i] ?? 0);
   });
-  const order = [...scored.configs.keys()].sort((a, b) => (expected[b] ?? 0) - (expected[a] ?? 0));
+  // Where the expected merits tie (above all at 0, when the prior expects nothing to meet the SLOs),
+  // the candidate predicted nearest to them goes first: its worst SLO figure ÷ limit over the draws. A
+  // question nothing meets then simulates what comes nearest, and its nearest misses (advise/nearest.ts)
+  // are near, not whatever the pool's order left.
+  const nearness = scored.configs.map((_, i) => {
+    let worst = 0;
+    for (let s = 0; s < p.draws; s++) {
+      let w = 0;
+      for (const c of constraints) w = Math.max(w, (p.targets[c.target]?.[i * p.draws + s] ?? Number.POSITIVE_INFINITY) / c.limitMs);
+      worst += w / p.draws;
+    }
+    return worst;
+  });
+  // (One the prior expects not to start is no near miss: those that start go first.)
+  const starts = (i: number): number => ((p.pStart[i] ?? 0) >= 0.5 ? 1 : 0);
+  const order = [...scored.configs.keys()].sort((a, b) => (expected[b] ?? 0) - (expected[a] ?? 0) || starts(b) - starts(a) || (nearness[a] ?? 0) - (nearness[b] ?? 0));
   const vec = (i: number): number[] => Array.from(scored.encoded.subarray(i * scored.dims, (i + 1) * scored.dims));
   // A diverse top: the best expected goodput first, then no two closer than half a grid step's
   // worth of encoded distance (the acquisition's own batch rule), so one region cannot take it all.
@@ -151,7 +166,9 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
   for (const minDistance of [0.5, 0]) {
     for (const i of order) {
       if (picked.length >= want) break;
-      if ((expected[i] ?? 0) <= 0 && minDistance > 0) break;
+      // Past the candidates expected to qualify the diverse pass stops, unless none is: then it goes on
+      // through the nearest, spread out as well.
+      if ((expected[i] ?? 0) <= 0 && minDistance > 0 && topExpected > 0) break;
       if (picked.includes(i) || picked.some((j) => encodedDistance(vec(i), vec(j)) < minDistance)) continue;
       picked.push(i);
     }

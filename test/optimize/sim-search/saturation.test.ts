@@ -20,8 +20,10 @@ test('a simulated run that cannot sustain the load meets no SLO, has no merit an
   assert.ok(met.length > 0, 'some candidates meet the SLOs on their percentiles');
   const saturated = search((c) => saturate(sim.simulate(c)));
   assert.equal(saturated.simulated.length, plain.simulated.length);
+  // (A configuration whose simulated server died has no run to saturate: it meets nothing either.)
+  assert.ok(saturated.simulated.some((c) => c.result !== null));
   for (const c of saturated.simulated) {
-    assert.equal(saturatedRun(c.result), true);
+    assert.equal(saturatedRun(c.result), c.result !== null);
     assert.equal(c.meetsSlo, false);
     assert.equal(c.merit, 0);
     assert.equal(c.goodputPerGpu, 0);
