@@ -9,9 +9,19 @@ export interface CsvRecord {
   /** 1-based line of the record in the file. */
   readonly line: number;
   readonly fields: Readonly<Record<string, string>>;
+  /**
+   * Why the record cannot be read as a row (more or fewer fields than the header), when the caller
+   * asked to keep such records (`raggedRows: 'keep'`); its fields are then not to be trusted.
+   */
+  readonly error?: LmBenchError;
 }
 
-export function parseCsv(text: string, file: string): { columns: string[]; records: CsvRecord[] } {
+/**
+ * The header and the records of a CSV. A record with another number of fields than the header is the
+ * file's error by default (a fit must not learn from a shifted row); with `raggedRows: 'keep'` it comes
+ * back with its `error`, for a reader that answers row by row (`sim predict`) and lets the others through.
+ */
+export function parseCsv(text: string, file: string, opts: { readonly raggedRows?: 'refuse' | 'keep' } = {}): { columns: string[]; records: CsvRecord[] } {
   const read = tokenizeCsv(text);
   if (read.unclosedQuoteLine !== null) {
     throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${read.unclosedQuoteLine}: a quoted field never ends`, { details: { file, line: read.unclosedQuoteLine } });
@@ -20,12 +30,16 @@ export function parseCsv(text: string, file: string): { columns: string[]; recor
   const header = rows.shift();
   if (header === undefined) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: empty; the first line must name the columns`, { details: { file } });
   const columns = header.cells.map((c) => c.trim());
-  const records = rows.map(({ line: at, cells: cs }) => {
-    if (cs.length !== columns.length) {
-      throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${at}: ${cs.length} fields, the header has ${columns.length}`, { details: { file, line: at } });
-    }
+  const records = rows.map(({ line: at, cells: cs }): CsvRecord => {
     const fields: Record<string, string> = {};
-    columns.forEach((c, k) => (fields[c] = (cs[k] as string).trim()));
+    columns.forEach((c, k) => {
+      if (k < cs.length) fields[c] = (cs[k] as string).trim();
+    });
+    if (cs.length !== columns.length) {
+      const error = new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}:${at}: ${cs.length} fields, the header has ${columns.length}`, { details: { file, line: at } });
+      if (opts.raggedRows !== 'keep') throw error;
+      return { line: at, fields, error };
+    }
     return { line: at, fields };
   });
   return { columns, records };

@@ -84,6 +84,8 @@ export function mlenergyEntries(records: readonly CsvRecord[], file: string): Ml
       measured: Object.fromEntries(MLENERGY_MEASURED_COLUMNS.map((c) => [c, get(c, true)])),
     };
     const base = { line: r.line, model: r.fields['model_id'] ?? '', gpu: r.fields['gpu'] ?? '' };
+    // A row with too few or too many fields (csv.ts's `raggedRows: 'keep'`) is this row's error alone.
+    if (r.error !== undefined) return { ...base, row: null, error: r.error };
     const parsed = MlenergyPredictRow.safeParse(input);
     if (parsed.success) return { ...base, row: parsed.data, error: null };
     // Every bad cell of the row, each under its column with the text it held.

@@ -43,11 +43,24 @@ export function requestThresholds(slo: Slo | undefined): RequestSlo | undefined 
   return Object.keys(t).length === 0 ? undefined : t;
 }
 
+/** Plain decimal, optionally signed, optionally with an exponent: `350`, `0.5`, `-1`, `2e6`. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * A number a person typed (a flag, an SLO limit), or undefined when the text is not plain decimal.
+ * Number() alone reads `0x10` as 16, `0b1` as 1 and `""` or `" "` as 0: a typo would pass as a value.
+ */
+export function readDecimal(text: string): number | undefined {
+  if (!DECIMAL.test(text)) return undefined;
+  const n = Number(text);
+  return Number.isFinite(n) ? n : undefined;
+}
+
 /**
  * `ttft_p99_ms=350,itl_p99_ms=50` → Slo. The text is user input (a flag), so every way it can be
- * wrong — not key=value, an unknown key, a value that is not a positive number of milliseconds — is
- * LMB_ERR_INVALID_ARGUMENT naming the flag (`label`, `--slo` by default) and the offending part, raised
- * here where it is parsed rather than converted by each caller.
+ * wrong — not key=value, an unknown key, a key given twice, a value that is not a positive decimal
+ * number of milliseconds — is LMB_ERR_INVALID_ARGUMENT naming the flag (`label`, `--slo` by default)
+ * and the offending part, raised here where it is parsed rather than converted by each caller.
  */
 export function parseSloString(text: string, at: { readonly label?: string; readonly field?: string } = {}): Slo {
   const label = at.label ?? '--slo';
@@ -62,8 +75,10 @@ export function parseSloString(text: string, at: { readonly label?: string; read
     const key = part.slice(0, eq).trim();
     const value = part.slice(eq + 1).trim();
     if (!(SLO_KEYS as readonly string[]).includes(key)) throw bad(`unknown key "${key}"; known: ${SLO_KEYS.join(', ')}`);
-    const num = Number(value);
-    if (value === '' || !Number.isFinite(num) || num <= 0) throw bad(`${key}=${value}: the limit must be a positive number of milliseconds`);
+    // Twice is a contradiction, not an update: which of the two limits was meant cannot be told.
+    if (key in obj) throw bad(`${key} is given twice (${String(obj[key])} and ${value}); give it once`);
+    const num = readDecimal(value);
+    if (num === undefined || num <= 0) throw bad(`${key}=${value}: the limit must be a positive number of milliseconds, in plain decimal`);
     obj[key] = num;
   }
   const res = Slo.safeParse(obj);

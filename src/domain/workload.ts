@@ -125,19 +125,20 @@ export const Arrival = z.discriminatedUnion('kind', [
       stages: z.array(RateStage).min(1).max(1000).optional(),
       max_concurrency: z.int().positive().optional(),
     })
+    // Only once every field read cleanly: a stage that was refused (a negative duration, a rate out of
+    // range) holds its raw input, whose sums would add a false "every stage has rate 0" to the true error.
     .superRefine((a, ctx) => {
       if (a.stages === undefined) {
         if (a.rate_rps === undefined) ctx.addIssue({ code: 'custom', path: ['rate_rps'], message: 'give rate_rps, or stages of {rate_rps, duration_s}' });
         return;
       }
-      if (a.stages.length === 0) return; // min(1) says so
       const mean = stagesMeanRate(a.stages);
       if (!(mean > 0)) ctx.addIssue({ code: 'custom', path: ['stages'], message: 'every stage has rate 0: no request would be sent' });
       else if (stagesRequestCount(a.stages) === 0) ctx.addIssue({ code: 'custom', path: ['stages'], message: 'the stages hold no request (rate × duration_s rounds to 0 in each)' });
       else if (a.rate_rps !== undefined && Math.abs(a.rate_rps - mean) > 1e-9 * mean) {
         ctx.addIssue({ code: 'custom', path: ['rate_rps'], message: `rate_rps (${a.rate_rps}) differs from the stages' mean rate (${mean}); leave it out` });
       }
-    })
+    }, { when: (payload) => payload.issues.length === 0 })
     .transform((a) => ({ ...a, rate_rps: a.rate_rps ?? stagesMeanRate(a.stages ?? []) })),
   /** Open loop, gamma inter-arrivals with shape = burstiness (CV = 1/√burstiness); 1 is Poisson. */
   z.strictObject({
@@ -238,7 +239,8 @@ export const Workload = z
     const stages = w.arrival.kind === 'poisson' ? w.arrival.stages : undefined;
     if (stages === undefined) {
       if (w.num_prompts === undefined) ctx.addIssue({ code: 'custom', path: ['num_prompts'], message: 'num_prompts is required unless the arrival has rate stages' });
-    } else {
+    } else if (stages.every((s) => RateStage.safeParse(s).success)) {
+      // (A refused stage holds its raw input and is reported where it is: counting it would add noise.)
       const n = stagesRequestCount(stages);
       if (n > 1_000_000) ctx.addIssue({ code: 'custom', path: ['arrival', 'stages'], message: `the stages hold ${n} requests; at most 1000000` });
       if (w.num_prompts !== undefined && w.num_prompts > n) {

@@ -113,6 +113,32 @@ test('sim predict reads ML.ENERGY rows: layout from the header, one answer per r
   for (const line of [4, 6, 7, 9]) assert.deepEqual([byLine.get(line)?.avg_power_w, byLine.get(line)?.energy_per_output_token_j], [null, null]);
 });
 
+test('sim predict: an ML.ENERGY row with too few or too many fields is that row’s error, named by line; the others come out', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-predict-ragged-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const lines = readFileSync(SAMPLE, 'utf8').trim().split('\n');
+  const good = lines[1] as string;
+  const width = good.split(',').length;
+  const file = join(dir, 'ragged.csv');
+  writeFileSync(file, [lines[0], good, good.split(',').slice(0, 5).join(','), `${good},1`, good].join('\n'));
+  const { code, out } = await predict(file);
+  assert.equal(code, 0, 'some rows predicted: the file does not fail');
+  assert.ok(out !== null);
+  assert.deepEqual(out.rows.map((r) => [r.line, r.model, r.gpu]), [
+    [2, 'Qwen/Qwen3-14B', 'H100'],
+    [3, 'Qwen/Qwen3-14B', ''],
+    [4, 'Qwen/Qwen3-14B', 'H100'],
+    [5, 'Qwen/Qwen3-14B', 'H100'],
+  ]);
+  const byLine = new Map(out.rows.map((r) => [r.line, r]));
+  assert.deepEqual(byLine.get(3)?.error, { code: 'LMB_ERR_CONFIG_INVALID', message: `${file}:3: 5 fields, the header has ${width}` });
+  assert.deepEqual(byLine.get(4)?.error, { code: 'LMB_ERR_CONFIG_INVALID', message: `${file}:4: ${width + 1} fields, the header has ${width}` });
+  for (const line of [3, 4]) assert.deepEqual([byLine.get(line)?.output_throughput_tok_s, byLine.get(line)?.avg_power_w], [null, null]);
+  for (const line of [2, 5]) assert.ok(byLine.get(line)?.error === null && (byLine.get(line)?.output_throughput_tok_s ?? 0) > 0, `line ${line}`);
+  // A ragged row measured nothing that could be trusted: it is left out of the error table.
+  assert.deepEqual(out.mape.map((m) => m.rows), [2]);
+});
+
 test('sim predict on ML.ENERGY rows gives what the calibration check computes for the same rows (one protocol)', async () => {
   const { out } = await predict(SAMPLE);
   const catalog = defaultCatalog();

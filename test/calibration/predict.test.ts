@@ -73,20 +73,49 @@ test('sim predict never reads the measured columns: blanked or absent, the predi
   assert.deepEqual(noMeasured.out.mape, [], 'no measured columns, no error table');
 });
 
-test('sim predict names the file and line of a malformed row, and a file with no rows', async (t) => {
+test('sim predict: a malformed row (a value, too few or too many fields) is that row’s error, named by file and line; the others come out', async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-predict-bad-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const bad = join(dir, 'bad.csv');
   const lines = readFileSync(SAMPLE, 'utf8').trim().split('\n');
-  writeFileSync(bad, [lines[0], lines[1], (lines[2] as string).replace(',32,4,', ',many,4,')].join('\n'));
-  const io = captureIo(dir, {});
-  assert.equal(await main(['sim', 'predict', '--rows', bad], io), 2);
-  assert.match(io.err(), /LMB_ERR_CONFIG_INVALID: .*bad\.csv:3: batch_size = "many" is not a whole number/);
+  const good = lines[1] as string;
+  const width = good.split(',').length;
+  writeFileSync(bad, [lines[0], good, (lines[2] as string).replace(',32,4,', ',many,4,'), good.split(',').slice(0, 5).join(','), `${good},extra`, good].join('\n'));
+  const { code, out } = await predict(bad);
+  assert.equal(code, 0, 'some rows were predicted');
+  assert.deepEqual(out.rows.map((r) => r.line), [2, 3, 4, 5, 6]);
+  const byLine = new Map(out.rows.map((r) => [r.line, r]));
+  assert.match(byLine.get(3)?.error?.message ?? '', /bad\.csv:3: batch_size = "many" is not a whole number/);
+  assert.match(byLine.get(4)?.error?.message ?? '', new RegExp(`bad\\.csv:4: 5 fields, the header has ${width}`));
+  assert.match(byLine.get(5)?.error?.message ?? '', new RegExp(`bad\\.csv:5: ${width + 1} fields, the header has ${width}`));
+  for (const line of [3, 4, 5]) {
+    assert.equal(byLine.get(line)?.error?.code, 'LMB_ERR_CONFIG_INVALID', `line ${line}`);
+    assert.deepEqual([byLine.get(line)?.ttft_ms, byLine.get(line)?.tpot_ms], [null, null]);
+  }
+  for (const line of [2, 6]) assert.ok(byLine.get(line)?.error === null && (byLine.get(line)?.ttft_ms ?? 0) > 0, `line ${line}`);
+  assert.deepEqual(byLine.get(2)?.ttft_ms, byLine.get(6)?.ttft_ms);
+  // Text output says the same, row by row.
+  const io = captureIo(dir, { HF_HUB_OFFLINE: '1' });
+  assert.equal(await main(['sim', 'predict', '--rows', bad, '--profile', 'default'], io), 0, io.err());
+  assert.match(io.out(), new RegExp(`^line 4: LMB_ERR_CONFIG_INVALID: .*bad\\.csv:4: 5 fields, the header has ${width}$`, 'm'));
+  // Only when no row can be predicted does the command fail (exit 1).
+  const allBad = join(dir, 'all-bad.csv');
+  writeFileSync(allBad, [lines[0], good.split(',').slice(0, 3).join(',')].join('\n'));
+  assert.equal((await predict(allBad)).code, 1);
+});
+
+test('sim predict: a file with no rows, and a --rows path that does not exist, are the file’s errors, named', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-predict-none-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const lines = readFileSync(SAMPLE, 'utf8').trim().split('\n');
   const empty = join(dir, 'empty.csv');
   writeFileSync(empty, `${lines[0]}\n`);
   const io2 = captureIo(dir, {});
   assert.equal(await main(['sim', 'predict', '--rows', empty], io2), 2);
   assert.match(io2.err(), /empty\.csv: no rows after the header/);
+  const io3 = captureIo(dir, {});
+  assert.equal(await main(['sim', 'predict', '--rows', 'nope.csv'], io3), 2);
+  assert.equal(io3.err(), `lm-bench: error LMB_ERR_FILE_NOT_FOUND: --rows ${join(dir, 'nope.csv')}: the file does not exist\n`);
 });
 
 test('sim predict prices each row for its own vLLM release with the catalog profile, and a calibrated profile as it stands', async (t) => {

@@ -99,3 +99,29 @@ test('sim run --vllm-version prices the release named: the fit set’s vLLM 0.12
   assert.equal(await main([...args, '--vllm-version', 'latest'], t), 2);
   assert.match(t.err() + t.out(), /LMB_ERR_INVALID_ARGUMENT[^]*--vllm-version/);
 });
+
+test('sim run --request-rate inf is a burst, as for `run`; --burstiness inf spaces requests evenly; other text is refused', async () => {
+  const small = [...base, '--input-len', '16', '--output-len', '4', '--num-prompts', '12', '--json'];
+  const arrival = async (flags: string[]): Promise<{ request_rate: unknown; max_concurrency: unknown; arrival: unknown }> => {
+    const t = io();
+    assert.equal(await main([...small, ...flags], t), 0, t.err());
+    const r = JSON.parse(t.out()) as { request_rate: unknown; max_concurrency: unknown; workload: { arrival: unknown } };
+    return { request_rate: r.request_rate, max_concurrency: r.max_concurrency, arrival: r.workload.arrival };
+  };
+  assert.deepEqual(await arrival(['--request-rate', 'inf']), { request_rate: 'inf', max_concurrency: null, arrival: { kind: 'burst' } });
+  assert.deepEqual(await arrival(['--request-rate', 'INF', '--concurrency', '4']), { request_rate: 'inf', max_concurrency: 4, arrival: { kind: 'burst', max_concurrency: 4 } });
+  assert.deepEqual((await arrival(['--request-rate', '5', '--burstiness', 'inf'])).arrival, { kind: 'constant', rate_rps: 5 });
+  assert.deepEqual((await arrival(['--request-rate', '5', '--burstiness', '0.5'])).arrival, { kind: 'gamma', rate_rps: 5, burstiness: 0.5 });
+  const refused: [string[], string, string][] = [
+    [['--request-rate', '0x5'], 'request-rate', '0x5'],
+    [['--request-rate', '0'], 'request-rate', '0'],
+    [['--request-rate', ''], 'request-rate', ''],
+    [['--request-rate', '5', '--burstiness', '-inf'], 'burstiness', '-inf'],
+    [['--request-rate', '5', '--burstiness', '1e-400'], 'burstiness', '1e-400'],
+  ];
+  for (const [flags, flag, raw] of refused) {
+    const t = io();
+    assert.equal(await main([...base, '--input-len', '16', '--output-len', '4', ...flags], t), 2, flags.join(' '));
+    assert.match(t.err(), new RegExp(`LMB_ERR_INVALID_ARGUMENT: --${flag} must be a number > 0 or "inf", got "${raw}"`));
+  }
+});

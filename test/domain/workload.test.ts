@@ -53,6 +53,25 @@ test('rate-stage mistakes name their field', () => {
   assert.deepEqual(issues({ ...base, arrival: { kind: 'poisson', rate_rps: 2 } }), ['num_prompts: num_prompts is required unless the arrival has rate stages']);
 });
 
+test('a refused stage gets its own error and nothing else: no false "every stage has rate 0" beside it', () => {
+  const arr = (stages: unknown[], extra: Record<string, unknown> = {}): unknown => ({ ...base, arrival: { kind: 'poisson', stages }, ...extra });
+  const cases: [unknown, string[]][] = [
+    [arr([{ rate: 5, duration_s: -10 }]), ['arrival.stages.0.duration_s']],
+    [arr([{ rate: -1, duration_s: 10 }]), ['arrival.stages.0.rate']],
+    [arr([{ rate_rps: -1, duration_s: 10 }]), ['arrival.stages.0.rate_rps']],
+    [arr([{ rate: 1e12, duration_s: 1e9 }]), ['arrival.stages.0.rate', 'arrival.stages.0.duration_s']],
+    // Beside a good stage, and with num_prompts the refused stage's raw count would be compared with.
+    [arr([{ rate_rps: 2, duration_s: 10 }, { rate_rps: 5e6, duration_s: 1 }], { num_prompts: 30 }), ['arrival.stages.1.rate_rps']],
+  ];
+  for (const [raw, paths] of cases) {
+    const got = issues(raw);
+    assert.deepEqual(got.map((i) => i.split(':')[0]), paths, got.join(' | '));
+    assert.ok(got.every((i) => !/every stage has rate 0|hold no request|the stages hold/.test(i)), got.join(' | '));
+  }
+  // A mistake elsewhere in the file does not hide a true one in the stages.
+  assert.deepEqual(issues({ ...base, input_len: { dist: 'fixed', value: -1 }, arrival: { kind: 'poisson', stages: [{ rate_rps: 0, duration_s: 10 }] } }).map((i) => i.split(':')[0]), ['input_len.value', 'arrival.stages']);
+});
+
 test('prompt_pool: a positive size, and not beside a trace that replays its own prompts', () => {
   assert.deepEqual(Workload.parse({ ...base, prompt_pool: { size: 50 } }).prompt_pool, { size: 50 });
   assert.match(issues({ ...base, prompt_pool: { size: 0 } })[0] ?? '', /^prompt_pool\.size: /);

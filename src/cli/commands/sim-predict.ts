@@ -1,8 +1,9 @@
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { parseCsv } from '../../calibration/csv.js';
+import { parseCsv, type CsvRecord } from '../../calibration/csv.js';
 import { MLENERGY_MEASURED_COLUMNS, mlenergyEntries, predictMlenergyEntry, type MlenergyPrediction } from '../../calibration/mlenergy-rows.js';
 import { detectRowLayout, headerLineOf, type RowLayout } from '../../calibration/row-layout.js';
-import { predictRow, siliconRows, SYSTEM_GPUS, type RowPrediction } from '../../calibration/silicon.js';
+import { predictRow, siliconRows, SYSTEM_GPUS, type RowPrediction, type SiliconRow } from '../../calibration/silicon.js';
 import { defaultCatalog, registerModel, type Catalog } from '../../catalog/index.js';
 import type { SimProfile } from '../../domain/index.js';
 import { isLmBenchError, LmBenchError, type ErrorCode } from '../../errors.js';
@@ -67,20 +68,43 @@ function profileCache(values: { profile?: string | undefined; db?: string | unde
   };
 }
 
+/** A silicon-layout record: the row read, or why it cannot be (its own error, with the names to show beside it). */
+type SiliconEntry = { readonly row: SiliconRow } | { readonly line: number; readonly modelPath: string; readonly system: string; readonly error: LmBenchError };
+
+/**
+ * Each record read on its own, so that one malformed row (a field that is not a whole number, too few
+ * or too many fields) is that row's error and the other rows still come out, as in ML.ENERGY's layout.
+ */
+function siliconEntries(columns: readonly string[], records: readonly CsvRecord[], file: string): SiliconEntry[] {
+  siliconRows(columns, [], file); // a missing column is the file's error
+  return records.map((r) => {
+    const names = { line: r.line, modelPath: r.fields['model_path'] ?? '', system: r.fields['system'] ?? '' };
+    if (r.error !== undefined) return { ...names, error: r.error };
+    try {
+      return { row: siliconRows(columns, [r], file)[0] as SiliconRow };
+    } catch (err) {
+      if (!isLmBenchError(err)) throw err;
+      return { ...names, error: err };
+    }
+  });
+}
+
 function siliconOut(
-  rows: ReturnType<typeof siliconRows>,
+  entries: readonly SiliconEntry[],
   models: ReadonlyMap<string, { id: string } | { error: LmBenchError }>,
   catalog: Catalog,
   profileOf: (id: string | undefined) => SimProfile | undefined,
   tick: (i: number) => void,
 ): (RowOut & RowPrediction)[] {
-  return rows.map((r, i) => {
+  const none = { protocol: null, ttft_ms: null, tpot_ms: null };
+  return entries.map((e, i) => {
     tick(i);
+    if ('error' in e) {
+      return { ...unresolved(e.line, e.error), ...none, model: e.modelPath, gpu: e.system, measured: { ttft_ms: null, tpot_ms: null }, error_pct: { ttft: null, tpot: null } };
+    }
+    const r = e.row;
     const m = models.get(r.modelPath);
-    const p: RowPrediction =
-      m !== undefined && 'error' in m
-        ? { ...unresolved(r.line, m.error), protocol: null, ttft_ms: null, tpot_ms: null }
-        : predictRow(r, catalog, profileOf(SYSTEM_GPUS[r.system]), m?.id);
+    const p: RowPrediction = m !== undefined && 'error' in m ? { ...unresolved(r.line, m.error), ...none } : predictRow(r, catalog, profileOf(SYSTEM_GPUS[r.system]), m?.id);
     return {
       ...p,
       model: r.modelPath,
@@ -182,11 +206,21 @@ async function resolveRowModels(names: readonly string[], dir: string, io: CliIo
 /** A row whose model did not resolve: the resolver's error, as the row's answer. */
 const unresolved = (line: number, err: LmBenchError): { line: number; error: { code: ErrorCode; message: string } } => ({ line, error: { code: err.code, message: err.message } });
 
+/**
+ * The text of `--rows FILE`. A path that does not exist is named and said not to exist: the shared
+ * wording of readUserFile ("FILE: --rows no such file") reads as though the flag were at fault.
+ */
+function readRowsFile(file: string): string {
+  if (!existsSync(file)) throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `--rows ${file}: the file does not exist`, { details: { field: 'rows', file } });
+  return readUserFile(file, '--rows');
+}
+
 export async function predictCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const { values } = parseFlags(argv, { rows: { type: 'string' }, profile: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean' }, ...OFFLINE_FLAG });
   const file = resolve(io.cwd, requireFlag(values.rows, 'rows'));
-  const text = readUserFile(file, '--rows');
-  const { columns, records } = parseCsv(text, file);
+  const text = readRowsFile(file);
+  // A row with too few or too many fields is that row's error, not the file's (docs/sim-predict.md).
+  const { columns, records } = parseCsv(text, file, { raggedRows: 'keep' });
   const layout = detectRowLayout(columns, file, headerLineOf(text));
   if (records.length === 0) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: no rows after the header`, { details: { file } });
   const catalog = defaultCatalog();
@@ -196,16 +230,17 @@ export async function predictCmd(argv: readonly string[], io: CliIo): Promise<nu
   let out: RowOut[];
   if (layout === 'mlenergy-v3') {
     const entries = mlenergyEntries(records, file);
-    const models = await resolveRowModels(entries.map((e) => e.model), dirname(file), io, values.offline);
+    // Only a row that was read names a model worth resolving (a short row's cells may be shifted).
+    const models = await resolveRowModels(entries.filter((e) => e.row !== null).map((e) => e.model), dirname(file), io, values.offline);
     const resolvedEntries = entries.map((e) => {
       const m = models.get(e.model);
       return m === undefined || e.row === null ? e : 'error' in m ? { ...e, row: null, error: m.error } : { ...e, row: { ...e.row, model_id: m.id } };
     });
     out = mlenergyOut(resolvedEntries, catalog, profileOf, tick);
   } else {
-    const rows = siliconRows(columns, records, file);
-    const models = await resolveRowModels(rows.map((r) => r.modelPath), dirname(file), io, values.offline);
-    out = siliconOut(rows, models, catalog, profileOf, tick);
+    const entries = siliconEntries(columns, records, file);
+    const models = await resolveRowModels(entries.flatMap((e) => ('row' in e ? [e.row.modelPath] : [])), dirname(file), io, values.offline);
+    out = siliconOut(entries, models, catalog, profileOf, tick);
   }
   if (tty) io.stderr.write('\n');
   const mape = mapeTable(out, layout === 'mlenergy-v3' ? ['output_throughput', 'median_itl', 'avg_power', 'energy_per_output_token'] : ['ttft', 'tpot']);

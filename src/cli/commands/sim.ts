@@ -7,7 +7,7 @@ import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
-import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, readDecimal, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
 import { defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
@@ -98,14 +98,35 @@ function traceWorkloadFromFlags(values: Record<string, unknown>, cwd: string): {
   return { workload: capped, line: `Trace: ${file} (${trace.format}, ${trace.requests.length} requests, times ÷ ${speed}${skipped})\n` };
 }
 
+/** `--request-rate` and `--burstiness` take "inf" as `run` does (and vLLM's bench): a positive number or infinity. */
+function infOrNumberFlag(raw: string | undefined, flag: string): number | undefined {
+  if (raw === undefined) return undefined;
+  if (raw.trim().toLowerCase() === 'inf') return Number.POSITIVE_INFINITY;
+  const n = readDecimal(raw);
+  if (n === undefined || n <= 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag} must be a number > 0 or "inf", got "${raw}"`, { details: { field: flag, value: raw } });
+  return n;
+}
+
+/**
+ * The open-loop arrival of `--request-rate R [--burstiness B]`. "inf" reads as `run` reads it
+ * (loadgen/config.ts arrivalOf): R = inf sends every request at once (a burst: B has nothing to shape),
+ * B = inf spaces them evenly; otherwise Poisson without B, gamma with it.
+ */
+function openArrival(rate: number, burstiness: number | undefined): WorkloadInput['arrival'] {
+  if (rate === Number.POSITIVE_INFINITY) return { kind: 'burst' };
+  if (burstiness === Number.POSITIVE_INFINITY) return { kind: 'constant', rate_rps: rate };
+  if (burstiness === undefined) return { kind: 'poisson', rate_rps: rate };
+  return { kind: 'gamma', rate_rps: rate, burstiness };
+}
+
 function workloadFromFlags(values: Record<string, unknown>, cwd: string): Workload {
   const str = (k: string): string | undefined => (typeof values[k] === 'string' ? values[k] : undefined);
   const file = str('workload');
   const inLen = numberFlag(str('input-len'), 'input-len', { int: true, min: 1 });
   const outLen = numberFlag(str('output-len'), 'output-len', { int: true, min: 1 });
   const concurrency = numberFlag(str('concurrency'), 'concurrency', { int: true, min: 1 });
-  const rate = numberFlag(str('request-rate'), 'request-rate', { min: 1e-9 });
-  const burstiness = numberFlag(str('burstiness'), 'burstiness', { min: 1e-9 });
+  const rate = infOrNumberFlag(str('request-rate'), 'request-rate');
+  const burstiness = infOrNumberFlag(str('burstiness'), 'burstiness');
   const numPrompts = numberFlag(str('num-prompts'), 'num-prompts', { int: true, min: 1, max: 1_000_000 });
   const stagesText = str('rate-stages');
   const stages = stagesText === undefined ? undefined : parseRateStagesFlag(stagesText);
@@ -130,10 +151,9 @@ function workloadFromFlags(values: Record<string, unknown>, cwd: string): Worklo
   }
   if (stages !== undefined) {
     // Set below, once the stages are known to replace whatever arrival the file gave.
-  } else if (concurrency !== undefined && rate !== undefined) {
-    base = { ...base, arrival: burstiness === undefined ? { kind: 'poisson', rate_rps: rate, max_concurrency: concurrency } : { kind: 'gamma', rate_rps: rate, burstiness, max_concurrency: concurrency } };
+  } else if (rate !== undefined) {
+    base = { ...base, arrival: { ...openArrival(rate, burstiness), ...(concurrency === undefined ? {} : { max_concurrency: concurrency }) } };
   } else if (concurrency !== undefined) base = { ...base, arrival: { kind: 'closed', concurrency } };
-  else if (rate !== undefined) base = { ...base, arrival: burstiness === undefined ? { kind: 'poisson', rate_rps: rate } : { kind: 'gamma', rate_rps: rate, burstiness } };
   else if (burstiness !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--burstiness needs --request-rate');
   if (stages !== undefined) {
     // The stages bound the run: the request count is theirs unless --num-prompts lowers it.

@@ -20,7 +20,8 @@ ${CALIBRATE_USAGE}
 Runs the simulated vLLM V1 engine: \`run\` benchmarks it in virtual time (like \`vllm bench serve\`
 against \`vllm serve\`; --trace replays a request trace: Azure, Mooncake, BurstGPT, Splitwise or
 {timestamp_s, input_tokens, output_tokens} JSONL, each request at its time ÷ K, shared blocks as shared prefixes), \`serve\` puts it behind an OpenAI-compatible HTTP server in real time
-(K× faster with --speed K). --rate-stages 8:600,20:600 sends Poisson arrivals at 8 req/s for 600 s,
+(K× faster with --speed K). --request-rate and --burstiness take "inf" as \`run\`'s do: R = inf sends every
+request at once (a burst, capped by --concurrency), B = inf spaces arrivals evenly. --rate-stages 8:600,20:600 sends Poisson arrivals at 8 req/s for 600 s,
 then 20 req/s for 600 s (a workload's \`arrival.stages\`; the stages bound the run, --num-prompts can only
 lower it); --prompt-pool N re-sends N distinct prompts in a cycle (\`prompt_pool\`), so the prefix cache
 serves the repeats. --requests-out writes one JSON line per request (arrival_s, ttft_ms, itl_ms, e2e_ms,
