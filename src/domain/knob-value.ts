@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { assertNever, LmBenchError } from '../errors.js';
 import { formatZodIssues } from '../util/zod-issues.js';
 import { ALL_KNOB_NAMES, ResolvedServerConfig, type AnyKnobName, type KnobValue } from './server-config.js';
+import { readDecimal } from './slo.js';
 
 /**
  * The one reading of a knob's value from text: the CLI's `--set` and vLLM-style flags, the service's
@@ -52,7 +53,6 @@ export function knobNamed(text: string, at: KnobTextSource = {}): AnyKnobName {
   });
 }
 
-const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
 
 function expected(kind: KnobKind): string {
   switch (kind) {
@@ -77,7 +77,7 @@ function read(kind: KnobKind, text: string): KnobValue | undefined {
     }
     case 'integer':
     case 'number':
-      return DECIMAL.test(text) ? Number(text) : undefined;
+      return readDecimal(text);
     case 'choice':
       return text === '' ? undefined : text;
     default:

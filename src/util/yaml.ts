@@ -58,8 +58,9 @@ export function readUserFile(file: string, what = 'file'): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {
-    const why = (err as { code?: unknown }).code === 'EISDIR' ? 'is a directory, not a file' : (err as { code?: unknown }).code === 'ENOENT' ? 'no such file' : 'cannot be read';
-    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${file}: ${what} ${why}`, { cause: err, details: { file } });
+    const code = (err as { code?: unknown }).code;
+    const why = code === 'EISDIR' ? 'is a directory, not a file' : code === 'ENOENT' ? 'does not exist' : `cannot be read (${String(code ?? err)})`;
+    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${what} ${file} ${why}`, { cause: err, details: { file } });
   }
 }
 

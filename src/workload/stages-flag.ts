@@ -1,4 +1,4 @@
-import { RateStage } from '../domain/index.js';
+import { RateStage, readDecimal } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { formatZodIssues } from '../util/zod-issues.js';
 
@@ -10,7 +10,7 @@ export function parseRateStagesFlag(text: string, flag = 'rate-stages'): RateSta
   const parts = text.split(',').map((p) => p.trim());
   return parts.map((part, i) => {
     const m = /^([^:]+):([^:]+)$/.exec(part);
-    const parsed = m === null ? null : RateStage.safeParse({ rate_rps: Number(m[1]), duration_s: Number(m[2]) });
+    const parsed = m === null ? null : RateStage.safeParse({ rate_rps: readDecimal(m[1] ?? ''), duration_s: readDecimal(m[2] ?? '') });
     if (parsed === null || !parsed.success) {
       const why = parsed?.success === false ? `: ${formatZodIssues(parsed.error.issues)}` : '';
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag}: stage ${i + 1} "${part}" is not RATE:SECONDS (e.g. 8:600,20:600)${why}`, { details: { field: flag } });

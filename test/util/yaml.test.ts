@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { z } from 'zod';
-import { parseYaml } from '../../src/util/yaml.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadYamlFile, parseYaml, readUserFile } from '../../src/util/yaml.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { Workload } from '../../src/domain/index.js';
 
@@ -29,4 +32,12 @@ test('YAML syntax errors and duplicate keys are reported with a line', () => {
 test('the shipped workloads parse, and a min above max is caught at its line', () => {
   const bad = 'name: w\ninput_len: { dist: uniform, min: 10, max: 5 }\noutput_len: { dist: fixed, value: 3 }\narrival: { kind: closed, concurrency: 1 }\nnum_prompts: 3\n';
   assert.throws(() => parseYaml(bad, Workload, { file: 'w.yaml' }), (e) => isLmBenchError(e) && /w\.yaml:2: input_len\.max: max \(5\) is below min \(10\)/.test(e.message));
+});
+
+test('a file that is not there, or is a folder, is LMB_ERR_FILE_NOT_FOUND saying which and what', (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-yaml-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const gone = join(dir, 'nope.yaml');
+  assert.throws(() => loadYamlFile(gone, Workload), (e: unknown) => isLmBenchError(e, 'LMB_ERR_FILE_NOT_FOUND') && (e as Error).message === `file ${gone} does not exist`);
+  assert.throws(() => readUserFile(dir, 'run config'), (e: unknown) => isLmBenchError(e, 'LMB_ERR_FILE_NOT_FOUND') && (e as Error).message === `run config ${dir} is a directory, not a file`);
 });

@@ -43,7 +43,7 @@ test('rate stages: fewer requests end the same schedule early; same seed, same t
 
 test('--rate-stages R:S,… parses to stages; a malformed one is an argument error naming the stage', () => {
   assert.deepEqual(parseRateStagesFlag('8:600, 20:600'), [{ rate_rps: 8, duration_s: 600 }, { rate_rps: 20, duration_s: 600 }]);
-  for (const bad of ['8', '8:0', 'x:5', '8:600,', '-1:5']) {
+  for (const bad of ['8', '8:0', 'x:5', '8:600,', '-1:5', '0x8:600', '8:1e3x']) {
     assert.throws(() => parseRateStagesFlag(bad), (e: unknown) => e instanceof LmBenchError && e.code === 'LMB_ERR_INVALID_ARGUMENT' && /--rate-stages: stage \d/.test(e.message), bad);
   }
 });
