@@ -81,7 +81,7 @@ export const command: Command = {
       const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog, simulator: priorSimulator(store, catalog, spec) });
       const { files } = await writeStudyReport(store, spec.name, outDir, { explanation });
       if (json) writeJson(io, { ...out, explanation, report: files[0] });
-      else io.stdout.write(`\n${formatSummary(out)}\n${explanationLines(explanation).join('\n')}\n\nReport: ${files[0] ?? outDir}\nStudy "${spec.name}" is in ${dbPath}; resume or extend it with \`lm-bench tune --study ${spec.name} --db ${dbPath}\`.\n`);
+      else io.stdout.write(`\n${formatSummary(out)}\n${explanationLines(explanation).join('\n')}\n\nReport: ${files[0] ?? outDir}\nStudy "${spec.name}" is in ${dbPath}; resume it with \`lm-bench tune --study ${spec.name} --db ${dbPath}\`.\n`);
       return 0;
     } finally {
       store.close();
