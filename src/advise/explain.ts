@@ -38,9 +38,13 @@ export function explainRecommendation<R extends Recommendation>(a: R, opts: Expl
   // figures are the original's when nothing could go back to its default.
   const sparse = simplification.after.changed as ServerConfig;
   const best = s.reverted.length === 0 ? { ...a.best, config: sparse } : { diagnosis: null, ...opts.describe(sparse) };
+  // The Pareto set marks the search's pick; where the answer states it simplified, the mark says so.
+  const simplifiedNote = `the recommendation is this configuration with ${s.reverted.map((r) => r.knob).join(', ')} back at vLLM's default${s.reverted.length === 1 ? '' : 's'} (within the noise)`;
+  const pareto = s.reverted.length === 0 ? a.pareto : a.pareto.map((m) => (m.recommended ? { ...m, note: m.note ?? simplifiedNote } : m));
   return {
     ...a,
     best,
+    pareto,
     vllm_args: vllmServeArgs(model.hf_name, best.config),
     vllm_config_yaml: vllmConfigYaml(model, best.config),
     simplification,
