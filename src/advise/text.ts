@@ -1,4 +1,5 @@
 import { formatSloString } from '../domain/index.js';
+import { sloConstraints } from '../optimize/objectives.js';
 import { explanationLines } from '../optimize/simplify-text.js';
 import type { Interval, RecommendedConfig } from '../optimize/recommend.js';
 import { bottleneckLabel, hasBottleneck, knobText, saturationText } from '../diagnose/text.js';
@@ -45,7 +46,12 @@ export function formatAnswer(a: Answer): string {
         ? `surrogate ${String(a.surrogate_id)} (lm-bench surrogate train)`
         : `surrogate ${String(a.surrogate_id)}, saved by study "${a.source.study}"`;
   lines.push(`Rule: ${a.rule}.`, `Answered by ${from}${a.source.validated || a.source.kind === 'simulator' ? '' : ', not cross-validated'}.`, '');
-  if (a.best === null) lines.push('No configuration is predicted to start and meet the SLOs.', ...nearestLines(a));
+  if (a.best === null) {
+    // The rule's floor on P(meets the SLOs), not the means, decides: a Pareto member below may meet them on its means.
+    const limits = sloConstraints(a.slo);
+    const onMeans = limits.length > 0 && a.pareto.some((m) => limits.every((c) => (m.predicted[c.target]?.mean ?? Number.POSITIVE_INFINITY) <= c.limitMs));
+    lines.push(`No configuration is predicted to start and meet the SLOs as the rule asks${onMeans ? ' (the Pareto set below holds some that meet them on their means, less surely than that)' : ''}.`, ...nearestLines(a));
+  }
   else {
     lines.push(...block(a.source.kind === 'simulator' ? 'Recommended configuration (simulated)' : 'Recommended configuration', a.best, a.vllm_command));
     if (a.cost !== undefined && a.cost !== null) {

@@ -102,17 +102,20 @@ export function logMeanSd(draws: Float64Array, i: number, k: number): { mu: numb
 export function probabilityMeetsSloWidened(p: CandidatePredictions, constraints: readonly Constraint[], scaleOf: (t: TargetName) => number): Float64Array {
   const out = new Float64Array(p.count);
   const k = p.draws;
+  // SLOs on one predicted figure (ttft_p90 and ttft_p99 both read ttft_p99_ms) are one event: its tightest limit.
+  const tightest = new Map<TargetName, number>();
+  for (const c of constraints) tightest.set(c.target, Math.min(c.limitMs, tightest.get(c.target) ?? Number.POSITIVE_INFINITY));
   for (let i = 0; i < p.count; i++) {
     let prob = sustains(p, constraints, i);
-    for (const c of constraints) {
-      const d = p.targets[c.target];
+    for (const [target, limitMs] of tightest) {
+      const d = p.targets[target];
       if (d === undefined) {
         prob = 0;
         break;
       }
       const { mu, sd: memberSd } = logMeanSd(d, i, k);
-      const sd = memberSd * scaleOf(c.target);
-      const margin = Math.log(c.limitMs) - mu;
+      const sd = memberSd * scaleOf(target);
+      const margin = Math.log(limitMs) - mu;
       // A NaN figure (a member with none) meets nothing; agreeing members decide by their mean alone.
       prob *= Number.isNaN(margin) ? 0 : sd > 0 ? normalCdf(margin / sd) : margin >= 0 ? 1 : 0;
     }

@@ -53,6 +53,8 @@ export interface RealtimeOptions {
   readonly clock: Clock;
   /** The GPU power model (null: no energy figures). */
   readonly power?: PowerProfile | null;
+  /** GPUs of the deployment (default: the replicas'); those no replica uses idle at idle power. */
+  readonly gpuCount?: number;
 }
 
 export class RealtimeEngine {
@@ -102,7 +104,8 @@ export class RealtimeEngine {
         }),
       );
     }
-    this.energy = powerModel === null ? null : new ServeEnergy(this.replicas.map((r) => r.energy as EnergyTrace));
+    const idleGpus = Math.max(0, (opts.gpuCount ?? 0) - resolved.tensor_parallel_size * resolved.data_parallel_size);
+    this.energy = powerModel === null ? null : new ServeEnergy(this.replicas.map((r) => r.energy as EnergyTrace), idleGpus);
     this.t0Ms = opts.clock.nowMs();
   }
 

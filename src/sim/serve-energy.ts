@@ -15,14 +15,21 @@ export class ServeEnergy {
   private energyAtLastTokenJ = 0;
   private tokens = 0;
   private readonly traces: readonly EnergyTrace[];
+  /** GPUs of the deployment no replica uses: they draw idle power (a DCGM exporter shows them too), as in `sim run`. */
+  private readonly idleGpus: number;
 
-  constructor(traces: readonly EnergyTrace[]) {
+  constructor(traces: readonly EnergyTrace[], idleGpus = 0) {
     this.traces = traces;
+    this.idleGpus = idleGpus;
   }
 
-  /** GPUs of the deployment (replicas × their tensor-parallel ranks). */
+  /** GPUs of the deployment (replicas × their tensor-parallel ranks, and the idle ones). */
   get gpus(): number {
-    return this.traces.reduce((s, t) => s + t.power.gpusPerReplica, 0);
+    return this.traces.reduce((s, t) => s + t.power.gpusPerReplica, 0) + this.idleGpus;
+  }
+
+  private get idleW(): number {
+    return this.traces[0]?.power.idleW ?? 0;
   }
 
   onRequest(nowS: number): void {
@@ -40,7 +47,7 @@ export class ServeEnergy {
 
   /** Energy of every GPU since the engine started (idle included), J, at `atS` = now (the replicas keep no history). */
   totalJ(atS: number): number {
-    let j = 0;
+    let j = this.idleW * this.idleGpus * atS;
     for (const t of this.traces) j += t.power.idleW * t.power.gpusPerReplica * atS + t.upTo(atS).dynamicJ;
     return j;
   }
@@ -54,6 +61,7 @@ export class ServeEnergy {
       const energyJ = t.power.idleW * atS + t.upTo(atS).dynamicJ / g;
       for (let i = 0; i < g; i++) out.push({ powerW, energyJ });
     }
+    for (let i = 0; i < this.idleGpus; i++) out.push({ powerW: this.idleW, energyJ: this.idleW * atS });
     return out;
   }
 

@@ -131,6 +131,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     model,
     profile: opts.profile ?? catalog.profileFor(hw, opts.vllmVersion),
     power: opts.power === undefined ? defaultPowerProfile() : opts.power,
+    gpuCount: opts.hardware.count,
     speed,
     noise: opts.noise ?? DEFAULT_NOISE,
     rng: rng.fork('engine'),

@@ -209,14 +209,16 @@ export function contextFeatures(config: ServerConfig, ctx: FeatureContext): Feat
   // Energy per output token: every GPU of the deployment at the decode step's power while steps run,
   // at idle between them (an open loop below its service rate leaves the engine waiting for arrivals).
   // Without a power model the datasheet TDP bounds the draw.
+  // GPUs of the deployment no replica uses idle at idle power (sim/simulate.ts counts them the same way).
   const gpusPowered = deploymentGpus(r);
+  const idleGpus = Math.max(0, ctx.gpuCount - gpusPowered);
   const power = ctx.power === undefined ? defaultPowerProfile() : ctx.power;
   let deploymentW = gpusPowered * hw.tdp_w;
   if (power !== null) {
     const stepW = decodeStepPowerW(step, makePowerModel(hw, power, r.tensor_parallel_size), batch, contextTokens);
     const idleW = power.idle_tdp_frac * hw.tdp_w;
     const busy = Math.min(1, throughput / ((dp * batch * 1000) / stepMs));
-    deploymentW = gpusPowered * (idleW + busy * (stepW - idleW));
+    deploymentW = gpusPowered * (idleW + busy * (stepW - idleW)) + idleGpus * idleW;
   }
   const baselines: Record<TargetName, number> = {
     output_throughput: throughput,

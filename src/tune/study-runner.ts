@@ -188,28 +188,40 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
 
 /**
  * Refuses, before anything is stored, a queued configuration the study would not run as asked: one
- * its space rules out (vLLM's own validation, or the space's domain: `--space` names a wider one), one
- * that changes the numerics a `--keep-precision` study holds, or any new one for a study whose budget
- * is spent (it would wait for ever: the budget of an existing study does not change).
+ * that changes the numerics a `--keep-precision` study holds, or any that the budget leaves no room for
+ * (it would wait for ever: the budget of an existing study does not change).
  */
 function checkEnqueued(opts: StudyRunOptions, ctx: FeatureContext): void {
   const queued = opts.enqueue ?? [];
   if (queued.length === 0) return;
   const refuse = (c: ServerConfig, why: string): LmBenchError => new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--enqueue ${configAssignments(c)}: ${why}`, { details: { field: 'enqueue' } });
   for (const c of queued) {
-    const verdict = opts.space.isFeasible(c, ctx);
-    if (!verdict.ok) throw refuse(c, `ruled out by ${opts.spec.space} (${verdict.rule ?? 'a rule'}: ${verdict.message ?? 'infeasible'}) for ${ctx.model.id} on ${opts.spec.hardware.count}× ${ctx.hardware.id}`);
+    // A configuration the space's rules (vLLM's validation) refuse is still run when queued: the target's
+    // refusal is what a user who queues one wants to see, and it becomes a learned rule.
     const changes = opts.spec.keep_precision === true ? opts.space.numericsChanges(c) : [];
     if (changes.length > 0) throw refuse(c, `changes the model's numerics (${changes.join(', ')}), which the study's --keep-precision rules out`);
   }
+  // Room in the budget: a queued configuration past it waits for ever. A new study runs vLLM's defaults
+  // first; an existing one has its spent trials and those still waiting (queued before, or requeued).
   const existing = opts.store.findStudy(opts.spec.name);
-  if (existing === null) return;
-  const trials = opts.store.listTrials(existing.id);
-  const known = new Set(trials.map((t) => configKey(t.config)));
-  const fresh = queued.find((c) => !known.has(configKey(c)));
-  if (fresh !== undefined && trials.filter(countsAgainstBudget).length >= existing.spec.budget_trials) {
-    throw refuse(fresh, `study "${existing.spec.name}" has spent its budget of ${existing.spec.budget_trials} trials, so it would never run; queue it in a new --study`);
-  }
+  const trials = existing === null ? [] : opts.store.listTrials(existing.id);
+  const budget = existing?.spec.budget_trials ?? opts.spec.budget_trials;
+  const stored = new Set(trials.map((t) => configKey(t.config)));
+  if (existing === null && opts.space.isFeasible({}, ctx).ok) stored.add(configKey({}));
+  const fresh = [...new Map(queued.filter((c) => !stored.has(configKey(c))).map((c) => [configKey(c), c])).values()];
+  const waiting = trials.filter((t) => t.state === 'waiting');
+  const waitingKeys = new Set(waiting.map((t) => configKey(t.config)));
+  const ahead = trials.filter(countsAgainstBudget).length + waiting.length + (existing === null && stored.size > 0 ? 1 : 0);
+  const left = queued.filter((c) => waitingKeys.has(configKey(c))).concat(fresh);
+  const first = left[0];
+  if (first === undefined || ahead + fresh.length <= budget) return;
+  const room = Math.max(0, budget - ahead);
+  throw refuse(
+    first,
+    existing === null
+      ? `--budget-trials ${budget} runs vLLM's defaults and ${budget - 1} more, so ${fresh.length - room} of the ${fresh.length} queued would never run; give --budget-trials ${ahead + fresh.length} or more`
+      : `study "${existing.spec.name}" has room for ${room} more of its ${budget} trials, so ${ahead + fresh.length - budget} queued would never run; queue them in a new --study`,
+  );
 }
 
 export async function runStudy(opts: StudyRunOptions): Promise<{ study: OptimizationStudy; summary: TuneSummary }> {

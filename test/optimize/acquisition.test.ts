@@ -119,6 +119,10 @@ test('P(meets SLO) as an answer states it reads the same widened spread as its i
   assert.ok((probabilityMeetsSloWidened(p, constraints, () => 1)[0] ?? 0) > (widened[0] ?? 1), 'less widening, more certain');
   // Members that agree decide by their mean alone, however wide the scale.
   assert.deepEqual([...probabilityMeetsSloWidened(p, constraints, () => 10)].slice(1), [1, 0]);
+  // SLOs read from one figure are one event: ttft_p90 and ttft_p99 both read ttft_p99_ms, at the tighter limit.
+  const both = sloConstraints({ ttft_p99_ms: 300, ttft_p90_ms: 400 });
+  assert.equal(both.length, 2);
+  assert.equal(probabilityMeetsSloWidened(p, both, () => 3)[0], widened[0]);
   // P(keeps up) weighs it as it weighs the members' fraction.
   assert.equal(probabilityMeetsSloWidened({ ...p, pSustain: Float64Array.from([0.5, 0.5, 0.5]) }, constraints, () => 1)[1], 0.5);
 });

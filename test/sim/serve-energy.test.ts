@@ -32,3 +32,19 @@ test('sim serve shows each GPU’s power and energy on /metrics (dcgm-exporter n
     await server.close();
   }
 });
+
+test('sim serve on more GPUs than its replicas use shows the idle ones too, at idle power, as sim run counts them', async () => {
+  const server = await startSimServer({ config: {}, hardware: { gpu: 'H100-SXM', count: 4 }, model: 'qwen3-8b', port: 0, speed: 50, seed: 1, catalog });
+  try {
+    const body = JSON.stringify({ prompt: 'one two three four', max_tokens: 32, ignore_eos: true });
+    await Promise.all(Array.from({ length: 4 }, async () => (await fetch(`${server.url}/v1/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })).text()));
+    const power = series(await (await fetch(`${server.url}/metrics`)).text(), 'DCGM_FI_DEV_POWER_USAGE');
+    assert.equal(power.length, 4, 'one series per GPU of the deployment');
+    // The three the one replica leaves alone draw the same idle power; the working one draws at least that.
+    const idle = power.slice(1);
+    assert.ok(idle.every((w) => w === idle[0]) && (power[0] ?? 0) >= (idle[0] ?? Infinity), power.join(', '));
+    assert.equal((server.engine.energy ?? assert.fail('a power model')).loadWindow().gpus, 4);
+  } finally {
+    await server.close();
+  }
+});

@@ -102,7 +102,7 @@ test('a trial that lost more than 5% of its requests fails with the counts and t
   assert.match(formatSummary(ls), /Requests lost \(a trial losing more than 5% failed; fewer count as SLO misses\):\n {2}trial \d+: lost 19 of 48 requests \(failed\)/);
 
   // 2 of 48 (4%): measured, but a p99 SLO cannot hold with 4% of the requests missing, so goodput is 0.
-  const few = await runStudy({ store, catalog, space, spec: spec('few-lost', 2), target: target(2), now: Date.now, keepSurrogate: false, candidates: 3000, enqueue: small });
+  const few = await runStudy({ store, catalog, space, spec: spec('few-lost', 3), target: target(2), now: Date.now, keepSurrogate: false, candidates: 3000, enqueue: small });
   const ft = few.study.trials().filter((x) => x.origin === 'enqueued');
   assert.ok(ft.length >= 1);
   const fs = summarizeStudy({ study: few.study.study, trials: few.study.trials(), front: few.study.bestTrials(), model, stopReason: 'budget' });

@@ -42,7 +42,7 @@ function spec(name: string, extra: Partial<StudySpec> = {}): StudySpec {
   });
 }
 
-test('--enqueue refuses what the study would not run as asked: outside its space, against --keep-precision, or past a spent budget; nothing is stored', { timeout: 60_000 }, async (t) => {
+test('--enqueue refuses what the study would not run as asked: against --keep-precision, or past its budget; nothing is stored', { timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-enqueue-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const store = openStore(join(dir, 'h.db'));
@@ -50,16 +50,17 @@ test('--enqueue refuses what the study would not run as asked: outside its space
   const run = (s: StudySpec, enqueue: ServerConfig[]) => runStudy({ store, catalog, space, spec: s, target: { kind: 'sim' }, now: Date.now, keepSurrogate: false, candidates: 500, enqueue });
   const refused = (pattern: RegExp) => (e: unknown) => isLmBenchError(e, 'LMB_ERR_INVALID_ARGUMENT') && pattern.test(String(e));
 
-  await assert.rejects(run(spec('tp'), [{ tensor_parallel_size: 4 }]), refused(/^.*--enqueue tensor_parallel_size=4: ruled out by .*vllm\.yaml \(/));
   await assert.rejects(run(spec('kp', { keep_precision: true }), [{ quantization: 'fp8' }]), refused(/--enqueue quantization=fp8: changes the model's numerics \(quantization=fp8\), which the study's --keep-precision rules out/));
-  assert.equal(store.findStudy('tp'), null, 'a refused queue stores no study');
-  assert.equal(store.findStudy('kp'), null);
+  assert.equal(store.findStudy('kp'), null, 'a refused queue stores no study');
 
   // A study whose one trial is spent: the same queue again is nothing new; a new configuration would wait for ever.
   await run(spec('done'), []);
   const id = store.getStudy('done').id;
   const before = store.listTrials(id).length;
   await run(spec('done'), [{}]);
-  await assert.rejects(run(spec('done'), [{ max_num_seqs: 64 }]), refused(/--enqueue max_num_seqs=64: study "done" has spent its budget of 1 trials, so it would never run; queue it in a new --study/));
+  await assert.rejects(run(spec('done'), [{ max_num_seqs: 64 }]), refused(/--enqueue max_num_seqs=64: study "done" has room for 0 more of its 1 trials, so 1 queued would never run; queue them in a new --study/));
   assert.equal(store.listTrials(id).length, before, 'no trial was added');
+  // A new study's budget must hold vLLM's defaults and every queued configuration.
+  await assert.rejects(run(spec('small', { budget_trials: 2 }), [{ max_num_seqs: 64 }, { max_num_seqs: 128 }]), refused(/--budget-trials 2 runs vLLM's defaults and 1 more, so 1 of the 2 queued would never run; give --budget-trials 3 or more/));
+  assert.equal(store.findStudy('small'), null);
 });

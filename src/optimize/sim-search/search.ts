@@ -132,7 +132,11 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
     let worst = 0;
     for (let s = 0; s < p.draws; s++) {
       let w = 0;
-      for (const c of constraints) w = Math.max(w, (p.targets[c.target]?.[i * p.draws + s] ?? Number.POSITIVE_INFINITY) / c.limitMs);
+      for (const c of constraints) {
+        const v = p.targets[c.target]?.[i * p.draws + s] ?? Number.NaN;
+        // A figure the prior lacks counts as far as can be (Math.max would carry NaN into the sort).
+        w = Math.max(w, Number.isNaN(v) ? Number.POSITIVE_INFINITY : v / c.limitMs);
+      }
       worst += w / p.draws;
     }
     return worst;
@@ -167,8 +171,8 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
     for (const i of order) {
       if (picked.length >= want) break;
       // Past the candidates expected to qualify the diverse pass stops, unless none is: then it goes on
-      // through the nearest, spread out as well.
-      if ((expected[i] ?? 0) <= 0 && minDistance > 0 && topExpected > 0) break;
+      // through the nearest that are expected to start, spread out as well.
+      if ((expected[i] ?? 0) <= 0 && minDistance > 0 && (topExpected > 0 || starts(i) === 0)) break;
       if (picked.includes(i) || picked.some((j) => encodedDistance(vec(i), vec(j)) < minDistance)) continue;
       picked.push(i);
     }
