@@ -113,9 +113,10 @@ export class StudyManager {
     this.checkConfigs(spec, enqueue);
     const existing = this.#o.store.findStudy(spec.name);
     if (existing !== null) throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `a study named "${spec.name}" already exists (id ${existing.id})`, { details: { field: 'name' } });
-    const study = buildStudy({ ...this.#runOptions(spec, target, info.sampler), ...(modelSource === undefined ? {} : { modelSource }) });
+    // Queued as `tune --enqueue` queues them, after vLLM's defaults: buildStudy refuses, before anything is
+    // stored, a queue the budget has no room for or a numerics change under keep_precision (a 400).
+    const study = buildStudy({ ...this.#runOptions(spec, target, info.sampler), enqueue, ...(modelSource === undefined ? {} : { modelSource }) });
     this.#o.store.appendEvent({ studyId: study.id, kind: SERVICE_STUDY_EVENT, payload: info });
-    for (const config of enqueue) study.enqueue(config);
     this.#start(study.id, spec, target, info.sampler);
     return study.id;
   }

@@ -191,7 +191,7 @@ test("the question's vLLM release reaches every simulator an answer uses: other 
   assert.match(formatAnswer(answer as unknown as Answer), /drop --vllm-version and add --target vllm, endpoint or command to measure on your GPUs/);
   const tdb = join(cli, 'next.db');
   const tio = captureIo(cli);
-  assert.equal(await main([...tune.slice(1), '--budget-trials', '2', '--no-report', '--db', tdb, '--json'], tio), 0, tio.err());
+  assert.equal(await main([...tune.slice(1), '--no-report', '--db', tdb, '--json'], tio), 0, tio.err());
   const ts = openStore(tdb);
   try {
     const target = JSON.parse(ts.listStudies()[0]?.spec.target ?? '{}') as { kind?: string; vllm_version?: string };

@@ -239,6 +239,8 @@ test('POST /v1/studies: unknown profile, GPU or knob is 400 naming the field, an
     [{ ...base, enqueue: [{ block_size: 24 }] }, 'LMB_ERR_KNOB_OUT_OF_DOMAIN', 'enqueue[0]'],
     [{ ...base, command: 'rm -rf /' }, 'LMB_ERR_INVALID_ARGUMENT', 'command'],
     [{ ...base, budget_trials: 100_000 }, 'LMB_ERR_INVALID_ARGUMENT', 'budget_trials'],
+    // Two trials hold vLLM's defaults and one more: a second queued configuration would wait for ever.
+    [{ ...base, enqueue: [{ max_num_seqs: 64 }, { max_num_seqs: 128 }] }, 'LMB_ERR_INVALID_ARGUMENT', 'enqueue'],
   ];
   for (const [payload, code, field] of cases) {
     const r = await app.inject({ method: 'POST', url: '/v1/studies', payload, headers: AUTH });
