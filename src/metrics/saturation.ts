@@ -146,11 +146,22 @@ interface Timeline {
   readonly meanOutput: number;
 }
 
+/** A count's trend over the window, judged by the tests of the module's comment. */
+interface CountTrend {
+  /** Its least-squares slope, per second. */
+  readonly slope: number;
+  /** It grows: at over `REL_GROWTH` of the arrivals, by more than `MIN_GROWTH` over the window. */
+  readonly grows: boolean;
+  /** Its rise clears both noise bars: `NOISE_Z` × √(1 + its mean) and `NOISE_Z` × its spread about the line. */
+  readonly aboveNoise: boolean;
+}
+
 /**
  * How many of `into` (sorted times) have no matching `outOf` time yet, sampled at SAMPLES instants across
- * [tm, t1]: the count's least-squares slope, its mean and the samples' spread about the fitted line.
+ * [tm, t1], and how it trends against `offeredRps` arrivals a second.
  */
-function countTrend(into: Float64Array, outOf: Float64Array, tm: number, t1: number): { slope: number; mean: number; residualSd: number } {
+function countTrend(into: Float64Array, outOf: Float64Array, window: { readonly tm: number; readonly t1: number }, offeredRps: number): CountTrend {
+  const { tm, t1 } = window;
   const ts = new Float64Array(SAMPLES);
   const qs = new Float64Array(SAMPLES);
   for (let i = 0; i < SAMPLES; i++) {
@@ -158,7 +169,9 @@ function countTrend(into: Float64Array, outOf: Float64Array, tm: number, t1: num
     ts[i] = t;
     qs[i] = countAtMost(into, t) - countAtMost(outOf, t);
   }
-  return leastSquares(ts, qs);
+  const { slope, mean, residualSd } = leastSquares(ts, qs);
+  const growth = slope * (t1 - tm);
+  return { slope, grows: slope > REL_GROWTH * offeredRps && growth > MIN_GROWTH, aboveNoise: growth > Math.max(NOISE_Z * Math.sqrt(1 + mean), NOISE_Z * residualSd) };
 }
 
 /**
@@ -168,10 +181,9 @@ function countTrend(into: Float64Array, outOf: Float64Array, tm: number, t1: num
 function verdictIn(tl: Timeline, t0: number, tm: number, t1: number): RunSaturation {
   const { a, f, c, requests, meanOutput } = tl;
   const spanS = t1 - tm;
-  // The waiting backlog (arrived, no first token) across [tm, t1].
-  const { slope, mean: meanBacklog, residualSd } = countTrend(a, f, tm, t1);
   const offeredRps = (countAtMost(a, t1) - countAtMost(a, tm)) / spanS;
-  const growth = slope * spanS;
+  // The waiting backlog (arrived, no first token) across [tm, t1].
+  const backlog = countTrend(a, f, { tm, t1 }, offeredRps);
   // The busy span: from the middle of the sending until the waiting queue is empty again and then
   // until half the requests then in flight have finished (for a saturated run, the span its batch sat
   // at or near its limit). Its output tokens per second, in requests (÷ the mean answer), are the
@@ -184,13 +196,11 @@ function verdictIn(tl: Timeline, t0: number, tm: number, t1: number): RunSaturat
   const inFlight = countAtMost(a, drained) - doneThen;
   const s1 = Math.max(drained, c[Math.min(c.length - 1, doneThen + Math.ceil(inFlight / 2) - 1)] ?? drained);
   const sustainedRps = Number.isFinite(s1) && s1 > tm ? tokensIn(requests, tm, s1) / (s1 - tm) / meanOutput : 0;
-  const grows = slope > REL_GROWTH * offeredRps && growth > MIN_GROWTH;
   // Above noise, or (a lumpy backlog, or one whose overload lifts the √mean bar) with the server's pace
   // under half the arrivals: two signals that agree. A pace alone is no verdict: a short run of long
   // answers that keeps up finishes little before the arrivals stop, and its backlog stays near zero.
-  const aboveNoise = growth > Math.max(NOISE_Z * Math.sqrt(1 + meanBacklog), NOISE_Z * residualSd);
-  const saturated = (grows && (aboveNoise || sustainedRps < SUSTAIN_SHARE * offeredRps)) || fallsBehindInBatch(tl, { t0, tm, t1 }, { offeredRps, sustainedRps });
-  return { saturated, offeredRps, sustainedRps, backlogGrowthRps: Math.max(0, slope), windowStartS: tm, windowEndS: t1 };
+  const saturated = (backlog.grows && (backlog.aboveNoise || sustainedRps < SUSTAIN_SHARE * offeredRps)) || fallsBehindInBatch(tl, { t0, tm, t1 }, { offeredRps, sustainedRps });
+  return { saturated, offeredRps, sustainedRps, backlogGrowthRps: Math.max(0, backlog.slope), windowStartS: tm, windowEndS: t1 };
 }
 
 /**
@@ -215,9 +225,8 @@ function fallsBehindInBatch(tl: Timeline, span: { readonly t0: number; readonly 
   // typical request has finished.
   if (early.length === 0 || early.some((r) => !r.finished || r.lastTokenS > tm)) return false;
   // The requests in the system (arrived, not finished) across [tm, t1].
-  const { slope, mean, residualSd } = countTrend(a, c, tm, t1);
-  const growth = slope * (t1 - tm);
-  return slope > REL_GROWTH * offeredRps && growth > Math.max(MIN_GROWTH, NOISE_Z * Math.sqrt(1 + mean), NOISE_Z * residualSd);
+  const inSystem = countTrend(a, c, { tm, t1 }, offeredRps);
+  return inSystem.grows && inSystem.aboveNoise;
 }
 
 /**
