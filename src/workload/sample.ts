@@ -304,19 +304,6 @@ export function trafficStreams(seed: number): { readonly requests: Rng; readonly
   return { requests: root.fork('requests'), arrivals: root.fork('arrivals') };
 }
 
-/** A workload's traffic as one seed draws it: every request, and their send times (null: closed loop). */
-export interface TrafficPlan {
-  readonly specs: RequestSpec[];
-  readonly arrivals: Float64Array | null;
-}
-
-/** The traffic of a workload from one seed, exactly as the simulator and the load runner draw it. */
-export function drawTraffic(w: Workload, seed: number): TrafficPlan {
-  const streams = trafficStreams(seed);
-  const specs = sampleRequests(w, streams.requests);
-  return { specs, arrivals: workloadArrivals(w, specs.length, streams.arrivals) };
-}
-
 /** The concurrency cap an arrival process imposes, if any. */
 export function concurrencyCap(arrival: Arrival): number | null {
   switch (arrival.kind) {
