@@ -1,6 +1,6 @@
 import { deploymentCost, loadPrices, type Prices } from '../cost/prices.js';
 import type { Catalog } from '../catalog/index.js';
-import type { Objective, RecommendationAnswer as Answer, ServerConfig, Slo, Workload } from '../domain/index.js';
+import type { ModelSpec, Objective, RecommendationAnswer as Answer, ServerConfig, Slo, Workload } from '../domain/index.js';
 import type { ModelInfo } from '../store/store.js';
 import { modelsTarget, type Surrogate } from '../surrogate/surrogate.js';
 import { DEFAULT_MIN_P_MEETS_SLO, recommend, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
@@ -17,7 +17,7 @@ import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
 import { explainRecommendation } from './explain.js';
 import { simulatorDoubts, withDoubts } from '../optimize/doubts.js';
-import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
+import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand, type Deployment } from './commands.js';
 
 /**
  * One recommendation as plain data: the answer `lm-bench recommend`, `POST /v1/recommendations` and
@@ -110,6 +110,11 @@ export function questionDeployment(q: Question, gpus = q.gpus): PriorDeployment 
   return { hardware: { gpu: q.gpu, count: gpus }, model: q.model, workload: q.workload, slo: q.slo, vllmVersion: q.vllmVersion };
 }
 
+/** The deployment a question asks about, as the commands it prints name it (commands.ts). */
+export function commandDeployment(q: Question, catalog: Catalog, model: ModelSpec): Deployment {
+  return { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion, keepPrecision: q.keepPrecision };
+}
+
 /** The simulator of the question's deployment on another GPU count (the default profile). */
 export function defaultSimulatorFor(catalog: Catalog, q: Question): (gpus: number) => PriorSimulator {
   return (gpus) => priorSimulator(null, catalog, questionDeployment(q, gpus));
@@ -155,7 +160,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     source: 'predicted',
     simulatorFor: opts.simulatorFor ?? defaultSimulatorFor(catalog, q),
   });
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion, keepPrecision: q.keepPrecision };
+  const deployment = commandDeployment(q, catalog, model);
   const study = info.metadata['study'];
   return priceAnswer({
     ...rec,

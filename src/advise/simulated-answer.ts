@@ -14,10 +14,10 @@ import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { vllmServeArgs } from '../domain/server-config.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
-import { defaultSimulatorFor, type Answer, type Question } from './answer.js';
+import { commandDeployment, defaultSimulatorFor, type Answer, type Question } from './answer.js';
 import { simulatorDoubts, withDoubts } from '../optimize/doubts.js';
 import { nearestAnswer, saturatedShare } from './nearest.js';
-import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand } from './commands.js';
+import { enqueueCommand, measureCommands, vllmServeCommand } from './commands.js';
 
 /**
  * A recommendation with no history: the simulator answers. A simulated search of the pruned space
@@ -140,7 +140,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     });
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
   const next = measurementsThatMatter(best, ran, constraints, SIMULATOR_LOG_SD[search.rule.target]);
-  const deployment = { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion, keepPrecision: q.keepPrecision };
+  const deployment = commandDeployment(q, catalog, model);
   const sd = SIMULATOR_LOG_SD;
   const rec0: Recommendation = {
     rule: simulatedRule(SIMULATED_MIN_P_MEETS_SLO, objective),
