@@ -206,12 +206,14 @@ function checkEnqueued(opts: StudyRunOptions, ctx: FeatureContext): void {
   const existing = opts.store.findStudy(opts.spec.name);
   const trials = existing === null ? [] : opts.store.listTrials(existing.id);
   const budget = existing?.spec.budget_trials ?? opts.spec.budget_trials;
+  // (buildStudy creates the defaults trial when the space allows them.)
+  const defaultsFirst = existing === null && opts.space.isFeasible({}, ctx).ok;
   const stored = new Set(trials.map((t) => configKey(t.config)));
-  if (existing === null && opts.space.isFeasible({}, ctx).ok) stored.add(configKey({}));
+  if (defaultsFirst) stored.add(configKey({}));
   const fresh = [...new Map(queued.filter((c) => !stored.has(configKey(c))).map((c) => [configKey(c), c])).values()];
   const waiting = trials.filter((t) => t.state === 'waiting');
   const waitingKeys = new Set(waiting.map((t) => configKey(t.config)));
-  const ahead = trials.filter(countsAgainstBudget).length + waiting.length + (existing === null && stored.size > 0 ? 1 : 0);
+  const ahead = trials.filter(countsAgainstBudget).length + waiting.length + (defaultsFirst ? 1 : 0);
   const left = queued.filter((c) => waitingKeys.has(configKey(c))).concat(fresh);
   const first = left[0];
   if (first === undefined || ahead + fresh.length <= budget) return;
