@@ -4,43 +4,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
-import { StudySpec, type ServerConfig, type Workload } from '../../src/domain/index.js';
-import { DEFAULT_OBJECTIVES } from '../../src/optimize/objectives.js';
+import { StudySpec, type ServerConfig } from '../../src/domain/index.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { loadSpace } from '../../src/space/index.js';
 import { openStore } from '../../src/store/sqlite-store.js';
 import { runStudy } from '../../src/tune/study-runner.js';
+import { specOf } from '../report/study/fixture.js';
 
 /** What `tune --enqueue` refuses before anything is stored: configurations the study would not run as asked. */
 const catalog = defaultCatalog();
 const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
-const workload: Workload = {
-  name: 'tiny',
-  api: 'completions',
-  input_len: { dist: 'fixed', value: 128 },
-  output_len: { dist: 'fixed', value: 16 },
-  arrival: { kind: 'closed', concurrency: 4 },
-  num_prompts: 16,
-  ignore_eos: true,
-};
-
-function spec(name: string, extra: Partial<StudySpec> = {}): StudySpec {
-  return StudySpec.parse({
-    name,
-    space: join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'),
-    hardware: { gpu: 'H100-SXM', count: 1 },
-    model: 'llama-3.1-8b',
-    workload,
-    slo: { ttft_p99_ms: 5000 },
-    objectives: [...DEFAULT_OBJECTIVES],
-    target: '{"kind":"sim"}',
-    seed: 3,
-    budget_trials: 1,
-    budget_hours: null,
-    parallel: 1,
-    ...extra,
-  });
-}
+// The report fixture's study (8B on one H100, chat, the simulator), its budget and settings as each case asks.
+const spec = (name: string, extra: Partial<StudySpec> = {}): StudySpec => StudySpec.parse({ ...specOf(name), budget_trials: 1, ...extra });
 
 test('--enqueue refuses what the study would not run as asked: against --keep-precision, or past its budget; nothing is stored', { timeout: 60_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-enqueue-'));
