@@ -51,3 +51,11 @@ export function stepPowerW(model: PowerModel, computeUtil: number, memoryUtil: n
 export function deploymentGpus(r: Pick<ResolvedServerConfig, 'tensor_parallel_size' | 'data_parallel_size'>): number {
   return r.tensor_parallel_size * r.data_parallel_size;
 }
+
+/**
+ * GPUs of a deployment of `count` that no replica uses (TP × DP below the count): they draw idle power,
+ * and the deployment's energy counts them (sim run, sim serve and the surrogate's baseline alike).
+ */
+export function idleGpus(count: number, r: Pick<ResolvedServerConfig, 'tensor_parallel_size' | 'data_parallel_size'>): number {
+  return Math.max(0, count - deploymentGpus(r));
+}

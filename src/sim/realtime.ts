@@ -5,7 +5,7 @@ import type { MemoryBreakdown } from '../physics/memory.js';
 import { newSimRequest, type SimRequest } from './request.js';
 import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
 import { makeStepModel } from '../physics/step-time.js';
-import { makePowerModel } from '../physics/power.js';
+import { idleGpus, makePowerModel } from '../physics/power.js';
 import type { EnergyTrace } from './energy.js';
 import { ServeEnergy } from './serve-energy.js';
 import { ITERATION_TOKEN_BUCKETS, PromHistogram, REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS } from './histogram.js';
@@ -104,8 +104,7 @@ export class RealtimeEngine {
         }),
       );
     }
-    const idleGpus = Math.max(0, (opts.gpuCount ?? 0) - resolved.tensor_parallel_size * resolved.data_parallel_size);
-    this.energy = powerModel === null ? null : new ServeEnergy(this.replicas.map((r) => r.energy as EnergyTrace), idleGpus);
+    this.energy = powerModel === null ? null : new ServeEnergy(this.replicas.map((r) => r.energy as EnergyTrace), idleGpus(opts.gpuCount ?? 0, resolved));
     this.t0Ms = opts.clock.nowMs();
   }
 

@@ -13,7 +13,7 @@ import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
 import { startupCheck } from '../physics/startup.js';
 import { makeStepModel } from '../physics/step-time.js';
 import { buildRecords, buildResult } from './result.js';
-import { makePowerModel } from '../physics/power.js';
+import { idleGpus, makePowerModel } from '../physics/power.js';
 import { defaultPowerProfile } from './power-profile.js';
 
 export interface SimulateInput {
@@ -76,7 +76,7 @@ export function simulate(input: SimulateInput): SimulateOutput {
   const records = buildRecords(des);
   const slo = input.slo ?? input.workload.slo;
   const result = buildResult(records, des, {
-    energy: simulateEnergy(des, resolved, input.workload, idleGpusOf(input, resolved)),
+    energy: simulateEnergy(des, resolved, input.workload, idleGpus(input.hardware.count, resolved)),
     energyUnavailableReason: run.powered ? 'the run never generated a token' : 'no power model: data/sim-profile.yaml has no `power` block',
     resolved,
     hardware: { gpu: hw.id, count: input.hardware.count },
@@ -104,15 +104,7 @@ export function simulateSummary(input: SimulateInput): SimulateSummaryOutput {
   const itl = new WeightedSample();
   const run = runSimulation(input, false, itl);
   if (!run.ok) return run;
-  return { ok: true, summary: summarizeDes(run.des, itl, input.window, stageSpansS(input.workload), idleGpusOf(input, run.resolved)), resolved: run.resolved, memory: run.memory };
-}
-
-/**
- * GPUs of the deployment no replica uses (TP × DP below the count): they idle at their idle power, and
- * the deployment's energy counts them, so a configuration that leaves GPUs idle is not the frugal one.
- */
-function idleGpusOf(input: Pick<SimulateInput, 'hardware'>, resolved: ResolvedServerConfig): number {
-  return Math.max(0, input.hardware.count - resolved.tensor_parallel_size * resolved.data_parallel_size);
+  return { ok: true, summary: summarizeDes(run.des, itl, input.window, stageSpansS(input.workload), idleGpus(input.hardware.count, run.resolved)), resolved: run.resolved, memory: run.memory };
 }
 
 /**

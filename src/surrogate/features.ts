@@ -4,6 +4,7 @@ import {
   deploymentGpus,
   fullAttentionLayers,
   GIB,
+  idleGpus,
   makePowerModel,
   makeStepModel,
   memoryModel,
@@ -211,14 +212,14 @@ export function contextFeatures(config: ServerConfig, ctx: FeatureContext): Feat
   // Without a power model the datasheet TDP bounds the draw.
   // GPUs of the deployment no replica uses idle at idle power (sim/simulate.ts counts them the same way).
   const gpusPowered = deploymentGpus(r);
-  const idleGpus = Math.max(0, ctx.gpuCount - gpusPowered);
+  const unused = idleGpus(ctx.gpuCount, r);
   const power = ctx.power === undefined ? defaultPowerProfile() : ctx.power;
   let deploymentW = gpusPowered * hw.tdp_w;
   if (power !== null) {
     const stepW = decodeStepPowerW(step, makePowerModel(hw, power, r.tensor_parallel_size), batch, contextTokens);
     const idleW = power.idle_tdp_frac * hw.tdp_w;
     const busy = Math.min(1, throughput / ((dp * batch * 1000) / stepMs));
-    deploymentW = gpusPowered * (idleW + busy * (stepW - idleW)) + idleGpus * idleW;
+    deploymentW = gpusPowered * (idleW + busy * (stepW - idleW)) + unused * idleW;
   }
   const baselines: Record<TargetName, number> = {
     output_throughput: throughput,
