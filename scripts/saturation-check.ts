@@ -23,7 +23,7 @@ const CASES: readonly { workload: string; model: string; gpus: number; config: S
 ];
 
 const range = (xs: number[]): string => (xs.length === 0 ? '–' : `${Math.min(...xs).toFixed(2)}–${Math.max(...xs).toFixed(2)}`);
-const rows: string[] = ['| model, workload, GPUs | × burst | req/s | flagged | sustained ÷ offered, flagged | not flagged |', '| --- | --- | --- | --- | --- | --- |'];
+const rows: string[] = ['| model, workload, GPUs | × burst | req/s | flagged | sustained ÷ offered, flagged | undecided (too short to tell) | sustained ÷ offered, undecided | kept up |', '| --- | --- | --- | --- | --- | --- | --- | --- |'];
 for (const c of CASES) {
   const w = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', `${c.workload}.yaml`), Workload);
   const hardware = { gpu: 'H100-SXM', count: c.gpus };
@@ -34,13 +34,14 @@ for (const c of CASES) {
     const rate = cap * f;
     const flagged: number[] = [];
     const kept: number[] = [];
+    const undecided: number[] = [];
     for (const seed of SEEDS) {
       const out = simulateSummary({ config: c.config, hardware, model: c.model, workload: { ...w, arrival: { kind: 'poisson', rate_rps: rate }, num_prompts: Math.max(400, Math.round(rate * 40)) }, seed, catalog, runtimeFailures: false });
       const s = out.ok ? out.summary.saturation : null;
       if (s === null || s === undefined) continue;
-      (s.saturated ? flagged : kept).push(s.sustainedRps / s.offeredRps);
+      (s.saturated ? flagged : s.undecided ? undecided : kept).push(s.sustainedRps / s.offeredRps);
     }
-    rows.push(`| ${c.model}, ${c.workload}, ${c.gpus}× H100 | ${f} | ${rate.toFixed(1)} | ${flagged.length} of ${flagged.length + kept.length} | ${range(flagged)} | ${range(kept)} |`);
+    rows.push(`| ${c.model}, ${c.workload}, ${c.gpus}× H100 | ${f} | ${rate.toFixed(1)} | ${flagged.length} of ${flagged.length + undecided.length + kept.length} | ${range(flagged)} | ${undecided.length} | ${range(undecided)} | ${range(kept)} |`);
     process.stderr.write(`${rows.at(-1) ?? ''}\n`);
   }
 }

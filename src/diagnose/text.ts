@@ -66,3 +66,17 @@ export function saturationLine(s: Saturation | null | undefined): string | null 
   const t = saturationText(s);
   return t === null ? null : `SATURATED: ${t}; its queue grows for as long as requests arrive, so its latency figures measure the run's length, not the server`;
 }
+
+/**
+ * A terminal line under a run too short to tell whether it kept up (`undecided`), or null: its pace was
+ * under its arrivals and the requests in it were still growing, but its batch had not turned over.
+ */
+export function undecidedLine(s: Saturation | null | undefined): string | null {
+  if (s === null || s === undefined || s.saturated || s.undecided !== true) return null;
+  return `UNDECIDED: too short to tell whether the server keeps up: it worked through ${rps(s.sustained_rps)} req/s of ${rps(s.offered_rps)} offered and the requests in it were still growing when the arrivals stopped, before its batch had turned over; a longer run (more prompts) decides it`;
+}
+
+/** The saturation line or the undecided one, whichever applies (null for a run that kept up). */
+export function keepUpLine(s: Saturation | null | undefined): string | null {
+  return saturationLine(s) ?? undecidedLine(s);
+}

@@ -63,6 +63,11 @@ export type SteadyState = z.infer<typeof SteadyState>;
  */
 export const Saturation = z.strictObject({
   saturated: z.boolean(),
+  /**
+   * Present (true) when the run was too short to tell: its pace under 0.9 of the arrivals and the
+   * requests in the system still growing, but its batch had not turned over (metrics/saturation.ts).
+   */
+  undecided: z.literal(true).optional(),
   /** Arrivals per second over the second half of the sending span. */
   offered_rps: z.number().nonnegative(),
   /** Completions per second while the server worked through its backlog: what it sustains when saturated. */

@@ -24,10 +24,16 @@ export function oomRiskText(risk: RuntimeOomRisk): string {
   return `gpu_memory_utilization=${risk.gpuMemoryUtilization} leaves ${risk.headroomGib.toFixed(2)} GiB outside vLLM's pool: a ${percentText(risk.perRun)} chance of a run-time CUDA OOM in 1,000 requests by the memory model (docs/calibration-runtime-oom.md); measure it, or lower gpu_memory_utilization`;
 }
 
+/** An undecided simulated run (metrics/saturation.ts), in words: its pace and why it could not tell. */
+export function undecidedRunText(s: { readonly offered_rps: number; readonly sustained_rps: number }, requests: number): string {
+  return `its simulated run of ${requests} requests was too short to tell whether it keeps up with the load: it worked through ${s.sustained_rps.toFixed(1)} req/s of ${s.offered_rps.toFixed(1)} offered, the requests in it still growing before its batch had turned over; measure it over a longer run`;
+}
+
 /**
  * Why the simulator doubts a configuration, given its simulated `run`: it does not start, or its run
- * died, or its memory leaves so little outside vLLM's pool that a run-time OOM is likely. Empty when
- * it has no doubt.
+ * died, or its run was too short to tell whether it keeps up (its latencies may be a batch still
+ * filling), or its memory leaves so little outside vLLM's pool that a run-time OOM is likely. Empty
+ * when it has no doubt.
  */
 export function simulatorDoubts(config: ServerConfig, run: PriorRun, simulator: PriorSimulator): string[] {
   const doubts: string[] = [];
@@ -35,6 +41,9 @@ export function simulatorDoubts(config: ServerConfig, run: PriorRun, simulator: 
     const f = run.failure;
     if (f.phase !== 'runtime') return [`the simulated server does not start with it: ${f.message}`];
     doubts.push(`the simulated run on this workload died after ${f.atRequest} requests of a run-time CUDA out-of-memory error`);
+  } else {
+    const s = run.result.saturation;
+    if (s !== null && s !== undefined && !s.saturated && s.undecided === true) doubts.push(undecidedRunText(s, run.result.completed + run.result.failed));
   }
   const risk = simulator.runtimeOomRisk(config);
   if (risk !== null && (risk.perRun >= RUNTIME_OOM_DOUBT_PER_RUN || !run.ok)) doubts.push(oomRiskText(risk));

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BenchmarkResult, Workload } from '../../src/domain/index.js';
-import { detectSaturation, newSimRequest, simulateSummary, type DesOutput, type DesRequest } from '../../src/sim/index.js';
+import { keepUpLine } from '../../src/diagnose/text.js';
+import { detectSaturation, newSimRequest, saturationBlock, simulateSummary, type DesOutput, type DesRequest } from '../../src/sim/index.js';
 import { catalog, fixed, run, workloadFile } from './helpers.js';
 
 /**
@@ -68,19 +69,33 @@ test('a backlog whose own size lifts the noise bar is still saturated when the s
   assert.equal(s.saturated, true);
 });
 
-test('a server that falls behind inside its batch (no waiting queue) is saturated once the batch has turned over; one that keeps up, or a run too short to tell, is not', () => {
+test('a server that falls behind inside its batch (no waiting queue) is saturated once the batch has turned over; one that keeps up is not; a run too short to tell is undecided', () => {
   // 4 req/s for 100 s, each admitted at once, but each answer 0.2 s longer per second of the run: the
   // batch grows and completions come at 4 ÷ 1.2 = 3.3 req/s.
   const behind = detectSaturation(des(every(400, 0.25), (_, a) => ({ first: a + 0.05, last: a + 2 + 0.2 * a })));
   assert.ok(behind !== null);
   assert.ok(behind.backlogGrowthRps < 0.05, 'no waiting queue');
   assert.equal(behind.saturated, true, `sustained ${behind.sustainedRps} of ${behind.offeredRps}`);
+  assert.equal(behind.undecided, false);
   // Answers of 30 s throughout: the batch fills to 120 by 30 s and holds there.
   const full = detectSaturation(des(every(400, 0.25), (_, a) => ({ first: a + 0.05, last: a + 30 })));
   assert.equal(full?.saturated, false);
-  // 10 s of arrivals, 60 s answers growing as before: nothing finishes before the window, so it cannot tell.
+  assert.equal(full?.undecided, false);
+  // 10 s of arrivals, 60 s answers growing as before: nothing finishes before the window, so it cannot
+  // tell; it says so rather than calling the run one that kept up.
   const short = detectSaturation(des(every(100, 0.1), (_, a) => ({ first: a + 0.05, last: a + 60 + 2 * a })));
   assert.equal(short?.saturated, false);
+  assert.equal(short?.undecided, true);
+  // The same arrivals answered in 2 s: it keeps up and is decided.
+  const quick = detectSaturation(des(every(100, 0.1), (_, a) => ({ first: a + 0.05, last: a + 2 })));
+  assert.equal(quick?.undecided, false);
+  assert.equal(quick?.saturated, false);
+  // The stored block carries the flag only when set, and the printed line says what decides it.
+  assert.equal(saturationBlock(short)?.undecided, true);
+  assert.equal('undecided' in (saturationBlock(full) ?? {}), false);
+  assert.match(keepUpLine(saturationBlock(short)) ?? '', /^UNDECIDED: too short to tell .* a longer run \(more prompts\) decides it$/);
+  assert.equal(keepUpLine(saturationBlock(full)), null);
+  assert.match(keepUpLine(saturationBlock(behind)) ?? '', /^SATURATED: /);
 });
 
 test('closed loops, bursts and runs of a handful of requests cannot tell', () => {
@@ -140,6 +155,7 @@ test('catalog workloads at half their burst throughput are never flagged, whatev
       const out = simulateSummary({ config, hardware: { gpu: 'H100-SXM', count: gpus }, model, workload: { ...w, arrival: { kind: 'poisson', rate_rps: rate }, num_prompts: 300 }, seed, catalog, runtimeFailures: false });
       assert.ok(out.ok);
       assert.equal(out.summary.saturation?.saturated, false, `${model} ${name} at ${rate.toFixed(1)} req/s, seed ${seed}`);
+      assert.equal(out.summary.saturation?.undecided, false, `${model} ${name} at ${rate.toFixed(1)} req/s, seed ${seed}: undecided`);
     }
   }
 });

@@ -1,7 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { BenchmarkResult, Energy } from '../../domain/index.js';
-import { diagnosisLines, saturationLine } from '../../diagnose/text.js';
+import { diagnosisLines, keepUpLine } from '../../diagnose/text.js';
 import type { SendLateness } from '../../loadgen/index.js';
 import type { TraceReplay } from '../../loadgen/plan.js';
 
@@ -48,7 +48,7 @@ export function summaryText(r: BenchmarkResult, tag = ''): string {
   const f = (x: number): string => x.toFixed(1);
   const line = `${tag}completed ${r.completed}, failed ${r.failed} in ${r.duration.toFixed(2)} s: ${f(r.request_throughput)} req/s, ${f(r.output_throughput)} out tok/s; TTFT mean ${f(r.mean_ttft_ms)} p99 ${f(r.p99_ttft_ms)} ms; TPOT mean ${f(r.mean_tpot_ms)} ms; ITL p99 ${f(r.p99_itl_ms)} ms`;
   const power = r.energy === undefined || r.energy === null ? [] : [powerLine(r.energy)];
-  const saturated = saturationLine(r.saturation ?? null);
+  const saturated = keepUpLine(r.saturation ?? null);
   return [line, ...(saturated === null ? [] : [saturated]), ...power, ...diagnosisLines(r.diagnosis)].join('\n');
 }
 

@@ -1,4 +1,4 @@
-import { saturationLine } from '../../diagnose/text.js';
+import { keepUpLine } from '../../diagnose/text.js';
 import { loadPrices } from '../../cost/prices.js';
 import { withCost } from '../../cost/result-cost.js';
 import type { Cost } from '../../domain/index.js';
@@ -194,7 +194,7 @@ export function formatResultText(r: BenchmarkResult): string {
   if (r.request_goodput !== null) s += line('Request goodput (req/s):', f2(r.request_goodput));
   s += line('Output token throughput (tok/s):', f2(r.output_throughput));
   s += line('Total token throughput (tok/s):', f2(r.total_token_throughput));
-  const saturated = saturationLine(r.saturation ?? null);
+  const saturated = keepUpLine(r.saturation ?? null);
   if (saturated !== null) s += `${saturated}\n`;
   for (const [m, title] of [['ttft', 'Time to First Token'], ['tpot', 'Time per Output Token (excl. 1st token)'], ['itl', 'Inter-token Latency'], ['e2el', 'End-to-end Latency']] as const) {
     s += `${'-'.repeat(15)}${title}${'-'.repeat(Math.max(0, 40 - title.length))}\n`;
