@@ -1,5 +1,5 @@
 import { assertNever, LmBenchError } from '../errors.js';
-import { invalid, MAX_LAYERS, optArray, optBool, optCount, optPosInt, optSection, posInt, type Json, type Section } from './hf-fields.js';
+import { invalid, isObject, MAX_LAYERS, optArray, optBool, optCount, optPosInt, optSection, optString, posInt, type Json, type Section } from './hf-fields.js';
 import { visionParams, type MoeShape, type TextShape } from './hf-params.js';
 
 /**
@@ -52,8 +52,46 @@ export const SUPPORTED: { readonly architectures: Readonly<Record<string, Family
 /** A section with class defaults under it (the file's values win). */
 const withDefaults = (s: Section, defaults: Json): Section => ({ json: { ...defaults, ...s.json }, at: s.at });
 
-/** transformers `Gemma3TextConfig` defaults the published gemma-3 configs rely on. */
-const GEMMA3_TEXT_DEFAULTS: Json = { vocab_size: 262208, max_position_embeddings: 131072, sliding_window_pattern: 6 };
+/**
+ * transformers `Gemma3TextConfig` defaults. A nested `text_config` is saved as its difference from the
+ * class defaults, so the published gemma-3 configs omit these: gemma-3-4b-it states no heads or head_dim
+ * (8, 4 and 256 apply), gemma-3-12b-it no head_dim (256, not hidden_size / heads = 240).
+ */
+const GEMMA3_TEXT_DEFAULTS: Json = {
+  vocab_size: 262208,
+  hidden_size: 2304,
+  intermediate_size: 9216,
+  num_hidden_layers: 26,
+  max_position_embeddings: 131072,
+  sliding_window_pattern: 6,
+  num_attention_heads: 8,
+  num_key_value_heads: 4,
+  head_dim: 256,
+  sliding_window: 4096,
+};
+
+/**
+ * transformers `Llama4TextConfig` defaults (Scout's shape), which a `text_config` saved as a difference
+ * from them (a re-saved or quantized Scout or Maverick) omits; without them an omitted
+ * `intermediate_size_mlp` would price Maverick's dense layers at the experts' width and an omitted
+ * `attention_chunk_size` would drop chunked attention. A top-level Llama4ForCausalLM config reads the same.
+ */
+const LLAMA4_TEXT_DEFAULTS: Json = {
+  vocab_size: 202048,
+  hidden_size: 5120,
+  intermediate_size: 8192,
+  intermediate_size_mlp: 16384,
+  num_hidden_layers: 48,
+  num_attention_heads: 40,
+  num_key_value_heads: 8,
+  head_dim: 128,
+  max_position_embeddings: 131072,
+  num_experts_per_tok: 1,
+  num_local_experts: 16,
+  interleave_moe_layer_step: 1,
+  no_rope_layer_interval: 4,
+  attention_chunk_size: 8192,
+};
 
 interface Common {
   layers: number;
@@ -66,7 +104,39 @@ interface Common {
   tied: boolean;
 }
 
-function common(t: Section, top: Section, tiedDefault: boolean): Common {
+/** RoPE types whose max_position_embeddings already counts their scaling (vLLM `_get_and_verify_max_len`). */
+const PRESCALED_ROPE = new Set(['llama3', 'longrope', 'su']);
+
+/**
+ * The longest context vLLM serves (`_get_and_verify_max_len`): max_position_embeddings, times the
+ * `rope_scaling` factor (`rope_parameters` in transformers 5, per layer type or not) unless its type is
+ * llama3, longrope or su; YaRN scales its `original_max_position_embeddings` instead (transformers' own
+ * fallback when absent: max_position_embeddings). Qwen's model cards have users add YaRN ×4 to
+ * config.json for 128K: vLLM then accepts a max_model_len of 131072 where max_position_embeddings says
+ * 40960. Gemma 3's is already scaled (vLLM skips it): `scaled` false.
+ */
+function servedContext(t: Section, maxPos: number, scaled: boolean): number {
+  const rope = scaled ? (optSection(t, 'rope_scaling') ?? optSection(t, 'rope_parameters')) : null;
+  if (rope === null) return maxPos;
+  const single = 'rope_type' in rope.json || 'type' in rope.json;
+  // Per layer type ({ full_attention: {...}, sliding_attention: {...} }) when it names no type itself.
+  const parts: Section[] = single ? [rope] : Object.entries(rope.json).flatMap(([k, v]) => (isObject(v) ? [{ json: v, at: `${rope.at}${k}.` }] : []));
+  let len = maxPos;
+  let factor = 1;
+  for (const p of parts) {
+    const type = optString(p, 'rope_type') ?? optString(p, 'type');
+    if (type === null || PRESCALED_ROPE.has(type)) continue;
+    const f = p.json['factor'];
+    if (f !== undefined && f !== null) {
+      if (typeof f !== 'number' || !(f > 0) || f > 1024) throw invalid(`${p.at}factor`, `must be a positive number (at most 1024), got ${JSON.stringify(f)}`, f);
+      factor = f;
+    }
+    if (type === 'yarn') len = optPosInt(p, 'original_max_position_embeddings', maxPos, 1 << 30);
+  }
+  return Math.floor(len * factor);
+}
+
+function common(t: Section, top: Section, tiedDefault: boolean, ropeScaled = true): Common {
   const layers = posInt(t, 'num_hidden_layers', MAX_LAYERS);
   const hidden = posInt(t, 'hidden_size');
   const heads = posInt(t, 'num_attention_heads');
@@ -84,7 +154,7 @@ function common(t: Section, top: Section, tiedDefault: boolean): Common {
     kvHeads,
     headDim: explicit ?? hidden / heads,
     vocab: posInt(t, 'vocab_size', 1 << 22),
-    context: posInt(t, 'max_position_embeddings', 1 << 30),
+    context: servedContext(t, posInt(t, 'max_position_embeddings', 1 << 30), ropeScaled),
     tied: optBool(tiedAt, 'tie_word_embeddings', tiedDefault),
   };
 }
@@ -192,7 +262,7 @@ function qwenMoe(family: 'qwen2_moe' | 'qwen3_moe', top: Section): { shape: Text
  */
 function gemma3(top: Section): { shape: TextShape; vision: number } {
   const t = withDefaults(optSection(top, 'text_config') ?? top, GEMMA3_TEXT_DEFAULTS);
-  const c = common(t, top, true);
+  const c = common(t, top, true, false);
   const pattern = optPosInt(t, 'sliding_window_pattern', 6, MAX_LAYERS);
   const sw = sliding(t, c.layers, optPosInt(t, 'sliding_window', null, 1 << 30), c.context, (i) => (i + 1) % pattern !== 0);
   const v = optSection(top, 'vision_config');
@@ -235,17 +305,25 @@ function deepseek(top: Section): { shape: TextShape; vision: number } {
  * `no_rope_layers` marks them 1 and the global NoPE layers (every 4th) 0. Its q/k norm has no weights.
  */
 function llama4(top: Section): { shape: TextShape; vision: number } {
-  const t = optSection(top, 'text_config') ?? top;
+  const t = withDefaults(optSection(top, 'text_config') ?? top, LLAMA4_TEXT_DEFAULTS);
   const c = common(t, top, false);
   const base = moeShape(t, c, { experts: 'num_local_experts', inter: 'intermediate_size' });
   const listed = optArray<number>(t, 'moe_layers', 'number');
+  if (listed !== null && (new Set(listed).size !== listed.length || listed.some((i) => !Number.isInteger(i) || i < 0 || i >= c.layers))) {
+    // Counted, not matched: a repeated or out-of-range index would miscount the MoE layers silently.
+    throw invalid(`${t.at}moe_layers`, `must list distinct layer indices from 0 to ${c.layers - 1}, got ${JSON.stringify(listed)}`, listed);
+  }
   const step = optPosInt(t, 'interleave_moe_layer_step', 1, MAX_LAYERS);
   const moeCount = listed?.length ?? Array.from({ length: c.layers }, (_, i) => i).filter((i) => (i + 1) % step === 0).length;
   const moe: MoeShape = { ...base, shared: 1, denseLayers: c.layers - moeCount };
   const chunk = optPosInt(t, 'attention_chunk_size', null, 1 << 30);
-  const ropeFlags = optArray<number>(t, 'no_rope_layers', 'number');
+  // transformers takes an empty `no_rope_layers` (as some published text_configs write it) as absent:
+  // every `no_rope_layer_interval`-th layer is NoPE.
+  const listedFlags = optArray<number>(t, 'no_rope_layers', 'number');
+  const ropeFlags = listedFlags === null || listedFlags.length === 0 ? null : listedFlags;
   if (ropeFlags !== null && ropeFlags.length !== c.layers) throw invalid(`${t.at}no_rope_layers`, `lists ${ropeFlags.length} layers, num_hidden_layers is ${c.layers}`);
-  const chunkedLayers = ropeFlags === null ? c.layers - Math.floor(c.layers / 4) : ropeFlags.filter((f) => f !== 0).length;
+  const noRopeEvery = optPosInt(t, 'no_rope_layer_interval', 4, MAX_LAYERS);
+  const chunkedLayers = ropeFlags === null ? c.layers - Math.floor(c.layers / noRopeEvery) : ropeFlags.filter((f) => f !== 0).length;
   const chunked = chunk === null || chunkedLayers === 0 || chunkedLayers === c.layers || chunk >= c.context ? null : { tokens: chunk, layers: chunkedLayers };
   const v = optSection(top, 'vision_config');
   const vision =
@@ -262,5 +340,5 @@ function llama4(top: Section): { shape: TextShape; vision: number } {
           },
           c.hidden,
         );
-  return { shape: { ...c, ...noMoe, intermediate: optPosInt(t, 'intermediate_size_mlp', base.expertInter), moe, chunked }, vision };
+  return { shape: { ...c, ...noMoe, intermediate: posInt(t, 'intermediate_size_mlp'), moe, chunked }, vision };
 }

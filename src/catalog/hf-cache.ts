@@ -45,9 +45,18 @@ export function readConfigFile(path: string): { text: string; realPath: string }
     const why = code === 'ELOOP' ? 'its links loop' : code === 'ENOENT' ? 'it is a broken link or does not exist' : `it cannot be read (${code ?? String(err)})`;
     throw new LmBenchError('LMB_ERR_MODEL_CONFIG_INVALID', `${path}: ${why}`, { details: { field: 'model', value: path } });
   }
-  const fd = openSync(realPath, 'r');
+  let fd: number;
   try {
-    const size = fstatSync(fd).size;
+    fd = openSync(realPath, 'r');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new LmBenchError('LMB_ERR_MODEL_CONFIG_INVALID', `${path}: it cannot be read (${code ?? String(err)})`, { details: { field: 'model', value: path } });
+  }
+  try {
+    const stat = fstatSync(fd);
+    // A directory opens, then fails the read with EISDIR: say so, naming the path, not as an internal error.
+    if (!stat.isFile()) throw new LmBenchError('LMB_ERR_MODEL_CONFIG_INVALID', `${path}: not a file (a config.json is a JSON file)`, { details: { field: 'model', value: path } });
+    const size = stat.size;
     if (size > MAX_CONFIG_BYTES) {
       throw new LmBenchError('LMB_ERR_MODEL_CONFIG_INVALID', `${path}: ${(size / 1024 / 1024).toFixed(1)} MB is not a config.json (at most ${MAX_CONFIG_BYTES / 1024} KB)`, { details: { field: 'model', value: path } });
     }
@@ -73,7 +82,7 @@ export function findCachedConfig(root: string, repoId: string): { path: string; 
   } catch {
     return null;
   }
-  if (!/^[\w.-]{1,128}$/.test(revision)) {
+  if (!/^[\w.-]{1,128}$/.test(revision) || /^\.+$/.test(revision)) {
     throw new LmBenchError('LMB_ERR_MODEL_CONFIG_INVALID', `${join(folder, 'refs', 'main')}: not a revision (${JSON.stringify(revision.slice(0, 40))})`, { details: { field: 'model', value: repoId } });
   }
   return { path: join(folder, 'snapshots', revision, 'config.json'), revision };

@@ -89,9 +89,12 @@ export async function fetchHubConfig(repoId: string, o: { env: Env; revision?: s
       const v = res.headers[name];
       return typeof v === 'string' && v !== '' ? v : null;
     };
-    const commit = header('x-repo-commit') ?? revision;
-    const etag = (header('x-linked-etag') ?? header('etag'))?.replace(/^W\//, '').replaceAll('"', '') ?? null;
-    return { bytes: Buffer.concat(chunks), commit, etag: etag !== null && /^[\w.-]{1,128}$/.test(etag) ? etag : null, url };
+    // Both name a file in the cache (snapshots/<commit>, blobs/<etag>): a `.` or `..` would name a
+    // folder above it, so only a plain name is taken from the hub's headers.
+    const plain = (v: string | null | undefined): string | null => (v !== null && v !== undefined && /^[\w.-]{1,128}$/.test(v) && !/^\.+$/.test(v) ? v : null);
+    const commit = plain(header('x-repo-commit')) ?? revision;
+    const etag = plain((header('x-linked-etag') ?? header('etag'))?.replace(/^W\//, '').replaceAll('"', ''));
+    return { bytes: Buffer.concat(chunks), commit, etag, url };
   }
 }
 

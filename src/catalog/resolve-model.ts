@@ -72,7 +72,7 @@ async function resolveFiles(name: string, o: ResolveOptions): Promise<ResolvedMo
     const file = statSync(path).isDirectory() ? join(path, 'config.json') : path;
     if (!existsSync(file)) throw new LmBenchError('LMB_ERR_UNKNOWN_MODEL', `${path} is a directory without a config.json; --model takes a directory holding the model's config.json, or the file itself`, { details: { field: 'model', value: name } });
     const dir = file === path ? dirname(path) : path;
-    return fromFile(file, { id: basename(dir).toLowerCase(), hfName: dir, origin: 'path' });
+    return distinctFromCatalog(fromFile(file, { id: pathId(dir), hfName: dir, origin: 'path' }), o.catalog);
   }
   tried.push(`a path (${path} does not exist)`);
 
@@ -110,6 +110,27 @@ async function resolveFiles(name: string, o: ResolveOptions): Promise<ResolvedMo
     // left uncached
   }
   return { spec, origin: 'hub', config_hash: hash, location };
+}
+
+/**
+ * A path's id: its directory's name, or for a Hugging Face cache snapshot
+ * (`…/models--ORG--NAME/snapshots/REV`, as `vllm serve` is often given one) the repo's `org/name`, the id
+ * `--model ORG/NAME` gives the same checkpoint, not the revision's hash.
+ */
+function pathId(dir: string): string {
+  const snapshot = /(?:^|\/)models--([^/]+?)--([^/]+)\/snapshots\/[^/]+$/.exec(dir);
+  return (snapshot === null ? basename(dir) : `${snapshot[1]}/${snapshot[2]}`).toLowerCase();
+}
+
+/**
+ * A path's id is its directory's name, which may name a catalog model (a local `Llama-3.1-8B-Instruct/`
+ * holding a quantized, fine-tuned or other checkpoint): every later lookup by id (a study's trials, the
+ * served model's name) would then find the catalog's row, not this config.json. It takes the hash
+ * suffix a second checkpoint of one name gets instead (store.ts `adoptModelSpec`, HASH_SUFFIX_CHARS hex digits).
+ */
+function distinctFromCatalog(r: ResolvedModel, catalog: Catalog): ResolvedModel {
+  if (r.config_hash === null || catalog.findOwn(r.spec.id) === null) return r;
+  return { ...r, spec: { ...r.spec, id: `${r.spec.id}@${r.config_hash.slice(0, 8)}` } };
 }
 
 function fromStore(name: string): ResolvedModel | null {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { defaultCatalog } from '../../src/catalog/index.js';
+import { defaultCatalog, registerModel } from '../../src/catalog/index.js';
 import { resolveGpu } from '../../src/catalog/gpu-file.js';
 import { resolveModel, type ResolveOptions } from '../../src/catalog/resolve-model.js';
 import { isLmBenchError } from '../../src/errors.js';
@@ -87,6 +87,38 @@ test('a directory holding config.json, or the file, derives the spec; the hash n
   await assert.rejects(resolveModel(dir, opts()), (e) => isLmBenchError(e, 'LMB_ERR_UNKNOWN_MODEL') && /without a config\.json/.test((e as Error).message));
 });
 
+test('a directory named like a catalog model holding another checkpoint gets an id of its own, so lookups by id find its spec', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-model-'));
+  // A local `Llama-3.1-8B-Instruct/` (a catalog alias) that holds a Qwen3-32B config.json.
+  const model = join(dir, 'Llama-3.1-8B-Instruct');
+  mkdirSync(model);
+  writeFileSync(join(model, 'config.json'), fixture('qwen3-32b'));
+  const r = await resolveModel(model, opts());
+  assert.equal(r.spec.id, `llama-3.1-8b-instruct@${(r.config_hash ?? '').slice(0, 8)}`);
+  registerModel(r.spec, r.config_hash);
+  const looked = catalog.model(r.spec.id);
+  assert.equal(looked.hf_name, model, 'vllm serve takes the directory, not the catalog model');
+  assert.equal(looked.layers, 64);
+  // A name no catalog model has keeps the directory's name.
+  const other = join(dir, 'my-finetune');
+  mkdirSync(other);
+  writeFileSync(join(other, 'config.json'), fixture('qwen3-32b'));
+  assert.equal((await resolveModel(other, opts())).spec.id, 'my-finetune');
+});
+
+test('a Hugging Face cache snapshot directory is named by its repo, as --model ORG/NAME names it, not by the revision', async () => {
+  const o = opts({ env: { HF_HUB_OFFLINE: '1' } });
+  const folder = cacheEntry(o.env['HF_HUB_CACHE'] as string, 'Acme/Tiny-Qwen', fixture('qwen3-8b'), '0123456789abcdef0123456789abcdef01234567');
+  const snapshot = join(folder, 'snapshots', '0123456789abcdef0123456789abcdef01234567');
+  const byPath = await resolveModel(snapshot, o);
+  assert.equal(byPath.origin, 'path');
+  assert.equal(byPath.spec.id, 'acme/tiny-qwen');
+  assert.equal(byPath.spec.hf_name, snapshot, 'vllm serve takes the directory it was given');
+  const byRepo = await resolveModel('Acme/Tiny-Qwen', o);
+  assert.equal(byRepo.spec.id, byPath.spec.id);
+  assert.equal(byRepo.config_hash, byPath.config_hash);
+});
+
 test('an ORG/NAME repo in the local cache resolves at refs/main, offline, without asking the hub', async () => {
   const o = opts({ env: { HF_HUB_OFFLINE: '1' } });
   // A fine-tune of a catalog model: its own name, so the cache answers, not the catalog.
@@ -150,6 +182,10 @@ test('a broken or looping cache link, and a 50 MB config.json, are refused with 
   await assert.rejects(resolveModel(bad, o), (e) => isLmBenchError(e, 'LMB_ERR_MODEL_CONFIG_INVALID') && (e as Error).message.startsWith(join(bad, 'config.json')));
   writeFileSync(join(bad, 'config.json'), JSON.stringify({ architectures: ['MambaForCausalLM'], model_type: 'mamba', hidden_size: 768 }));
   await assert.rejects(resolveModel(bad, o), (e) => isLmBenchError(e, 'LMB_ERR_UNSUPPORTED_ARCHITECTURE') && /Mamba/.test((e as Error).message));
+  // A `config.json` that is a directory: the path and why, not an internal EISDIR.
+  const odd = mkdtempSync(join(tmpdir(), 'lmb-odd-'));
+  mkdirSync(join(odd, 'config.json'));
+  await assert.rejects(resolveModel(odd, o), (e) => isLmBenchError(e, 'LMB_ERR_MODEL_CONFIG_INVALID') && /config\.json: not a file/.test((e as Error).message));
 });
 
 test('from the hub: config.json only, with HF_TOKEN, stored where huggingface_hub would, then found offline', async () => {
@@ -174,6 +210,29 @@ test('from the hub: config.json only, with HF_TOKEN, stored where huggingface_hu
   const again = await resolveModel('google/gemma-3-27b-it', { ...o, env: { ...o.env, HF_HUB_OFFLINE: '1' } });
   assert.equal(again.origin, 'hf-cache');
   assert.equal(again.config_hash, r.config_hash);
+});
+
+test('a hub whose X-Repo-Commit is a path (../..) cannot make the resolver write outside the repo’s cache folder', async () => {
+  // Three levels up from snapshots/ is the cache root's parent (the shared temporary folder): a name of this run's own.
+  const escaped = `lmb-escaped-${process.pid}-${Date.now()}`;
+  hub.handler = (req, res) => {
+    res.writeHead(200, { 'content-type': 'application/json', 'x-repo-commit': req.url?.includes('dots') === true ? '..' : `../../../${escaped}`, etag: '"e1"' });
+    res.end(fixture('qwen3-8b'));
+  };
+  for (const repo of ['org/slashes', 'org/dots']) {
+    const o = opts();
+    const root = o.env['HF_HUB_CACHE'] as string;
+    const r = await resolveModel(repo, o);
+    const outside = join(root, '..', escaped);
+    const leaked = existsSync(outside);
+    rmSync(outside, { recursive: true, force: true });
+    assert.equal(r.origin, 'hub');
+    const folder = join(root, `models--${repo.replace('/', '--')}`);
+    // The revision asked for names the snapshot instead; nothing lands beside or above the folder.
+    assert.ok(existsSync(join(folder, 'snapshots', 'main', 'config.json')), repo);
+    assert.equal(readFileSync(join(folder, 'refs', 'main'), 'utf8'), 'main', repo);
+    assert.ok(!existsSync(join(folder, 'config.json')) && !leaked, repo);
+  }
 });
 
 test('a hub that answers 401, 404 or 500 or hangs, and HF_HUB_OFFLINE with nothing cached, each fail clearly', async () => {
