@@ -1,8 +1,8 @@
 import type { Catalog } from '../../catalog/index.js';
 import type { Study, StudySpec, Trial } from '../../domain/index.js';
-import { meetsSlo } from '../../domain/index.js';
-import { OptimizationStudy } from '../../optimize/study.js';
-import type { Sampler } from '../../optimize/sampler.js';
+import { OptimizationStudy, studyRanking } from '../../optimize/study.js';
+import { configKey, type Sampler } from '../../optimize/sampler.js';
+import { configGroups, rankFeasible } from '../../optimize/repeats.js';
 import { loadSpace, type SearchSpace } from '../../space/index.js';
 import type { Store } from '../../store/store.js';
 import { featureContext, registerStudySpecs } from '../../tune/study-runner.js';
@@ -47,6 +47,22 @@ export const LATENCY_CANDIDATES = 3;
 
 const noSampler: Sampler = { name: 'none', propose: () => Promise.resolve([]) };
 
+/**
+ * The trials whose latency distributions are drawn: the best configurations meeting the SLOs ranked as
+ * the answer ranks them (summary.ts: one per configuration, its repeats averaged, by the study's own
+ * figure), so the first, labelled "recommended", is the pick and names it as the answer does; each is
+ * drawn from its first run. Then vLLM's defaults, when they are not among them.
+ */
+export function latencyCandidates(spec: StudySpec, trials: readonly Trial[]): { label: string; trial: Trial }[] {
+  const ranking = studyRanking(spec);
+  const top = rankFeasible(configGroups(trials, spec.slo, ranking), ranking)
+    .slice(0, LATENCY_CANDIDATES)
+    .map((g, i) => ({ label: `${i === 0 ? 'recommended' : `#${i + 1}`} (trial ${(g.trials[0] as Trial).number})`, trial: g.measured[0] as Trial }));
+  const def = trials.find((t) => t.origin === 'default' && t.state === 'complete' && t.result !== null);
+  if (def !== undefined && !top.some((c) => configKey(c.trial.config) === configKey(def.config))) top.push({ label: `vLLM defaults (trial ${def.number})`, trial: def });
+  return top;
+}
+
 /** A study whose sampler-chosen trials are all random draws (the random-search baseline). */
 export function isRandomStudy(trials: readonly Trial[]): boolean {
   const chosen = trials.filter((t) => t.origin !== 'default' && t.origin !== 'history' && t.origin !== 'enqueued');
@@ -57,16 +73,18 @@ function sameDeployment(a: StudySpec, b: StudySpec): boolean {
   return a.model === b.model && a.hardware.gpu === b.hardware.gpu && a.hardware.count === b.hardware.count && a.workload.name === b.workload.name && JSON.stringify(a.slo) === JSON.stringify(b.slo);
 }
 
-export function findBaseline(store: Store, study: Study, trials: readonly Trial[], explicit?: string | number): { name: string; trials: Trial[] } | null {
+export function findBaseline(store: Store, study: Study, trials: readonly Trial[], explicit?: string | number): { name: string; trials: Trial[]; random: boolean; sameDeployment: boolean } | null {
   if (explicit !== undefined) {
+    // Any study may be named: what it is (a random search? the same deployment and SLOs?) is recorded, not assumed.
     const b = store.getStudy(explicit);
-    return { name: b.spec.name, trials: store.listTrials(b.id) };
+    const ts = store.listTrials(b.id);
+    return { name: b.spec.name, trials: ts, random: isRandomStudy(ts), sameDeployment: sameDeployment(b.spec, study.spec) };
   }
   if (isRandomStudy(trials)) return null;
   for (const other of store.listStudies()) {
     if (other.id === study.id || !sameDeployment(other.spec, study.spec)) continue;
     const ts = store.listTrials(other.id);
-    if (isRandomStudy(ts)) return { name: other.spec.name, trials: ts };
+    if (isRandomStudy(ts)) return { name: other.spec.name, trials: ts, random: true, sameDeployment: true };
   }
   return null;
 }
@@ -129,12 +147,7 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
             rng: createRng(spec.seed).fork('report'),
             ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
           });
-  const feasible = complete
-    .filter((t) => meetsSlo(spec.slo, t.result as NonNullable<Trial['result']>))
-    .sort((a, b) => (b.result?.output_throughput ?? 0) - (a.result?.output_throughput ?? 0));
-  const top: { label: string; trial: Trial }[] = feasible.slice(0, LATENCY_CANDIDATES).map((t, i) => ({ label: `${i === 0 ? 'recommended' : `#${i + 1}`} (trial ${t.number})`, trial: t }));
-  const def = complete.find((t) => t.origin === 'default');
-  if (def !== undefined && !top.some((c) => c.trial.id === def.id)) top.push({ label: `vLLM defaults (trial ${def.number})`, trial: def });
+  const top = latencyCandidates(spec, trials);
   return {
     study,
     trials,

@@ -1,5 +1,6 @@
-import type { KnobValue } from '../../domain/index.js';
+import { vllmServeArgs, type KnobValue } from '../../domain/index.js';
 import type { AttributionStep } from '../../optimize/simplify.js';
+import { shellQuote } from '../../util/shell.js';
 import { escapeHtml, type Section } from '../html.js';
 import type { StudyAnalysis } from './types.js';
 
@@ -14,7 +15,12 @@ const UNITS: Record<string, { readonly unit: string; readonly digits: number }> 
   energy_per_output_token_j: { unit: 'J per output token', digits: 4 },
 };
 const fmt = (x: number | null, digits: number): string => (x === null || !Number.isFinite(x) ? '–' : x.toFixed(digits));
-const flags = (c: Readonly<Record<string, KnobValue>>): string => Object.entries(c).map(([k, v]) => `--${k.replaceAll('_', '-')} ${String(v)}`).join(' ') || '(vLLM defaults)';
+/**
+ * The flags as `vllm serve` takes them, written by the serve command's own vllmServeArgs (as `tune`
+ * prints them): a false boolean is `--no-flag` (or nothing, for enforce_eager), never `--flag false`,
+ * which vLLM refuses, so a line can be pasted.
+ */
+const flags = (c: Readonly<Record<string, KnobValue>>): string => shellQuote(vllmServeArgs('', c).slice(2)) || '(vLLM defaults)';
 
 export function explainSection(a: StudyAnalysis): Section | null {
   const x = a.explanation;

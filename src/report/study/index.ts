@@ -42,6 +42,13 @@ function analyzeOptions(opts: Partial<AnalyzeOptions>, extra: Partial<AnalyzeOpt
   return { ...opts, ...extra, catalog: opts.catalog ?? defaultCatalog() };
 }
 
+/** What the history's second curve is: a study named with --baseline is described as it is, not as the random search of the same deployment a found one is. */
+function baselineText(b: NonNullable<StudyAnalysis['baseline']>): string {
+  if (b.random && b.sameDeployment) return `Compared with the random-search study "${b.name}" on the same deployment and SLOs.`;
+  const what = [b.random ? null : 'not a random search', b.sameDeployment ? null : 'a different deployment, workload or SLOs'].filter((x): x is string => x !== null);
+  return `Compared with study "${b.name}" (${what.join('; ')}): its trials are judged against this study’s SLOs, so its curve is not a random-search baseline of this deployment.`;
+}
+
 /** Renders the whole report from an analysis (pure apart from SVG rendering). */
 export async function renderReportFromAnalysis(a: StudyAnalysis, opts: Pick<StudyReportOptions, 'interactive' | 'generatedAt'> = {}): Promise<StudyReport> {
   const svgs: Partial<Record<PlotKind, string>> = {};
@@ -63,16 +70,16 @@ export async function renderReportFromAnalysis(a: StudyAnalysis, opts: Pick<Stud
     ? 'This study is itself a random search (the baseline a surrogate-guided study is compared with).'
     : a.baseline === null
       ? 'No random-search study of the same deployment is in the store, so there is no baseline curve (run one with `lm-bench tune --sampler random` under another name).'
-      : `Compared with the random-search study "${a.baseline.name}" on the same deployment and SLOs.`;
+      : baselineText(a.baseline);
   const model = a.model;
   const why = explainSection(a);
   const sections: Section[] = [
     answerSection(a),
     ...(why === null ? [] : [why]),
-    ...(await chart('pareto_ttft', 'Each filled circle is a measured trial, coloured by the GPU memory it reserved; faint ones are dominated (another trial has more throughput and less latency). Hollow diamonds are configurations the surrogate predicts on its Pareto set, never measured, with ±2σ intervals on both axes. The dashed red line is the SLO. Hover a point for its full configuration.')),
+    ...(await chart('pareto_ttft', 'Each filled circle is a measured configuration (the mean of its runs when it was re-measured, as the answer above states it), coloured by the GPU memory it reserved; faint ones are dominated (another has more throughput and less latency). Hollow diamonds are configurations the surrogate predicts on its Pareto set, never measured, with ±2σ intervals on both axes. The dashed red line is the SLO. Hover a point for its full configuration.')),
     ...(await chart('pareto_itl')),
     ...(await chart('pareto_energy', 'The energy axis of the Pareto set: joules per output token of all the deployment’s GPUs (the simulator’s power model, or the power a real run measured) against throughput per GPU, measured and predicted as above. On one deployment the two move together (joules per token are the GPUs’ power over the throughput), so the front is short; where it bends, more throughput costs more power.')),
-    ...(await chart('energy_trade', 'Each measured trial’s joules per output token against its p99 TTFT, coloured by its batch limit (max_num_seqs): a bigger batch spreads each step’s power over more tokens and saves joules, at a latency cost. The dashed line is the TTFT SLO; the ring is the study’s pick under its objective.')),
+    ...(await chart('energy_trade', 'Each measured configuration’s joules per output token against its p99 TTFT (the mean of its runs when it was re-measured), coloured by its batch limit (max_num_seqs): a bigger batch spreads each step’s power over more tokens and saves joules, at a latency cost. The dashed line is the TTFT SLO; the ring is the study’s pick under its objective.')),
     ...(await chart('history', baselineNote)),
     ...(await chart(
       'importance',

@@ -14,8 +14,11 @@ import type { PlotKind, StudyAnalysis } from './types.js';
  */
 export type PlotOutcome = { readonly ok: true; readonly spec: VlSpec } | { readonly ok: false; readonly reason: string };
 
-const CANNOT_RANK =
-  'The surrogate cannot rank the knobs yet: permuting any one of them changes none of its held-out predictions (too few trials, or trials too alike). “Why these flags” above gives each flag’s gain from vLLM’s defaults instead.';
+/** Points to “Why these flags” only when the report has that section (explain.ts: a pick, simplified). */
+const cannotRank = (a: StudyAnalysis): string =>
+  `The surrogate cannot rank the knobs yet: permuting any one of them changes none of its held-out predictions (too few trials, or trials too alike).${
+    (a.explanation?.simplification ?? null) === null ? '' : ' “Why these flags” above gives each flag’s gain from vLLM’s defaults instead.'
+  }`;
 
 export const PLOT_TITLES: Record<PlotKind, string> = {
   pareto_ttft: 'Pareto front: throughput vs p99 TTFT',
@@ -59,12 +62,12 @@ export function plotSpec(a: StudyAnalysis, kind: PlotKind): PlotOutcome {
       const bars = buildImportanceData(a.model);
       if (bars === null || bars.length === 0) return noModel();
       // All zeros: permutation changes nothing the surrogate can see (too few or too alike trials).
-      if (!bars.some((b) => b.importance > 0)) return { ok: false, reason: CANNOT_RANK };
+      if (!bars.some((b) => b.importance > 0)) return { ok: false, reason: cannotRank(a) };
       return { ok: true, spec: importanceSpec(bars) };
     }
     case 'partial_dependence': {
       const pd = buildPartialDependenceData(a.model);
-      if (pd === null && a.model.available) return { ok: false, reason: CANNOT_RANK };
+      if (pd === null && a.model.available) return { ok: false, reason: cannotRank(a) };
       return pd === null ? noModel() : { ok: true, spec: partialDependenceSpec(pd.rows, pd.knobs, pd.target) };
     }
     case 'parity': {

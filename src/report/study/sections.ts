@@ -1,5 +1,5 @@
 import { FAILURE_CLASS_TEXT } from '../../optimize/failure-classes.js';
-import type { ServerConfig } from '../../domain/index.js';
+import { SLO_STATS, type ServerConfig, type Trial } from '../../domain/index.js';
 import type { Cell, Section } from '../html.js';
 import { escapeHtml } from '../html.js';
 import type { Interval } from '../../optimize/recommend.js';
@@ -18,6 +18,14 @@ export function configText(c: ServerConfig): string {
   const entries = Object.entries(c).filter(([, v]) => v !== undefined);
   return entries.length === 0 ? '(vLLM defaults)' : entries.map(([k, v]) => `${k}=${String(v)}`).join(' ');
 }
+
+/** The latency metrics whose SLO headroom the answer states, in the order it states them. */
+const HEADROOM_METRICS = [
+  ['ttft', 'TTFT'],
+  ['itl', 'ITL'],
+  ['tpot', 'TPOT'],
+  ['e2el', 'E2EL'],
+] as const;
 
 export function answerSection(a: StudyAnalysis): Section {
   const s = a.summary;
@@ -65,8 +73,17 @@ export function answerSection(a: StudyAnalysis): Section {
           ? `vLLM’s defaults (trial ${v.default_trial}) miss the SLOs on this workload${dm === null ? '' : ` (p99 TTFT ${fmt(dm.p99_ttft_ms)} ms, p99 ITL ${fmt(dm.p99_itl_ms, 1)} ms)`}; the recommendation meets them.`
           : `vLLM’s defaults (trial ${v.default_trial}) did not produce a measurement.`;
   const conf: string[] = [];
-  const headroom = (name: string, value: number, limit: number | undefined): string | null => (limit === undefined ? null : `${name} ${fmt(value, 1)} ms of ${limit} ms (${fmt((1 - value / limit) * 100)}% headroom)`);
-  const room = [headroom('p99 TTFT', m.p99_ttft_ms, slo.ttft_p99_ms), headroom('p99 ITL', m.p99_itl_ms, slo.itl_p99_ms), headroom('p99 TPOT', m.p99_tpot_ms, slo.tpot_p99_ms)].filter((x): x is string => x !== null);
+  // Headroom on every latency limit the SLOs set (a p90 or mean limit too, not only p99: otherwise a study
+  // with `ttft_p95_ms` read "no latency SLO set"), each on the mean of that statistic over the pick's runs.
+  const runs = a.trials.filter((t) => rec.measurements.includes(t.number) && t.result !== null).map((t) => t.result as NonNullable<Trial['result']>);
+  const room = HEADROOM_METRICS.flatMap(([metric, label]) =>
+    SLO_STATS.flatMap((stat) => {
+      const limit = slo[`${metric}_${stat}_ms`];
+      if (limit === undefined || runs.length === 0) return [];
+      const value = runs.reduce((sum, r) => sum + r[`${stat}_${metric}_ms`], 0) / runs.length;
+      return [`${stat} ${label} ${fmt(value, 1)} ms of ${limit} ms (${fmt((1 - value / limit) * 100)}% headroom)`];
+    }),
+  );
   const times = rec.measurements.length > 1 ? `Measured ${rec.measurements.length} times (trials ${rec.measurements.join(', ')}; the figures are their mean)` : `Measured once (trial ${rec.trial})`;
   conf.push(`${times}; ${room.length > 0 ? `SLO headroom: ${room.join(', ')}.` : 'no latency SLO set.'}`);
   const noise = `±${(s.noise.rel * 100).toFixed(1)}% run-to-run noise (${s.noise.source === 'repeats' ? `estimated from ${s.noise.dof} repeat(s)` : 'assumed, no repeats'})`;

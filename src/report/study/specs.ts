@@ -44,6 +44,8 @@ function paretoDatum(p: ParetoPoint): Datum {
   const d: Datum = {
     kind: p.kind,
     trial: p.trial,
+    // A re-measured configuration is the mean of its runs: the tooltip names them.
+    runs: p.runs.length > 1 ? p.runs.join(', ') : null,
     origin: p.origin,
     latencyMs: p.latencyMs,
     latencyLowMs: p.latencyLowMs,
@@ -86,6 +88,7 @@ export function paretoSpec(data: ParetoData): VlSpec {
   const tips: Tip[] = [
     { field: 'kind', type: 'nominal' },
     { field: 'trial', type: 'nominal' },
+    { field: 'runs', type: 'nominal', title: 'mean of trials' },
     { field: 'origin', type: 'nominal' },
     { field: 'status', type: 'nominal', title: 'front' },
     { field: 'meetsSlo', type: 'nominal', title: 'meets SLOs' },
@@ -139,8 +142,8 @@ const OBJECTIVE_WORDS: Record<EnergyTradeData['objective'], string> = {
 };
 
 /**
- * The energy–latency trade: joules per output token against p99 TTFT, one point per measured trial
- * coloured by its batch limit (max_num_seqs, log scale), faint where it missed the SLOs, the staircase
+ * The energy–latency trade: joules per output token against p99 TTFT, one point per measured
+ * configuration (its runs averaged) coloured by its batch limit (max_num_seqs, log scale), faint where it missed the SLOs, the staircase
  * of the SLO-meeting front, the TTFT SLO as a line and the study's pick ringed and labelled with its rule.
  */
 export function energyTradeSpec(data: EnergyTradeData): VlSpec {
@@ -148,6 +151,7 @@ export function energyTradeSpec(data: EnergyTradeData): VlSpec {
   const y = (field: string): Record<string, unknown> => ({ field, type: 'quantitative', title: 'joules per output token, all GPUs (log scale)', scale: { type: 'log', nice: false, padding: 12 } });
   const tips: Tip[] = [
     { field: 'trial', type: 'nominal' },
+    { field: 'runs', type: 'nominal', title: 'mean of trials' },
     { field: 'origin', type: 'nominal' },
     { field: 'meetsSlo', type: 'nominal', title: 'meets SLOs' },
     { field: 'jPerToken', type: 'quantitative', title: 'J per output token', format: '.4f' },
@@ -160,6 +164,7 @@ export function energyTradeSpec(data: EnergyTradeData): VlSpec {
   const values = data.points.map((p) => {
     const d: Datum = {
       trial: p.trial,
+      runs: p.runs.length > 1 ? p.runs.join(', ') : null,
       origin: p.origin,
       ttftMs: p.ttftMs,
       jPerToken: p.jPerToken,

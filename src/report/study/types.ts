@@ -86,7 +86,11 @@ export interface StudyAnalysis {
   readonly summary: StudySummary;
   /** Each trial's effective configuration (unset knobs at vLLM's defaults for this context), by trial number. */
   readonly effectiveConfigs: Readonly<Record<number, ServerConfig>>;
-  readonly baseline: { readonly name: string; readonly trials: readonly Trial[] } | null;
+  /**
+   * The study the history is compared with. One found in the store is a random search of the same
+   * deployment and SLOs; one named with --baseline may be neither, and the report must not say it is.
+   */
+  readonly baseline: { readonly name: string; readonly trials: readonly Trial[]; readonly random: boolean; readonly sameDeployment: boolean } | null;
   readonly model: ModelAnalysis;
   readonly prune: PruneReport | null;
   readonly latency: readonly LatencySeries[];

@@ -32,10 +32,13 @@ export function whySection(a: StudyAnalysis): Section {
   const counts = new Map<string, number>();
   for (const t of short) counts.set(bottleneckLabel(t.diagnosis), (counts.get(bottleneckLabel(t.diagnosis)) ?? 0) + 1);
   const tally = [...counts].map(([k, n]) => `${n} ${k}`).join(', ');
+  // With nothing measured there is nothing to diagnose: "every measured trial met the SLOs" would be vacuously true and read as good news.
   const intro =
-    short.length === 0
-      ? '<p>Every measured trial met the SLOs without a standing queue.</p>'
-      : `<p>${short.length} of ${measured.length} measured trials missed the SLOs or saturated: ${escapeHtml(tally)}. Each is classified from what was seen while it ran (the server’s queue, batch, KV cache and preemptions, vLLM’s queue and prefill times, and the load generator’s own health); the knob changes address that limit.</p>`;
+    measured.length === 0
+      ? '<p>No trial was measured, so there is no run to diagnose (see what failed below).</p>'
+      : short.length === 0
+        ? '<p>Every measured trial met the SLOs without a standing queue.</p>'
+        : `<p>${short.length} of ${measured.length} measured trials missed the SLOs or saturated: ${escapeHtml(tally)}. Each is classified from what was seen while it ran (the server’s queue, batch, KV cache and preemptions, vLLM’s queue and prefill times, and the load generator’s own health); the knob changes address that limit.</p>`;
   const paretoHtml =
     pareto.length === 0
       ? ''

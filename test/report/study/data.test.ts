@@ -6,6 +6,10 @@ import { buildLatencyData } from '../../../src/report/study/data/latency.js';
 import { buildImportanceData, buildParityData, buildPartialDependenceData } from '../../../src/report/study/data/model-plots.js';
 import { buildEnergyTradeData } from '../../../src/report/study/data/energy.js';
 import { buildParetoData, sloLine } from '../../../src/report/study/data/pareto.js';
+import { whySection } from '../../../src/report/study/why.js';
+import { answerSection } from '../../../src/report/study/sections.js';
+import { plotSpec } from '../../../src/report/study/plots.js';
+import { isRandomStudy, latencyCandidates } from '../../../src/report/study/analysis.js';
 import { cdfPoints, latencySeries, statsPoints } from '../../../src/report/study/latency.js';
 import type { ModelAnalysis, StudyAnalysis } from '../../../src/report/study/types.js';
 import { simulate } from '../../../src/sim/index.js';
@@ -55,7 +59,7 @@ function analysis(trials: Trial[], opts: { model?: ModelAnalysis; baseline?: Tri
     trials,
     summary: summarizeStudy({ study, trials, front: [], model: defaultCatalog().model(s.model), stopReason: 'budget' }),
     effectiveConfigs: Object.fromEntries(trials.map((t) => [t.number, { ...t.config, block_size: 16 }])),
-    baseline: opts.baseline === undefined ? null : { name: 'rand', trials: opts.baseline },
+    baseline: opts.baseline === undefined ? null : { name: 'rand', trials: opts.baseline, random: isRandomStudy(opts.baseline), sameDeployment: true },
     model: opts.model ?? NO_MODEL,
     prune: null,
     latency: [],
@@ -84,6 +88,86 @@ test('pareto data: dominated points, the front staircase, the SLO line and the r
   assert.equal(by.get(1)?.meetsSlo, false);
   assert.equal(by.get(0)?.config['block_size'], 16, 'the effective configuration, not only the knobs set');
   assert.ok(d.points.every((p) => p.kind === 'measured' && p.latencyLowMs === null));
+});
+
+test('pareto data: a re-measured configuration is one point at the mean of its runs, where the answer puts the pick', () => {
+  // P measured twice (the pick: mean 7803 tok/s at 255 ms), Q twice (mean 7717 at 232 ms). Run by run,
+  // Q's second run (7955 at 207 ms) dominated P's first (7841 at 249 ms): the ringed pick was drawn faint,
+  // at figures the answer never states.
+  const P = { max_num_seqs: 128 };
+  const Q = { max_num_seqs: 1024 };
+  const at = (t: Trial, config: Trial['config'], origin: Trial['origin'] = t.origin): Trial => ({ ...t, config, origin });
+  const trials = [
+    at(trial(0, result(7841, 249, 21)), P),
+    at(trial(1, result(7480, 257, 23)), Q),
+    at(trial(2, result(7765, 260, 21)), P, 'remeasure'),
+    at(trial(3, result(7955, 207, 23)), Q, 'remeasure'),
+  ];
+  const a = analysis(trials);
+  const rec = a.summary.recommendation;
+  assert.ok(rec !== null);
+  assert.equal(rec.trial, 0);
+  assert.deepEqual(rec.measurements, [0, 2]);
+  const d = buildParetoData(a, 'ttft');
+  assert.equal(d.points.length, 2, 'one point per configuration');
+  const pick = d.points.find((p) => p.recommended);
+  assert.ok(pick !== undefined);
+  assert.equal(pick.trial, 0);
+  assert.deepEqual(pick.runs, [0, 2]);
+  assert.equal(pick.throughputPerGpu, rec.measured.output_throughput_per_gpu, 'the answer’s figure');
+  assert.equal(pick.latencyMs, rec.measured.p99_ttft_ms);
+  assert.equal(pick.dominated, false, 'on the front, as the summary’s front says');
+  const q = d.points.find((p) => p.trial === 1);
+  assert.deepEqual([q?.throughputPerGpu, q?.latencyMs, q?.dominated, q?.runs], [(7480 + 7955) / 2, (257 + 207) / 2, false, [1, 3]]);
+  assert.deepEqual(d.front.map((f) => f.latencyMs), [232, 254.5]);
+});
+
+test('the latency plot’s “recommended” is the answer’s pick, and a re-measured configuration is drawn once', () => {
+  // As in the Pareto test above: P (trials 0, 2) is the pick on its mean; Q's re-measurement (trial 3)
+  // is the single fastest run, which the latency plot used to label "recommended".
+  const P = { max_num_seqs: 128 };
+  const Q = { max_num_seqs: 1024 };
+  const at = (t: Trial, config: Trial['config'], origin: Trial['origin'] = t.origin): Trial => ({ ...t, config, origin });
+  const trials = [
+    at(trial(0, result(1000, 100, 30), 'default'), {}),
+    at(trial(1, result(7841, 249, 21)), P),
+    at(trial(2, result(7480, 257, 23)), Q),
+    at(trial(3, result(7765, 260, 21)), P, 'remeasure'),
+    at(trial(4, result(7955, 207, 23)), Q, 'remeasure'),
+    at(trial(5, result(9000, 900, 23)), { max_num_seqs: 64 }),
+  ];
+  const a = analysis(trials);
+  assert.equal(a.summary.recommendation?.trial, 1);
+  const c = latencyCandidates(a.study.spec, trials);
+  assert.deepEqual(
+    c.map((x) => [x.label, x.trial.number]),
+    [
+      ['recommended (trial 1)', 1],
+      ['#2 (trial 2)', 2],
+      ['#3 (trial 0)', 0],
+    ],
+  );
+});
+
+test('the answer states the headroom on whatever latency statistic the SLOs limit, not only p99', () => {
+  // D is the pick under a loose p95 TTFT limit; its result's p95 TTFT is the simulated run's.
+  const a = analysis(TRIALS, { slo: { ttft_p95_ms: 100_000, itl_p99_ms: 50 } });
+  assert.equal(a.summary.recommendation?.trial, 1);
+  const s = answerSection(a);
+  assert.ok(s.kind === 'html');
+  if (s.kind !== 'html') return;
+  assert.doesNotMatch(s.html, /no latency SLO set/);
+  assert.match(s.html, new RegExp(`p95 TTFT ${base.p95_ttft_ms.toFixed(1)} ms of 100000 ms \\(\\d+% headroom\\), p99 ITL 20\\.0 ms of 50 ms \\(60% headroom\\)`));
+});
+
+test('“why configurations fell short” of a study where nothing was measured does not say every trial met the SLOs', () => {
+  const none = whySection(analysis([E]));
+  assert.ok(none.kind === 'html');
+  if (none.kind !== 'html') return;
+  assert.doesNotMatch(none.html, /met the SLOs/);
+  assert.match(none.html, /No trial was measured/);
+  const some = whySection(analysis(TRIALS));
+  assert.ok(some.kind === 'html' && !some.html.includes('No trial was measured'));
 });
 
 test('pareto data in the ITL plane has its own dominance', () => {
@@ -137,6 +221,22 @@ test('energy trade data: J/token against p99 TTFT, the batch, the SLO-meeting fr
   assert.equal(g.objective, 'goodput');
 });
 
+test('energy trade data: a re-measured configuration is one point at the mean of its runs, the ring where the answer puts the pick', () => {
+  // C (trials 4 and 6) is the tokens_per_joule pick on its mean J/token (0.16); its first run alone is 0.15.
+  const again = { ...EC, id: 7, number: 6, origin: 'remeasure' as const, result: withJ(result(1400, 320, 40), 0.17) };
+  const a = analysis([EA, ED, EB, EC, again], { objective: 'tokens_per_joule' });
+  const rec = a.summary.recommendation;
+  assert.equal(rec?.trial, 4);
+  const d = buildEnergyTradeData(a);
+  assert.deepEqual(d.points.map((p) => p.trial), [0, 1, 3, 4], 'one point per configuration');
+  const pick = d.points.find((p) => p.recommended);
+  assert.deepEqual(pick?.runs, [4, 6]);
+  assert.ok(Math.abs((pick?.jPerToken ?? 0) - 0.16) < 1e-12);
+  assert.ok(Math.abs((pick?.jPerToken ?? 0) - (rec?.measured.energy_per_output_token_j ?? 0)) < 1e-12, 'the answer’s figure');
+  assert.equal(pick?.ttftMs, 310);
+  assert.equal(pick?.throughputPerGpu, 1450);
+});
+
 test('the SLO line takes the p99 key, else the tighter statistic the optimizer checks, else none', () => {
   assert.deepEqual(sloLine({ ttft_p95_ms: 200 }, 'ttft'), { key: 'ttft_p95_ms', limitMs: 200 });
   assert.deepEqual(sloLine({ ttft_p99_ms: 300, ttft_p90_ms: 100 }, 'ttft'), { key: 'ttft_p99_ms', limitMs: 300 });
@@ -185,6 +285,21 @@ test('predicted points carry their intervals and are kept apart from the measure
   assert.equal(d.points.find((p) => p.trial === 3)?.dominated, false);
 });
 
+test('a surrogate that cannot rank the knobs points to “Why these flags” only when the report has that section', () => {
+  const flat = model({ importance: { block_size: 0, max_num_seqs: 0 }, partialDependence: [] });
+  // No explanation (no pick, or none simplified): the report has no “Why these flags” section to point to.
+  const a = analysis(TRIALS, { model: flat });
+  assert.equal(a.explanation, null);
+  for (const kind of ['importance', 'partial_dependence'] as const) {
+    const out = plotSpec(a, kind);
+    assert.ok(!out.ok);
+    if (!out.ok) {
+      assert.match(out.reason, /cannot rank the knobs/);
+      assert.doesNotMatch(out.reason, /Why these flags/);
+    }
+  }
+});
+
 test('history: goodput is 0 off the SLOs, best-so-far and hypervolume never fall', () => {
   const h = buildHistoryData(analysis(TRIALS));
   assert.deepEqual(h.reference, [0, 350]);
@@ -204,6 +319,9 @@ test('history with a random-search baseline: two series on one reference point',
   assert.deepEqual(r.map((x) => x.bestGoodputPerGpu), [1200, 1200]);
   assert.deepEqual(r.map((x) => x.hypervolume), [1200 * 10, 1200 * 10 + 800 * 290]);
   assert.deepEqual(historyRows('x', [], spec, h.reference), []);
+  // A study named with --baseline that is not a random search is not labelled one.
+  const guided = [trial(0, result(1200, 340, 20), 'default'), trial(1, result(800, 50, 20), 'surrogate')];
+  assert.deepEqual(buildHistoryData(analysis(TRIALS, { baseline: guided })).series, ['hand', 'rand']);
 });
 
 test('model plots: importance sorted, partial dependence in grid order, parity band around y = x', () => {

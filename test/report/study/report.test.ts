@@ -139,6 +139,16 @@ test('an all-zero importance is not drawn: the report says the surrogate cannot 
   assert.equal(plotSpec(a, 'importance').ok, true, 'the fixture’s own surrogate ranks them');
 });
 
+test('a --baseline study that is not a random search of this deployment is not called one', { timeout: 60_000 }, async () => {
+  const { a, report } = await full;
+  assert.ok(a.baseline !== null && a.baseline.random && a.baseline.sameDeployment, 'the fixture’s own baseline is found in the store');
+  assert.match(report.html, /Compared with the random-search study &quot;fx-random&quot; on the same deployment and SLOs/);
+  const other = await renderReportFromAnalysis({ ...a, baseline: { ...a.baseline, name: 'guided', random: false, sameDeployment: false } }, { interactive: false });
+  assert.doesNotMatch(other.html, /random-search study &quot;guided&quot;|same deployment and SLOs/);
+  assert.match(other.html, /Compared with study &quot;guided&quot; \(not a random search; a different deployment, workload or SLOs\)/);
+  assert.doesNotMatch(other.svgs.history ?? '', /guided \(random search\)/);
+});
+
 /** A study too small for a surrogate (4 measured runs), shared by the tests below. */
 const thin = await makeFixture({ trials: 3, baseline: false });
 

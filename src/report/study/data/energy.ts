@@ -1,7 +1,7 @@
-import type { KnobValue } from '../../../domain/index.js';
-import { meetsSlo, type StudyObjective } from '../../../domain/index.js';
+import type { BenchmarkResult, KnobValue, StudyObjective, Trial } from '../../../domain/index.js';
 import { studyObjectiveOf } from '../../../optimize/objectives.js';
 import { paretoFront } from '../../../optimize/pareto.js';
+import { configGroups } from '../../../optimize/repeats.js';
 import type { StudyAnalysis } from '../types.js';
 import { sloLine, type SloLine } from './pareto.js';
 
@@ -10,10 +10,15 @@ import { sloLine, type SloLine } from './pareto.js';
  * against its p99 TTFT, coloured by the batch it could run (its effective max_num_seqs). A bigger batch
  * spreads each step's power over more tokens, so it saves joules, and makes new requests wait longer
  * for their first token: the trade a `tokens_per_joule` study searches along, under the TTFT SLO drawn
- * as a line. The front is the trials meeting the SLOs that no other such trial beats on both.
+ * as a line. The front is the trials meeting the SLOs that no other such trial beats on both. A
+ * configuration measured more than once is one point at the mean of its runs (those with a power
+ * figure), as the answer states the pick: run by run, the ring sat on the pick's first run.
  */
 export interface EnergyTradePoint {
+  /** The configuration's first trial, which names it. */
   readonly trial: number;
+  /** The measured trials with a power figure the point is the mean of. */
+  readonly runs: readonly number[];
   readonly origin: string;
   readonly ttftMs: number;
   readonly jPerToken: number;
@@ -44,22 +49,31 @@ export function buildEnergyTradeData(a: StudyAnalysis): EnergyTradeData {
   const gpus = spec.hardware.count;
   const recTrial = a.summary.recommendation?.trial ?? null;
   const measured = a.trials.filter((t) => t.state === 'complete' && t.result !== null);
-  const withEnergy = measured.filter((t) => (t.result?.energy?.energy_per_output_token_j ?? 0) > 0);
-  const base = withEnergy.map((t) => {
-    const r = t.result as NonNullable<typeof t.result>;
-    const cfg = a.effectiveConfigs[t.number] ?? t.config;
-    return {
-      trial: t.number,
-      origin: t.origin,
-      ttftMs: r.p99_ttft_ms,
-      jPerToken: r.energy?.energy_per_output_token_j as number,
-      throughputPerGpu: r.output_throughput / gpus,
-      avgPowerW: r.energy?.avg_power_w ?? null,
-      batch: typeof cfg.max_num_seqs === 'number' ? cfg.max_num_seqs : null,
-      meetsSlo: meetsSlo(spec.slo, r),
-      recommended: t.number === recTrial,
-      config: cfg as Record<string, KnobValue>,
-    };
+  const hasEnergy = (t: Trial): boolean => (t.result?.energy?.energy_per_output_token_j ?? 0) > 0;
+  const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
+  const base = configGroups(a.trials, spec.slo).flatMap((g) => {
+    const runs = g.measured.filter(hasEnergy);
+    if (runs.length === 0) return [];
+    const first = g.trials[0] as Trial;
+    const rs = runs.map((t) => t.result as BenchmarkResult);
+    const power = rs.map((r) => r.energy?.avg_power_w).filter((w): w is number => typeof w === 'number');
+    const cfg = a.effectiveConfigs[first.number] ?? first.config;
+    return [
+      {
+        trial: first.number,
+        runs: runs.map((t) => t.number),
+        origin: first.origin,
+        ttftMs: mean(rs.map((r) => r.p99_ttft_ms)),
+        jPerToken: mean(rs.map((r) => r.energy?.energy_per_output_token_j as number)),
+        throughputPerGpu: mean(rs.map((r) => r.output_throughput)) / gpus,
+        avgPowerW: power.length === 0 ? null : mean(power),
+        batch: typeof cfg.max_num_seqs === 'number' ? cfg.max_num_seqs : null,
+        // The configuration's verdict, as the summary ranks it: every run finished and met the SLOs.
+        meetsSlo: g.feasible,
+        recommended: first.number === recTrial,
+        config: cfg as Record<string, KnobValue>,
+      },
+    ];
   });
   const feasible = base.map((p, i) => ({ p, i })).filter((x) => x.p.meetsSlo);
   const front = new Set(paretoFront(feasible.map((x) => [x.p.ttftMs, x.p.jPerToken])).map((k) => feasible[k]?.i ?? -1));
@@ -72,6 +86,6 @@ export function buildEnergyTradeData(a: StudyAnalysis): EnergyTradeData {
       .sort((x, y) => x.ttftMs - y.ttftMs),
     slo: sloLine(spec.slo, 'ttft'),
     objective: studyObjectiveOf(spec),
-    withoutEnergy: measured.length - withEnergy.length,
+    withoutEnergy: measured.filter((t) => !hasEnergy(t)).length,
   };
 }

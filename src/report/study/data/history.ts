@@ -68,8 +68,10 @@ export function buildHistoryData(a: StudyAnalysis): HistoryData {
   const rows = historyRows(spec.name, a.trials, spec, reference);
   const series = [spec.name];
   if (a.baseline !== null) {
-    rows.push(...historyRows(`${a.baseline.name} (random search)`, a.baseline.trials, spec, reference));
-    series.push(`${a.baseline.name} (random search)`);
+    // A study named with --baseline need not be a random search: the legend says so only when it is.
+    const name = a.baseline.random ? `${a.baseline.name} (random search)` : a.baseline.name;
+    rows.push(...historyRows(name, a.baseline.trials, spec, reference));
+    series.push(name);
   }
   return { rows, series, reference, objectives };
 }

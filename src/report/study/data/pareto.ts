@@ -1,22 +1,28 @@
-import type { BenchmarkResult, KnobValue, Slo } from '../../../domain/index.js';
+import type { BenchmarkResult, KnobValue, Slo, Trial } from '../../../domain/index.js';
 import { assertNever } from '../../../errors.js';
 import type { TargetName } from '../../../surrogate/targets.js';
-import { meetsSlo } from '../../../domain/index.js';
 import { paretoFront } from '../../../optimize/pareto.js';
+import { configGroups } from '../../../optimize/repeats.js';
 import type { StudyAnalysis } from '../types.js';
 
 /**
  * The Pareto plot's data: output throughput per GPU against a p99 latency or against joules per output
- * token (the energy axis), one point per measured trial and one per configuration of the surrogate's
- * predicted front (with ±2σ intervals on both axes), each carrying its full effective configuration for
- * the tooltip. Dominance is in the plot's own plane (more throughput, less latency or fewer joules),
- * among the measured points; on the energy axis, trials whose runs had no power figure are left out.
+ * token (the energy axis), one point per measured configuration and one per configuration of the
+ * surrogate's predicted front (with ±2σ intervals on both axes), each carrying its full effective
+ * configuration for the tooltip. A configuration measured more than once (re-measurements) is one
+ * point at the mean of its runs, as the study's answer ranks and states it: plotted run by run, the
+ * pick sat at its first run's figures, not the answer's, and could look dominated by its own repeat.
+ * Dominance is in the plot's own plane (more throughput, less latency or fewer joules), among the
+ * measured points; on the energy axis, runs without a power figure are left out.
  */
 export type ParetoMetric = 'ttft' | 'itl' | 'energy';
 
 export interface ParetoPoint {
   readonly kind: 'measured' | 'predicted';
+  /** The configuration's first trial, which names it (as the answer does); null for a predicted point. */
   readonly trial: number | null;
+  /** The measured trials the point is the mean of (empty for a predicted point). */
+  readonly runs: readonly number[];
   readonly origin: string;
   /** The x axis: the p99 latency in ms, or joules per output token on the energy axis (the names stay for the specs). */
   readonly latencyMs: number;
@@ -78,29 +84,33 @@ export function buildParetoData(a: StudyAnalysis, metric: ParetoMetric): ParetoD
   const spec = a.study.spec;
   const gpus = spec.hardware.count;
   const recTrial = a.summary.recommendation?.trial ?? null;
-  const measured = a.trials.filter((t) => t.state === 'complete' && t.result !== null && xOf(t.result, metric) !== null);
-  const plane = measured.map((t) => {
-    const r = t.result as NonNullable<typeof t.result>;
-    return [xOf(r, metric) as number, -r.output_throughput / gpus];
-  });
+  // Configurations, as the summary ranks them: a configuration's runs (the trial and its re-measurements) are one point at their mean.
+  const measured = configGroups(a.trials, spec.slo)
+    .map((g) => ({ first: g.trials[0] as Trial, feasible: g.feasible, runs: g.measured.filter((t) => xOf(t.result as BenchmarkResult, metric) !== null) }))
+    .filter((g) => g.runs.length > 0);
+  const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
+  const plane = measured.map((g) => [mean(g.runs.map((t) => xOf(t.result as BenchmarkResult, metric) as number)), -mean(g.runs.map((t) => (t.result as BenchmarkResult).output_throughput)) / gpus]);
   const onFront = new Set(paretoFront(plane));
-  const points: ParetoPoint[] = measured.map((t, i) => {
-    const r = t.result as NonNullable<typeof t.result>;
+  const points: ParetoPoint[] = measured.map((g, i) => {
+    const results = g.runs.map((t) => t.result as BenchmarkResult);
+    const memory = results.map((r) => r.server_metrics?.gpu_memory_reserved_gib).filter((m): m is number => typeof m === 'number');
     return {
       kind: 'measured',
-      trial: t.number,
-      origin: t.origin,
-      latencyMs: xOf(r, metric) as number,
+      trial: g.first.number,
+      runs: g.runs.map((t) => t.number),
+      origin: g.first.origin,
+      latencyMs: (plane[i] as number[])[0] as number,
       latencyLowMs: null,
       latencyHighMs: null,
-      throughputPerGpu: r.output_throughput / gpus,
+      throughputPerGpu: -((plane[i] as number[])[1] as number),
       throughputLow: null,
       throughputHigh: null,
-      memoryGib: r.server_metrics?.gpu_memory_reserved_gib ?? null,
+      memoryGib: memory.length === 0 ? null : mean(memory),
       dominated: !onFront.has(i),
-      meetsSlo: meetsSlo(spec.slo, r),
-      recommended: t.number === recTrial,
-      config: (a.effectiveConfigs[t.number] ?? t.config) as Record<string, KnobValue>,
+      // The configuration's verdict, as the summary ranks it: every run finished and met the SLOs.
+      meetsSlo: g.feasible,
+      recommended: g.first.number === recTrial,
+      config: (a.effectiveConfigs[g.first.number] ?? g.first.config) as Record<string, KnobValue>,
     };
   });
   if (a.model.available) {
@@ -111,6 +121,7 @@ export function buildParetoData(a: StudyAnalysis, metric: ParetoMetric): ParetoD
       points.push({
         kind: 'predicted',
         trial: null,
+        runs: [],
         origin: 'surrogate',
         latencyMs: lat.mean,
         latencyLowMs: lat.low,
