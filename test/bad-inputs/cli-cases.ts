@@ -287,6 +287,8 @@ export const CLI_CASES: readonly CliCase[] = [
   /* --------------------------------------------------------------- report */
   { id: 'cli-report-missing-study', argv: ['report', '--out', '$T/out', '--db', '$DB'], code: INVALID, names: /--study/ },
   { id: 'cli-report-missing-out', argv: ['report', '--study', 'seeded-study', '--db', '$DB'], code: INVALID, names: /--out/ },
+  // A history that is not there is named, not created empty and then searched for the study.
+  { id: 'cli-report-db-missing', argv: ['report', '--study', 'seeded-study', '--out', '$T/out-nodb', '--db', '$T/no-such.db'], code: NOT_FOUND, names: /no history database at .*no-such\.db/ },
   { id: 'cli-report-study-unknown', argv: ['report', '--study', 'nope', '--out', '$T/out', '--db', '$DB'], code: 'LMB_ERR_STUDY_NOT_FOUND', names: /"nope"/ },
   { id: 'cli-report-study-traversal', argv: ['report', '--study', '../../etc', '--out', '$T/out', '--db', '$DB'], code: 'LMB_ERR_STUDY_NOT_FOUND', names: /\.\.\/\.\.\/etc/ },
   { id: 'cli-report-baseline-unknown', argv: ['report', '--study', 'seeded-study', '--baseline', 'nope', '--out', '$T/out-baseline', '--db', '$DB'], code: 'LMB_ERR_STUDY_NOT_FOUND', names: /"nope"/ },

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { defaultCatalog, type Catalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
@@ -8,8 +7,9 @@ import { parseRunFilter } from '../../export/run-filter.js';
 import { ExportFormat, type ExportedFile, type ExportItem, type ExportReport, type SkippedTrial } from '../../export/types.js';
 import { writeExport } from '../../export/write.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
-import { defaultDbPath, openStore, type RunFilter, type Store } from '../../store/index.js';
+import type { RunFilter, Store } from '../../store/index.js';
 import { parseFlags, requireFlag } from '../args.js';
+import { openExistingHistory } from '../history-db.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { OFFLINE_FLAG, resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { usage } from '../usage/export.js';
@@ -64,12 +64,8 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const out = resolve(io.cwd, requireFlag(values.out, 'out'));
   // The filter's syntax is checked before the history is opened: a typo costs nothing.
   if (values.runs !== undefined) parseRunFilter(values.runs);
-  const dbPath = values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db);
-  if (!existsSync(dbPath)) throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no history database at ${dbPath} (give --db PATH or set LMB_DB)`, { details: { field: 'db', value: dbPath } });
-
+  const { store, dbPath } = openExistingHistory(io, values.db);
   const catalog = defaultCatalog();
-  // Read-only: exporting never writes the history. openStore registers its stored models and GPUs.
-  const store = openStore(dbPath, { readonly: true });
   let items: ExportItem[];
   let skipped: SkippedTrial[] = [];
   try {

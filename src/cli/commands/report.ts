@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { defaultDbPath, openStore } from '../../store/index.js';
 import { parseFlags, requireFlag } from '../args.js';
+import { openExistingHistory } from '../history-db.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { assertOutputDir, writeStudyReport } from '../report-files.js';
 import { usage } from '../usage/report.js';
@@ -21,7 +21,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const name = requireFlag(v.study, 'study');
   const outDir = resolve(io.cwd, requireFlag(v.out, 'out'));
   assertOutputDir(outDir, 'out');
-  const store = openStore(v.db ?? defaultDbPath(io));
+  const { store } = openExistingHistory(io, v.db);
   try {
     if (io.stderr.isTTY === true && v.json !== true) io.stderr.write('lm-bench report: rendering plots…\n');
     const { files, report } = await writeStudyReport(store, name, outDir, {
