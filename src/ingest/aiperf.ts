@@ -72,7 +72,7 @@ export function parseAiperfExport(raw: Record<string, unknown>, label = 'documen
   if (['request_count', 'request_latency', 'error_request_count'].every((t) => avgOf(blocks, t) === undefined)) {
     throw rejected(`${label}: no request_count, error_request_count or request_latency with an "avg": not a per-run AIPerf profile export (an aggregate or collated file?)`);
   }
-  const d = newDraft('linear');
+  const d = newDraft('linear', label);
   d.notes.push(`AIPerf ${typeof raw['aiperf_version'] === 'string' ? raw['aiperf_version'] : wrapped ? '0.1.x (records)' : '(no version)'}${typeof raw['schema_version'] === 'string' ? `, schema ${raw['schema_version']}` : ''}`);
   const cfg = raw['input_config'];
   fromBlocks(d, blocks, label, errorSummaryCount(raw['error_summary'], label));
@@ -92,22 +92,28 @@ export function parseAiperfCsv(text: string, file: string): ParsedRun {
   if (avgOf(blocks, 'request_latency') === undefined && avgOf(blocks, 'request_count') === undefined) {
     throw rejected(`${file}: no Request Latency or Request Count row: not an AIPerf profile export`);
   }
-  const d = newDraft('linear');
+  const d = newDraft('linear', file);
   d.notes.push('AIPerf CSV export: figures rounded to 2 decimals by AIPerf; model, concurrency and rate are not in the CSV');
-  fromBlocks(d, blocks, 'csv', undefined);
+  fromBlocks(d, blocks, file, undefined);
   const { result, meta } = buildResult(d);
   return { label: 'document', record: { csv: rows.map((r) => r.cells) }, result, meta, hints: {} };
 }
+
+/** Seconds per unit of AIPerf's `benchmark_duration` ("sec" in every known version). */
+const S_PER_UNIT: Record<string, number> = { sec: 1, s: 1, seconds: 1, ms: 1e-3, us: 1e-6, ns: 1e-9 };
 
 function fromBlocks(d: Draft, blocks: Blocks, label: string, errorsFromSummary: number | undefined): void {
   const completed = countOf(blocks, 'request_count', label);
   put(d, 'completed', completed);
   const errors = countOf(blocks, 'error_request_count', label) ?? errorsFromSummary;
   put(d, 'failed', errors);
-  const durationS = avgOf(blocks, 'benchmark_duration');
-  if (durationS !== undefined) {
-    const unit = (blocks['benchmark_duration']?.unit ?? 'sec').toLowerCase();
-    put(d, 'duration', unit === 'ms' ? durationS / 1000 : durationS);
+  const duration = avgOf(blocks, 'benchmark_duration');
+  if (duration !== undefined) {
+    // Any unit but seconds and ms was read as seconds: a duration in ns or minutes was stored wrong by its factor.
+    const unit = (blocks['benchmark_duration']?.unit ?? 'sec').trim().toLowerCase();
+    const perS = S_PER_UNIT[unit];
+    if (perS === undefined) throw rejected(`${label}: benchmark_duration.unit "${unit}" is not a time unit (sec, ms, us, ns)`);
+    put(d, 'duration', duration * perS);
   }
   putAvg(d, 'total_input_tokens', blocks, 'total_isl');
   putAvg(d, 'total_output_tokens', blocks, 'total_osl');

@@ -91,7 +91,9 @@ export function resolveRun(input: ResolveInput): NewRun {
   if (hints.serverConfig && context.serverConfig) {
     for (const [k, v] of Object.entries(context.serverConfig) as [keyof ServerConfig, unknown][]) {
       const fileValue = hints.serverConfig[k];
-      if (fileValue !== undefined && fileValue !== v) warnings.push(`${where}${k}=${String(v)} from the flags ignored: the file records ${String(fileValue)}`);
+      // Once per file and value, not once per run: a 15-row table that records its own max_num_seqs made 15 identical notes.
+      const msg = `${k}=${String(v)} from the flags ignored: the file records ${String(fileValue)}`;
+      if (fileValue !== undefined && fileValue !== v && !warnings.includes(msg)) warnings.push(msg);
     }
   }
 

@@ -67,26 +67,63 @@ export interface Draft {
   lmb?: Partial<Pick<LmbBlock, 'start_epoch_ms' | 'mean_client_queue_ms' | 'p99_client_queue_ms'>> | undefined;
   percentileMethod: RunMeta['percentile_method'];
   notes: string[];
+  /** Where in the file the run is ("line 3", "benchmarks[1]"), so a rejection names the record, not only the key. */
+  where?: string | undefined;
 }
 
-export function newDraft(percentileMethod: RunMeta['percentile_method'] = 'linear'): Draft {
-  return { values: {}, percentileMethod, notes: [] };
+export function newDraft(percentileMethod: RunMeta['percentile_method'] = 'linear', where?: string): Draft {
+  return { values: {}, percentileMethod, notes: [], where };
+}
+
+/** "line 3: " for messages about a draft's record ("" for a whole-file document without a label). */
+function at(d: Draft): string {
+  return d.where === undefined || d.where === '' ? '' : `${d.where}: `;
 }
 
 /**
  * Sets a measured value (absent or null stays absent). NaN or ±Infinity in a measurement means the
- * file is broken, not that the figure is missing: the file is rejected naming the field, so a
- * corrupt run never reaches the training set.
+ * file is broken, not that the figure is missing: the file is rejected naming the record and the
+ * field, so a corrupt run never reaches the training set. So is a negative one: every key here is a
+ * duration, a count, a rate or a latency statistic, none of which a tool can measure below 0.
  */
 export function put(d: Draft, key: NumericKey, v: number | null | undefined): void {
   if (typeof v !== 'number') return;
-  if (!Number.isFinite(v)) throw rejected(`${key}: ${String(v)} is not a measurement (a finite number is needed)`);
+  if (!Number.isFinite(v)) throw rejected(`${at(d)}${key}: ${String(v)} is not a measurement (a finite number is needed)`);
+  if (v < 0) throw rejected(`${at(d)}${key}: ${v} is negative, which no tool measures (a duration, count, rate or latency is ≥ 0)`);
   d.values[key] = v;
 }
 
 /** Puts a summary's mean/median/std/p50/p90/p95/p99 under a metric (tpot, ttft, …). */
 export function putStats(d: Draft, metric: 'ttft' | 'tpot' | 'itl' | 'e2el', s: Partial<Record<'mean' | 'median' | 'std' | 'p50' | 'p90' | 'p95' | 'p99', number | null | undefined>>): void {
   for (const stat of ['mean', 'median', 'std', 'p50', 'p90', 'p95', 'p99'] as const) put(d, `${stat}_${metric}_ms` satisfies StatKey, s[stat]);
+}
+
+/** a ≤ b, allowing for a tool's rounding (2 decimals in CSV exports round both sides the same way). */
+const atMost = (a: number, b: number): boolean => a <= b * (1 + 1e-6) + 1e-6;
+
+/**
+ * What a file's figures say about each other, refused rather than stored when they cannot both be
+ * measured (a number stored wrong is worse than a file rejected): a run that completed requests took
+ * time, and percentiles of one sample rise with the percentile, whatever the tool and its percentile
+ * method, so a file where p50 > p90 (or p95 > p99) has them under the wrong names. Zeros are vLLM's
+ * value for a metric with no sample and are not compared. (E2EL ≥ TTFT would catch more, but genai-perf's
+ * own exporter test output, test/fixtures/ingest/genai-perf/csv-exporter-test, breaks it with made-up
+ * figures.)
+ */
+function checkFigures(d: Draft, v: Draft['values']): void {
+  // Requests that completed took time: a duration of 0 is a missing figure written as 0, or another
+  // unit rounded away, and every rate derived from it would be infinite.
+  if (v.duration === 0 && (v.completed ?? 0) > 0) throw rejected(`${at(d)}duration: 0 s with ${v.completed ?? 0} completed requests is not a measured duration`);
+  for (const m of ['ttft', 'tpot', 'itl', 'e2el'] as const) {
+    const rising = (['p50', 'p90', 'p95', 'p99'] as const).flatMap((s) => {
+      const x = v[`${s}_${m}_ms`];
+      return x === undefined || x === 0 ? [] : [{ key: `${s}_${m}_ms`, x }];
+    });
+    for (const [i, high] of rising.entries()) {
+      const low = rising[i - 1];
+      if (low !== undefined && !atMost(low.x, high.x)) throw rejected(`${at(d)}${low.key} ${low.x} is above ${high.key} ${high.x}: a higher percentile cannot be lower (percentiles mislabelled?)`);
+    }
+  }
 }
 
 const toRate = (v: number | undefined): number | 'inf' | undefined => (v === undefined ? undefined : v === Infinity ? 'inf' : v);
@@ -120,6 +157,8 @@ export function buildResult(d: Draft): { result: BenchmarkResult; meta: RunMeta 
     derive('total_token_throughput', (v.total_input_tokens + v.total_output_tokens) / v.duration, '(total_input_tokens + total_output_tokens) / duration');
   }
 
+  checkFigures(d, v);
+
   const unavailable: string[] = [];
   const metrics = {} as Record<NumericKey, number>;
   for (const key of NUMERIC_KEYS) {
@@ -137,6 +176,10 @@ export function buildResult(d: Draft): { result: BenchmarkResult; meta: RunMeta 
     notes.push('num_prompts derived: completed + failed');
   }
   if (numPrompts === undefined) unavailable.push('num_prompts');
+  // A rate, a goodput or a gamma shape at or below 0 is no setting a tool runs with and no rate it measures.
+  for (const [key, x, min] of [['request_rate', d.request_rate, 'positive'], ['burstiness', d.burstiness, 'positive'], ['request_goodput', d.request_goodput, 'non-negative']] as const) {
+    if (typeof x === 'number' && !Number.isNaN(x) && (min === 'positive' ? x <= 0 : x < 0)) throw rejected(`${at(d)}${key}: ${x} is not ${min}`);
+  }
   const requestRate = toRate(d.request_rate);
   if (requestRate === undefined) unavailable.push('request_rate');
   const burstiness = toRate(d.burstiness);
@@ -181,6 +224,6 @@ export function buildResult(d: Draft): { result: BenchmarkResult; meta: RunMeta 
     },
   };
   const res = BenchmarkResult.safeParse(candidate);
-  if (!res.success) throw rejected(`normalised result: ${describeIssue(res.error)}`);
+  if (!res.success) throw rejected(`${at(d)}normalised result: ${describeIssue(res.error)}`);
   return { result: res.data, meta: { unavailable, percentile_method: d.percentileMethod, notes } };
 }

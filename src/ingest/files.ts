@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, realpathSync, statSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve } from 'node:path';
 import { LmBenchError } from '../errors.js';
 import type { Store } from '../store/index.js';
@@ -49,20 +49,46 @@ interface Target {
  * the same run (stored once, from the JSON, which carries the model and load settings the CSV lacks),
  * and files of other kinds.
  */
-export function expandPaths(paths: readonly string[], cwd: string): { targets: Target[]; ignored: string[]; passedOver: PassedOver[]; missing: string[]; empty: string[] } {
+export function expandPaths(
+  paths: readonly string[],
+  cwd: string,
+): { targets: Target[]; ignored: string[]; passedOver: PassedOver[]; missing: string[]; empty: string[]; unreadable: PassedOver[] } {
   const targets: Target[] = [];
   const passedOver: PassedOver[] = [];
   const ignored: string[] = [];
   const missing: string[] = [];
   /** Directories named explicitly that hold nothing to ingest. */
   const empty: string[] = [];
+  /** Entries of a walked directory that cannot be read (a dangling link, no permission): rejected, the walk goes on. */
+  const unreadable: PassedOver[] = [];
+  /** Real paths of the directories walked: a link back up the tree is walked once, not until ELOOP. */
+  const walked = new Set<string>();
   const walk = (dir: string, root: string): void => {
-    const names = readdirSync(dir).sort();
+    let names: string[];
+    try {
+      const real = realpathSync(dir);
+      if (walked.has(real)) {
+        passedOver.push({ path: dir, reason: `a link to ${real}, a folder already walked` });
+        return;
+      }
+      walked.add(real);
+      names = readdirSync(dir).sort();
+    } catch (err) {
+      unreadable.push({ path: dir, reason: unreadableReason(err) });
+      return;
+    }
     const jsonStems = new Set(names.filter((n) => /\.json$/i.test(n)).map((n) => n.replace(/\.json$/i, '')));
     for (const name of names) {
       if (name.startsWith('.')) continue;
       const p = join(dir, name);
-      const st = statSync(p);
+      let st: ReturnType<typeof statSync>;
+      try {
+        st = statSync(p);
+      } catch (err) {
+        // One bad entry (a dangling link) made the whole ingest fail with LMB_ERR_INTERNAL.
+        unreadable.push({ path: p, reason: unreadableReason(err) });
+        continue;
+      }
       if (st.isDirectory()) {
         if (name !== 'node_modules') walk(p, root);
         continue;
@@ -97,7 +123,15 @@ export function expandPaths(paths: readonly string[], cwd: string): { targets: T
       if (targets.length === before) empty.push(p);
     } else targets.push({ path: p, root: null });
   }
-  return { targets, ignored, passedOver, missing, empty };
+  return { targets, ignored, passedOver, missing, empty, unreadable };
+}
+
+function unreadableReason(err: unknown): string {
+  const code = (err as { code?: unknown }).code;
+  if (code === 'ENOENT') return 'cannot be read: it does not exist (a dangling link?)';
+  if (code === 'ELOOP') return 'cannot be read: a loop of symbolic links';
+  if (code === 'EACCES' || code === 'EPERM') return 'cannot be read: permission denied';
+  return `cannot be read: ${err instanceof Error ? err.message : String(err)}`;
 }
 
 /**
@@ -105,9 +139,10 @@ export function expandPaths(paths: readonly string[], cwd: string): { targets: T
  * with LMB_ERR_FILE_NOT_FOUND; the summary lists what was accepted, skipped and rejected.
  */
 export function ingestFiles(store: Store, paths: readonly string[], options: IngestOptions & { readonly cwd?: string } = {}): IngestSummary {
-  const { targets, ignored, passedOver, missing, empty } = expandPaths(paths, options.cwd ?? process.cwd());
+  const { targets, ignored, passedOver, missing, empty, unreadable } = expandPaths(paths, options.cwd ?? process.cwd());
   const reports: FileReport[] = [
     ...missing.map((p) => rejectedReport(p, new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no such file or directory: ${p}`))),
+    ...unreadable.map((u) => rejectedReport(u.path, new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${u.path}: ${u.reason}`))),
     ...empty.map((p) => {
       const passed = passedOver.filter((f) => f.path.startsWith(`${p}/`)).map((f) => `${basename(f.path)}: ${f.reason}`);
       return rejectedReport(

@@ -44,7 +44,7 @@ export function parseGenaiPerfExport(raw: Record<string, unknown>, label = 'docu
   const blocks = collectBlocks(raw, label);
   const cfg = raw['input_config'];
   const nested = isObject(cfg) && (isObject(cfg['perf_analyzer']) || isObject(cfg['endpoint']));
-  const d = newDraft('linear');
+  const d = newDraft('linear', label);
   d.notes.push(`genai-perf (${nested ? 'nested input_config, 0.0.15+' : 'flat input_config'})`);
   fromBlocks(d, blocks, label);
   context(d, cfg);
@@ -59,9 +59,9 @@ export function parseGenaiPerfCsv(text: string, file: string): ParsedRun {
   if (avgOf(blocks, 'request_latency') === undefined || avgOf(blocks, 'request_throughput') === undefined) {
     throw rejected(`${file}: no Request Latency or Request Throughput row: not a genai-perf profile export`);
   }
-  const d = newDraft('linear');
+  const d = newDraft('linear', file);
   d.notes.push('genai-perf CSV export: figures rounded to 2 decimals by genai-perf; model, concurrency and rate are not in the CSV');
-  fromBlocks(d, blocks, 'csv');
+  fromBlocks(d, blocks, file);
   const { result, meta } = buildResult(d);
   return { label: 'document', record: { csv: rows.map((r) => r.cells) }, result, meta, hints: {} };
 }

@@ -49,7 +49,7 @@ function parseRow(row: CsvRow, i: number, index: (g: string, f: string, s?: stri
     if (v !== undefined && (!Number.isInteger(v) || v < 0)) throw rejected(`${file} ${label}, ${g} / ${f}: ${v} is not a request count`);
     return v;
   };
-  const d = newDraft('nearest_rank');
+  const d = newDraft('nearest_rank', label);
   d.backend = 'openai';
   d.endpoint_type = 'openai';
   d.notes.push('GuideLLM CSV (v0.7+ layout)');

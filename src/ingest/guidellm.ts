@@ -99,7 +99,7 @@ function parseBenchmark(top: Record<string, unknown>, raw: unknown, label: strin
   const b = parseRaw(Benchmark, raw, label);
   const m = b.metrics;
   const totals = m.request_totals ?? b.request_totals ?? b.scheduler_metrics?.requests_made ?? b.run_stats?.requests_made;
-  const d = newDraft('nearest_rank');
+  const d = newDraft('nearest_rank', label);
   d.notes.push(`GuideLLM ${version}`);
   d.backend = 'openai';
   d.endpoint_type = 'openai';
@@ -180,13 +180,18 @@ function recompute(d: Draft, reqs: z.infer<typeof RequestStats>[] | null, succes
   }
   putStats(d, 'ttft', summarize(ttft));
   putStats(d, 'e2el', summarize(e2el, 1000));
-  putStats(d, 'tpot', summarize(tpot));
+  // TPOT is per request over its tokens after the first: with none (max_tokens 1, a prefill benchmark)
+  // there is no sample, and summarize's empty-sample 0 would be stored as a measured 0 ms.
+  if (tpot.length > 0) putStats(d, 'tpot', summarize(tpot));
+  else d.notes.push('tpot unavailable: no successful request produced more than one output token');
   d.percentileMethod = 'linear';
   d.notes.push('ttft, tpot (from inter_token_latency_ms) and e2el stats recomputed from all successful per-request records, vLLM-style');
   return true;
 }
 
 function distStats(s: Dist, scale: number) {
+  // A distribution over no sample (count 0: no request with a second token, say) measured nothing; its 0s stay unavailable.
+  if (s.count === 0) return {};
   const p = s.percentiles ?? {};
   const sc = (x: number | undefined) => (x === undefined ? undefined : x * scale);
   return { mean: sc(s.mean), median: sc(s.median ?? p.p50), std: sc(s.std_dev), p50: sc(p.p50 ?? s.median), p90: sc(p.p90), p95: sc(p.p95), p99: sc(p.p99) };

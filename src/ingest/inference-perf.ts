@@ -51,7 +51,7 @@ export function isInferencePerfReport(v: unknown): v is Record<string, unknown> 
 export function parseInferencePerfReport(raw: unknown, label: string, fileName: string): ParsedRun {
   const r = parseRaw(LifecycleReport, raw, label);
   const s = r.successes;
-  const d = newDraft('linear');
+  const d = newDraft('linear', label);
   d.backend = 'openai';
   d.endpoint_type = 'openai';
   const stage = /stage_(\d+)_lifecycle/.exec(fileName)?.[1];

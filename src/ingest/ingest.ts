@@ -6,7 +6,7 @@ import { parseSidecar, resolveRun, type IngestContext, type SidecarInfo } from '
 import { rejected } from './json-text.js';
 import type { PassedOver } from './parsed.js';
 import { parseFile } from './parse-file.js';
-import { storedRuns, type StoredRun } from './stored.js';
+import { contextNotes, storedRuns, type StoredRun } from './stored.js';
 
 /** Files larger than this are rejected unread (vLLM's legacy files with per-request arrays reach tens of MB). */
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -106,6 +106,8 @@ export function ingestOne(store: Store, file: LoadedFile, options: IngestOptions
   const ids = store.insertRuns(rows);
   const runIds = ids.filter((id): id is number => id !== 'duplicate');
   const skipped = ids.length - runIds.length;
+  const stored = storedRuns(store, rows, ids, format);
+  if (skipped > 0) warnings.push(...contextNotes(store, rows.filter((_, i) => ids[i] === 'duplicate'), stored.filter((_, i) => ids[i] === 'duplicate')));
   return {
     path: file.path,
     status: runIds.length > 0 ? 'accepted' : 'skipped',
@@ -114,7 +116,7 @@ export function ingestOne(store: Store, file: LoadedFile, options: IngestOptions
     accepted: runIds.length,
     skipped,
     run_ids: runIds,
-    stored: storedRuns(store, rows, ids, format),
+    stored,
     warnings,
   };
 }

@@ -17,6 +17,16 @@ export interface JsonDocuments {
 
 /** Decodes UTF-8 text, refusing binary content (LMB_ERR_INGEST_UNKNOWN_FORMAT). */
 export function decodeText(bytes: Uint8Array): string {
+  // UTF-16 with its byte-order mark is what Windows PowerShell's `>` and Out-File write: text, not
+  // binary, though every other byte is NUL. Read it as the text it is.
+  const utf16 = bytes[0] === 0xff && bytes[1] === 0xfe ? 'utf-16le' : bytes[0] === 0xfe && bytes[1] === 0xff ? 'utf-16be' : null;
+  if (utf16 !== null) {
+    try {
+      return new TextDecoder(utf16, { fatal: true }).decode(bytes.subarray(2));
+    } catch (err) {
+      throw unknownFormat(`binary content (a ${utf16.toUpperCase()} byte-order mark, but not valid ${utf16.toUpperCase()} text)`, err);
+    }
+  }
   const head = bytes.subarray(0, Math.min(bytes.length, 8192));
   if (head.includes(0)) throw unknownFormat('binary content (NUL bytes), not a JSON text file');
   let text: string;

@@ -85,7 +85,7 @@ export function parseLlmdReport(raw: unknown, label: string, warnings: string[])
   const r = parseRaw(Report, raw, label);
   if (!/^0\.2(\.\d+)?$/.test(r.version)) throw rejected(`${label}: Benchmark Report version "${r.version}": lm-bench reads v0.2 and v0.2.x`);
   const agg = r.results.request_performance.aggregate;
-  const d = newDraft('linear');
+  const d = newDraft('linear', label);
   d.backend = 'openai';
   d.endpoint_type = 'openai';
   d.notes.push(`llm-d Benchmark Report v${r.version}`);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Energy, ServerConfig } from '../domain/index.js';
 import { RawNum, buildResult, newDraft, parseRaw, put } from './draft.js';
+import { rejected } from './json-text.js';
 import type { ParsedRun } from './parsed.js';
 import { isObject } from './vllm-serve.js';
 
@@ -44,7 +45,7 @@ export function parseMlenergyRecord(raw: unknown): ParsedRun[] {
   return rec.configurations.map((c, i) => {
     const label = `configurations[${i}]`;
     const cfg = parseRaw(Config, c, label);
-    const d = newDraft('linear');
+    const d = newDraft('linear', label);
     d.backend = 'vllm';
     d.endpoint_type = 'openai-chat';
     d.model_id = rec.model_id;
@@ -61,8 +62,8 @@ export function parseMlenergyRecord(raw: unknown): ParsedRun[] {
     if ((par?.data_parallel ?? 1) > 1) serverConfig.data_parallel_size = par?.data_parallel;
     if ((par?.expert_parallel ?? 1) > 1) serverConfig.enable_expert_parallel = true;
     if (cfg.max_num_batched_tokens) serverConfig.max_num_batched_tokens = cfg.max_num_batched_tokens;
-    const perToken = cfg.energy_per_token_joules ?? null;
-    const power = cfg.avg_power_watts ?? null;
+    const perToken = energyFigure(cfg.energy_per_token_joules, 'energy_per_token_joules', label);
+    const power = energyFigure(cfg.avg_power_watts, 'avg_power_watts', label);
     const energy: Energy | undefined =
       perToken === null && power === null
         ? undefined
@@ -84,4 +85,15 @@ export function parseMlenergyRecord(raw: unknown): ParsedRun[] {
       hints: { serverConfig, gpu: cfg.gpu_model, gpuCount: cfg.num_gpus, model: rec.model_id },
     };
   });
+}
+
+/**
+ * A power or energy figure of a record, or null where it has none. The energy block is stored as it is
+ * (it does not pass through the draft's checks), so NaN, ±Infinity or a negative figure would reach the
+ * history as a measurement: the file is rejected naming it instead.
+ */
+function energyFigure(v: number | null | undefined, key: string, label: string): number | null {
+  if (v === null || v === undefined) return null;
+  if (!Number.isFinite(v) || v < 0) throw rejected(`${label}: ${key}: ${String(v)} is not a measurement (a finite number ≥ 0 is needed)`);
+  return v;
 }

@@ -88,6 +88,18 @@ function parseYamlText(text: string): unknown {
 
 function parseCsvFile(name: string, text: string): ParsedFile {
   if (text.trim() === '') throw rejected('the file is empty');
+  const file = parseCsvText(name, text);
+  // AIPerf, genai-perf and GuideLLM (Python's csv writer) end every row with a line break. A file cut off
+  // inside its last row still has all its cells when the cut falls in the last figure ("9282.32" →
+  // "928"), which would be stored ten times too small: refuse it rather than guess. (Checked after the
+  // parse, whose errors say more about a file cut off mid-row or mid-quote.)
+  if (!/[\r\n]$/.test(text)) {
+    throw rejected(`${baseName(name)} line ${text.split(/\r?\n/).length}: the file ends inside a row, with no line break after it (cut off? its last figure may be cut short; if the file is complete, end it with a line break)`);
+  }
+  return file;
+}
+
+function parseCsvText(name: string, text: string): ParsedFile {
   if (isGuidellmCsv(text)) return { format: 'guidellm', runs: parseGuidellmCsv(text, baseName(name)), warnings: [] };
   const first = readCsv(text.split(/\r?\n/, 1)[0] ?? '')[0]?.cells ?? [];
   if (first[0]?.trim() === 'Metric') {

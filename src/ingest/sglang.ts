@@ -52,7 +52,7 @@ export function isSglangRecord(v: unknown): v is Record<string, unknown> {
 
 export function parseSglangRecord(raw: unknown, label: string): ParsedRun {
   const r = parseRaw(SglangRecord, raw, label);
-  const d = newDraft('linear');
+  const d = newDraft('linear', label);
   d.backend = r.backend;
   d.endpoint_type = r.backend;
   d.label = r.dataset_name ?? null;

@@ -42,3 +42,38 @@ export function storedRuns(store: Store, rows: readonly NewRun[], ids: readonly 
     return storedRun(row, existing.get(row.contentHash) ?? null);
   });
 }
+
+/**
+ * Runs skipped as already stored whose stored context (GPU, GPU count, model, server config) differs
+ * from the one this ingest gave them: the dedupe key is the file's figures alone, so re-ingesting a file
+ * with a corrected `--gpu` or `--model` changes nothing, and without a word the user would believe it
+ * did. One note per difference, naming the runs and what they keep.
+ */
+export function contextNotes(store: Store, rows: readonly NewRun[], stored: readonly StoredRun[]): string[] {
+  const byChange = new Map<string, number[]>();
+  for (const [i, row] of rows.entries()) {
+    const id = stored[i]?.run_id;
+    if (id === null || id === undefined) continue;
+    const prev = store.getRun(id);
+    if (prev.content_hash !== row.contentHash) continue; // a new run (its own id), not a duplicate
+    const diffs: string[] = [];
+    const was = `${prev.hardware.count}× ${prev.hardware.gpu}`;
+    const now = `${row.hardware.count}× ${row.hardware.gpu}`;
+    if (was !== now) diffs.push(`GPUs ${was} (this ingest: ${now})`);
+    if (prev.model !== row.model) diffs.push(`model ${prev.model} (this ingest: ${row.model})`);
+    const knobs = [...new Set([...Object.keys(prev.server_config), ...Object.keys(row.serverConfig)])].sort();
+    // Knob values are scalars (ServerConfig); JSON.stringify keeps anything else readable all the same.
+    const cfg = (c: Readonly<Record<string, unknown>>, k: string): string => {
+      const x = c[k];
+      return x === undefined ? 'unset' : typeof x === 'string' ? x : JSON.stringify(x);
+    };
+    const changed = knobs.filter((k) => cfg(prev.server_config, k) !== cfg(row.serverConfig, k));
+    if (changed.length > 0) diffs.push(`${changed.map((k) => `${k}=${cfg(prev.server_config, k)}`).join(' ')} (this ingest: ${changed.map((k) => `${k}=${cfg(row.serverConfig, k)}`).join(' ')})`);
+    if (diffs.length === 0) continue;
+    const key = diffs.join(', ');
+    byChange.set(key, [...(byChange.get(key) ?? []), id]);
+  }
+  return [...byChange].map(
+    ([change, ids]) => `already stored with another context, kept as first stored: run${ids.length === 1 ? '' : 's'} ${ids.map((i) => `#${i}`).join(', ')} ${ids.length === 1 ? 'has' : 'have'} ${change}`,
+  );
+}

@@ -61,7 +61,7 @@ export function parseNightlyTable(rows: unknown[], fileName: string): ParsedRun[
     if (!m) throw rejected(`${label}: test name "${r['Test name']}" is not <engine>_<model>_tp<N>_<dataset>_qps_<rate>`);
     const known = NIGHTLY_MODELS[(m['model'] ?? '').toLowerCase()];
     const tp = Number(m['tp']);
-    const d = newDraft('linear');
+    const d = newDraft('linear', label);
     d.backend = 'vllm';
     d.endpoint_type = 'vllm';
     d.label = r['Test name'];

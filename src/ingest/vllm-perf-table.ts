@@ -70,7 +70,7 @@ function parseRow(raw: Record<string, unknown>, label: string): ParsedRun {
     // lm-bench's configs have no pipeline-parallel knob; stored as TP-only the run would teach wrong costs.
     throw rejected(`${label}: test "${name}" ran pipeline parallel ${pp}, which lm-bench's server config cannot express`);
   }
-  const d = newDraft('linear');
+  const d = newDraft('linear', label);
   d.backend = 'vllm';
   d.endpoint_type = 'vllm';
   d.label = name;

@@ -58,7 +58,7 @@ export function isVllmServeRecord(v: unknown): v is Record<string, unknown> {
 
 export function parseVllmServeRecord(raw: unknown, label: string): ParsedRun {
   const r = parseRaw(VllmServeRecord, raw, label);
-  const d = newDraft('linear');
+  const d = newDraft('linear', label);
   d.date = r.date;
   d.backend = r.backend;
   d.endpoint_type = r.endpoint_type;

@@ -1,6 +1,6 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ingestBuffer, ingestFiles, type IngestSummary } from '../../src/ingest/index.js';
@@ -205,6 +205,38 @@ describe('ingestBuffer', () => {
     const byGpu = new Map(store.listRuns().map((r) => [r.hardware.gpu, r]));
     assert.deepEqual(byGpu.get('L4')?.server_config, { enforce_eager: true });
     assert.equal(byGpu.get('H200')?.model, 'qwen2.5-7b', 'the sidecar model wins over the file');
+    store.close();
+  });
+});
+
+describe('ingest notes', () => {
+  it('a flag the file overrides is noted once per file, not once per run (a nightly table made 15 identical notes)', () => {
+    const store = freshStore();
+    const s = ingestFiles(store, [join(NIGHTLY_DIR, '2024-08-23_18-47-20_vllm_055_nightly_results.json')], { serverConfig: { max_num_seqs: 64 } });
+    assert.equal(s.accepted, 15);
+    assert.deepEqual(
+      s.files[0]?.warnings.filter((w) => w.includes('from the flags ignored')),
+      ['max_num_seqs=64 from the flags ignored: the file records 256'],
+    );
+    store.close();
+  });
+});
+
+describe('ingest directory walk', () => {
+  it('a dangling link is rejected and a link back up the tree walked once; the rest is stored (both made the whole ingest LMB_ERR_INTERNAL)', () => {
+    const root = join(dir, 'links');
+    mkdirSync(join(root, 'sub'), { recursive: true });
+    copyFileSync(fixture('vllm-serve-2025.json'), join(root, 'sub', 'run.json'));
+    symlinkSync(join(root, 'nowhere.json'), join(root, 'dangling.json'));
+    symlinkSync('..', join(root, 'sub', 'up'));
+    const store = freshStore();
+    const s = ingestFiles(store, [root], { serverConfig: { max_num_seqs: 128 }, gpu: 'H100-SXM', model: 'llama-3.1-8b' });
+    assert.equal(s.accepted, 1);
+    assert.equal(store.countRuns(), 1);
+    assert.deepEqual(s.files.map((f) => f.path).sort(), [join(root, 'dangling.json'), join(root, 'sub', 'run.json')]);
+    assert.deepEqual(s.rejected.map((r) => [r.path, r.code]), [[join(root, 'dangling.json'), 'LMB_ERR_FILE_NOT_FOUND']]);
+    assert.match(s.rejected[0]?.reason ?? '', /dangling\.json: cannot be read: it does not exist/);
+    assert.deepEqual(s.passed_over.filter((p) => p.path.endsWith('up')).map((p) => p.reason), [`a link to ${realpathSync(root)}, a folder already walked`]);
     store.close();
   });
 });

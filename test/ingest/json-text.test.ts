@@ -35,4 +35,14 @@ describe('ingest JSON text', () => {
     assert.throws(() => decodeText(new Uint8Array([0x7b, 0x00, 0x7d])), code('LMB_ERR_INGEST_UNKNOWN_FORMAT'));
     assert.equal(decodeText(new Uint8Array([0xef, 0xbb, 0xbf, ...enc('{}')])), '{}');
   });
+
+  it('reads UTF-16 with a byte-order mark (Windows PowerShell\'s `>`), which was refused as binary for its NUL bytes', () => {
+    const text = '{"completed": 3, "model_id": "Llama-3.1-8B-Instruct"}\r\n';
+    const le = [0xff, 0xfe, ...[...text].flatMap((c) => [c.charCodeAt(0) & 0xff, c.charCodeAt(0) >> 8])];
+    const be = [0xfe, 0xff, ...[...text].flatMap((c) => [c.charCodeAt(0) >> 8, c.charCodeAt(0) & 0xff])];
+    assert.equal(decodeText(new Uint8Array(le)), text);
+    assert.equal(decodeText(new Uint8Array(be)), text);
+    // A byte-order mark does not make garbage text: an odd byte count is no UTF-16.
+    assert.throws(() => decodeText(new Uint8Array([0xff, 0xfe, 0x7b])), code('LMB_ERR_INGEST_UNKNOWN_FORMAT'));
+  });
 });
