@@ -44,7 +44,9 @@ const Report = z.looseObject({
   results: z.looseObject({
     request_performance: z.looseObject({
       aggregate: z.looseObject({
-        requests: z.looseObject({ total: count, failures: count.nullable().optional(), incomplete: count.nullable().optional() }),
+        // Optional in the report's schema: a harness that counts no requests (lm-bench's own export of
+        // a source that states none) leaves it out, and the figures beside it are still measured.
+        requests: z.looseObject({ total: count, failures: count.nullable().optional(), incomplete: count.nullable().optional() }).nullable().optional(),
         throughput: z.looseObject({ request_rate: optStat, output_token_rate: optStat, input_token_rate: optStat, total_token_rate: optStat }).nullable().optional(),
         latency: z.looseObject({
           time_to_first_token: optStat,
@@ -90,7 +92,8 @@ export function parseLlmdReport(raw: unknown, label: string, warnings: string[])
   d.endpoint_type = 'openai';
   d.notes.push(`llm-d Benchmark Report v${r.version}`);
   const req = agg.requests;
-  if (req.failures !== undefined && req.failures !== null) {
+  if (req === undefined || req === null) d.notes.push('completed and failed unavailable: the report states no request count');
+  else if (req.failures !== undefined && req.failures !== null) {
     const completed = req.total - req.failures - (req.incomplete ?? 0);
     if (completed < 0) throw rejected(`${label}: results.request_performance.aggregate.requests: failures + incomplete exceed total`);
     put(d, 'completed', completed);

@@ -355,6 +355,14 @@ describe('real files: llm-d Benchmark Report v0.2', () => {
     delete noFailures.results.request_performance.aggregate.requests['failures'];
     const run = parseFile('nf.json', new TextEncoder().encode(JSON.stringify(noFailures))).runs[0] as ParsedRun;
     assert.ok(unavailable(run, 'completed') && unavailable(run, 'failed'), 'total sent without a failure count: completed unknown, not assumed');
+    // No request count at all (optional in the schema; lm-bench's export of an ML.ENERGY or SGLang run
+    // writes none): the throughput and latencies it states are stored, the counts unavailable.
+    const noRequests = JSON.parse(JSON.stringify(doc)) as { results: { request_performance: { aggregate: Record<string, unknown> } } };
+    delete noRequests.results.request_performance.aggregate['requests'];
+    const bare = parseFile('nr.json', new TextEncoder().encode(JSON.stringify(noRequests))).runs[0] as ParsedRun;
+    assert.ok(unavailable(bare, 'completed') && unavailable(bare, 'failed'));
+    assert.equal(bare.result.request_throughput, 2262.448);
+    close(bare.result.mean_ttft_ms, 0.0368578234128654 * 1000, 1e-12);
   });
 });
 
