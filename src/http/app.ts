@@ -1,5 +1,5 @@
 import rateLimit from '@fastify/rate-limit';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply, type FastifyServerOptions } from 'fastify';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { resolveModel } from '../catalog/resolve-model.js';
 import { LmBenchError } from '../errors.js';
@@ -7,8 +7,8 @@ import { loadSpace } from '../space/index.js';
 import type { Store } from '../store/store.js';
 import { requireToken } from './auth.js';
 import { DEFAULT_SPACE_PATH, ServiceConfig, type ServiceConfigInput } from './config.js';
-import { bundledWorkloads, type ServiceContext } from './context.js';
-import { errorBody, installErrorHandlers } from './error-handler.js';
+import { bundledWorkloads, withoutFileText, type ServiceContext } from './context.js';
+import { asServiceError, errorBody, installErrorHandlers } from './error-handler.js';
 import { installMetrics } from './metrics.js';
 import { createRecommender } from './recommender.js';
 import { docsRoutes } from './routes/docs.js';
@@ -60,12 +60,38 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     requestTimeout: 120_000,
     keepAliveTimeout: 10_000,
     return503OnClosing: true,
+    // Study names run to 200 characters (schemas.ts) and `/v1/studies/:id` takes a name: find-my-way's
+    // default limit of 100 answered a longer one with fastify's own 414, so a study could not be named.
+    routerOptions: { maxParamLength: 256 },
+    // A URL the router cannot decode (`%zz`) or a parameter past that limit: the catalog's error shape too.
+    frameworkErrors: (err, _req, reply) => {
+      const e = asServiceError(err);
+      void (reply as FastifyReply).status(e.httpStatus).send(errorBody(e));
+    },
+  });
+  // The routes that take no body (stop, resume, DELETE) are often sent `content-type: application/json`
+  // with nothing after it: an empty JSON body is no body, not a 400 (a route that needs one then names
+  // its missing fields). Anything else is parsed as fastify parses it (prototype poisoning refused).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (req, body, done) => {
+    const text = typeof body === 'string' ? body : body.toString('utf8');
+    if (text.trim() === '') {
+      done(null, undefined);
+      return;
+    }
+    // fastify's own parser is synchronous: it has called `done` when it returns.
+    void parseJson(req, text, done);
   });
   const recommender = createRecommender({ store: deps.store, dbPath: deps.dbPath, spacePath, threads: config.recommend_threads, now });
   const trainer = createTrainer({ store: deps.store, catalog, space, onSaved: () => recommender.invalidate() });
   const reporter = createReporter({ store: deps.store, dbPath: deps.dbPath });
   const planner = createPlanner({ dbPath: deps.dbPath });
-  const studies = new StudyManager({ store: deps.store, dbPath: deps.dbPath, spacePath, catalog, space, targets: config.targets, now, log: app.log });
+  // `metrics` is installed below (it reads the studies running); trials finish only once the app runs.
+  const onTrialFinished = (state: string): void => {
+    metrics.trialsFinished.inc({ state });
+  };
+  const studies = new StudyManager({ store: deps.store, dbPath: deps.dbPath, spacePath, catalog, space, targets: config.targets, now, log: app.log, onTrialFinished });
   const ctx: ServiceContext = {
     store: deps.store,
     catalog,
@@ -77,7 +103,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     trainer,
     workloads: bundledWorkloads(),
     now,
-    resolveModel: (name) => resolveModel(name, { catalog, env: deps.env ?? process.env }),
+    resolveModel: async (name) => {
+      try {
+        return await resolveModel(name, { catalog, env: deps.env ?? process.env });
+      } catch (err) {
+        throw withoutFileText(err);
+      }
+    },
     auth: requireToken(deps.token),
     docs: [],
   };

@@ -6,19 +6,25 @@ import { LmBenchError, isLmBenchError, toLmBenchError, type ErrorCode } from '..
  * fastify's own errors (body too large, bad JSON, rate limit, 404) are mapped onto catalog codes;
  * 5xx bodies hide the message and details (logged in full instead), after fastify/demo's `app.ts`.
  */
-const FASTIFY_CODES: Record<string, ErrorCode> = {
-  FST_ERR_CTP_BODY_TOO_LARGE: 'LMB_ERR_BODY_TOO_LARGE',
-  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'LMB_ERR_INVALID_ARGUMENT',
-  FST_ERR_CTP_EMPTY_JSON_BODY: 'LMB_ERR_INVALID_ARGUMENT',
-  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'LMB_ERR_INVALID_ARGUMENT',
-  FST_ERR_VALIDATION: 'LMB_ERR_INVALID_ARGUMENT',
+// Each with the part of the request it is about (`details.field`, as every other 4xx has) and, where
+// fastify's own words do not say what to send instead, a message that does.
+const FASTIFY_CODES: Record<string, { readonly code: ErrorCode; readonly field: string; readonly message?: string }> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: { code: 'LMB_ERR_BODY_TOO_LARGE', field: 'body' },
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: { code: 'LMB_ERR_INVALID_ARGUMENT', field: 'content-type', message: 'content-type: this service takes request bodies as JSON, sent with content-type application/json' },
+  FST_ERR_CTP_EMPTY_JSON_BODY: { code: 'LMB_ERR_INVALID_ARGUMENT', field: 'body' },
+  FST_ERR_CTP_INVALID_JSON_BODY: { code: 'LMB_ERR_INVALID_ARGUMENT', field: 'body' },
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: { code: 'LMB_ERR_INVALID_ARGUMENT', field: 'content-length' },
+  FST_ERR_VALIDATION: { code: 'LMB_ERR_INVALID_ARGUMENT', field: 'body' },
+  FST_ERR_BAD_URL: { code: 'LMB_ERR_INVALID_ARGUMENT', field: 'url', message: 'url: a path segment is not valid percent-encoding' },
+  FST_ERR_MAX_PARAM_LENGTH: { code: 'LMB_ERR_INVALID_ARGUMENT', field: 'url', message: 'url: a path parameter is longer than 256 characters' },
 };
 
 export function asServiceError(err: unknown): LmBenchError {
   if (isLmBenchError(err)) return err;
   const fe = err as Partial<FastifyError> & { statusCode?: number };
-  if (typeof fe.code === 'string' && FASTIFY_CODES[fe.code] !== undefined) {
-    return new LmBenchError(FASTIFY_CODES[fe.code] ?? 'LMB_ERR_INVALID_ARGUMENT', fe.message ?? 'bad request', { cause: err });
+  const known = typeof fe.code === 'string' ? FASTIFY_CODES[fe.code] : undefined;
+  if (known !== undefined) {
+    return new LmBenchError(known.code, known.message ?? fe.message ?? 'bad request', { cause: err, details: { field: known.field } });
   }
   if (fe.statusCode === 429) return new LmBenchError('LMB_ERR_RATE_LIMITED', fe.message ?? 'too many requests', { cause: err });
   // JSON.parse failures of the body parser carry statusCode 400 and no code.

@@ -94,10 +94,18 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     return runTask({ kind: 'recommend', dbPath: opts.dbPath, modelId, spacePath: opts.spacePath, question, ...carried });
   }
 
+  /** Questions the pool is answering now (a ping is not one). */
+  let inFlight = 0;
+
   async function runTask(task: RecommendTask): Promise<Answer> {
-    const res = await pool.run(task);
-    if (res === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'recommendation worker returned no answer');
-    return res;
+    inFlight++;
+    try {
+      const res = await pool.run(task);
+      if (res === null) throw new LmBenchError('LMB_ERR_INTERNAL', 'recommendation worker returned no answer');
+      return res;
+    } finally {
+      inFlight--;
+    }
   }
 
   return {
@@ -146,6 +154,10 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
       return entry.promise;
     },
     async ping() {
+      // A ping queues behind every question before it: with the threads busy, /health would answer only
+      // when they are done (a liveness probe times out). Threads answering questions are alive; a thread
+      // that dies fails its question, and the next ping, with none in flight, asks the pool itself.
+      if (inFlight > 0) return true;
       try {
         await pool.run({ kind: 'ping' });
         return true;

@@ -20,6 +20,10 @@ export const WorkloadRef = z.union([z.string().regex(/^[\w-]+$/).describe('a bun
  */
 export const InlineGpu = GpuFile.extend({
   id: z.string().regex(/^[\w.-]{1,100}$/, '1-100 letters, digits, "_", "." or "-"').describe('what its runs and studies are filed under; not a catalog GPU id'),
+  // Bounded (100 TB a GPU, far past any part): a size in the 1e300s overflows the memory model's byte
+  // counts to Infinity, which surfaced as a search-space rule error naming the service's own file.
+  memory_gb: z.number().positive().max(100_000),
+  memory_visible_gib: z.number().positive().max(100_000).optional(),
 });
 
 /** A catalog GPU by id, alias or the name nvidia-smi prints (or a datasheet a stored study carries), or a datasheet. */
@@ -70,7 +74,8 @@ export const IngestRequest = z.strictObject({
   files: z.array(IngestFile).min(1).max(1000),
   server_config: ServerConfig.optional(),
   gpu: z.string().min(1).optional(),
-  gpus: z.int().positive().optional(),
+  /** As `lm-bench ingest --gpus` takes it (1–4096): a count past any deployment would be stored as given. */
+  gpus: z.int().positive().max(4096).optional(),
   model: z.string().min(1).optional(),
 });
 export type IngestRequest = z.infer<typeof IngestRequest>;
@@ -95,7 +100,13 @@ export const RunsQuery = z.strictObject({
 export const RunsPage = z.object({ total: z.int(), limit: z.int(), offset: z.int(), runs: z.array(RunRecord) });
 
 export const StudyRequest = z.strictObject({
-  name: z.string().min(1).max(200).regex(/^[\w.-]+$/),
+  // `/v1/studies/:id` reads digits as an id: a study named "1" would be found as (and stopped as) study 1.
+  name: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[\w.-]+$/)
+    .refine((n) => !/^\d+$/.test(n), 'a name of digits only reads as a study id in /v1/studies/:id; give it a letter'),
   /** A target profile named in the service's config. */
   target: z.string().min(1),
   ...deploymentShape,

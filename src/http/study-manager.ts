@@ -41,6 +41,8 @@ export interface StudyManagerOptions {
   readonly targets: Readonly<Record<string, TargetSpec>>;
   readonly now: () => number;
   readonly log: { info(o: object, msg: string): void; error(o: object, msg: string): void };
+  /** Called for each trial a study of this service finishes (`complete` or `failed`). */
+  readonly onTrialFinished?: (state: string) => void;
 }
 
 interface Active {
@@ -50,6 +52,10 @@ interface Active {
   terminate(): Promise<void>;
   readonly done: Promise<void>;
   shuttingDown: boolean;
+  /** A stop or cancel was sent: the loop is winding down (running trials finish) and will end. */
+  stopping: boolean;
+  /** A resume came while stopping: the study starts again once this loop has ended. */
+  resumeAfter: boolean;
 }
 
 export const SERVICE_STUDY_EVENT = 'service_study';
@@ -104,6 +110,9 @@ export class StudyManager {
   }
 
   create(spec: StudySpec, info: ServiceStudyInfo, enqueue: readonly ServerConfig[] = [], modelSource?: StudyRunOptions['modelSource']): number {
+    // A request that was in flight when shutdown began would store the study, then fail to start it (a
+    // 503 that changed the store, and a study nobody runs): refuse it before anything is stored.
+    if (this.#closed) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the service is shutting down');
     // Checked before the datasheet is registered (other figures under a stored id would displace the
     // stored ones in this process), and in the same synchronous run as the study's creation.
     assertGpuFitsHistory(this.#o.store, spec.hardware_spec);
@@ -130,7 +139,13 @@ export class StudyManager {
 
   resume(idOrName: number | string): number {
     const study = this.#o.store.getStudy(idOrName);
-    if (this.#active.has(study.id)) return study.id;
+    const active = this.#active.get(study.id);
+    if (active !== undefined) {
+      // A loop that was told to stop ends on its own, and would take this resume with it: start it
+      // again once it has (its running trials finish first, as the stop promised).
+      if (active.stopping) active.resumeAfter = true;
+      return study.id;
+    }
     const info = this.infoOf(study.id);
     if (info === null) {
       throw new LmBenchError('LMB_ERR_TARGET_PROFILE_UNKNOWN', `study "${study.spec.name}" was not created by the service; resume it with \`lm-bench tune --study ${study.spec.name}\``, {
@@ -158,15 +173,24 @@ export class StudyManager {
   /** No new trials; running ones finish (a Slurm study's jobs run to their end). */
   stop(idOrName: number | string): number {
     const study = this.#o.store.getStudy(idOrName);
-    this.#active.get(study.id)?.abort('finish');
+    this.#stopActive(study.id, 'finish');
     return study.id;
   }
 
   /** Stops now: running trials are cancelled (a Slurm study's jobs with scancel) and re-run on resume. */
   cancel(idOrName: number | string): number {
     const study = this.#o.store.getStudy(idOrName);
-    this.#active.get(study.id)?.abort('cancel');
+    this.#stopActive(study.id, 'cancel');
     return study.id;
+  }
+
+  /** A stop or cancel also withdraws a resume asked for while the study was stopping. */
+  #stopActive(studyId: number, mode: StopMode): void {
+    const active = this.#active.get(studyId);
+    if (active === undefined) return;
+    active.stopping = true;
+    active.resumeAfter = false;
+    active.abort(mode);
   }
 
   summary(idOrName: number | string): StudySummary {
@@ -199,9 +223,12 @@ export class StudyManager {
     const results = await Promise.all(all.map(([, a]) => Promise.race([a.done.then(() => 'done' as const), grace])));
     clearTimeout(timer);
     await Promise.all(all.map(([, a], i) => (results[i] === 'done' ? Promise.resolve() : a.terminate())));
-    for (const [id] of all) {
+    for (const [id, a] of all) {
       try {
-        if (this.#o.store.getStudy(id).state !== 'done') this.#o.store.setStudyState(id, 'running');
+        // A study the user stopped or cancelled, still winding down when shutdown began, stays stopped (the
+        // restart would otherwise resume it); one they resumed meanwhile runs again on the next start.
+        const next = a.stopping && !a.resumeAfter ? 'stopped' : 'running';
+        if (this.#o.store.getStudy(id).state !== 'done') this.#o.store.setStudyState(id, next);
       } catch (err) {
         this.#o.log.error({ err, study: id }, 'could not mark study for resume');
       }
@@ -218,7 +245,15 @@ export class StudyManager {
   #start(studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): void {
     if (this.#closed) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the service is shutting down');
     const active = this.#inWorker(this.#o.dbPath, studyId, spec, target, sampler);
-    void active.done.finally(() => this.#active.delete(studyId));
+    void active.done.finally(() => {
+      this.#active.delete(studyId);
+      if (!active.resumeAfter || this.#closed) return;
+      try {
+        this.resume(studyId);
+      } catch (err) {
+        this.#o.log.error({ err, study: studyId }, 'could not resume study');
+      }
+    });
     this.#active.set(studyId, active);
     this.#o.log.info({ study: studyId, target: target.kind, sampler }, 'study started');
   }
@@ -228,9 +263,14 @@ export class StudyManager {
     // A long-lived thread with messages both ways, not a pool's task: pool.ts only resolves its entry.
     const worker = startWorker(workerEntry(import.meta.url, 'study'), { workerData: data });
     let outcome: StudyWorkerMessage | undefined;
-    worker.on('message', (m: StudyWorkerMessage) => (outcome = m));
+    worker.on('message', (m: StudyWorkerMessage) => {
+      if (m.kind === 'trial_finished') this.#o.onTrialFinished?.(m.state);
+      else outcome = m;
+    });
     const active: Active = {
       shuttingDown: false,
+      stopping: false,
+      resumeAfter: false,
       abort: (mode) => worker.postMessage({ abort: mode }),
       terminate: async () => {
         await worker.terminate();

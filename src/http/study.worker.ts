@@ -10,8 +10,8 @@ import { runStudy } from '../tune/study-runner.js';
 /**
  * One study's tuning loop in a worker thread of its own, with its own store connection (WAL; the
  * design's "study process" writer), so the surrogate refits and candidate scoring of each round never
- * block the service's request thread. Messages: in, `{ abort: StopMode }`; out, `{ kind: 'done', reason }` or
- * `{ kind: 'error', message }`.
+ * block the service's request thread. Messages: in, `{ abort: StopMode }`; out, `{ kind: 'trial_finished', state }` per
+ * trial, then `{ kind: 'done', reason }` or `{ kind: 'error', message }`.
  */
 export interface StudyWorkerData {
   readonly dbPath: string;
@@ -21,7 +21,11 @@ export interface StudyWorkerData {
   readonly sampler: 'surrogate' | 'random';
 }
 
-export type StudyWorkerMessage = { readonly kind: 'done'; readonly reason: string } | { readonly kind: 'error'; readonly message: string };
+export type StudyWorkerMessage =
+  | { readonly kind: 'done'; readonly reason: string }
+  | { readonly kind: 'error'; readonly message: string }
+  /** Each trial the loop finishes, for the service's `lmb_trials_finished_total`. */
+  | { readonly kind: 'trial_finished'; readonly state: string };
 
 async function main(): Promise<void> {
   const data = workerData as StudyWorkerData;
@@ -42,6 +46,9 @@ async function main(): Promise<void> {
       now: Date.now,
       sampler: data.sampler,
       signal: controller.signal,
+      onEvent: (e) => {
+        if (e.kind === 'trial_finished') port.postMessage({ kind: 'trial_finished', state: e.trial.state } satisfies StudyWorkerMessage);
+      },
     });
     port.postMessage({ kind: 'done', reason: summary.reason } satisfies StudyWorkerMessage);
   } catch (err) {

@@ -44,3 +44,15 @@ test('docs/api.md lists every route the service has, with the token it asks for'
     assert.equal(row.auth === 'token', served.get(route), `${route}: auth column "${row.auth}"`);
   }
 });
+
+test('docs/api.md and the OpenAPI document name every plot kind the service draws', async (t) => {
+  const { PLOT_KINDS } = await import('../../src/report/study/index.js');
+  const reports = API_DOC.slice(API_DOC.indexOf('\n## Reports\n')).split(/\n## /)[1] ?? '';
+  const plots = reports.slice(reports.indexOf('/plots/'));
+  const listed = [...(/\(([^)]*)\)/.exec(plots)?.[1] ?? '').matchAll(/`(\w+)`/g)].map((m) => m[1]);
+  assert.deepEqual(listed, [...PLOT_KINDS], 'docs/api.md "Reports"');
+  const app = await testApp(t, tempDb(t));
+  const doc = (await app.inject({ method: 'GET', url: '/openapi.json' })).json();
+  const summary: string = doc.paths['/v1/studies/{id}/plots/{kind}.svg'].get.summary;
+  for (const kind of PLOT_KINDS) assert.ok(summary.includes(kind), `the OpenAPI summary names ${kind}`);
+});

@@ -9,7 +9,10 @@ export const healthRoutes: FastifyPluginCallback<{ ctx: ServiceContext; metrics:
     { method: 'GET', url: '/health', summary: 'Liveness: the store answers and the workers are alive (503 otherwise)', auth: false, response: { status: 200, schema: Health } },
     { method: 'GET', url: '/metrics', summary: 'Prometheus metrics: request latency by route, trials by state, studies running, model age', auth: false, response: { status: 200, contentType: 'text/plain' } },
   );
-  app.get('/health', async (_req, reply) => {
+  // Probes and scrapes are exempt from the rate limit: a client flooding the API (behind a local proxy
+  // every client shares one address) must not turn the liveness probe into 429s and get the service restarted.
+  const probe = { config: { rateLimit: false } } as const;
+  app.get('/health', probe, async (_req, reply) => {
     let store: 'ok' | 'failed' = 'ok';
     let modelId: number | null = null;
     try {
@@ -28,7 +31,7 @@ export const healthRoutes: FastifyPluginCallback<{ ctx: ServiceContext; metrics:
       surrogate_id: modelId,
     });
   });
-  app.get('/metrics', async (_req, reply) => {
+  app.get('/metrics', probe, async (_req, reply) => {
     const text = await metrics.registry.metrics();
     return reply.type(metrics.registry.contentType).send(text);
   });

@@ -52,7 +52,7 @@ export const planRoutes: FastifyPluginCallback<{ ctx: ServiceContext; planner: P
     const workload = workloadOf(ctx, body.workload);
     const slo = body.slo ?? workload.slo ?? {};
     if (Object.keys(slo).length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'body.slo: no SLO in the question or the workload; a plan sizes for latency limits', { details: { field: 'slo' } });
-    const hardware = (body.gpus ?? DEFAULT_GPUS).map((g) => gpuOf(ctx, g));
+    const hardware = body.gpus === undefined ? DEFAULT_GPUS.map((g) => gpuOf(ctx, g)) : body.gpus.map((g, i) => gpuOf(ctx, g, `gpus[${i}]`));
     // A datasheet may not borrow the history (and so the correction) of another GPU filed under its id.
     const datasheets = hardware.map((h) => datasheetToCarry(h, ctx.catalog)).filter((h): h is Hardware => h !== undefined);
     for (const d of datasheets) assertGpuFitsHistory(ctx.store, d);

@@ -1,5 +1,6 @@
 import type { FastifyPluginCallback } from 'fastify';
 import { z } from 'zod';
+import { PLOT_KINDS } from '../../report/study/index.js';
 import type { ServiceContext } from '../context.js';
 import type { Reporter } from '../reporter.js';
 import { StudyIdParams } from '../schemas.js';
@@ -12,7 +13,7 @@ const PlotParams = StudyIdParams.extend({ kind: z.string().regex(/^\w+$/) });
 export const reportRoutes: FastifyPluginCallback<{ ctx: ServiceContext; reporter: Reporter }> = (app, { ctx, reporter }, done) => {
   ctx.docs.push(
     { method: 'GET', url: '/v1/studies/:id/report', summary: 'The study report: one self-contained HTML page (Pareto plots, history, importance, predicted vs measured)', auth: false, response: { status: 200, contentType: 'text/html' } },
-    { method: 'GET', url: '/v1/studies/:id/plots/:kind.svg', summary: 'One plot of the report as SVG (pareto_ttft, pareto_itl, history, importance, partial_dependence, parity, latency_cdf)', auth: false, response: { status: 200, contentType: 'image/svg+xml' } },
+    { method: 'GET', url: '/v1/studies/:id/plots/:kind.svg', summary: `One plot of the report as SVG (${PLOT_KINDS.join(', ')})`, auth: false, response: { status: 200, contentType: 'image/svg+xml' } },
   );
   app.get('/v1/studies/:id/report', async (req, reply) => {
     const { id } = parseInput(StudyIdParams, req.params, 'params');

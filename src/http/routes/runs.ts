@@ -42,7 +42,7 @@ export const runRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app, {
     },
     { method: 'GET', url: '/v1/runs', summary: 'Stored runs, newest first; filter by model, gpu, gpus, source_format and config.<knob>=value', auth: false, query: RunsQuery, response: { status: 200, schema: RunsPage } },
   );
-  app.post('/v1/runs', { preHandler: ctx.auth }, async (req, reply) => {
+  app.post('/v1/runs', { onRequest: ctx.auth }, async (req, reply) => {
     const body = parseInput(IngestRequest, req.body, 'body');
     if (body.gpu !== undefined) ctx.catalog.gpu(body.gpu);
     const resolved = body.model === undefined ? undefined : await ctx.resolveModel(body.model);

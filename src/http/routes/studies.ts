@@ -28,7 +28,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
     return { id: s.id, name: s.spec.name, state: s.state, active: ctx.studies.isActive(s.id) };
   };
 
-  app.post('/v1/studies', { preHandler: ctx.auth }, async (req, reply) => {
+  app.post('/v1/studies', { onRequest: ctx.auth }, async (req, reply) => {
     const body = parseInput(StudyRequest, req.body, 'body');
     // Resolved before anything is stored; the spec is recorded with the study when it is created.
     const resolved = await ctx.resolveModel(body.model);
@@ -95,17 +95,17 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
     });
   });
 
-  app.post('/v1/studies/:id/stop', { preHandler: ctx.auth }, (req, reply) => {
+  app.post('/v1/studies/:id/stop', { onRequest: ctx.auth }, (req, reply) => {
     const { id } = parseInput(StudyIdParams, req.params, 'params');
     return reply.status(202).send(accepted(ctx.studies.stop(idOf(id))));
   });
 
-  app.delete('/v1/studies/:id', { preHandler: ctx.auth }, (req, reply) => {
+  app.delete('/v1/studies/:id', { onRequest: ctx.auth }, (req, reply) => {
     const { id } = parseInput(StudyIdParams, req.params, 'params');
     return reply.status(202).send(accepted(ctx.studies.cancel(idOf(id))));
   });
 
-  app.post('/v1/studies/:id/resume', { preHandler: ctx.auth }, (req, reply) => {
+  app.post('/v1/studies/:id/resume', { onRequest: ctx.auth }, (req, reply) => {
     const { id } = parseInput(StudyIdParams, req.params, 'params');
     return reply.status(202).send(accepted(ctx.studies.resume(idOf(id))));
   });

@@ -29,13 +29,13 @@ export const surrogateRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (
   );
   const trainHandler = async (body: unknown, reply: FastifyReply): Promise<FastifyReply> => reply.status(201).send(await ctx.trainer.train(parseInput(TrainRequestBody, body, 'body')));
   const listHandler = (reply: FastifyReply): FastifyReply => reply.send({ models: ctx.store.listModels() });
-  app.post(ROUTES.train.path, { preHandler: ctx.auth }, (req, reply) => trainHandler(req.body, reply));
+  app.post(ROUTES.train.path, { onRequest: ctx.auth }, (req, reply) => trainHandler(req.body, reply));
   app.get(ROUTES.list.path, (_req, reply) => listHandler(reply));
   // The header goes on before auth and validation run, so a 401 or 400 on the old path carries it too.
   const markTrain = async (_req: unknown, reply: FastifyReply): Promise<void> => {
     deprecated(reply, ROUTES.train.path);
   };
-  app.post(ROUTES.train.old, { onRequest: markTrain, preHandler: ctx.auth }, (req, reply) => trainHandler(req.body, reply));
+  app.post(ROUTES.train.old, { onRequest: [markTrain, ctx.auth] }, (req, reply) => trainHandler(req.body, reply));
   app.get(ROUTES.list.old, (_req, reply) => listHandler(deprecated(reply, ROUTES.list.path)));
   done();
 };
