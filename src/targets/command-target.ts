@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { defaultCatalog } from '../catalog/index.js';
 import { ResolvedServerConfig, type BenchmarkResult } from '../domain/index.js';
 import { resolveConfig } from '../physics/index.js';
+import { parseJsonDocuments } from '../ingest/json-text.js';
 import { splitArgv } from './argv.js';
 import { spawnArgv, stopProcess } from './process.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
@@ -41,6 +42,28 @@ export function trialFileOf(input: TrialInput, resolved: ResolvedServerConfig): 
   return { ...input, config: ResolvedServerConfig.parse({ ...resolved, ...Object.fromEntries(chosen) }), explicit: chosen.map(([k]) => k).sort() };
 }
 
+/**
+ * The result file's one JSON document. Python's json.dump writes bare NaN and Infinity, which JSON.parse
+ * refuses: they are read as the strings ingest reads them as, so the figure they stand for is refused by
+ * name (harness-result.ts) rather than the whole file as "no JSON".
+ */
+function resultJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    const parsed = (() => {
+      try {
+        return parseJsonDocuments(text);
+      } catch {
+        return null;
+      }
+    })();
+    const doc = parsed?.docs.length === 1 ? parsed.docs[0] : undefined;
+    if (doc === undefined) throw err;
+    return doc.value;
+  }
+}
+
 function catalogResolve(input: TrialInput): ResolvedServerConfig {
   const catalog = defaultCatalog();
   return resolveConfig(input.config, catalog.gpu(input.hardware.gpu), catalog.model(input.model));
@@ -73,6 +96,10 @@ export function createCommandTarget(opts: CommandTargetOptions): Target {
         const code = await p.exited;
         clearTimeout(timer);
         signal?.removeEventListener('abort', onAbort);
+        // The trial ends with the command: whatever it left running in the background (a server it
+        // started, a helper holding its pipes) is stopped with it, not left to hold the GPUs the next
+        // trial needs (a harness's daemon meant to outlive it detaches into a session of its own).
+        await stopProcess(p, 2000);
         const durationMs = now() - t0;
         const tail = p.stderr.text() || p.stdout.text();
         if (timedOut) {
@@ -86,7 +113,7 @@ export function createCommandTarget(opts: CommandTargetOptions): Target {
         }
         let raw: unknown;
         try {
-          raw = JSON.parse(await readFile(resultFile, 'utf8'));
+          raw = resultJson(await readFile(resultFile, 'utf8'));
         } catch (err) {
           const why = err instanceof Error ? err.message : String(err);
           return { status: 'failed', started: true, code: 'LMB_ERR_COMMAND_FAILED', reason: `command exited 0 but LMB_RESULT_FILE holds no JSON result (${why})`, durationMs };

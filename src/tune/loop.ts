@@ -1,5 +1,6 @@
 import type { Trial } from '../domain/index.js';
-import { isLmBenchError } from '../errors.js';
+import { isLmBenchError, LmBenchError } from '../errors.js';
+import { claimStudy } from './controller-claim.js';
 import type { OptimizationStudy } from '../optimize/study.js';
 import type { Store } from '../store/store.js';
 import type { Executor, RunHooks, TrialInput, TrialOutcome, TrialPhase } from '../targets/types.js';
@@ -18,8 +19,12 @@ import { lostReason, requestCounts, tooManyLost, type RequestCounts } from './lo
 export type StopReason = 'budget' | 'time' | 'converged' | 'interrupted' | 'exhausted';
 
 export type TuneEvent =
-  /** `reattached`: trials whose jobs (Slurm) outlived the controller and are followed again. */
-  | { readonly kind: 'resumed'; readonly requeued: number; readonly kept: number; readonly reattached: number }
+  /**
+   * `kept`: measured trials; `spent`: every trial that spent budget (measured, failed for its own reason,
+   * pruned), `failed` of them failed; `reattached`: trials whose jobs (Slurm) outlived the controller and
+   * are followed again.
+   */
+  | { readonly kind: 'resumed'; readonly requeued: number; readonly kept: number; readonly spent: number; readonly failed: number; readonly reattached: number }
   | { readonly kind: 'trial_started'; readonly trial: Trial; readonly reattached?: boolean }
   /** A trial waiting in a queue outside lm-bench, or starting to run there (Slurm). */
   | { readonly kind: 'trial_phase'; readonly trial: Trial; readonly phase: TrialPhase }
@@ -66,10 +71,24 @@ export function countsAgainstBudget(t: Trial): boolean {
   return false;
 }
 
-/** Errors that mean the target cannot take trials at all (the cluster is gone): the study stops, losing nothing. */
-const FATAL = new Set(['LMB_ERR_SLURM_UNAVAILABLE', 'LMB_ERR_SLURM_SUBMIT_FAILED']);
+/**
+ * Errors that mean the target cannot take trials at all (the cluster is gone, the endpoint does not
+ * answer): the study stops, losing nothing. Recorded as the configuration's failure instead, an endpoint
+ * that was down failed every trial of the budget in turn, each blamed on its configuration (and taught
+ * as a rule), though no configuration had been measured.
+ */
+const FATAL = new Set(['LMB_ERR_SLURM_UNAVAILABLE', 'LMB_ERR_SLURM_SUBMIT_FAILED', 'LMB_ERR_ENDPOINT_UNREACHABLE']);
 
 export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
+  const release = claimStudy(opts.store, opts.study.id, opts.study.study.spec.name);
+  try {
+    return await loop(opts);
+  } finally {
+    release();
+  }
+}
+
+async function loop(opts: TuneLoopOptions): Promise<TuneSummary> {
   const { study, store, executor, now } = opts;
   const emit = opts.onEvent ?? (() => undefined);
   const patience = opts.patience ?? 3;
@@ -88,7 +107,10 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
   const requeue = store.requeueStaleTrials(study.id, now() + 1, reattached.map((r) => r.trial.id));
   backfillTrialRuns(store, study.study);
   const kept = store.listTrials(study.id, { states: ['complete'] }).length;
-  if (requeue.requeued.length > 0 || kept > 0 || reattached.length > 0) emit({ kind: 'resumed', requeued: requeue.requeued.length, kept, reattached: reattached.length });
+  // Failed and pruned trials spent budget too: progress counts them done, or its bar fell short of the budget.
+  const spent = store.listTrials(study.id).filter(countsAgainstBudget);
+  const failed = spent.filter((t) => t.state === 'failed').length;
+  if (requeue.requeued.length > 0 || spent.length > 0 || reattached.length > 0) emit({ kind: 'resumed', requeued: requeue.requeued.length, kept, spent: spent.length, failed, reattached: reattached.length });
   store.setStudyState(study.id, 'running');
   const announce = (carried: boolean): void => {
     for (const rule of opts.failures?.takeNew() ?? []) {
@@ -115,6 +137,9 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
     if (inflight.size > 0) await (all ? Promise.all(inflight.values()) : Promise.race(inflight.values()));
     if (fatal !== null) {
       await Promise.all(inflight.values());
+      // Stopped, not running: nothing runs it now (a service restart would resume a "running" study
+      // straight into the same error); a resume, when the target is back, carries on.
+      store.setStudyState(study.id, 'stopped');
       throw fatal;
     }
   };
@@ -194,6 +219,11 @@ export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
       // (re-queued) or follows its job (reattached), and it costs no budget.
       emit({ kind: 'trial_left', trial, reason: outcome.reason });
       return;
+    }
+    if (outcome.status === 'failed' && FATAL.has(outcome.code)) {
+      // Left running, like a stopped trial: a resume re-queues it, and it costs no budget.
+      emit({ kind: 'trial_left', trial, reason: outcome.reason });
+      throw new LmBenchError(outcome.code, `trial ${trial.number}: ${outcome.reason}; the study stopped (the same command resumes it, running this trial again)`);
     }
     const failure = opts.failures?.classify(outcome) ?? null;
     // What the run lost is kept whatever becomes of the trial, so a failed trial still says it (summary, report).

@@ -58,8 +58,9 @@ export function createProgress(opts: ProgressOptions): { onEvent: (e: TuneEvent)
       if (opts.mode === 'quiet') return;
       switch (e.kind) {
         case 'resumed':
-          st.done = e.kept;
-          log(`resuming: ${e.kept} completed trial(s) kept, ${e.requeued} orphaned running trial(s) re-queued${e.reattached > 0 ? `, ${e.reattached} job(s) still in the cluster reattached` : ''}`);
+          st.done = e.spent;
+          st.failed = e.failed;
+          log(`resuming: ${e.kept} completed trial(s) kept${e.failed > 0 ? `, ${e.failed} failed` : ''}, ${e.requeued} orphaned running trial(s) re-queued${e.reattached > 0 ? `, ${e.reattached} job(s) still in the cluster reattached` : ''}`);
           break;
         case 'trial_started':
           st.running++;

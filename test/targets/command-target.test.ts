@@ -1,8 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createCommandTarget } from '../../src/targets/command-target.js';
 import { splitArgv } from '../../src/targets/argv.js';
+import { normalizeHarnessResult } from '../../src/targets/harness-result.js';
 import type { TrialInput } from '../../src/targets/types.js';
 import type { BenchmarkResult, ServerConfig } from '../../src/domain/index.js';
 import { defaultCatalog } from '../../src/catalog/index.js';
@@ -96,4 +100,53 @@ test("the trial file carries every knob at vLLM's resolved value, so a harness f
   const raw = out.result as unknown as Record<string, unknown>;
   assert.deepEqual(raw['echo_config'], { ...resolved({ max_num_seqs: 32, max_model_len: 4096 }), max_num_seqs: 32, max_model_len: 4096 });
   assert.deepEqual(raw['echo_explicit'], ['max_model_len', 'max_num_seqs']);
+});
+
+test('a harness that leaves a process running in the background (holding its output) ends with its exit, and the process is stopped', { timeout: 20_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-bg-harness-'));
+  const script = join(dir, 'harness.sh');
+  const pidFile = join(dir, 'bg.pid');
+  // `server &` in a wrapper: the background process inherits the harness's stdout and stderr.
+  writeFileSync(script, `#!/bin/sh\nsleep 60 &\necho $! > "${pidFile}"\necho '{}' > "$LMB_RESULT_FILE"\nexit 0\n`);
+  chmodSync(script, 0o755);
+  // The timeout is past the test's own: before, the trial waited for the pipes, which the process held for 60 s.
+  const t = createCommandTarget({ command: script, timeoutMs: 120_000, parseResult: passThrough });
+  const out = await t.runTrial(input);
+  assert.equal(out.status, 'ok', out.status === 'failed' ? out.reason : '');
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  assert.ok(!runs(pid), `the harness's background process ${pid} still runs after its trial`);
+});
+
+test('a result file with Python\'s bare NaN is read, and the figure it stands for refused by name', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-nan-harness-'));
+  const script = join(dir, 'harness.sh');
+  writeFileSync(script, `#!/bin/sh\necho '{"output_throughput": 4000, "p99_ttft_ms": NaN, "p99_tpot_ms": 20, "p99_itl_ms": 25, "p99_e2el_ms": 9000}' > "$LMB_RESULT_FILE"\n`);
+  chmodSync(script, 0o755);
+  const t = createCommandTarget({ command: script, timeoutMs: 10_000, parseResult: normalizeHarnessResult });
+  const out = await t.runTrial(input);
+  assert.equal(out.status, 'failed');
+  if (out.status === 'failed') assert.match(out.reason, /result file rejected: result file: p99_ttft_ms: NaN is not a measurement/);
+});
+
+/** Whether `pid` is a live process (a zombie awaiting its reaper is not). */
+function runs(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !/^[ZX]$/.test(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '');
+  } catch {
+    return false;
+  }
+}
+
+test('a harness that prints megabytes without a newline fails with a reason of bounded size that still ends with its last line', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-noisy-harness-'));
+  const script = join(dir, 'noisy.mjs');
+  // 16 MB of binary-looking noise on stderr in one "line", then the real complaint.
+  writeFileSync(script, "const junk = 'x'.repeat(1 << 20);\nfor (let i = 0; i < 16; i++) process.stderr.write(junk);\nprocess.stderr.write('\\nRuntimeError: the real reason\\n', () => process.exit(3));\n");
+  const t = createCommandTarget({ command: `${process.execPath} ${script}`, timeoutMs: 30_000, parseResult: passThrough });
+  const out = await t.runTrial(input);
+  assert.equal(out.status, 'failed');
+  if (out.status !== 'failed') return;
+  assert.match(out.reason, /exited 3: x+ …\nRuntimeError: the real reason$/);
+  assert.ok(out.reason.length < 10_000, `reason of ${out.reason.length} characters`);
 });

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, readdirSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTarget } from '../../src/targets/factory.js';
@@ -112,4 +112,26 @@ test('a vllm executable that is not there fails the trial naming it, without sta
   assert.equal(out.code, 'LMB_ERR_TARGET_LAUNCH_FAILED');
   assert.equal(out.started, false);
   assert.match(out.reason, /^--vllm-bin \/nonexistent\/vllm: no such file/);
+});
+
+test('a server whose API process dies while its engine process lives on fails at once, and the engine process is stopped', { timeout: 20_000 }, async () => {
+  // vLLM's API server starts EngineCore processes that inherit its output: they hold its pipes when it dies.
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-vllm-orphan-'));
+  const vllm = join(dir, 'vllm');
+  const pidFile = join(dir, 'engine.pid');
+  writeFileSync(vllm, `#!/bin/sh\nsleep 60 &\necho $! > "${pidFile}"\necho 'RuntimeError: Engine core initialization failed. See root cause above.' >&2\nexit 1\n`);
+  chmodSync(vllm, 0o755);
+  // A start-up timeout past the test's own: the exit alone must end the wait.
+  const out = await createTarget(TargetSpec.parse({ kind: 'vllm', executable: vllm, base_port: await freePort(), startup_timeout_ms: 120_000 }), 0).runTrial(input);
+  assert.equal(out.status, 'failed');
+  if (out.status === 'failed') assert.match(out.reason, /exited 1 before it was healthy: .*Engine core initialization failed/s);
+  const pid = Number(readFileSync(pidFile, 'utf8').trim());
+  let state = 'gone';
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    state = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[0] ?? '';
+  } catch {
+    // gone
+  }
+  assert.ok(state === 'gone' || state === 'Z', `the engine process ${pid} still runs (${state})`);
 });

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { LmBenchError } from '../errors.js';
+import type { Store } from '../store/store.js';
+
+/** This process: its pid, its host, and when it started (so a reused pid is not taken for it). */
+function controllerId(pid: number): { pid: number; host: string; started: string | null } {
+  let started: string | null = null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Field 22, start time in clock ticks since boot: after the "(comm)" that may hold spaces, the 20th.
+    started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
+  } catch {
+    // not Linux, or the process is gone
+  }
+  return { pid, host: hostname(), started };
+}
+
+/** Whether the controller an event names still runs: same host, the pid alive, and (on Linux) the same process. */
+function controllerRuns(c: { pid?: unknown; host?: unknown; started?: unknown }): boolean {
+  if (c.host !== hostname() || typeof c.pid !== 'number' || c.pid === process.pid) return false;
+  try {
+    process.kill(c.pid, 0);
+  } catch (err) {
+    // EPERM: alive, someone else's.
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  const now = controllerId(c.pid);
+  return c.started === null || now.started === null || now.started === c.started;
+}
+
+/**
+ * Claims the study for this process's loop, or refuses: a second `tune` of a study another process on
+ * this machine still runs would take that one's running trials for a crash's orphans and run them again,
+ * and both would spend the budget (two controllers ran 7 trials of a budget of 6, two of them twice).
+ * A killed controller's claim lapses with its process; one process (the service) keeps its own studies
+ * apart. Returns the release, which the loop calls however it ends.
+ */
+export function claimStudy(store: Store, studyId: number, name: string): () => void {
+  const me = store.appendEvent({ studyId, kind: 'controller', payload: controllerId(process.pid) });
+  const release = (): void => {
+    try {
+      store.appendEvent({ studyId, kind: 'controller_ended', payload: { controller: me.id } });
+    } catch {
+      // the store is closed already: the claim lapses with this process
+    }
+  };
+  const ended = new Set(store.listEvents({ studyId, kind: 'controller_ended' }).map((e) => (e.payload as { controller?: unknown }).controller));
+  const other = store
+    .listEvents({ studyId, kind: 'controller' })
+    .find((e) => e.id < me.id && !ended.has(e.id) && controllerRuns(e.payload as Record<string, unknown>));
+  if (other !== undefined) {
+    release();
+    const pid = (other.payload as { pid: number }).pid;
+    throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `study "${name}" is being run by process ${pid} on this machine (since ${new Date(other.at_ms).toISOString()}); let it finish, or stop it (Ctrl-C) and then resume`, {
+      details: { field: 'study', pid },
+    });
+  }
+  return release;
+}
