@@ -1,6 +1,6 @@
 import type { Catalog } from '../catalog/index.js';
 import { LmBenchError, isLmBenchError } from '../errors.js';
-import { contentHash, parseFile, parseSidecar, resolveRun, storedRuns, type IngestContext, type StoredRun } from '../ingest/index.js';
+import { contentHash, parseFile, parseSidecar, resolveRun, storedRuns, contextNotes, type IngestContext, type StoredRun } from '../ingest/index.js';
 import type { NewRun, SourceFormat, Store } from '../store/store.js';
 import type { IngestRequest } from './schemas.js';
 
@@ -56,7 +56,11 @@ export function ingestBody(store: Store, catalog: Catalog, body: IngestRequest):
     k += p.rows.length;
     const runIds = mine.filter((id): id is number => id !== 'duplicate');
     const stored = storedRuns(store, p.rows, mine, p.format);
-    return { name: p.name, format: p.format, runs: mine.length, accepted: runIds.length, skipped: mine.length - runIds.length, run_ids: runIds, stored, warnings: p.warnings };
+    // A run already stored keeps the context it was stored with: say what this request gave differently
+    // (another GPU, model or knob), as `lm-bench ingest` does, rather than a silent "skipped".
+    const dup = (_: unknown, i: number): boolean => mine[i] === 'duplicate';
+    const warnings = mine.length > runIds.length ? [...p.warnings, ...contextNotes(store, p.rows.filter(dup), stored.filter(dup))] : p.warnings;
+    return { name: p.name, format: p.format, runs: mine.length, accepted: runIds.length, skipped: mine.length - runIds.length, run_ids: runIds, stored, warnings };
   });
   return { accepted: files.reduce((s, f) => s + f.accepted, 0), skipped: files.reduce((s, f) => s + f.skipped, 0), files };
 }

@@ -77,3 +77,24 @@ test('GET /v1/runs?config.<knob>= and the CLI read a knob value alike', async (t
   }
   assert.ok(accepted >= 8 && refused >= 8, `both sides exercised (${accepted} accepted, ${refused} refused)`);
 });
+
+test('POST /v1/runs of a run already stored under another context says what it keeps, as the CLI does', async (t) => {
+  const app = await testApp(t, tempDb(t));
+  const post = async (gpu: string, maxNumSeqs: number) => {
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/runs',
+      headers: { ...AUTH, 'content-type': 'application/json' },
+      payload: { files: [{ name: 'vllm-serve-2025.json', content: readFileSync(join(FIXTURES, 'vllm-serve-2025.json'), 'utf8') }], server_config: { max_num_seqs: maxNumSeqs }, gpu, model: 'llama-3.1-8b' },
+    });
+    return { status: res.statusCode, body: res.json<{ accepted: number; skipped: number; files: { warnings: string[] }[] }>() };
+  };
+  const first = await post('A100-80GB', 128);
+  assert.equal(first.status, 201, JSON.stringify(first.body));
+  assert.equal(first.body.accepted, 1);
+  const again = await post('H100-SXM', 64);
+  assert.equal(again.body.skipped, 1);
+  const notes = again.body.files[0]?.warnings.filter((w) => w.startsWith('already stored')) ?? [];
+  assert.equal(notes.length, 1, JSON.stringify(again.body));
+  assert.match(notes[0] ?? '', /1× A100-80GB \(this ingest: 1× H100-SXM\).*max_num_seqs=128 \(this ingest: max_num_seqs=64\)/);
+});
