@@ -79,3 +79,22 @@ test('a harness that fails like vLLM teaches the study a rule from its stderr, a
     assert.ok(!rules.some((r) => matchesRule(r, resolveConfig(t.config, hw, model))), `trial ${t.number} falls under a rule learned before it: ${JSON.stringify(t.config)}`);
   }
 });
+
+test('--command-timeout-s bounds each trial of a command target: a harness that outlives it is killed and its trial fails as timed out', { timeout: 60_000 }, () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-tune-cmdtimeout-'));
+  const slow = join(dir, 'slow.mjs');
+  writeFileSync(slow, 'setTimeout(() => process.exit(0), 30_000);\n');
+  const res = spawnSync(
+    process.execPath,
+    [bin, 'tune', '--study', 'slow', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', workload, '--budget-trials', '1', '--target', 'command', '--command', `${process.execPath} ${slow}`, '--command-timeout-s', '1', '--db', join(dir, 'db.sqlite'), '--no-report', '--json'],
+    { encoding: 'utf8', timeout: 55_000 },
+  );
+  const out = JSON.parse(res.stdout) as { trials: { state: string; failure: { code?: string; reason?: string } | null }[] };
+  assert.equal(out.trials.length, 1, res.stderr);
+  assert.equal(out.trials[0]?.state, 'failed');
+  assert.match(JSON.stringify(out.trials[0]), /outlived the 1000 ms trial timeout/);
+  // Out of range: refused before a study exists.
+  const bad = spawnSync(process.execPath, [bin, 'tune', '--study', 'slow2', '--gpu', 'H100-SXM', '--gpus', '1', '--model', 'llama-3.1-8b', '--workload', workload, '--budget-trials', '1', '--target', 'command', '--command', 'true', '--command-timeout-s', '0', '--db', join(dir, 'db.sqlite'), '--no-report'], { encoding: 'utf8', timeout: 30_000 });
+  assert.notEqual(bad.status, 0);
+  assert.match(bad.stderr, /--command-timeout-s/);
+});

@@ -51,6 +51,7 @@ const flags = {
   profile: { type: 'string' },
   'vllm-version': { type: 'string' },
   command: { type: 'string' },
+  'command-timeout-s': { type: 'string' },
   'slurm-config': { type: 'string' },
   endpoint: { type: 'string' },
   'api-key-env': { type: 'string' },
@@ -106,8 +107,10 @@ function targetSpec(v: Values, dbPath: string, io: CliIo): TargetSpec {
           ...(v.insecure === true ? { insecure: true } : {}),
         };
       }
-      case 'command':
-        return { kind, command: requireFlag(v.command, 'command') };
+      case 'command': {
+        const timeoutS = numberFlag(v['command-timeout-s'], 'command-timeout-s', { min: 1, max: 7 * 24 * 3600 });
+        return { kind, command: requireFlag(v.command, 'command'), ...(timeoutS === undefined ? {} : { timeout_ms: Math.round(timeoutS * 1000) }) };
+      }
       case 'slurm':
         return { kind, ...loadYamlFile(resolve(cwd, requireFlag(v['slurm-config'], 'slurm-config')), SlurmConfig, 'LMB_ERR_CONFIG_INVALID') };
       default:

@@ -4,7 +4,7 @@ export const usage = `Usage:
                 (--workload FILE | --trace FILE [--trace-speed K] [--trace-limit N])
                 [--slo ttft_p99_ms=350,itl_p99_ms=50]
                 [--target sim|vllm|endpoint|command|slurm] [--profile auto|default|stored] [--vllm-version V]
-                [--command "…"]
+                [--command "…" [--command-timeout-s 3600]]
                 [--slurm-config FILE]
                 [--endpoint URL [--api-key-env OPENAI_API_KEY] [--ca-cert FILE] [--insecure]]
                 [--vllm-bin vllm] [--vllm-port 18000]
@@ -50,6 +50,8 @@ it refits and, cross-validated, when the study ends: \`lm-bench recommend\` answ
 --target vllm starts \`vllm serve\` on this machine for each trial (--vllm-bin: a path, or a name looked up
 on PATH; default vllm); one that is missing or not executable is refused before any trial, naming it
 and the PATH searched, and the study is not stored.
+--target command runs your harness once per trial (docs/targets.md); --command-timeout-s (default 3600)
+is how long a trial's command may run before it is killed and the trial fails as timed out.
 --target slurm runs each trial as a batch job on a Slurm cluster (--slurm-config names the partition,
 time limit, work dir and how vLLM starts; docs/slurm.md): jobs queue, run and are collected by id, a
 killed \`tune\` run again reattaches to them, and Ctrl-C cancels them (scancel).
