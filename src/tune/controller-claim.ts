@@ -58,3 +58,24 @@ export function claimStudy(store: Store, studyId: number, name: string): () => v
   }
   return release;
 }
+
+/**
+ * How long the study's earlier controllers ran, in ms: each from its `controller` event to its
+ * `controller_ended`, or, for one killed without ending, to the last thing it recorded before the next
+ * controller started (a trial it finished, a rule it learned). `--budget-hours` is the study's running
+ * time: a resume, or a service restart resuming its studies, goes on with what is left, where each used
+ * to start the clock again and a study restarted often enough never ran out of time.
+ */
+export function earlierRunMs(store: Store, studyId: number): number {
+  const events = store.listEvents({ studyId });
+  const ended = new Map<unknown, number>();
+  for (const e of events) if (e.kind === 'controller_ended') ended.set((e.payload as { controller?: unknown }).controller, e.at_ms);
+  const starts = events.filter((e) => e.kind === 'controller');
+  let total = 0;
+  for (const [i, c] of starts.entries()) {
+    const nextId = starts[i + 1]?.id ?? Number.POSITIVE_INFINITY;
+    const lastOwn = events.filter((e) => e.id > c.id && e.id < nextId && e.kind !== 'controller_ended').reduce((t, e) => Math.max(t, e.at_ms), c.at_ms);
+    total += Math.max(0, (ended.get(c.id) ?? lastOwn) - c.at_ms);
+  }
+  return total;
+}

@@ -22,6 +22,7 @@ import { historySeeds } from './history.js';
 import { priorSimulator } from '../calibration/prior-simulator.js';
 import { simulatorGuide } from '../optimize/sim-search/index.js';
 import { countsAgainstBudget, runTuneLoop, type TuneEvent, type TuneSummary } from './loop.js';
+import { earlierRunMs } from './controller-claim.js';
 import { maxRateMeasure } from './max-rate.js';
 import { finalStudySurrogate, studySurrogate } from './surrogate-model.js';
 
@@ -238,7 +239,8 @@ export async function runStudy(opts: StudyRunOptions): Promise<{ study: Optimiza
     await executor.preflight?.(trialInputOf(opts.spec, { id: 0, number: 0, config: {} }));
     const failures = createFailureBook(opts.store, opts.catalog, opts.spec);
     const study = buildStudy(opts, failures);
-    const deadlineMs = opts.spec.budget_hours === null ? null : opts.now() + opts.spec.budget_hours * 3_600_000;
+    // The time budget is the study's running time, whatever ran of it before this resume.
+    const deadlineMs = opts.spec.budget_hours === null ? null : opts.now() + opts.spec.budget_hours * 3_600_000 - earlierRunMs(opts.store, study.id);
     const summary = await runTuneLoop({
       study,
       store: opts.store,

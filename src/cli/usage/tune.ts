@@ -36,7 +36,8 @@ names a cause, becomes a rule on the knobs for the rest of the study and later s
 another way) each trial finds the highest request rate that meets the SLOs by bisection (at most 5 load
 runs per configuration). A resumed study keeps its objective. Every trial is recorded in the SQLite store as it
 finishes; running the same command again resumes the study (completed trials are kept, trials a crash
-left running are re-queued). Progress goes to stderr; the recommendation to stdout (JSON with --json);
+left running are re-queued). --budget-hours H is the study's running time: a resume goes on with what
+its earlier runs left of it. Progress goes to stderr; the recommendation to stdout (JSON with --json);
 the HTML report to reports/<study>/report.html (or --report-dir).
 --trace FILE tunes for exactly the traffic of a request trace (the formats of \`run --trace\`): every
 trial replays its requests, lengths, shared prefixes and times (÷ K with --trace-speed K; the first N with
