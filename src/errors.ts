@@ -62,6 +62,7 @@ export const ERROR_CATALOG = {
   LMB_ERR_INGEST_CONTEXT_MISSING: user('A run lacks the server config, GPU or model needed to learn from it', 400, 1),
   LMB_ERR_STUDY_NOT_FOUND: user('No study by that name or id', 404),
   LMB_ERR_STUDY_EXISTS: user('A study by that name already exists with different settings', 409),
+  LMB_ERR_STUDY_BUSY: user('Another process on this machine is running that study', 409),
   LMB_ERR_TRIAL_FINISHED: user('A finished trial cannot be changed', 409),
   LMB_ERR_NOT_FOUND: user('No such resource', 404),
   LMB_ERR_MODEL_NOT_TRAINED: user('No trained surrogate model for this question; train one first', 404),

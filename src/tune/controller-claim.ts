@@ -52,7 +52,7 @@ export function claimStudy(store: Store, studyId: number, name: string): () => v
   if (other !== undefined) {
     release();
     const pid = (other.payload as { pid: number }).pid;
-    throw new LmBenchError('LMB_ERR_STUDY_EXISTS', `study "${name}" is being run by process ${pid} on this machine (since ${new Date(other.at_ms).toISOString()}); let it finish, or stop it (Ctrl-C) and then resume`, {
+    throw new LmBenchError('LMB_ERR_STUDY_BUSY', `study "${name}" is being run by process ${pid} on this machine (since ${new Date(other.at_ms).toISOString()}); let it finish, or stop it (Ctrl-C) and then resume`, {
       details: { field: 'study', pid },
     });
   }

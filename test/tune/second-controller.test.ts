@@ -66,7 +66,7 @@ test('the same study started again while another process runs it is refused, and
   assert.notEqual(second.status, 0, JSON.stringify([second.status, second.signal, second.stdout.slice(0, 500)]));
   // With --json the error is the document on stdout.
   const err = (JSON.parse(second.stdout) as { error: { code: string; message: string } }).error;
-  assert.equal(err.code, 'LMB_ERR_STUDY_EXISTS');
+  assert.equal(err.code, 'LMB_ERR_STUDY_BUSY');
   assert.match(err.message, new RegExp(`^study "twice" is being run by process ${first.pid ?? -1} on this machine`));
   // The first process's trial was not taken for a crash's orphan (failed as stale and queued again).
   assert.deepEqual(trialStates(db), ['running']);
