@@ -6,6 +6,7 @@ import { ResolvedServerConfig, type BenchmarkResult } from '../domain/index.js';
 import { resolveConfig } from '../physics/index.js';
 import { parseJsonDocuments } from '../ingest/json-text.js';
 import { splitArgv } from './argv.js';
+import { reapSlotProcesses, writePidFile } from './pid-files.js';
 import { spawnArgv, stopProcess } from './process.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
 
@@ -30,6 +31,11 @@ export interface CommandTargetOptions {
   readonly now?: () => number;
   /** vLLM's value for every knob of the trial's config on its GPU and model; default: the bundled catalog's. */
   readonly resolve?: (input: TrialInput) => ResolvedServerConfig;
+  /**
+   * Where the running command's pid is kept (pid-files.ts), so a study resumed after its controller was
+   * killed stops the harness that controller left running before it runs the trial again.
+   */
+  readonly pidFile?: string;
 }
 
 /** What the harness reads from LMB_TRIAL_FILE: the trial, its config complete (see above), and which knobs it chose. */
@@ -86,6 +92,7 @@ export function createCommandTarget(opts: CommandTargetOptions): Target {
         const p = spawnArgv(argv, {
           env: { ...(opts.env ?? process.env), LMB_TRIAL_FILE: trialFile, LMB_RESULT_FILE: resultFile },
         });
+        if (opts.pidFile !== undefined && p.child.pid !== undefined) writePidFile(opts.pidFile, p.child.pid);
         let timedOut = false;
         const timer = setTimeout(() => {
           timedOut = true;
@@ -125,8 +132,18 @@ export function createCommandTarget(opts: CommandTargetOptions): Target {
           return { status: 'failed', started: true, code: 'LMB_ERR_COMMAND_FAILED', reason: `result file rejected: ${why}`, durationMs };
         }
       } finally {
+        if (opts.pidFile !== undefined) await rm(opts.pidFile, { force: true });
         await rm(dir, { recursive: true, force: true });
       }
     },
   };
+}
+
+/**
+ * Stops harnesses a killed controller left running: every `command-slot-*.pid` in `stateDir` whose
+ * process is still the one recorded (its start time; a file without one is left alone, since any
+ * command line may be a harness). Returns the pids stopped.
+ */
+export function reapStaleHarnesses(stateDir: string): number[] {
+  return reapSlotProcesses(stateDir, 'command', () => false);
 }

@@ -1,5 +1,6 @@
 import { createWorkerPool, workerEntry } from '../workers/pool.js';
 import { assertVllmExecutable } from './executable.js';
+import { reapStaleHarnesses } from './command-target.js';
 import { reapStaleServers } from './vllm-target.js';
 import { createSlurmExecutor } from './slurm/slurm-executor.js';
 import type { TargetSpec } from './spec.js';
@@ -13,7 +14,9 @@ import type { Executor, TrialOutcome } from './types.js';
  */
 export function createExecutor(spec: TargetSpec, parallel: number): Executor {
   if (spec.kind === 'slurm') return createSlurmExecutor(spec, { parallel });
+  // What a killed controller left running on this machine is stopped before its trials run again.
   if (spec.kind === 'vllm' && spec.state_dir !== undefined) reapStaleServers(spec.state_dir);
+  if (spec.kind === 'command' && spec.state_dir !== undefined) reapStaleHarnesses(spec.state_dir);
   const pool = createWorkerPool<TrialTask, TrialOutcome>({ entry: workerEntry(import.meta.url, 'trial'), what: 'trial', minThreads: 1, maxThreads: parallel, idleTimeoutMs: 30_000 });
   const free: number[] = Array.from({ length: parallel }, (_, i) => i);
   const waiters: ((slot: number) => void)[] = [];

@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Catalog } from '../catalog/index.js';
 import { defaultCatalog } from '../catalog/index.js';
 import type { BenchmarkResult } from '../domain/index.js';
@@ -8,6 +7,7 @@ import { runBenchmark, type Transport } from '../loadgen/index.js';
 import type { PowerSpec } from '../loadgen/power/index.js';
 import { createCommandTarget } from './command-target.js';
 import { normalizeHarnessResult } from './harness-result.js';
+import { slotPidFile } from './pid-files.js';
 import { serverPowerSpec } from './power.js';
 import { createSimTarget, simSpecProfile } from './sim-target.js';
 import type { TargetSpec } from './spec.js';
@@ -106,7 +106,7 @@ export function createTarget(spec: TargetSpec, slot: number, deps: TargetDeps = 
             servedModel,
             startupTimeoutMs: spec.startup_timeout_ms,
             env,
-            ...(spec.state_dir === undefined ? {} : { pidFile: join(spec.state_dir, `vllm-slot-${slot}.pid`) }),
+            ...(spec.state_dir === undefined ? {} : { pidFile: slotPidFile(spec.state_dir, 'vllm', slot) }),
             // The server's own environment decides which GPUs it sees, so it decides which are sampled.
             runLoad: (baseUrl, i, s) => loadAgainst(baseUrl, servedModel, i, s, { power: localServerPower(catalog, i, env) }),
             now,
@@ -124,6 +124,7 @@ export function createTarget(spec: TargetSpec, slot: number, deps: TargetDeps = 
         env: { ...process.env, ...spec.env },
         parseResult: normalizeHarnessResult,
         now,
+        ...(spec.state_dir === undefined ? {} : { pidFile: slotPidFile(spec.state_dir, 'command', slot) }),
       });
     case 'slurm':
       // Slurm trials are jobs the controller follows on its main thread (createExecutor), never a worker's.

@@ -47,6 +47,8 @@ export const TargetSpec = z.discriminatedUnion('kind', [
     command: argvCommand,
     timeout_ms: z.int().positive().default(3_600_000),
     env: z.record(z.string(), z.string()).default({}),
+    /** Where the running commands' pid files live, so a resumed study can stop harnesses a crash left behind. */
+    state_dir: z.string().optional(),
   }),
   /** One batch job per trial on a Slurm cluster (docs/slurm.md); the settings of `--slurm-config`. */
   SlurmConfig.extend({ kind: z.literal('slurm') }),

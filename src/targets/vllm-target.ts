@@ -1,9 +1,9 @@
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { BenchmarkResult } from '../domain/index.js';
 import { vllmServeArgs } from '../domain/index.js';
 import { assertVllmExecutable } from './executable.js';
 import { waitForHealth } from './health.js';
+import { reapSlotProcesses, writePidFile } from './pid-files.js';
 import { spawnArgv, stopProcess } from './process.js';
 import type { Target, TrialInput, TrialOutcome } from './types.js';
 
@@ -103,42 +103,11 @@ export function createVllmTarget(opts: VllmTargetOptions): Target {
   };
 }
 
-function writePidFile(file: string, pid: number): void {
-  mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, `${pid}\n`);
-}
-
 /**
- * Stops servers a crashed study left running: every `vllm-slot-*.pid` in `stateDir` whose process
- * still runs a command line containing `serve` gets its process group killed. Returns the pids stopped.
+ * Stops servers a crashed study left running: every `vllm-slot-*.pid` in `stateDir` whose process is
+ * still the server it names (pid-files.ts; a file of an older lm-bench: a command line containing
+ * `serve`) gets its process group killed. Returns the pids stopped.
  */
 export function reapStaleServers(stateDir: string): number[] {
-  let names: string[];
-  try {
-    names = readdirSync(stateDir).filter((n) => /^vllm-slot-\d+\.pid$/.test(n));
-  } catch {
-    return [];
-  }
-  const stopped: number[] = [];
-  for (const name of names) {
-    const file = join(stateDir, name);
-    const pid = Number(readFileSync(file, 'utf8').trim());
-    rmSync(file, { force: true });
-    if (!Number.isInteger(pid) || pid <= 1) continue;
-    let cmdline = '';
-    try {
-      cmdline = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    } catch {
-      continue; // gone already
-    }
-    // A reused pid belongs to someone else: only a server we started says `serve`.
-    if (!cmdline.split('\0').includes('serve')) continue;
-    try {
-      process.kill(-pid, 'SIGKILL');
-      stopped.push(pid);
-    } catch {
-      // raced with its exit
-    }
-  }
-  return stopped;
+  return reapSlotProcesses(stateDir, 'vllm', (argv) => argv.includes('serve'));
 }

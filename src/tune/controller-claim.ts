@@ -1,19 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { LmBenchError } from '../errors.js';
 import type { Store } from '../store/store.js';
+import { processStartTicks } from '../targets/pid-files.js';
 
 /** This process: its pid, its host, and when it started (so a reused pid is not taken for it). */
 function controllerId(pid: number): { pid: number; host: string; started: string | null } {
-  let started: string | null = null;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Field 22, start time in clock ticks since boot: after the "(comm)" that may hold spaces, the 20th.
-    started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    // not Linux, or the process is gone
-  }
-  return { pid, host: hostname(), started };
+  return { pid, host: hostname(), started: processStartTicks(pid) };
 }
 
 /** Whether the controller an event names still runs: same host, the pid alive, and (on Linux) the same process. */

@@ -109,7 +109,13 @@ function targetSpec(v: Values, dbPath: string, io: CliIo): TargetSpec {
       }
       case 'command': {
         const timeoutS = numberFlag(v['command-timeout-s'], 'command-timeout-s', { min: 1, max: 7 * 24 * 3600 });
-        return { kind, command: requireFlag(v.command, 'command'), ...(timeoutS === undefined ? {} : { timeout_ms: Math.round(timeoutS * 1000) }) };
+        return {
+          kind,
+          command: requireFlag(v.command, 'command'),
+          ...(timeoutS === undefined ? {} : { timeout_ms: Math.round(timeoutS * 1000) }),
+          // As the vllm target's servers: a resume stops the harnesses a killed `tune` left running.
+          state_dir: join(dbPath, '..', 'servers'),
+        };
       }
       case 'slurm':
         return { kind, ...loadYamlFile(resolve(cwd, requireFlag(v['slurm-config'], 'slurm-config')), SlurmConfig, 'LMB_ERR_CONFIG_INVALID') };
