@@ -14,9 +14,6 @@ import type { Executor, TrialOutcome } from './types.js';
  */
 export function createExecutor(spec: TargetSpec, parallel: number): Executor {
   if (spec.kind === 'slurm') return createSlurmExecutor(spec, { parallel });
-  // What a killed controller left running on this machine is stopped before its trials run again.
-  if (spec.kind === 'vllm' && spec.state_dir !== undefined) reapStaleServers(spec.state_dir);
-  if (spec.kind === 'command' && spec.state_dir !== undefined) reapStaleHarnesses(spec.state_dir);
   const pool = createWorkerPool<TrialTask, TrialOutcome>({ entry: workerEntry(import.meta.url, 'trial'), what: 'trial', minThreads: 1, maxThreads: parallel, idleTimeoutMs: 30_000 });
   const free: number[] = Array.from({ length: parallel }, (_, i) => i);
   const waiters: ((slot: number) => void)[] = [];
@@ -35,6 +32,11 @@ export function createExecutor(spec: TargetSpec, parallel: number): Executor {
     parallel,
     // A vLLM that is not there fails before the study is stored, not as every trial's exit 127.
     ...(spec.kind === 'vllm' ? { preflight: () => Promise.resolve().then(() => void assertVllmExecutable(spec.executable, { ...process.env, ...spec.env })) } : {}),
+    // What a killed controller left running on this machine (pid files under state_dir).
+    reapLeftovers: () => {
+      if (spec.kind === 'vllm' && spec.state_dir !== undefined) reapStaleServers(spec.state_dir);
+      if (spec.kind === 'command' && spec.state_dir !== undefined) reapStaleHarnesses(spec.state_dir);
+    },
     get running() {
       return running;
     },

@@ -75,6 +75,12 @@ export interface Executor {
   reattach?(input: TrialInput, handle: unknown, hooks?: RunHooks): Promise<{ readonly outcome: Promise<TrialOutcome> } | null>;
   /** Checks that the target can take this study's trials at all, before the study starts. */
   preflight?(input: TrialInput): Promise<void>;
+  /**
+   * Stops what a killed controller of the study left running on this machine (a vLLM server, a
+   * harness), before its trials run again. Called once the loop holds the study, never before: a
+   * second controller that is refused must not stop the first one's trials.
+   */
+  reapLeftovers?(): void;
   /** Trials running right now. */
   readonly running: number;
   close(): Promise<void>;

@@ -82,6 +82,9 @@ const FATAL = new Set(['LMB_ERR_SLURM_UNAVAILABLE', 'LMB_ERR_SLURM_SUBMIT_FAILED
 export async function runTuneLoop(opts: TuneLoopOptions): Promise<TuneSummary> {
   const release = claimStudy(opts.store, opts.study.id, opts.study.study.spec.name);
   try {
+    // Only now that this process holds the study: a refused second controller leaves the first one's
+    // servers and harnesses alone.
+    opts.executor.reapLeftovers?.();
     return await loop(opts);
   } finally {
     release();
