@@ -99,21 +99,15 @@ export function putStats(d: Draft, metric: 'ttft' | 'tpot' | 'itl' | 'e2el', s: 
 }
 
 /** a ≤ b, allowing for a tool's rounding (2 decimals in CSV exports round both sides the same way). */
-const atMost = (a: number, b: number): boolean => a <= b * (1 + 1e-6) + 1e-6;
+export const atMost = (a: number, b: number): boolean => a <= b * (1 + 1e-6) + 1e-6;
 
 /**
- * What a file's figures say about each other, refused rather than stored when they cannot both be
- * measured (a number stored wrong is worse than a file rejected): a run that completed requests took
- * time, and percentiles of one sample rise with the percentile, whatever the tool and its percentile
- * method, so a file where p50 > p90 (or p95 > p99) has them under the wrong names. Zeros are vLLM's
- * value for a metric with no sample and are not compared. (E2EL ≥ TTFT would catch more, but genai-perf's
- * own exporter test output, test/fixtures/ingest/genai-perf/csv-exporter-test, breaks it with made-up
- * figures.)
+ * The first pair of a metric's percentiles that falls (p50 > p90, or p95 > p99…), in words, or null:
+ * percentiles of one sample rise with the percentile whatever the tool and its percentile method, so
+ * such a file has them under the wrong names. Zeros are vLLM's value for a metric with no sample and are
+ * not compared. Ingest and the command target's harness results both refuse on it.
  */
-function checkFigures(d: Draft, v: Draft['values']): void {
-  // Requests that completed took time: a duration of 0 is a missing figure written as 0, or another
-  // unit rounded away, and every rate derived from it would be infinite.
-  if (v.duration === 0 && (v.completed ?? 0) > 0) throw rejected(`${at(d)}duration: 0 s with ${v.completed ?? 0} completed requests is not a measured duration`);
+export function fallingPercentiles(v: Readonly<Partial<Record<StatKey, number>>>): string | null {
   for (const m of ['ttft', 'tpot', 'itl', 'e2el'] as const) {
     const rising = (['p50', 'p90', 'p95', 'p99'] as const).flatMap((s) => {
       const x = v[`${s}_${m}_ms`];
@@ -121,9 +115,25 @@ function checkFigures(d: Draft, v: Draft['values']): void {
     });
     for (const [i, high] of rising.entries()) {
       const low = rising[i - 1];
-      if (low !== undefined && !atMost(low.x, high.x)) throw rejected(`${at(d)}${low.key} ${low.x} is above ${high.key} ${high.x}: a higher percentile cannot be lower (percentiles mislabelled?)`);
+      if (low !== undefined && !atMost(low.x, high.x)) return `${low.key} ${low.x} is above ${high.key} ${high.x}: a higher percentile cannot be lower (percentiles mislabelled?)`;
     }
   }
+  return null;
+}
+
+/**
+ * What a file's figures say about each other, refused rather than stored when they cannot both be
+ * measured (a number stored wrong is worse than a file rejected): a run that completed requests took
+ * time, and its percentiles rise (`fallingPercentiles`). (E2EL ≥ TTFT would catch more, but genai-perf's
+ * own exporter test output, test/fixtures/ingest/genai-perf/csv-exporter-test, breaks it with made-up
+ * figures.)
+ */
+function checkFigures(d: Draft, v: Draft['values']): void {
+  // Requests that completed took time: a duration of 0 is a missing figure written as 0, or another
+  // unit rounded away, and every rate derived from it would be infinite.
+  if (v.duration === 0 && (v.completed ?? 0) > 0) throw rejected(`${at(d)}duration: 0 s with ${v.completed ?? 0} completed requests is not a measured duration`);
+  const falling = fallingPercentiles(v);
+  if (falling !== null) throw rejected(`${at(d)}${falling}`);
 }
 
 const toRate = (v: number | undefined): number | 'inf' | undefined => (v === undefined ? undefined : v === Infinity ? 'inf' : v);

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { BenchmarkResult, Energy, ServerMetrics, STAT_KEYS, type ErrorSample } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { formatZodIssues } from '../util/zod-issues.js';
-import { buildResult, newDraft, put, RawNum } from '../ingest/draft.js';
+import { atMost, buildResult, fallingPercentiles, newDraft, put, RawNum } from '../ingest/draft.js';
 import { NON_FINITE_STRINGS } from '../ingest/json-text.js';
 import type { TrialInput } from './types.js';
 
@@ -67,18 +67,12 @@ const MIN_E2EL_MS = 1;
  * Zeros are vLLM's value for a figure with no sample, so they are not compared.
  */
 function checkFigures(f: Figures): void {
-  const close = (a: number, b: number): boolean => a <= b * (1 + 1e-6) + 1e-6;
-  for (const m of REQUIRED_METRICS) {
-    const rising = (['p50', 'p90', 'p95', 'p99'] as const).map((s) => ({ key: `${s}_${m}_ms` as const, v: f[`${s}_${m}_ms`] ?? 0 })).filter((e) => e.v > 0);
-    for (const [i, high] of rising.entries()) {
-      const low = rising[i - 1];
-      if (low !== undefined && !close(low.v, high.v)) throw reject(`${low.key} ${low.v} is above ${high.key} ${high.v}; a higher percentile cannot be lower`);
-    }
-  }
+  const falling = fallingPercentiles(f);
+  if (falling !== null) throw reject(falling);
   for (const s of ['mean', 'median', 'p50', 'p90', 'p95', 'p99'] as const) {
     const ttft = f[`${s}_ttft_ms`] ?? 0;
     const e2el = f[`${s}_e2el_ms`] ?? 0;
-    if (ttft > 0 && e2el > 0 && !close(ttft, e2el)) throw reject(`${s}_e2el_ms ${e2el} is below ${s}_ttft_ms ${ttft}; a request's end-to-end latency includes its time to first token (are they in the same unit, ms?)`);
+    if (ttft > 0 && e2el > 0 && !atMost(ttft, e2el)) throw reject(`${s}_e2el_ms ${e2el} is below ${s}_ttft_ms ${ttft}; a request's end-to-end latency includes its time to first token (are they in the same unit, ms?)`);
   }
   const e2els = (['mean', 'median', 'p50', 'p90', 'p95', 'p99'] as const).map((s) => [`${s}_e2el_ms`, f[`${s}_e2el_ms`] ?? 0] as const).filter(([, v]) => v > 0);
   const longest = e2els.reduce<readonly [string, number] | null>((a, e) => (a === null || e[1] > a[1] ? e : a), null);
