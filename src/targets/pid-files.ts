@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { procStatFields } from './process.js';
 
 /**
  * Pid files of the processes a local target starts per trial slot (a `vllm serve`, a user's harness),
@@ -12,13 +13,8 @@ import { dirname, join } from 'node:path';
 
 /** Clock ticks since boot at which `pid` started (/proc/PID/stat, field 22), or null (gone, or not Linux). */
 export function processStartTicks(pid: number): string | null {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // After "(comm)", which may hold spaces and parentheses, field 22 is the 20th.
-    return stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19] ?? null;
-  } catch {
-    return null;
-  }
+  // Field 22 is the 20th from the state (field 3).
+  return procStatFields(pid)?.[19] ?? null;
 }
 
 /** `<stateDir>/<prefix>-slot-<slot>.pid`. */

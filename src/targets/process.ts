@@ -134,6 +134,19 @@ function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
 }
 
 /**
+ * The fields of /proc/PID/stat after "pid (comm)", from the state (field 3) on, or null when the process
+ * is gone (or this is not Linux). comm may hold spaces and parentheses, so they are read after the last ')'.
+ */
+export function procStatFields(pid: number): string[] | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return null;
+  }
+}
+
+/**
  * Whether any process of the child's group still runs. A zombie does not count: its reaper is init,
  * which in a container may never get to it, and it holds nothing. Without /proc (not Linux), any
  * process the group's id still reaches counts.
@@ -153,14 +166,9 @@ function groupAlive(child: ChildProcess): boolean {
     }
   }
   for (const pid of pids) {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      continue; // gone meanwhile
-    }
-    // "pid (comm) state ppid pgrp …": comm may hold spaces and parentheses, so read after the last ')'.
-    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const fields = procStatFields(Number(pid));
+    if (fields === null) continue; // gone meanwhile
+    const [state, , pgrp] = fields;
     if (pgrp === String(child.pid) && state !== 'Z' && state !== 'X') return true;
   }
   return false;
