@@ -58,8 +58,7 @@ export function ingestBody(store: Store, catalog: Catalog, body: IngestRequest):
     const stored = storedRuns(store, p.rows, mine, p.format);
     // A run already stored keeps the context it was stored with: say what this request gave differently
     // (another GPU, model or knob), as `lm-bench ingest` does, rather than a silent "skipped".
-    const dup = (_: unknown, i: number): boolean => mine[i] === 'duplicate';
-    const warnings = mine.length > runIds.length ? [...p.warnings, ...contextNotes(store, p.rows.filter(dup), stored.filter(dup))] : p.warnings;
+    const warnings = [...p.warnings, ...contextNotes(store, p.rows, mine, stored)];
     return { name: p.name, format: p.format, runs: mine.length, accepted: runIds.length, skipped: mine.length - runIds.length, run_ids: runIds, stored, warnings };
   });
   return { accepted: files.reduce((s, f) => s + f.accepted, 0), skipped: files.reduce((s, f) => s + f.skipped, 0), files };

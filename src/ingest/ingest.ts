@@ -107,7 +107,7 @@ export function ingestOne(store: Store, file: LoadedFile, options: IngestOptions
   const runIds = ids.filter((id): id is number => id !== 'duplicate');
   const skipped = ids.length - runIds.length;
   const stored = storedRuns(store, rows, ids, format);
-  if (skipped > 0) warnings.push(...contextNotes(store, rows.filter((_, i) => ids[i] === 'duplicate'), stored.filter((_, i) => ids[i] === 'duplicate')));
+  warnings.push(...contextNotes(store, rows, ids, stored));
   return {
     path: file.path,
     status: runIds.length > 0 ? 'accepted' : 'skipped',

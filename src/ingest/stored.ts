@@ -49,13 +49,13 @@ export function storedRuns(store: Store, rows: readonly NewRun[], ids: readonly 
  * with a corrected `--gpu` or `--model` changes nothing, and without a word the user would believe it
  * did. One note per difference, naming the runs and what they keep.
  */
-export function contextNotes(store: Store, rows: readonly NewRun[], stored: readonly StoredRun[]): string[] {
+export function contextNotes(store: Store, rows: readonly NewRun[], ids: readonly (number | 'duplicate')[], stored: readonly StoredRun[]): string[] {
   const byChange = new Map<string, number[]>();
   for (const [i, row] of rows.entries()) {
-    const id = stored[i]?.run_id;
+    // A run this ingest stored has the context it was given; only a skipped one may keep another.
+    const id = ids[i] === 'duplicate' ? stored[i]?.run_id : null;
     if (id === null || id === undefined) continue;
     const prev = store.getRun(id);
-    if (prev.content_hash !== row.contentHash) continue; // a new run (its own id), not a duplicate
     const diffs: string[] = [];
     const was = `${prev.hardware.count}× ${prev.hardware.gpu}`;
     const now = `${row.hardware.count}× ${row.hardware.gpu}`;
