@@ -2,6 +2,7 @@ import type { BenchmarkResult, KnobValue, Slo, Trial } from '../../../domain/ind
 import { assertNever } from '../../../errors.js';
 import type { TargetName } from '../../../surrogate/targets.js';
 import { paretoFront } from '../../../optimize/pareto.js';
+import { mean } from '../../../metrics/stats.js';
 import { configGroups } from '../../../optimize/repeats.js';
 import type { StudyAnalysis } from '../types.js';
 
@@ -88,7 +89,6 @@ export function buildParetoData(a: StudyAnalysis, metric: ParetoMetric): ParetoD
   const measured = configGroups(a.trials, spec.slo)
     .map((g) => ({ first: g.trials[0] as Trial, feasible: g.feasible, runs: g.measured.filter((t) => xOf(t.result as BenchmarkResult, metric) !== null) }))
     .filter((g) => g.runs.length > 0);
-  const mean = (xs: readonly number[]): number => xs.reduce((s, x) => s + x, 0) / xs.length;
   const plane = measured.map((g) => [mean(g.runs.map((t) => xOf(t.result as BenchmarkResult, metric) as number)), -mean(g.runs.map((t) => (t.result as BenchmarkResult).output_throughput)) / gpus]);
   const onFront = new Set(paretoFront(plane));
   const points: ParetoPoint[] = measured.map((g, i) => {
