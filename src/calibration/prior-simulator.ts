@@ -10,9 +10,42 @@ import type { Store } from '../store/store.js';
 /**
  * The simulator behind the prior: which profile prices it (a `sim calibrate` profile stored for this
  * GPU when there is one, so the prior sharpens as real runs come in; else the default), and one run
- * of a configuration capped to a few hundred requests (enough for the tail the SLOs read, ~0.1 s each).
+ * of a configuration capped to a few hundred requests (enough for the tail the SLOs read, ~0.1 s each),
+ * longer where that cannot tell whether the server keeps up with an open-loop load.
  */
 export const PRIOR_MAX_PROMPTS = 400;
+
+/**
+ * A run too short to tell whether the server keeps up (`undecided`, metrics/saturation.ts) is run again
+ * with twice the requests, up to this many. Qwen3-14B `code` on one H100 at 1.7–2× a burst's throughput
+ * stays undecided at 400–1,600 requests and is saturated at 3,200 in every seed tried (sustained
+ * 20–21 req/s of 26–31 offered); such a run costs ~0.1–0.3 s. The verdict is the load's, not the run
+ * length's, so the simulated search and the answers should not take "too short to tell" for "keeps up".
+ */
+export const PRIOR_DECIDE_MAX_PROMPTS = 3200;
+
+/**
+ * The same workload with twice the requests, when `result` could not tell whether the server keeps up
+ * and a longer run can: a steady open-loop arrival (rate stages would run into their next stage, a
+ * trace's data has no more requests), within PRIOR_DECIDE_MAX_PROMPTS; else null.
+ */
+export function longerToDecide(workload: Workload, result: BenchmarkResult): Workload | null {
+  if (result.saturation?.undecided !== true || result.saturation.saturated || workload.trace?.data !== undefined) return null;
+  const a = workload.arrival;
+  switch (a.kind) {
+    case 'closed':
+    case 'burst':
+      return null;
+    case 'poisson':
+      if (a.stages !== undefined) return null;
+      break;
+    case 'gamma':
+    case 'constant':
+      break;
+  }
+  const more = workload.num_prompts * 2;
+  return more > PRIOR_DECIDE_MAX_PROMPTS ? null : { ...workload, num_prompts: more };
+}
 
 export interface PriorDeployment {
   readonly hardware: HardwareRef;
@@ -48,8 +81,12 @@ export function priorSimulator(store: Store | null, catalog: Catalog, d: PriorDe
   const { profile, source } = resolveProfile(store, catalog, catalog.gpu(d.hardware.gpu), 'auto', d.vllmVersion);
   const workload = { ...d.workload, num_prompts: Math.min(d.workload.num_prompts, PRIOR_MAX_PROMPTS) };
   const run = (config: ServerConfig): PriorRun => {
-    const out = simulate({ config, hardware: d.hardware, model: d.model, workload, seed: 1, slo: d.slo, catalog, profile });
-    return out.ok ? { ok: true, result: out.result } : { ok: false, failure: out.failure };
+    for (let w: Workload | null = workload; ; ) {
+      const out = simulate({ config, hardware: d.hardware, model: d.model, workload: w, seed: 1, slo: d.slo, catalog, profile });
+      if (!out.ok) return { ok: false, failure: out.failure };
+      w = longerToDecide(w, out.result);
+      if (w === null) return { ok: true, result: out.result };
+    }
   };
   return {
     profileSource: source,
