@@ -91,7 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const onTrialFinished = (state: string): void => {
     metrics.trialsFinished.inc({ state });
   };
-  const studies = new StudyManager({ store: deps.store, dbPath: deps.dbPath, spacePath, catalog, space, targets: config.targets, now, log: app.log, onTrialFinished });
+  const studies = new StudyManager({ store: deps.store, dbPath: deps.dbPath, spacePath, catalog, space, targets: config.targets, now, log: app.log, onTrialFinished, maxRunning: config.limits.running_studies });
   const ctx: ServiceContext = {
     store: deps.store,
     catalog,

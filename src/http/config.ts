@@ -31,8 +31,10 @@ export const ServiceConfig = z.strictObject({
       budget_trials: z.int().positive().default(500),
       parallel: z.int().positive().default(8),
       recommend_candidates: z.int().positive().default(200_000),
+      /** Studies whose tuning loops run at once; more wait their turn (`queued`), first come first served. */
+      running_studies: z.int().positive().max(256).default(4),
     })
-    .default({ budget_trials: 500, parallel: 8, recommend_candidates: 200_000 }),
+    .default({ budget_trials: 500, parallel: 8, recommend_candidates: 200_000, running_studies: 4 }),
   /** Candidates scored per recommendation (the CLI's default is 20,000). */
   recommend_candidates: z.int().min(100).default(20_000),
   /** Recommendation worker threads (answers are computed off the request thread). */

@@ -128,6 +128,8 @@ export const StudyListItem = z.object({
   name: z.string(),
   state: Study.shape.state,
   active: z.boolean(),
+  /** Waiting for one of the service's `limits.running_studies` loops (its state stays `running`). */
+  queued: z.boolean(),
   trials: z.int(),
   complete: z.int(),
   budget_trials: z.int(),
@@ -161,6 +163,7 @@ const LearnedRule = z.object({
 export const StudyDetail = z.object({
   study: z.object({ id: z.int(), name: z.string(), state: Study.shape.state, spec: StudySpec }),
   active: z.boolean(),
+  queued: z.boolean(),
   progress: z.object({ counted: z.int(), budget_trials: z.int(), running: z.int(), waiting: z.int() }),
   stop_reason: z.string().nullable(),
   trials: z.array(TrialSummary),
@@ -175,7 +178,7 @@ export const StudyDetail = z.object({
 
 export const StudyList = z.object({ studies: z.array(StudyListItem) });
 
-export const StudyAccepted = z.object({ id: z.int(), name: z.string(), state: Study.shape.state, active: z.boolean() });
+export const StudyAccepted = z.object({ id: z.int(), name: z.string(), state: Study.shape.state, active: z.boolean(), queued: z.boolean() });
 
 export const TrainRequestBody = z.strictObject({
   folds: z.int().min(0).max(20).default(3),

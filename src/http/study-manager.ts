@@ -23,6 +23,8 @@ import type { StudyWorkerData, StudyWorkerMessage } from './study.worker.js';
  * service resumes them (trials still running past the grace are re-queued by the loop on resume).
  * Which profile and sampler a study uses is kept in its `service_study` event, so a resume uses
  * the service's current profile of that name, never a command read back from the database.
+ * At most `maxRunning` loops run at once (each is a thread, with its targets' trials): the rest wait
+ * their turn in the order they came (`queued`), stored as `running`, so a restart queues them again.
  */
 export type SamplerName = 'surrogate' | 'random';
 
@@ -43,6 +45,15 @@ export interface StudyManagerOptions {
   readonly log: { info(o: object, msg: string): void; error(o: object, msg: string): void };
   /** Called for each trial a study of this service finishes (`complete` or `failed`). */
   readonly onTrialFinished?: (state: string) => void;
+  /** Studies whose loops run at once; more wait their turn (default: no limit). */
+  readonly maxRunning?: number;
+}
+
+/** A study waiting for a free loop: what its start needs. */
+interface Queued {
+  readonly spec: StudySpec;
+  readonly target: TargetSpec;
+  readonly sampler: SamplerName;
 }
 
 interface Active {
@@ -63,6 +74,8 @@ export const SERVICE_STUDY_EVENT = 'service_study';
 export class StudyManager {
   readonly #o: StudyManagerOptions;
   readonly #active = new Map<number, Active>();
+  /** Studies waiting for a loop, first come first served (a Map iterates in insertion order). */
+  readonly #queued = new Map<number, Queued>();
   #closed = false;
 
   constructor(options: StudyManagerOptions) {
@@ -75,6 +88,11 @@ export class StudyManager {
 
   isActive(studyId: number): boolean {
     return this.#active.has(studyId);
+  }
+
+  /** Waiting for a loop: created or resumed while `maxRunning` studies ran. */
+  isQueued(studyId: number): boolean {
+    return this.#queued.has(studyId);
   }
 
   profile(name: string): TargetSpec {
@@ -139,6 +157,7 @@ export class StudyManager {
 
   resume(idOrName: number | string): number {
     const study = this.#o.store.getStudy(idOrName);
+    if (this.#queued.has(study.id)) return study.id;
     const active = this.#active.get(study.id);
     if (active !== undefined) {
       // A loop that was told to stop ends on its own, and would take this resume with it: start it
@@ -160,7 +179,7 @@ export class StudyManager {
   resumeRunning(): number[] {
     const out: number[] = [];
     for (const s of this.#o.store.listStudies()) {
-      if (s.state !== 'running' || this.#active.has(s.id) || this.infoOf(s.id) === null) continue;
+      if (s.state !== 'running' || this.#active.has(s.id) || this.#queued.has(s.id) || this.infoOf(s.id) === null) continue;
       try {
         out.push(this.resume(s.id));
       } catch (err) {
@@ -184,8 +203,16 @@ export class StudyManager {
     return study.id;
   }
 
-  /** A stop or cancel also withdraws a resume asked for while the study was stopping. */
+  /**
+   * A stop or cancel also withdraws a resume asked for while the study was stopping. A queued study,
+   * which has run nothing since it was queued, stops as its loop would have: `stopped`, interrupted.
+   */
   #stopActive(studyId: number, mode: StopMode): void {
+    if (this.#queued.delete(studyId)) {
+      this.#o.store.setStudyState(studyId, 'stopped');
+      this.#o.store.appendEvent({ studyId, kind: 'study_stopped', payload: { reason: 'interrupted' } });
+      return;
+    }
     const active = this.#active.get(studyId);
     if (active === undefined) return;
     active.stopping = true;
@@ -212,6 +239,8 @@ export class StudyManager {
    */
   async shutdown(graceMs: number, then: () => void = () => undefined): Promise<{ finished: number; left: number }> {
     this.#closed = true;
+    // Queued studies stay `running` in the store: the next start queues them again.
+    this.#queued.clear();
     const all = [...this.#active.entries()];
     for (const [, a] of all) {
       a.shuttingDown = true;
@@ -244,18 +273,41 @@ export class StudyManager {
 
   #start(studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): void {
     if (this.#closed) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the service is shutting down');
-    const active = this.#inWorker(this.#o.dbPath, studyId, spec, target, sampler);
+    if (this.#active.size + this.#queued.size >= (this.#o.maxRunning ?? Number.POSITIVE_INFINITY)) {
+      this.#queued.set(studyId, { spec, target, sampler });
+      // Stored as running (a new study is `created`, a resumed one `stopped`), so a restart queues it again.
+      this.#o.store.setStudyState(studyId, 'running');
+      this.#o.log.info({ study: studyId, ahead: this.#active.size + this.#queued.size - 1 }, 'study queued');
+      return;
+    }
+    this.#launch(studyId, { spec, target, sampler });
+  }
+
+  #launch(studyId: number, q: Queued): void {
+    const active = this.#inWorker(this.#o.dbPath, studyId, q.spec, q.target, q.sampler);
     void active.done.finally(() => {
       this.#active.delete(studyId);
-      if (!active.resumeAfter || this.#closed) return;
-      try {
-        this.resume(studyId);
-      } catch (err) {
-        this.#o.log.error({ err, study: studyId }, 'could not resume study');
+      if (this.#closed) return;
+      if (active.resumeAfter) {
+        try {
+          this.resume(studyId);
+        } catch (err) {
+          this.#o.log.error({ err, study: studyId }, 'could not resume study');
+        }
       }
+      this.#startQueued();
     });
     this.#active.set(studyId, active);
-    this.#o.log.info({ study: studyId, target: target.kind, sampler }, 'study started');
+    this.#o.log.info({ study: studyId, target: q.target.kind, sampler: q.sampler }, 'study started');
+  }
+
+  /** Starts queued studies, oldest first, while loops are free. */
+  #startQueued(): void {
+    for (const [studyId, q] of this.#queued) {
+      if (this.#active.size >= (this.#o.maxRunning ?? Number.POSITIVE_INFINITY)) return;
+      this.#queued.delete(studyId);
+      this.#launch(studyId, q);
+    }
   }
 
   #inWorker(dbPath: string, studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): Active {

@@ -25,7 +25,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
 
   const accepted = (id: number) => {
     const s = ctx.store.getStudy(id);
-    return { id: s.id, name: s.spec.name, state: s.state, active: ctx.studies.isActive(s.id) };
+    return { id: s.id, name: s.spec.name, state: s.state, active: ctx.studies.isActive(s.id), queued: ctx.studies.isQueued(s.id) };
   };
 
   app.post('/v1/studies', { onRequest: ctx.auth }, async (req, reply) => {
@@ -69,6 +69,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
         name: s.spec.name,
         state: s.state,
         active: ctx.studies.isActive(s.id),
+        queued: ctx.studies.isQueued(s.id),
         trials: trials.length,
         complete: trials.filter((t) => t.state === 'complete').length,
         budget_trials: s.spec.budget_trials,
@@ -86,6 +87,7 @@ export const studyRoutes: FastifyPluginCallback<{ ctx: ServiceContext }> = (app,
     return reply.send({
       ...summary,
       active: ctx.studies.isActive(summary.study.id),
+      queued: ctx.studies.isQueued(summary.study.id),
       progress: {
         counted: trials.filter(countsAgainstBudget).length,
         budget_trials: summary.study.spec.budget_trials,
