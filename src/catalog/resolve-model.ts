@@ -1,6 +1,6 @@
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, realpathSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ModelSpec } from '../domain/index.js';
 import { isLmBenchError, LmBenchError } from '../errors.js';
 import { findCachedConfig, hubCacheRoot, isRepoId, readConfigFile, writeCachedConfig, type Env } from './hf-cache.js';
@@ -40,6 +40,14 @@ export interface ResolveOptions {
   /** `--offline`: the hub is never asked (as HF_HUB_OFFLINE=1). */
   readonly offline?: boolean | undefined;
   readonly timeoutMs?: number | undefined;
+  /**
+   * Where a path may point (the service's `model_dirs`): only an absolute path inside one of them,
+   * links followed, is read, and a name that is not one is never tried as a path. Undefined: any
+   * path (the CLI, whose user owns the files it reads).
+   */
+  readonly pathRoots?: readonly string[] | undefined;
+  /** How messages name the option the model came from: `--model` (the CLI) or a request's `model`. */
+  readonly option?: string | undefined;
 }
 
 export async function resolveModel(name: string, o: ResolveOptions): Promise<ResolvedModel> {
@@ -65,18 +73,19 @@ async function resolveFiles(name: string, o: ResolveOptions): Promise<ResolvedMo
     if (stored !== null) return stored;
   }
 
-  const cwd = o.cwd ?? process.cwd();
-  const home = o.home ?? homedir();
-  const path = resolve(cwd, name.startsWith('~/') ? join(home, name.slice(2)) : name);
-  if (existsSync(path)) {
+  const option = o.option ?? '--model';
+  const path = o.pathRoots === undefined ? resolve(o.cwd ?? process.cwd(), name.startsWith('~/') ? join(o.home ?? homedir(), name.slice(2)) : name) : pathWithin(name, o.pathRoots);
+  if (path !== null && existsSync(path)) {
     const file = statSync(path).isDirectory() ? join(path, 'config.json') : path;
-    if (!existsSync(file)) throw new LmBenchError('LMB_ERR_UNKNOWN_MODEL', `${path} is a directory without a config.json; --model takes a directory holding the model's config.json, or the file itself`, { details: { field: 'model', value: name } });
+    if (!existsSync(file)) throw new LmBenchError('LMB_ERR_UNKNOWN_MODEL', `${path} is a directory without a config.json; ${option} takes a directory holding the model's config.json, or the file itself`, { details: { field: 'model', value: name } });
+    if (o.pathRoots !== undefined) pathWithin(realpathSync(file), o.pathRoots.map((r) => (existsSync(r) ? realpathSync(r) : r)), name);
     const dir = file === path ? dirname(path) : path;
     return distinctFromCatalog(fromFile(file, { id: pathId(dir), hfName: dir, origin: 'path' }), o.catalog);
   }
-  tried.push(`a path (${path} does not exist)`);
+  if (path !== null) tried.push(`a path (${path} does not exist)`);
 
-  if (!isRepoId(name)) throw unknown(name, tried);
+  const home = o.home ?? homedir();
+  if (!isRepoId(name)) throw unknown(name, tried, option);
   const root = hubCacheRoot(o.env, home);
   const cached = findCachedConfig(root, name);
   const meta = { id: name.toLowerCase(), hfName: name };
@@ -90,7 +99,7 @@ async function resolveFiles(name: string, o: ResolveOptions): Promise<ResolvedMo
   const offline = o.offline === true || ['1', 'true', 'yes'].includes((o.env['HF_HUB_OFFLINE'] ?? '').toLowerCase());
   if (offline) {
     tried.push(`the hub (not asked: ${o.offline === true ? '--offline' : 'HF_HUB_OFFLINE=1'})`);
-    throw unknown(name, tried);
+    throw unknown(name, tried, option);
   }
   let fetched: Awaited<ReturnType<typeof fetchHubConfig>>;
   try {
@@ -98,7 +107,7 @@ async function resolveFiles(name: string, o: ResolveOptions): Promise<ResolvedMo
   } catch (err) {
     if (!(err instanceof HubNotFound)) throw err;
     tried.push(`the hub (${hubEndpoint(o.env)}: ${err.message})`);
-    throw unknown(name, tried);
+    throw unknown(name, tried, option);
   }
   const { spec, hash } = derive(fetched.bytes.toString('utf8'), fetched.url, { ...meta, source: `${fetched.url} (commit ${fetched.commit})` });
   // Cached as the hub client would, so the next resolution (and vLLM itself) finds it offline. A cache
@@ -177,10 +186,30 @@ function derive(text: string, where: string, meta: { id: string; hfName: string;
   }
 }
 
-function unknown(name: string, tried: readonly string[]): LmBenchError {
+/**
+ * A path name may be read as, under `roots` (absolute paths inside one of them): null for a name that
+ * is no path (ORG/NAME, a bare name: the cache and the hub). Any other path is refused with the same
+ * words whether or not it exists, so a request cannot learn what is on the service's disk.
+ */
+function pathWithin(name: string, roots: readonly string[], asked = name): string | null {
+  const looksLikePath = isAbsolute(name) || name.startsWith('.') || name.startsWith('~') || name.includes('\\');
+  if (!looksLikePath) return null;
+  const path = resolve(name);
+  const inside = (root: string): boolean => {
+    const rel = relative(resolve(root), path);
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+  };
+  if (isAbsolute(name) && roots.some(inside)) return path;
+  const where = roots.length === 0 ? 'none are configured' : `configured: ${roots.join(', ')}`;
+  throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `model "${asked}": this service reads a config.json only by an absolute path inside its model_dirs (${where}); name a catalog model or an ORG/NAME Hugging Face repo id`, {
+    details: { field: 'model' },
+  });
+}
+
+function unknown(name: string, tried: readonly string[], option = '--model'): LmBenchError {
   return new LmBenchError(
     'LMB_ERR_UNKNOWN_MODEL',
-    `unknown model "${name}": tried ${tried.map((t, i) => `${i + 1}. ${t}`).join('; ')}. Point --model at a directory holding the model's config.json (or the file), or at an ORG/NAME Hugging Face repo id (downloaded with \`huggingface-cli download ORG/NAME config.json\`, or fetched from the hub when online)`,
+    `unknown model "${name}": tried ${tried.map((t, i) => `${i + 1}. ${t}`).join('; ')}. Point ${option} at a directory holding the model's config.json (or the file), or at an ORG/NAME Hugging Face repo id (downloaded with \`huggingface-cli download ORG/NAME config.json\`, or fetched from the hub when online)`,
     { details: { field: 'model', value: name } },
   );
 }

@@ -105,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     now,
     resolveModel: async (name) => {
       try {
-        return await resolveModel(name, { catalog, env: deps.env ?? process.env });
+        return await resolveModel(name, { catalog, env: deps.env ?? process.env, pathRoots: config.model_dirs, option: 'model' });
       } catch (err) {
         throw withoutFileText(err);
       }

@@ -18,6 +18,12 @@ export const ServiceConfig = z.strictObject({
   /** A file holding the bearer token (first line); `LMB_API_TOKEN` wins when both are set. */
   token_file: z.string().min(1).optional(),
   space: z.string().min(1).optional(),
+  /**
+   * Directories a request's `model` may name a config.json in, by absolute path (links followed). None
+   * by default: a request names catalog models and ORG/NAME repo ids (the service's Hugging Face cache,
+   * the hub), and no path of the service's disk is read or probed for it.
+   */
+  model_dirs: z.array(z.string().min(1)).max(64).default([]),
   /** Named target profiles studies may run against, e.g. `{ sim: { kind: sim } }`. */
   targets: z.record(z.string().regex(/^[\w.-]+$/), TargetSpec).default({ sim: { kind: 'sim' } }),
   body_limit_bytes: z.int().positive().default(8 * 1024 * 1024),
@@ -53,7 +59,7 @@ export function loadServiceConfig(file: string): ServiceConfig {
   const db = rel(cfg.db);
   const tokenFile = rel(cfg.token_file);
   const space = rel(cfg.space);
-  return { ...cfg, ...(db === undefined ? {} : { db }), ...(tokenFile === undefined ? {} : { token_file: tokenFile }), ...(space === undefined ? {} : { space }) };
+  return { ...cfg, model_dirs: cfg.model_dirs.map((d) => rel(d) ?? d), ...(db === undefined ? {} : { db }), ...(tokenFile === undefined ? {} : { token_file: tokenFile }), ...(space === undefined ? {} : { space }) };
 }
 
 /** The bearer token: `LMB_API_TOKEN`, else the first line of `token_file`, else null (writes refused). */

@@ -58,12 +58,15 @@ export async function seedTrainedDb(dbPath: string, runs = 24): Promise<void> {
   }
 }
 
+/** The service config of the tests' apps: small answers, a long grace, no rate limit to speak of. */
+export const TEST_CONFIG = { recommend_candidates: 500, shutdown_grace_ms: 20_000, rate_limit: { max: 10_000, window_ms: 60_000 } } as const;
+
 export async function testApp(t: TestContext, dbPath: string, extra: Partial<AppDeps> = {}): Promise<FastifyInstance> {
   const app = await buildApp({
     store: openStore(dbPath),
     dbPath,
     token: TOKEN,
-    config: { recommend_candidates: 500, shutdown_grace_ms: 20_000, rate_limit: { max: 10_000, window_ms: 60_000 } },
+    config: TEST_CONFIG,
     ...extra,
   });
   t.after(() => app.close());

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import Database from 'better-sqlite3';
 import { openStore } from '../../src/store/index.js';
-import { AUTH, SMALL_WORKLOAD, tempDb, testApp, waitFor } from './helpers.js';
+import { AUTH, SMALL_WORKLOAD, TEST_CONFIG, tempDb, testApp, waitFor } from './helpers.js';
 
 // The service resolves a request's `model` like the CLI's --model (a path on its disk, its Hugging
 // Face cache, never the network here: HF_HUB_OFFLINE=1), through real SQLite files and the real
@@ -31,12 +31,13 @@ function counts(db: string): Record<string, number> {
   }
 }
 
-const ENV = (cache: string) => ({ env: { HF_HUB_OFFLINE: '1', HF_HUB_CACHE: cache } });
+/** Offline, with `root` the one directory a request's model path may name. */
+const ENV = (root: string) => ({ env: { HF_HUB_OFFLINE: '1', HF_HUB_CACHE: join(root, 'hub') }, config: { ...TEST_CONFIG, model_dirs: [root] } });
 
 test('POST /v1/recommendations with a model path answers with `vllm serve PATH`; two checkpoints of one name never share an answer', { timeout: 120_000 }, async (t) => {
   const db = tempDb(t);
   const root = dirname(db);
-  const app = await testApp(t, db, ENV(join(root, 'hub')));
+  const app = await testApp(t, db, ENV(root));
   const a = modelDir(join(root, 'a'), 'Qwen2.5-32B-Instruct', fixture('qwen2.5-32b-instruct'));
   const b = modelDir(join(root, 'b'), 'Qwen2.5-32B-Instruct', { ...fixture('qwen2.5-32b-instruct'), num_hidden_layers: 48 });
   const ask = (model: string) => app.inject({ method: 'POST', url: '/v1/recommendations', payload: { gpu: 'NVIDIA H100 80GB HBM3', gpus: 2, model, workload: SMALL_WORKLOAD } });
@@ -55,7 +56,7 @@ test('POST /v1/recommendations with a model path answers with `vllm serve PATH`;
 test('POST /v1/studies with a model path stores the spec and its hash with the study; its runs are found by GET /v1/runs?model=', { timeout: 120_000 }, async (t) => {
   const db = tempDb(t);
   const root = dirname(db);
-  const app = await testApp(t, db, ENV(join(root, 'hub')));
+  const app = await testApp(t, db, ENV(root));
   const dir = modelDir(root, 'Phi-4', fixture('phi-4'));
   const payload = { name: 'phi', target: 'sim', gpu: 'H100-SXM', gpus: 1, model: dir, workload: SMALL_WORKLOAD, budget_trials: 2, sampler: 'random', seed: 2 };
   const created = await app.inject({ method: 'POST', url: '/v1/studies', payload, headers: AUTH });
@@ -80,7 +81,7 @@ test('POST /v1/studies with a model path stores the spec and its hash with the s
 test('a model the service cannot resolve is a 400 with the catalog error, and nothing is stored', async (t) => {
   const db = tempDb(t);
   const root = dirname(db);
-  const app = await testApp(t, db, ENV(join(root, 'hub')));
+  const app = await testApp(t, db, ENV(root));
   const strange = modelDir(root, 'Strange', { architectures: ['AcmeForCausalLM'], model_type: 'acme' });
   const before = counts(db);
   const study = { name: 's', target: 'sim', gpu: 'H100-SXM', gpus: 1, workload: SMALL_WORKLOAD, budget_trials: 2, sampler: 'random' };

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { PROJECT_ROOT } from '../../src/catalog/index.js';
-import { AUTH, tempDb, testApp } from './helpers.js';
+import { AUTH, TEST_CONFIG, tempDb, testApp } from './helpers.js';
 
 // Requests fastify itself refuses (the body's size, type or syntax) answer like every other 4xx: a
 // catalog code and the part of the request at fault in details.field; and nothing is stored.
@@ -84,7 +84,7 @@ test('POST /v1/studies refuses a name of digits only, which /v1/studies/:id woul
 
 test('a model path to a file that is not JSON is a 400 that never quotes the file', async (t) => {
   const db = tempDb(t);
-  const app = await testApp(t, db);
+  const app = await testApp(t, db, { config: { ...TEST_CONFIG, model_dirs: [dirname(db)] } });
   const secret = join(dirname(db), 'config.json');
   writeFileSync(secret, 'db_password=hunter2-SECRET\n');
   const cases = [

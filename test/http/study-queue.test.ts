@@ -1,7 +1,7 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment, @typescript-eslint/no-unsafe-return, @typescript-eslint/no-unsafe-call -- JSON bodies are read loosely; the assertions check their shape */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AUTH, SMALL_WORKLOAD, tempDb, testApp } from './helpers.js';
+import { AUTH, SMALL_WORKLOAD, TEST_CONFIG, tempDb, testApp } from './helpers.js';
 
 // With `limits.running_studies` loops busy, a new study waits its turn instead of starting another
 // thread of trials beside them.
@@ -9,7 +9,7 @@ import { AUTH, SMALL_WORKLOAD, tempDb, testApp } from './helpers.js';
 const study = (name: string, budget: number) => ({ name, target: 'sim', gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: SMALL_WORKLOAD, budget_trials: budget, sampler: 'random', seed: 5 });
 
 test('past limits.running_studies a study is queued, starts when the running one ends, and a stop takes one out of the queue', { timeout: 150_000 }, async (t) => {
-  const app = await testApp(t, tempDb(t), { config: { recommend_candidates: 500, shutdown_grace_ms: 20_000, rate_limit: { max: 10_000, window_ms: 60_000 }, limits: { running_studies: 1 } } });
+  const app = await testApp(t, tempDb(t), { config: { ...TEST_CONFIG, limits: { running_studies: 1 } } });
   const post = async (name: string, budget: number) => {
     const r = await app.inject({ method: 'POST', url: '/v1/studies', payload: study(name, budget), headers: AUTH });
     assert.equal(r.statusCode, 202, r.body);
