@@ -1,3 +1,4 @@
+import { dirname, join, resolve } from 'node:path';
 import type { Catalog } from '../catalog/index.js';
 import type { ServerConfig, StudySpec } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
@@ -95,6 +96,11 @@ export class StudyManager {
     return this.#queued.has(studyId);
   }
 
+  /**
+   * A profile of the config. A target that starts processes here (`vllm serve`, a harness) keeps their
+   * pid files under `servers/` beside the history unless the profile names a `state_dir`, as `tune`'s do:
+   * a service killed mid-trial stops what it left running when it resumes the study.
+   */
   profile(name: string): TargetSpec {
     const t = this.#o.targets[name];
     if (t === undefined) {
@@ -102,7 +108,15 @@ export class StudyManager {
         details: { field: 'target', value: name },
       });
     }
-    return t;
+    switch (t.kind) {
+      case 'vllm':
+      case 'command':
+        return t.state_dir === undefined ? { ...t, state_dir: join(dirname(resolve(this.#o.dbPath)), 'servers') } : t;
+      case 'sim':
+      case 'endpoint':
+      case 'slurm':
+        return t;
+    }
   }
 
   /** Enqueued configurations must lie in the space and pass its rules before any reaches an argv. */

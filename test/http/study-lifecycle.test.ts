@@ -1,10 +1,12 @@
 /* eslint-disable @typescript-eslint/no-unsafe-member-access, @typescript-eslint/no-unsafe-assignment -- JSON bodies are read loosely; the assertions check their shape */
+import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { StudySpec } from '../../src/domain/index.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { StudyManager } from '../../src/http/study-manager.js';
+import { TargetSpec } from '../../src/targets/spec.js';
 import { objectivesFor } from '../../src/optimize/objectives.js';
 import { loadSpace } from '../../src/space/index.js';
 import { openStore } from '../../src/store/index.js';
@@ -101,4 +103,22 @@ test('a study stopped just before the service shuts down stays stopped after the
   const resumed = (await second.inject({ method: 'GET', url: '/v1/studies/resumed-then-shutdown' })).json();
   assert.ok(resumed.active === true || resumed.study.state === 'done', `resumed on restart: ${String(resumed.study.state)}, active ${String(resumed.active)}`);
   await second.inject({ method: 'DELETE', url: '/v1/studies/resumed-then-shutdown', headers: AUTH });
+});
+
+test('a profile that starts processes here keeps their pid files beside the history unless it names a state_dir', (t) => {
+  const db = tempDb(t);
+  const store = openStore(db);
+  t.after(() => store.close());
+  const targets = {
+    harness: TargetSpec.parse({ kind: 'command', command: '/bin/true' }),
+    box: TargetSpec.parse({ kind: 'vllm', state_dir: '/var/lib/lm-bench/servers' }),
+    sim: TargetSpec.parse({ kind: 'sim' }),
+  };
+  const log = { info: () => undefined, error: () => undefined };
+  const manager = new StudyManager({ store, dbPath: db, spacePath: SPACE_PATH, catalog: defaultCatalog(), space: loadSpace(SPACE_PATH), targets, now: Date.now, log });
+  const harness = manager.profile('harness');
+  assert.equal(harness.kind === 'command' ? harness.state_dir : null, join(dirname(db), 'servers'));
+  const box = manager.profile('box');
+  assert.equal(box.kind === 'vllm' ? box.state_dir : null, '/var/lib/lm-bench/servers');
+  assert.deepEqual(manager.profile('sim'), { kind: 'sim' });
 });
