@@ -157,6 +157,13 @@ export const TraceFormat = z.enum(['azure', 'mooncake', 'burstgpt', 'splitwise',
 export type TraceFormat = z.infer<typeof TraceFormat>;
 
 /**
+ * Formats whose times are cut to a clock tick coarser than the ms (BurstGPT writes whole seconds): their
+ * arrivals are fitted and replayed spread over the tick (util/clock-tick.ts). Others' times are exact as
+ * written (lm-bench's own JSONL, where whole seconds may be meant).
+ */
+export const COARSE_CLOCK_FORMATS: ReadonlySet<TraceFormat> = new Set(['burstgpt']);
+
+/**
  * A trace's requests, one array per field (compact JSON: a study stores them in its spec). Arrival
  * times are ms from the first request as the file gives them, before `speed` divides them.
  */

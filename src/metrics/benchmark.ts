@@ -1,6 +1,7 @@
 import type { BenchmarkMetrics, RequestRecord, RequestSlo, StatKey } from '../domain/index.js';
 import { isSuccess, RESULT_METRICS } from '../domain/index.js';
 import { summarize, type Summary } from './stats.js';
+import { extentOf } from '../util/extent.js';
 
 /**
  * Per-request records → vLLM's aggregate metrics, with `vllm bench serve`'s exact definitions
@@ -76,7 +77,7 @@ export function maxConcurrent(records: readonly RequestRecord[]): number {
 export function maxChunksPerSecond(records: readonly RequestRecord[]): number {
   const ok = records.filter(isSuccess);
   if (ok.length === 0) return 0;
-  const t0 = Math.min(...ok.map((r) => r.send_time_s));
+  const t0 = extentOf(ok.map((r) => r.send_time_s)).min;
   const bins = new Map<number, number>();
   for (const r of ok) {
     for (const t of r.chunk_times_s) {
@@ -84,7 +85,7 @@ export function maxChunksPerSecond(records: readonly RequestRecord[]): number {
       bins.set(b, (bins.get(b) ?? 0) + 1);
     }
   }
-  return Math.max(...bins.values());
+  return extentOf(bins.values()).max;
 }
 
 export function computeMetrics(records: readonly RequestRecord[], opts: MetricsOptions = {}): BenchmarkMetrics {

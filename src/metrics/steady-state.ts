@@ -1,6 +1,7 @@
 import type { RequestRecord, SteadyState } from '../domain/index.js';
 import { isSuccess } from '../domain/index.js';
 import { mean, percentileSorted } from './stats.js';
+import { extentOf } from '../util/extent.js';
 
 /**
  * The steady part of a run, from its per-request records alone (pure: the simulator's virtual-time
@@ -146,7 +147,7 @@ export function steadyState(records: readonly RequestRecord[], opts: SteadyState
   const ks = h1.length >= 4 && h2.length >= 4 ? ksTwoSample(h1, h2) : null;
 
   const warnings: string[] = [];
-  const runS = Math.max(...ok.map((r) => r.chunk_times_s[r.chunk_times_s.length - 1] as number)) - t0;
+  const runS = extentOf(ok.map((r) => r.chunk_times_s[r.chunk_times_s.length - 1] as number)).max - t0;
   if (runS > 0 && durationS / runS < 0.5) warnings.push(`the steady window covers only ${Math.round((100 * durationS) / runS)}% of the run`);
   if (finished.length < 20) warnings.push(`only ${finished.length} requests finished inside the steady window`);
   if (ks !== null && ks.pValue < 0.01) warnings.push(`the window's halves differ (KS p = ${ks.pValue.toPrecision(2)}): the load may not be stationary`);

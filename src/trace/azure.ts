@@ -44,12 +44,15 @@ export const azureReader: TraceReader = {
   format: 'azure',
   blockTokens: null,
   detect: (first) => hasColumns(first, COLUMNS),
-  read: (lines, file) =>
-    csvRecords(lines, file, COLUMNS, Row).map(({ line, value }) => ({
-      line,
-      timeMs: value.TIMESTAMP,
-      inputTokens: value.ContextTokens,
-      outputTokens: value.GeneratedTokens,
-      hashIds: null,
-    })),
+  read: function* (lines, file) {
+    for (const { line, value } of csvRecords(lines, file, COLUMNS, Row)) {
+      yield {
+        line,
+        timeMs: value.TIMESTAMP,
+        inputTokens: value.ContextTokens,
+        outputTokens: value.GeneratedTokens,
+        hashIds: null,
+      };
+    }
+  },
 };

@@ -17,12 +17,15 @@ export const burstGptReader: TraceReader = {
   format: 'burstgpt',
   blockTokens: null,
   detect: (first) => hasColumns(first, COLUMNS),
-  read: (lines, file) =>
-    csvRecords(lines, file, COLUMNS, Row).map(({ line, value }) => ({
-      line,
-      timeMs: value.Timestamp * 1000,
-      inputTokens: value['Request tokens'],
-      outputTokens: value['Response tokens'],
-      hashIds: null,
-    })),
+  read: function* (lines, file) {
+    for (const { line, value } of csvRecords(lines, file, COLUMNS, Row)) {
+      yield {
+        line,
+        timeMs: value.Timestamp * 1000,
+        inputTokens: value['Request tokens'],
+        outputTokens: value['Response tokens'],
+        hashIds: null,
+      };
+    }
+  },
 };

@@ -34,18 +34,22 @@ export const secondsCell = z
 
 /**
  * The data rows of a CSV trace as objects keyed by the wanted columns (the file's spelling and order
- * do not matter), each validated with `schema`: errors name the file, the line and the column.
+ * do not matter), each validated with `schema`: errors name the file, the line and the column. Lazy:
+ * a row is split when the caller asks for it, so a week-long trace is never held as text.
  */
-export function csvRecords<S extends z.ZodType>(lines: readonly NumberedLine[], file: string, columns: readonly string[], schema: S): { line: number; value: z.output<S> }[] {
-  const [head, ...rows] = lines;
-  if (head === undefined) return [];
+export function* csvRecords<S extends z.ZodType>(lines: Iterable<NumberedLine>, file: string, columns: readonly string[], schema: S): Generator<{ line: number; value: z.output<S> }> {
+  const it = lines[Symbol.iterator]();
+  const first = it.next();
+  if (first.done === true) return;
+  const head = first.value;
   const header = splitCsvLine(head.text).map((c) => c.toLowerCase());
   const index = columns.map((name) => {
     const at = header.indexOf(name.toLowerCase());
     if (at < 0) throw traceError(file, head.line, name, 'column missing from the header');
     return at;
   });
-  return rows.map(({ line, text }) => {
+  for (let next = it.next(); next.done !== true; next = it.next()) {
+    const { line, text } = next.value;
     const cells = splitCsvLine(text);
     if (cells.length !== header.length) {
       throw traceError(file, line, null, `${cells.length} fields where the header has ${header.length} (a truncated or garbled line)`);
@@ -56,6 +60,6 @@ export function csvRecords<S extends z.ZodType>(lines: readonly NumberedLine[], 
     });
     const res = schema.safeParse(obj);
     if (!res.success) throw recordError(file, line, res.error);
-    return { line, value: res.data };
-  });
+    yield { line, value: res.data };
+  }
 }

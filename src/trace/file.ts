@@ -1,12 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { LmBenchError } from '../errors.js';
-import { limitTrace, parseTrace } from './parse.js';
+import { parseTrace } from './parse.js';
 import { traceWorkload, workloadNameOf, type TraceFit } from './workload.js';
 import type { ParsedTrace } from './request.js';
 
-/** The edge: a trace file's bytes, read and parsed. Errors name the path as the user gave it. */
-export function readTraceFile(path: string, shown: string = path): ParsedTrace {
+/**
+ * The edge: a trace file's bytes, read and parsed (with `limit`, its first `limit` requests by time,
+ * the rest of the file hashed but not parsed). Errors name the path as the user gave it.
+ */
+export function readTraceFile(path: string, shown: string = path, limit?: number): ParsedTrace {
   let bytes: Buffer;
   try {
     bytes = readFileSync(path);
@@ -15,7 +18,7 @@ export function readTraceFile(path: string, shown: string = path): ParsedTrace {
     const why = code === 'EISDIR' ? 'is a directory, not a trace file' : code === 'ENOENT' ? 'no such file' : 'cannot be read';
     throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${shown}: trace ${why}`, { cause: err, details: { file: shown, field: 'trace' } });
   }
-  return parseTrace(bytes, shown);
+  return parseTrace(bytes, shown, limit);
 }
 
 /** The file's name without its folder, for a workload's `trace.source` and its default name. */
@@ -37,7 +40,7 @@ export interface TraceFileOptions {
 
 /** A trace file → its workload (and what was read), for the commands that take `--trace FILE`. */
 export function traceWorkloadOfFile(path: string, shown: string, opts: TraceFileOptions): TraceFit & { readonly trace: ParsedTrace } {
-  const trace = limitTrace(readTraceFile(path, shown), opts.limit);
+  const trace = readTraceFile(path, shown, opts.limit);
   const fit = traceWorkload(trace, traceName(trace), { name: opts.name ?? workloadNameOf(shown), speed: opts.speed, embed: opts.embed, api: opts.api });
   return { ...fit, trace };
 }

@@ -1,6 +1,9 @@
 import type { Arrival, LengthDist, SharedPrefix } from '../domain/index.js';
 import type { TraceRequest } from './request.js';
 import { normalCdf } from '../util/normal.js';
+import { clockTickMs, spreadOverTick } from '../util/clock-tick.js';
+import { extentOf } from '../util/extent.js';
+import { createRng } from '../util/rng.js';
 
 /**
  * The distributions a workload file can hold, fitted to a trace: lengths as a lognormal clipped to
@@ -38,8 +41,9 @@ function stdOf(xs: readonly number[], m: number): number {
  * mean is the sample's. `maxBound` widens max when the caller needs a safe upper bound.
  */
 export function fitLength(xs: readonly number[], maxBound?: number): LengthDist {
-  const min = Math.max(1, Math.min(...xs));
-  const max = Math.max(min, maxBound ?? 0, ...xs);
+  const extent = extentOf(xs);
+  const min = Math.max(1, extent.min);
+  const max = Math.max(min, maxBound ?? 0, extent.max);
   if (min === max) return { dist: 'fixed', value: min };
   const logs = xs.map((x) => Math.log(Math.max(1, x)));
   const sigma = Math.max(stdOf(logs, meanOf(logs)), 1e-3);
@@ -61,7 +65,7 @@ export interface ArrivalFit {
   readonly arrival: Arrival;
   /** Mean rate over the trace (after speed), req/s; null for a single instant. */
   readonly rateRps: number | null;
-  /** Coefficient of variation of the inter-arrival gaps; null with fewer than two gaps. */
+  /** Coefficient of variation of the inter-arrival gaps (times spread over their clock tick); null with fewer than two gaps. */
   readonly cv: number | null;
   /** Seconds from the first arrival to the last, after speed. */
   readonly spanS: number;
@@ -73,19 +77,45 @@ const TIME_RESOLUTION_S = 0.001;
 /** A CV below this is a clock, not a process: constant arrivals. */
 const CONSTANT_CV = 1e-3;
 
-export function fitArrival(arrivalMs: readonly number[], speed: number): ArrivalFit {
+/** Any fixed seed: the spread of times over their clock tick only has to be the same on every fit. */
+const SPREAD_SEED = 0x7a11;
+
+/** Times cut to a tick, spread over it (seeded, so the fit is the same every time). */
+function spreadOverTicks(arrivalMs: readonly number[], tickMs: number): number[] {
+  const rng = createRng(SPREAD_SEED);
+  return spreadOverTick(arrivalMs, tickMs, () => rng.next());
+}
+
+/**
+ * `spreadTicks`: the format's times are known to be cut to a clock tick (BurstGPT's whole seconds),
+ * so times on a tick coarser than the ms are spread over it; a format whose times are exact as
+ * written (lm-bench's own JSONL, where whole seconds may be meant) is fitted as it is.
+ */
+export function fitArrival(arrivalMs: readonly number[], speed: number, spreadTicks = false): ArrivalFit {
   const n = arrivalMs.length;
   const spanS = n === 0 ? 0 : (arrivalMs[n - 1] as number) / 1000 / speed;
   if (n < 2 || spanS <= 0) return { arrival: { kind: 'burst' }, rateRps: null, cv: null, spanS };
   // n − 1 gaps over the span: the gamma process's mean gap is 1/rate.
   const rate = (n - 1) / spanS;
-  const gaps: number[] = [];
-  for (let i = 1; i < n; i++) gaps.push(((arrivalMs[i] as number) - (arrivalMs[i - 1] as number)) / 1000 / speed);
-  const m = meanOf(gaps);
-  const cv = stdOf(gaps, m) / m;
-  if (gaps.length < 2 || cv < CONSTANT_CV) return { arrival: { kind: 'constant', rate_rps: sig4(rate) }, rateRps: rate, cv: gaps.length < 2 ? null : cv, spanS };
-  // Times are given to the ms at best: a gap of 0 (requests of one instant) counts as half of that.
-  const shape = gammaShapeMle(gaps, TIME_RESOLUTION_S / 2 / speed);
+  const gapsOf = (ms: readonly number[]): number[] => {
+    const out: number[] = [];
+    for (let i = 1; i < ms.length; i++) out.push(((ms[i] as number) - (ms[i - 1] as number)) / 1000 / speed);
+    return out;
+  };
+  const raw = gapsOf(arrivalMs);
+  const rawCv = stdOf(raw, meanOf(raw)) / meanOf(raw);
+  // A clock before the spread: requests exactly a tick apart are constant arrivals, not jittered ones.
+  if (raw.length < 2 || rawCv < CONSTANT_CV) return { arrival: { kind: 'constant', rate_rps: sig4(rate) }, rateRps: rate, cv: raw.length < 2 ? null : rawCv, spanS };
+  const tick = spreadTicks ? clockTickMs(arrivalMs) : null;
+  if (tick === null) {
+    // Times are given to the ms at best: a gap of 0 (requests of one instant) counts as half of that.
+    const shape = gammaShapeMle(raw, TIME_RESOLUTION_S / 2 / speed);
+    return { arrival: { kind: 'gamma', rate_rps: sig4(rate), burstiness: sig4(shape) }, rateRps: rate, cv: rawCv, spanS };
+  }
+  const gaps = gapsOf(spreadOverTicks(arrivalMs, tick));
+  const cv = stdOf(gaps, meanOf(gaps)) / meanOf(gaps);
+  // Spread gaps are 0 only by a tie of two draws: a millionth of a tick stands in for it.
+  const shape = gammaShapeMle(gaps, (tick * 1e-6) / 1000 / speed);
   return { arrival: { kind: 'gamma', rate_rps: sig4(rate), burstiness: sig4(shape) }, rateRps: rate, cv, spanS };
 }
 

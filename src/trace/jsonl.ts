@@ -43,8 +43,8 @@ export const mooncakeReader: TraceReader = {
     const keys = firstRecordKeys(first);
     return keys.has('input_length') && keys.has('output_length');
   },
-  read: (lines, file) =>
-    lines.map((l): RawRequest => {
+  read: function* (lines, file): Generator<RawRequest> {
+    for (const l of lines) {
       const res = MooncakeRecord.safeParse(jsonRecord(file, l));
       if (!res.success) throw recordError(file, l.line, res.error);
       const r = res.data;
@@ -54,8 +54,9 @@ export const mooncakeReader: TraceReader = {
       if (ids !== null && ids.length > blocks) {
         throw traceError(file, l.line, 'hash_ids', `${ids.length} blocks of ${MOONCAKE_BLOCK_TOKENS} tokens, but input_length ${r.input_length} fills only ${blocks}`);
       }
-      return { line: l.line, timeMs: r.timestamp, inputTokens: r.input_length, outputTokens: r.output_length, hashIds: ids };
-    }),
+      yield { line: l.line, timeMs: r.timestamp, inputTokens: r.input_length, outputTokens: r.output_length, hashIds: ids };
+    }
+  },
 };
 
 const PlainRecord = z.object({
@@ -71,11 +72,12 @@ export const plainJsonlReader: TraceReader = {
     const keys = firstRecordKeys(first);
     return keys.has('timestamp_s') && keys.has('input_tokens');
   },
-  read: (lines, file) =>
-    lines.map((l): RawRequest => {
+  read: function* (lines, file): Generator<RawRequest> {
+    for (const l of lines) {
       const res = PlainRecord.safeParse(jsonRecord(file, l));
       if (!res.success) throw recordError(file, l.line, res.error);
       const r = res.data;
-      return { line: l.line, timeMs: r.timestamp_s * 1000, inputTokens: r.input_tokens, outputTokens: r.output_tokens, hashIds: null };
-    }),
+      yield { line: l.line, timeMs: r.timestamp_s * 1000, inputTokens: r.input_tokens, outputTokens: r.output_tokens, hashIds: null };
+    }
+  },
 };

@@ -18,28 +18,46 @@ export const TRACE_READERS: readonly TraceReader[] = [azureReader, burstGptReade
  */
 export const MAX_BACKWARD_MS = 1000;
 
-function numberedLines(text: string): NumberedLine[] {
-  const out: NumberedLine[] = [];
-  text.split('\n').forEach((raw, i) => {
-    const line = raw.replace(/\r$/, '');
-    if (line.trim() !== '') out.push({ line: i + 1, text: line });
-  });
-  return out;
+const NEWLINE = 0x0a;
+const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
+
+/**
+ * The non-blank lines of the file's bytes, decoded one at a time: never the whole file as one string,
+ * which V8 caps at 2^29 characters (Azure's 2024 week-long traces are 0.7 and 1.1 GB).
+ */
+function* numberedLines(bytes: Uint8Array): Generator<NumberedLine> {
+  const decoder = new TextDecoder('utf-8');
+  let pos = UTF8_BOM.every((b, i) => bytes[i] === b) ? UTF8_BOM.length : 0;
+  for (let line = 1; pos < bytes.length; line++) {
+    const nl = bytes.indexOf(NEWLINE, pos);
+    const end = nl < 0 ? bytes.length : nl;
+    const text = decoder.decode(bytes.subarray(pos, end)).replace(/\r$/, '');
+    if (text.trim() !== '') yield { line, text };
+    pos = end + 1;
+  }
 }
 
 export function detectReader(firstLine: string): TraceReader | null {
   return TRACE_READERS.find((r) => r.detect(firstLine)) ?? null;
 }
 
-function finish(rows: readonly RawRequest[], reader: TraceReader, file: string, sha256: string): ParsedTrace {
-  if (rows.length === 0) throw traceError(file, null, null, 'no requests: the trace is empty');
-  for (let i = 0; i < rows.length; i++) {
-    const r = rows[i] as RawRequest;
-    if (!Number.isFinite(r.timeMs)) throw traceError(file, r.line, 'time', 'not a finite time');
-  }
+/**
+ * The trace from its rows, in time order. With `limit`, reading stops once the first `limit` requests
+ * by time are certain: a later row may come at most MAX_BACKWARD_MS before the latest time read, so
+ * when that bound has passed the latest of `limit` kept rows, none of the rest can be among them (a
+ * replay of the first thousand requests of a week-long trace reads a thousand rows, not 27 million).
+ */
+function finish(rows: Iterable<RawRequest>, reader: TraceReader, file: string, sha256: string, limit: number | undefined): ParsedTrace {
   let latest = Number.NEGATIVE_INFINITY;
   let latestLine = 0;
+  let read = 0;
+  // The latest time among the first `limit` kept rows (in file order): the limit-th earliest is no later.
+  let limitBoundMs = Number.NEGATIVE_INFINITY;
+  const kept: RawRequest[] = [];
   for (const r of rows) {
+    if (limit !== undefined && kept.length >= limit && latest - MAX_BACKWARD_MS > limitBoundMs) break;
+    read++;
+    if (!Number.isFinite(r.timeMs)) throw traceError(file, r.line, 'time', 'not a finite time');
     if (r.timeMs < latest - MAX_BACKWARD_MS) {
       throw traceError(file, r.line, 'time', `${((latest - r.timeMs) / 1000).toFixed(3)} s before line ${latestLine}: the rows are not in time order (up to ${MAX_BACKWARD_MS} ms back is sorted, more is refused)`);
     }
@@ -47,13 +65,18 @@ function finish(rows: readonly RawRequest[], reader: TraceReader, file: string, 
       latest = r.timeMs;
       latestLine = r.line;
     }
+    if (r.inputTokens > 0 && r.outputTokens > 0) {
+      if (limit === undefined || kept.length < limit) limitBoundMs = Math.max(limitBoundMs, r.timeMs);
+      kept.push(r);
+    }
   }
-  const kept = rows.filter((r) => r.inputTokens > 0 && r.outputTokens > 0);
-  if (kept.length === 0) throw traceError(file, null, null, `no requests: all ${rows.length} rows have 0 input or output tokens`);
-  // Stable: rows of one instant keep the file's order.
-  const sorted = kept.map((r, i) => ({ r, i })).sort((a, b) => a.r.timeMs - b.r.timeMs || a.i - b.i).map((x) => x.r);
-  const t0 = (sorted[0] as RawRequest).timeMs;
-  const requests = sorted.map((r): TraceRequest => ({ arrivalMs: r.timeMs - t0, inputTokens: r.inputTokens, outputTokens: r.outputTokens, hashIds: r.hashIds }));
+  if (read === 0) throw traceError(file, null, null, 'no requests: the trace is empty');
+  if (kept.length === 0) throw traceError(file, null, null, `no requests: all ${read} rows have 0 input or output tokens`);
+  // Stable (V8's sort is): rows of one instant keep the file's order.
+  kept.sort((a, b) => a.timeMs - b.timeMs);
+  const taken = limit === undefined ? kept : kept.slice(0, limit);
+  const t0 = (taken[0] as RawRequest).timeMs;
+  const requests = taken.map((r): TraceRequest => ({ arrivalMs: r.timeMs - t0, inputTokens: r.inputTokens, outputTokens: r.outputTokens, hashIds: r.hashIds }));
   const anyHashes = reader.blockTokens !== null && requests.some((r) => r.hashIds !== null);
   return {
     file,
@@ -61,27 +84,42 @@ function finish(rows: readonly RawRequest[], reader: TraceReader, file: string, 
     sha256,
     blockTokens: anyHashes ? reader.blockTokens : null,
     requests: anyHashes ? requests : requests.map((r) => (r.hashIds === null ? r : { ...r, hashIds: null })),
-    rows: rows.length,
-    skippedZero: rows.length - kept.length,
+    rows: read,
+    skippedZero: read - kept.length,
   };
 }
 
-export function parseTrace(bytes: Uint8Array, file: string): ParsedTrace {
+/**
+ * The most requests a Workload sends (its schema's bound on num_prompts). A trace of more is read
+ * only to one past it, so a week-long trace without --trace-limit is refused in seconds, not parsed
+ * whole first (Azure's 2024 conversation week: 27 million rows).
+ */
+export const MAX_TRACE_REQUESTS = 1_000_000;
+
+/**
+ * Bytes of a trace file → its requests; with `limit`, the first `limit` by time (reading no further
+ * than needed); without, all of them, or the first MAX_TRACE_REQUESTS + 1 of a longer trace.
+ */
+export function parseTrace(bytes: Uint8Array, file: string, limit?: number): ParsedTrace {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
-  const text = new TextDecoder('utf-8').decode(bytes).replace(/^\uFEFF/, '');
-  const lines = numberedLines(text);
-  const first = lines[0];
-  if (first === undefined) throw traceError(file, null, null, 'no requests: the file is empty');
-  const reader = detectReader(first.text);
+  const lines = numberedLines(bytes);
+  const first = lines.next();
+  if (first.done === true) throw traceError(file, null, null, 'no requests: the file is empty');
+  const reader = detectReader(first.value.text);
   if (reader === null) {
     throw traceError(
       file,
-      first.line,
+      first.value.line,
       null,
       `not a trace format lm-bench reads: expected a CSV header of Azure (TIMESTAMP,ContextTokens,GeneratedTokens), BurstGPT (Timestamp,…,Request tokens,Response tokens,…) or Splitwise (arrived_at,num_prefill_tokens,num_decode_tokens), or JSON Lines of Mooncake ({timestamp, input_length, output_length, hash_ids}) or {timestamp_s, input_tokens, output_tokens}`,
     );
   }
-  return finish(reader.read(lines, file), reader, file, sha256);
+  // The reader sees every line, the first (a CSV header, or the first JSON record) included.
+  const all = (function* () {
+    yield first.value;
+    yield* lines;
+  })();
+  return finish(reader.read(all, file), reader, file, sha256, limit ?? MAX_TRACE_REQUESTS + 1);
 }
 
 /** The first `n` requests (by time) of a trace. */

@@ -24,7 +24,7 @@ export interface ParsedTrace {
   readonly blockTokens: number | null;
   /** Sorted by arrival time; the first at 0 ms. */
   readonly requests: readonly TraceRequest[];
-  /** Data rows read (header and blank lines aside). */
+  /** Data rows read (header and blank lines aside; with a limit, up to where the first N requests were certain). */
   readonly rows: number;
   /** Rows left out because a length is 0 (BurstGPT's failed requests): nothing to replay. */
   readonly skippedZero: number;
@@ -39,14 +39,14 @@ export interface RawRequest {
   readonly hashIds: readonly number[] | null;
 }
 
-/** A reader of one format: pure, text lines in, raw rows out. */
+/** A reader of one format: pure, text lines in, raw rows out, one at a time (a trace may not fit in memory as text). */
 export interface TraceReader {
   readonly format: TraceFormat;
   /** Tokens per hash id (null: the format has none). */
   readonly blockTokens: number | null;
   /** Whether the first non-blank line (a CSV header, or the first JSON record) is this format's. */
   detect(firstLine: string): boolean;
-  read(lines: readonly NumberedLine[], file: string): RawRequest[];
+  read(lines: Iterable<NumberedLine>, file: string): Iterable<RawRequest>;
 }
 
 export interface NumberedLine {

@@ -15,12 +15,15 @@ export const splitwiseReader: TraceReader = {
   format: 'splitwise',
   blockTokens: null,
   detect: (first) => hasColumns(first, COLUMNS),
-  read: (lines, file) =>
-    csvRecords(lines, file, COLUMNS, Row).map(({ line, value }) => ({
-      line,
-      timeMs: value.arrived_at * 1000,
-      inputTokens: value.num_prefill_tokens,
-      outputTokens: value.num_decode_tokens,
-      hashIds: null,
-    })),
+  read: function* (lines, file) {
+    for (const { line, value } of csvRecords(lines, file, COLUMNS, Row)) {
+      yield {
+        line,
+        timeMs: value.arrived_at * 1000,
+        inputTokens: value.num_prefill_tokens,
+        outputTokens: value.num_decode_tokens,
+        hashIds: null,
+      };
+    }
+  },
 };

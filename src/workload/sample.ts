@@ -1,5 +1,6 @@
-import { stageRequestCount, type Arrival, type LengthDist, type RateStage, type Sessions, type TraceRequests, type Workload } from '../domain/index.js';
+import { COARSE_CLOCK_FORMATS, stageRequestCount, type Arrival, type LengthDist, type RateStage, type Sessions, type TraceRequests, type Workload } from '../domain/index.js';
 import { createRng, type Rng } from '../util/rng.js';
+import { clockTickMs, spreadOverTick } from '../util/clock-tick.js';
 
 /**
  * Pure sampling of a workload: the requests (lengths, shared-prefix group) and the arrival schedule.
@@ -282,13 +283,19 @@ function stagedTimes(stages: readonly RateStage[], n: number, rng: Rng): Float64
 
 /**
  * Intended send times (seconds from start) of a workload's first `n` requests: a trace's own times
- * (÷ its speed) when the workload carries them, else drawn from its arrival process.
+ * (÷ its speed) when the workload carries them, else drawn from its arrival process. Times a format
+ * cuts to a tick coarser than the ms (BurstGPT's whole seconds) are spread over their tick with `rng`
+ * (util/clock-tick.ts), the whole trace at once so that a lower `n` ends the same schedule early;
+ * other formats' times (lm-bench's own JSONL, where whole seconds may be meant) are sent as written.
  */
 export function workloadArrivals(w: Workload, n: number, rng: Rng): Float64Array | null {
   const t = w.trace;
   if (t?.data === undefined) return arrivalTimes(w.arrival, n, rng);
+  const ms = t.data.arrival_ms;
+  const tick = COARSE_CLOCK_FORMATS.has(t.format) ? clockTickMs(ms) : null;
+  const times = tick === null ? ms : spreadOverTick(ms, tick, () => rng.next());
   const out = new Float64Array(n);
-  for (let i = 0; i < n; i++) out[i] = (t.data.arrival_ms[i] as number) / 1000 / t.speed;
+  for (let i = 0; i < n; i++) out[i] = (times[i] as number) / 1000 / t.speed;
   return out;
 }
 

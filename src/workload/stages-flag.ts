@@ -9,12 +9,19 @@ import { formatZodIssues } from '../util/zod-issues.js';
 export function parseRateStagesFlag(text: string, flag = 'rate-stages'): RateStage[] {
   const parts = text.split(',').map((p) => p.trim());
   return parts.map((part, i) => {
+    const fail = (why: string): LmBenchError =>
+      new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag}: stage ${i + 1} "${part}" is not RATE:SECONDS (e.g. 8:600,20:600)${why}`, { details: { field: flag } });
     const m = /^([^:]+):([^:]+)$/.exec(part);
-    const parsed = m === null ? null : RateStage.safeParse({ rate_rps: readDecimal(m[1] ?? ''), duration_s: readDecimal(m[2] ?? '') });
-    if (parsed === null || !parsed.success) {
-      const why = parsed?.success === false ? `: ${formatZodIssues(parsed.error.issues)}` : '';
-      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag}: stage ${i + 1} "${part}" is not RATE:SECONDS (e.g. 8:600,20:600)${why}`, { details: { field: flag } });
-    }
+    if (m === null) throw fail('');
+    // Spaces around the colon are the user's layout, not part of a number ("8 : 600").
+    const [rateText, secondsText] = [(m[1] ?? '').trim(), (m[2] ?? '').trim()];
+    const rate = readDecimal(rateText);
+    const seconds = readDecimal(secondsText);
+    // Named here: undefined would reach the schema as a missing rate ("give the stage one rate").
+    if (rate === undefined) throw fail(`: the rate "${rateText}" is not a decimal number of requests per second`);
+    if (seconds === undefined) throw fail(`: the duration "${secondsText}" is not a decimal number of seconds`);
+    const parsed = RateStage.safeParse({ rate_rps: rate, duration_s: seconds });
+    if (!parsed.success) throw fail(`: ${formatZodIssues(parsed.error.issues)}`);
     return parsed.data;
   });
 }

@@ -129,3 +129,12 @@ test('tune --trace: the study carries the requests, so it resumes with the same 
   assert.equal(maxRate.status, 2);
   assert.match(maxRate.stderr, /LMB_ERR_INVALID_ARGUMENT.*max-rate searches the request rate/);
 });
+
+test('workload from-trace --out a folder, or a path through a file, is an argument error naming --out', async () => {
+  for (const out of ['.', join('bg-file.csv', 'x.yaml')]) {
+    writeFileSync(join(dir, 'bg-file.csv'), 'not a folder');
+    const t = io();
+    assert.equal(await main(['workload', 'from-trace', join(traces, 'burstgpt-1-head400.csv'), '--out', out], t), 2, t.err());
+    assert.match(t.err(), /LMB_ERR_INVALID_ARGUMENT: --out .*cannot write there/);
+  }
+});

@@ -8,8 +8,6 @@ import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
 import { usage as USAGE } from '../usage/workload.js';
 
-
-
 const FLAGS = {
   out: { type: 'string' },
   name: { type: 'string' },
@@ -67,8 +65,14 @@ function fromTrace(argv: readonly string[], io: CliIo): number {
   const lines = summaryLines(file, trace, summary, workload);
   const out = values.out === undefined ? null : resolve(io.cwd, values.out);
   if (out !== null) {
-    mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, workloadYaml(workload, lines));
+    try {
+      mkdirSync(dirname(out), { recursive: true });
+      writeFileSync(out, workloadYaml(workload, lines));
+    } catch (err) {
+      // A folder, a path through a file, no permission: the user's --out, not an internal error.
+      const why = (err as { code?: unknown }).code === 'EISDIR' ? 'it is a directory; give a file name' : err instanceof Error ? err.message : String(err);
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--out ${values.out ?? out}: cannot write there (${why})`, { cause: err, details: { field: 'out', value: values.out ?? out } });
+    }
   }
   if (values.json === true) {
     writeJson(io, {
