@@ -119,6 +119,14 @@ function promptFacts(text: string, f: Facts): void {
     put(f, 'max_model_len', num(m[3]));
     return;
   }
+  // vLLM 0.10–0.15 with max_tokens set: "'max_tokens' or 'max_completion_tokens' is too large: 200. This
+  // model's maximum context length is 4096 tokens and your request has 4000 input tokens (200 > 4096 - 4000)".
+  m = new RegExp(`is too large: ${N}\\. This model's maximum context length is ${N} tokens and your request has ${N} input tokens`, 'i').exec(text);
+  if (m !== null) {
+    promptAndOutput(f, m[3], m[1]);
+    put(f, 'max_model_len', num(m[2]));
+    return;
+  }
   m = new RegExp(`maximum context length is ${N} tokens\\. However, your request has ${N} input tokens`, 'i').exec(text);
   if (m !== null) {
     put(f, 'max_model_len', num(m[1]));

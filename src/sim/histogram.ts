@@ -37,3 +37,16 @@ export class PromHistogram {
 export const TTFT_BUCKETS = [0.001, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80, 160, 640, 2560];
 export const REQUEST_LATENCY_BUCKETS = [0.3, 0.5, 0.8, 1, 1.5, 2, 2.5, 5, 10, 15, 20, 30, 40, 50, 60, 120, 240, 480, 960, 1920, 7680];
 export const ITERATION_TOKEN_BUCKETS = [1, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384];
+/** vLLM's inter-token latency buckets (seconds). */
+export const ITL_BUCKETS = [0.01, 0.025, 0.05, 0.075, 0.1, 0.15, 0.2, 0.3, 0.4, 0.5, 0.75, 1, 2.5, 5, 7.5, 10, 20, 40, 80];
+
+/** vLLM's 1-2-5 buckets up to `max` (`build_1_2_5_buckets`): the per-request token-count histograms. */
+export function buckets125(max: number): number[] {
+  const out: number[] = [];
+  for (let exp = 1; ; exp *= 10) {
+    for (const m of [1, 2, 5]) {
+      if (m * exp > max) return out;
+      out.push(m * exp);
+    }
+  }
+}

@@ -56,7 +56,12 @@ class BlockHasher {
   }
 }
 
-function messageTexts(messages: unknown[]): string[] {
+/** The contents of chat messages as one text, in order (what the stand-in tokenizes for a conversation). */
+export function messageText(messages: readonly unknown[]): string {
+  return messageTexts(messages).join(' ');
+}
+
+function messageTexts(messages: readonly unknown[]): string[] {
   const texts: string[] = [];
   for (const m of messages) {
     const content = (m as Json | null)?.['content'];
@@ -75,34 +80,60 @@ function messageTexts(messages: unknown[]): string[] {
  * The prompt of a completions or chat body, or the 400 message for one the server cannot read. Block ids
  * come from the prompt's own text, so a client that re-sends a prompt (a pool) or extends a conversation
  * (a session) meets the prefix cache as it would on vLLM. Chat messages are read as their contents in
- * order, with no template tokens (the token count does the same).
+ * order, with no template tokens (the token count does the same). A completions body with a batch of
+ * prompts reads as its first; `readPrompts` reads them all.
  */
 export function readPrompt(body: Json, chat: boolean, blockSize: number): ReadPrompt | string {
+  const all = readPrompts(body, chat, blockSize);
+  return typeof all === 'string' ? all : (all[0] as ReadPrompt);
+}
+
+const PROMPT_SHAPE = '`prompt` must be a string, a list of strings or a list of token ids';
+
+/** One prompt of token ids: each id a whole number ≥ 0 (vLLM's `list[Annotated[int, Field(ge=0)]]`). */
+function readIds(ids: readonly unknown[], blockSize: number): ReadPrompt | string {
+  if (!ids.every((x) => typeof x === 'number' && Number.isInteger(x) && x >= 0)) return PROMPT_SHAPE;
   const h = new BlockHasher(blockSize);
-  let tokens: number;
+  for (const id of ids) h.token(String(id));
+  return { tokens: Math.max(1, ids.length), blocks: { ids: h.ids, tokens: blockSize } };
+}
+
+function readText(text: string, blockSize: number): ReadPrompt {
+  const h = new BlockHasher(blockSize);
+  h.words(text);
+  return { tokens: Math.max(1, h.count), blocks: { ids: h.ids, tokens: blockSize } };
+}
+
+/**
+ * Every prompt of a body: chat's one conversation; a completions `prompt` that is a string or one list
+ * of token ids is one prompt, a list of strings or a list of token-id lists is a batch, one choice (or
+ * `n`) per prompt in vLLM's answer.
+ */
+export function readPrompts(body: Json, chat: boolean, blockSize: number): ReadPrompt[] | string {
   if (chat) {
     const messages = body['messages'];
     if (!Array.isArray(messages) || messages.length === 0) return '`messages` must be a non-empty array';
+    const h = new BlockHasher(blockSize);
     for (const text of messageTexts(messages as unknown[])) h.words(text);
-    tokens = Math.max(1, h.count);
-  } else {
-    const prompt = body['prompt'];
-    if (typeof prompt === 'string') {
-      h.words(prompt);
-      tokens = Math.max(1, h.count);
-    } else if (Array.isArray(prompt) && prompt.length > 0) {
-      const first: unknown = prompt[0];
-      if (prompt.every((x) => typeof x === 'number')) {
-        for (const id of prompt) h.token(String(id));
-        tokens = prompt.length;
-      } else if (typeof first === 'string') {
-        h.words(first);
-        tokens = Math.max(1, h.count);
-      } else if (Array.isArray(first)) {
-        for (const id of first as unknown[]) h.token(String(id));
-        tokens = first.length;
-      } else return '`prompt` must be a string, a list of strings or a list of token ids';
-    } else return '`prompt` must be a string, a list of strings or a list of token ids';
+    return [{ tokens: Math.max(1, h.count), blocks: { ids: h.ids, tokens: blockSize } }];
   }
-  return { tokens, blocks: { ids: h.ids, tokens: blockSize } };
+  const prompt = body['prompt'];
+  if (typeof prompt === 'string') return [readText(prompt, blockSize)];
+  if (!Array.isArray(prompt) || prompt.length === 0) return PROMPT_SHAPE;
+  const list = prompt as unknown[];
+  if (list.every((x) => typeof x === 'number')) {
+    const one = readIds(list, blockSize);
+    return typeof one === 'string' ? one : [one];
+  }
+  if (list.every((x) => typeof x === 'string')) return list.map((t) => readText(t, blockSize));
+  if (list.every((x) => Array.isArray(x) && x.length > 0)) {
+    const out: ReadPrompt[] = [];
+    for (const ids of list as unknown[][]) {
+      const one = readIds(ids, blockSize);
+      if (typeof one === 'string') return one;
+      out.push(one);
+    }
+    return out;
+  }
+  return PROMPT_SHAPE;
 }

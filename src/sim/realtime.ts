@@ -8,7 +8,7 @@ import { makeStepModel } from '../physics/step-time.js';
 import { idleGpus, makePowerModel } from '../physics/power.js';
 import type { EnergyTrace } from './energy.js';
 import { ServeEnergy } from './serve-energy.js';
-import { ITERATION_TOKEN_BUCKETS, PromHistogram, REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS } from './histogram.js';
+import { buckets125, ITERATION_TOKEN_BUCKETS, ITL_BUCKETS, PromHistogram, REQUEST_LATENCY_BUCKETS, TTFT_BUCKETS } from './histogram.js';
 
 /** What a caller hears about one request as the engine runs it. */
 export interface RequestListener {
@@ -28,6 +28,12 @@ export interface EngineCounters {
   readonly inferenceS: PromHistogram;
   /** Tokens scheduled per engine step. */
   readonly stepTokens: PromHistogram;
+  /** Seconds of real time from submit to the last token, and between a request's tokens. */
+  readonly e2eS: PromHistogram;
+  readonly itlS: PromHistogram;
+  /** A finished request's prompt and generated tokens. */
+  readonly promptTokensPerRequest: PromHistogram;
+  readonly generationTokensPerRequest: PromHistogram;
 }
 
 /**
@@ -59,18 +65,8 @@ export interface RealtimeOptions {
 
 export class RealtimeEngine {
   readonly replicas: Replica[] = [];
-  readonly counters: EngineCounters = {
-    promptTokens: 0,
-    generationTokens: 0,
-    requestsFinished: 0,
-    ttftS: new PromHistogram(TTFT_BUCKETS),
-    queueS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
-    prefillS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
-    decodeS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
-    inferenceS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
-    stepTokens: new PromHistogram(ITERATION_TOKEN_BUCKETS),
-  };
-  private readonly listeners = new Map<number, { listener: RequestListener; replica: Replica; startMs: number; sim: SimRequest }>();
+  readonly counters: EngineCounters;
+  private readonly listeners = new Map<number, { listener: RequestListener; replica: Replica; startMs: number; lastMs: number; sim: SimRequest }>();
   private readonly timers = new Set<unknown>();
   private nextIdx = 0;
   private closed = false;
@@ -87,6 +83,22 @@ export class RealtimeEngine {
     this.resolved = resolved;
     this.memory = memory;
     this.opts = opts;
+    const tokenBuckets = buckets125(resolved.max_model_len);
+    this.counters = {
+      promptTokens: 0,
+      generationTokens: 0,
+      requestsFinished: 0,
+      ttftS: new PromHistogram(TTFT_BUCKETS),
+      queueS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+      prefillS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+      decodeS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+      inferenceS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+      stepTokens: new PromHistogram(ITERATION_TOKEN_BUCKETS),
+      e2eS: new PromHistogram(REQUEST_LATENCY_BUCKETS),
+      itlS: new PromHistogram(ITL_BUCKETS),
+      promptTokensPerRequest: new PromHistogram(tokenBuckets),
+      generationTokensPerRequest: new PromHistogram(tokenBuckets),
+    };
     const stepModel = makeStepModel(resolved, hw, model, opts.profile);
     const powerModel = opts.power === undefined || opts.power === null ? null : makePowerModel(hw, opts.power, resolved.tensor_parallel_size);
     for (let i = 0; i < resolved.data_parallel_size; i++) {
@@ -121,7 +133,8 @@ export class RealtimeEngine {
     this.energy?.onRequest(sim.arrivalS);
     const replica = pickReplica(this.replicas);
     replica.waiting.pushBack(sim);
-    this.listeners.set(idx, { listener, replica, startMs: this.opts.clock.nowMs(), sim });
+    const startMs = this.opts.clock.nowMs();
+    this.listeners.set(idx, { listener, replica, startMs, lastMs: startMs, sim });
     this.counters.promptTokens += promptTokens;
     if (replica.idle) this.runStep(replica);
     return idx;
@@ -192,10 +205,15 @@ export class RealtimeEngine {
       const c = this.counters;
       c.generationTokens++;
       if (sim.numOutput === 1) c.ttftS.observe((nowMs - entry.startMs) / 1000);
+      else c.itlS.observe((nowMs - entry.lastMs) / 1000);
+      entry.lastMs = nowMs;
       const finished = sim.finished;
       if (finished) {
         this.listeners.delete(sim.idx);
         c.requestsFinished++;
+        c.e2eS.observe((nowMs - entry.startMs) / 1000);
+        c.promptTokensPerRequest.observe(sim.promptTokens);
+        c.generationTokensPerRequest.observe(sim.numOutput);
         // vLLM's phases, from the engine's virtual times to real seconds.
         const real = (virtualS: number): number => Math.max(0, virtualS) / this.opts.speed;
         c.queueS.observe(real(sim.scheduledS - sim.arrivalS));

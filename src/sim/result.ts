@@ -13,8 +13,9 @@ import type { SimEnergy } from './summary.js';
 /** lm-bench's version as written into results. */
 export const SIM_VERSION = '0.1.0';
 
-/** DES outcome → per-request records, as a client would have seen them. */
-export function buildRecords(des: DesOutput): RequestRecord[] {
+/** DES outcome → per-request records, as a client would have seen them (`maxModelLen` named in a refusal's message). */
+export function buildRecords(des: DesOutput, maxModelLen?: number): RequestRecord[] {
+  const limit = maxModelLen === undefined ? 'max_model_len' : `max_model_len (${maxModelLen})`;
   return des.requests.map((r): RequestRecord => {
     const sim = r.sim;
     const prompt = r.spec.prefixTokens + r.spec.inputTokens;
@@ -41,7 +42,7 @@ export function buildRecords(des: DesOutput): RequestRecord[] {
         finish_reason: null,
         http_status: 400,
         error_kind: 'http_status',
-        error: `This model's maximum context length is exceeded: prompt (${prompt} tokens) + max_tokens (${r.spec.outputTokens}) > max_model_len`,
+        error: `This model's maximum context length is exceeded: prompt (${prompt} tokens) + max_tokens (${r.spec.outputTokens}) > ${limit}`,
       };
     }
     const chunks = sim.chunkTimes;

@@ -1,7 +1,7 @@
 import type { RealtimeEngine } from './realtime.js';
 
 /** Prometheus text exposition of the simulated engine under vLLM's metric names (docs/references/load-runners.md#vllm-prometheus-metrics). */
-export function metricsText(engine: RealtimeEngine, modelName: string): string {
+export function metricsText(engine: RealtimeEngine, modelName: string, finishReasons: { readonly stop: number; readonly length: number } = { stop: 0, length: engine.counters.requestsFinished }): string {
   const l = `model_name="${modelName.replaceAll('"', '\\"')}",engine="0"`;
   const out: string[] = [];
   const metric = (name: string, type: 'gauge' | 'counter', help: string, value: number): void => {
@@ -16,7 +16,8 @@ export function metricsText(engine: RealtimeEngine, modelName: string): string {
   metric('vllm:prefix_cache_queries_total', 'counter', 'Prefix cache queries, in terms of number of queried tokens.', engine.prefixQueries);
   metric('vllm:prefix_cache_hits_total', 'counter', 'Prefix cache hits, in terms of number of cached tokens.', engine.prefixHits);
   out.push('# HELP vllm:request_success_total Count of successfully processed requests.', '# TYPE vllm:request_success_total counter');
-  out.push(`vllm:request_success_total{${l},finished_reason="length"} ${engine.counters.requestsFinished}`);
+  // One series per reason, each there from the start as vLLM creates them: EOS or a stop string, or max_tokens.
+  for (const reason of ['stop', 'length'] as const) out.push(`vllm:request_success_total{${l},finished_reason="${reason}"} ${finishReasons[reason]}`);
   const c = engine.counters;
   out.push(...c.ttftS.render('vllm:time_to_first_token_seconds', 'Histogram of time to first token in seconds.', l));
   out.push(...c.queueS.render('vllm:request_queue_time_seconds', 'Histogram of time spent in WAITING phase for request.', l));
@@ -24,6 +25,10 @@ export function metricsText(engine: RealtimeEngine, modelName: string): string {
   out.push(...c.decodeS.render('vllm:request_decode_time_seconds', 'Histogram of time spent in DECODE phase for request.', l));
   out.push(...c.inferenceS.render('vllm:request_inference_time_seconds', 'Histogram of time spent in RUNNING phase for request.', l));
   out.push(...c.stepTokens.render('vllm:iteration_tokens_total', 'Histogram of number of tokens per engine_step.', l));
+  out.push(...c.e2eS.render('vllm:e2e_request_latency_seconds', 'Histogram of e2e request latency in seconds.', l));
+  out.push(...c.itlS.render('vllm:inter_token_latency_seconds', 'Histogram of inter-token latency in seconds.', l));
+  out.push(...c.promptTokensPerRequest.render('vllm:request_prompt_tokens', 'Number of prefill tokens processed.', l));
+  out.push(...c.generationTokensPerRequest.render('vllm:request_generation_tokens', 'Number of generation tokens processed.', l));
   out.push(...dcgmLines(engine));
   return `${out.join('\n')}\n`;
 }

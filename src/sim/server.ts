@@ -12,16 +12,20 @@ import { metricsText } from './server-metrics.js';
 import type { RuntimeFailure } from '../physics/failure.js';
 import { runtimeOomFailure, runtimeOomPerRequest } from '../physics/runtime-oom.js';
 import { startupCheck, startupPhases } from '../physics/startup.js';
-import { tokenText } from './tokenizer.js';
-import { readPrompt } from './prompt.js';
+import { tokenIds, tokenText } from './tokenizer.js';
+import { messageText, readPrompts } from './prompt.js';
+import { readSampling, outputBudget } from './sampling.js';
+import { chatLogprobs, ChoiceText, completionLogprobs, planChoice } from './choices.js';
 import { defaultPowerProfile } from './power-profile.js';
 
 /**
  * `lm-bench sim serve`: the simulated engine behind an OpenAI-compatible HTTP server (node:http)
  * that streams exactly like vLLM (docs/references/load-runners.md#vllm-streaming): SSE `data:` events, the role chunk
  * first for chat, `finish_reason` on the last token, a final `choices: []` usage chunk when
- * `stream_options.include_usage`, then `data: [DONE]`. HTTP 400 when prompt + max_tokens exceeds
- * max_model_len. Prompt tokens come from the tokenizer stand-in (`tokenizer.ts`).
+ * `stream_options.include_usage`, then `data: [DONE]`. The request fields are read as vLLM reads them
+ * (`sampling.ts`: completions' max_tokens 16 when unset, min_tokens, n, stop strings, logprobs, vLLM's 400
+ * for what it refuses, prompt + max_tokens over max_model_len included); a batch of prompts or n > 1 is one
+ * engine request per choice (`choices.ts`). Prompt tokens come from the tokenizer stand-in (`tokenizer.ts`).
  *
  * Like `vllm serve`, it binds its port at once but answers nothing, /health included, until its
  * simulated start-up (physics/startup.ts: init, weight load, profile run, torch.compile, CUDA-graph
@@ -81,10 +85,20 @@ const PHASE_LOG: Record<ReturnType<typeof startupPhases>[number]['phase'], strin
   torch_compile: 'torch.compile',
   cudagraph_capture: 'Graph capturing',
 };
-/** Output length when a request stops at "EOS" (ignore_eos false): a seeded draw per request. */
-const NATURAL_MEAN = 200;
 
 type Json = Record<string, unknown>;
+
+/** The methods each route answers (vLLM's /ping takes both). */
+const ROUTE_METHODS: Readonly<Record<string, readonly string[]>> = {
+  '/health': ['GET'],
+  '/ping': ['GET', 'POST'],
+  '/v1/models': ['GET'],
+  '/version': ['GET'],
+  '/metrics': ['GET'],
+  '/tokenize': ['POST'],
+  '/v1/completions': ['POST'],
+  '/v1/chat/completions': ['POST'],
+};
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
   const text = JSON.stringify(body);
@@ -92,8 +106,8 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.end(text);
 }
 
-function sendError(res: ServerResponse, status: number, message: string, type = 'BadRequestError'): void {
-  sendJson(res, status, { error: { message, type, param: null, code: status } });
+function sendError(res: ServerResponse, status: number, message: string, type = 'BadRequestError', param: string | null = null): void {
+  sendJson(res, status, { error: { message, type, param, code: status } });
 }
 
 async function readBody(req: IncomingMessage): Promise<string> {
@@ -106,6 +120,22 @@ async function readBody(req: IncomingMessage): Promise<string> {
     chunks.push(b);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A request's JSON object body, or null once the 400 for a body that is none has been sent. */
+async function readJsonBody(req: IncomingMessage, res: ServerResponse): Promise<Json | null> {
+  let body: unknown;
+  try {
+    body = JSON.parse(await readBody(req));
+  } catch (err) {
+    sendError(res, 400, `invalid JSON body: ${err instanceof Error ? err.message : String(err)}`);
+    return null;
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+    sendError(res, 400, 'the request body must be a JSON object');
+    return null;
+  }
+  return body as Json;
 }
 
 export async function startSimServer(opts: SimServerOptions): Promise<SimServer> {
@@ -144,6 +174,8 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   const oomPerRequest = opts.runtimeFailures === false ? 0 : runtimeOomPerRequest(memory);
   let accepted = 0;
   let crashed = false;
+  /** Finished requests by why they stopped (vLLM's `request_success_total{finished_reason}`). */
+  const finishReasons = { stop: 0, length: 0 };
   const openStreams = new Set<ServerResponse>();
   const crash = (): void => {
     crashed = true;
@@ -161,98 +193,113 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       sendError(res, 404, `The model \`${typeof requested === 'string' ? requested : JSON.stringify(requested)}\` does not exist.`, 'NotFoundError');
       return;
     }
-    const read = readPrompt(body, chat, resolved.block_size);
-    if (typeof read === 'string') {
-      sendError(res, 400, read);
+    const prompts = readPrompts(body, chat, resolved.block_size);
+    if (typeof prompts === 'string') {
+      sendError(res, 400, prompts);
       return;
     }
-    const prompt = read.tokens;
-    const rawMax = body['max_completion_tokens'] ?? body['max_tokens'];
-    if (rawMax !== undefined && rawMax !== null && (typeof rawMax !== 'number' || !Number.isInteger(rawMax) || rawMax < 1)) {
-      sendError(res, 400, 'max_tokens must be a positive integer');
+    const sampling = readSampling(body, chat);
+    if (typeof sampling === 'string') {
+      sendError(res, 400, sampling);
       return;
     }
-    const maxLen = resolved.max_model_len;
-    const maxTokens = typeof rawMax === 'number' ? rawMax : Math.max(0, maxLen - prompt);
-    if (prompt + maxTokens > maxLen || maxTokens < 1) {
-      sendError(
-        res,
-        400,
-        `This model's maximum context length is ${maxLen} tokens. However, you requested ${prompt + maxTokens} tokens (${prompt} in the ${chat ? 'messages' : 'prompt'}, ${maxTokens} in the completion). Please reduce the length of the ${chat ? 'messages' : 'prompt'} or completion.`,
-      );
-      return;
+    // Every prompt is checked against the context before any reaches the engine, as vLLM's renderer does.
+    const budgets: number[] = [];
+    for (const p of prompts) {
+      const b = outputBudget(p.tokens, sampling.maxTokens, resolved.max_model_len);
+      if (typeof b !== 'number') {
+        sendError(res, 400, b.message, 'BadRequestError', b.param);
+        return;
+      }
+      // SamplingParams checks min_tokens against the max_tokens the context left, when the request set none.
+      if (sampling.minTokens > b) {
+        sendError(res, 400, `min_tokens must be less than or equal to max_tokens=${b}, got ${sampling.minTokens}.`);
+        return;
+      }
+      budgets.push(b);
     }
-    if (oomPerRequest > 0 && oomRng.next() < oomPerRequest) {
-      crash();
-      res.destroy();
-      return;
-    }
-    accepted++;
-    let outTokens = maxTokens;
-    let reason: 'length' | 'stop' = 'length';
-    if (body['ignore_eos'] !== true) {
-      const natural = Math.max(1, Math.round(NATURAL_MEAN * Math.exp(0.7 * lengthRng.normal() - 0.245)));
-      if (natural < maxTokens) {
-        outTokens = natural;
-        reason = 'stop';
+    // n choices per prompt, index prompt × n + sample (vLLM's order); each its own engine request.
+    const n = sampling.n;
+    const choices = prompts.flatMap((prompt, pi) =>
+      Array.from({ length: n }, (_, j) => ({ index: pi * n + j, prompt, plan: planChoice(sampling, budgets[pi] as number, () => lengthRng.normal()) })),
+    );
+    for (let i = 0; i < choices.length; i++) {
+      if (oomPerRequest > 0 && oomRng.next() < oomPerRequest) {
+        crash();
+        res.destroy();
+        return;
       }
     }
-    const stream = body['stream'] === true;
-    const so = body['stream_options'] as Json | undefined;
-    const includeUsage = so?.['include_usage'] === true;
+    accepted += choices.length;
+    const { stream, includeUsage, logprobs } = sampling;
     const headerId = req.headers['x-request-id'];
     const id = `${chat ? 'chatcmpl' : 'cmpl'}-${typeof headerId === 'string' ? headerId : `sim${++counter}`}`;
     const created = createdS;
-    const usage = (n: number): Json => ({ prompt_tokens: prompt, total_tokens: prompt + n, completion_tokens: n, prompt_tokens_details: null });
+    const promptTokens = prompts.reduce((a, p) => a + p.tokens, 0);
+    const completionTokens = choices.reduce((a, c) => a + c.plan.tokens, 0);
+    const usage = { prompt_tokens: promptTokens, total_tokens: promptTokens + completionTokens, completion_tokens: completionTokens, prompt_tokens_details: null };
     const object = chat ? 'chat.completion.chunk' : 'text_completion';
     const write = (payload: Json): void => {
       res.write(`data: ${JSON.stringify(payload)}\n\n`);
     };
-    let text = '';
+    const logprobsOf = (from: number, to: number, offset: number): Json | null =>
+      logprobs === null ? null : chat ? chatLogprobs(from, to, logprobs) : completionLogprobs(from, to, logprobs, offset);
     if (stream) {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
-      if (chat) write({ id, object, created, model: served, choices: [{ index: 0, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
+      if (chat) for (const c of choices) write({ id, object, created, model: served, choices: [{ index: c.index, delta: { role: 'assistant', content: '' }, logprobs: null, finish_reason: null }] });
     }
-    let done = false;
-    const handle = engine.submit(prompt, outTokens, read.blocks, {
-      onToken(index, finished) {
-        const piece = tokenText(index);
-        const fr = finished ? reason : null;
-        if (stream) {
-          if (chat) write({ id, object, created, model: served, choices: [{ index: 0, delta: { content: piece }, logprobs: null, finish_reason: fr, stop_reason: null }] });
-          else write({ id, object, created, model: served, choices: [{ index: 0, text: piece, logprobs: null, finish_reason: fr, stop_reason: null }], usage: null });
-        } else text += piece;
-        if (!finished) return;
-        done = true;
-        if (stream) {
-          if (includeUsage) write({ id, object, created, model: served, choices: [], usage: usage(outTokens) });
-          res.end('data: [DONE]\n\n');
-        } else if (chat) {
-          sendJson(res, 200, {
-            id,
-            object: 'chat.completion',
-            created,
-            model: served,
-            choices: [{ index: 0, message: { role: 'assistant', content: text, tool_calls: [] }, logprobs: null, finish_reason: reason, stop_reason: null }],
-            usage: usage(outTokens),
-          });
-        } else {
-          sendJson(res, 200, {
-            id,
-            object: 'text_completion',
-            created,
-            model: served,
-            choices: [{ index: 0, text, logprobs: null, finish_reason: reason, stop_reason: null, prompt_logprobs: null }],
-            usage: usage(outTokens),
-          });
-        }
-      },
-    });
+    const finals: Json[] = [];
+    const handles: number[] = [];
+    let left = choices.length;
+    for (const c of choices) {
+      const text = new ChoiceText(c.plan);
+      let all = '';
+      let offset = 0;
+      const handle = engine.submit(c.prompt.tokens, c.plan.tokens, c.prompt.blocks, {
+        onToken(index, finished) {
+          const piece = text.piece(index);
+          const fr = finished ? c.plan.finishReason : null;
+          const sr = finished ? c.plan.stopReason : null;
+          if (stream) {
+            const lp = logprobsOf(index, index + 1, offset);
+            if (chat) write({ id, object, created, model: served, choices: [{ index: c.index, delta: { content: piece }, logprobs: lp, finish_reason: fr, stop_reason: sr }] });
+            else write({ id, object, created, model: served, choices: [{ index: c.index, text: piece, logprobs: lp, finish_reason: fr, stop_reason: sr }], usage: null });
+          } else all += piece;
+          offset += tokenText(index).length;
+          if (!finished) return;
+          finishReasons[c.plan.finishReason]++;
+          const lp = logprobsOf(0, c.plan.tokens, 0);
+          finals[c.index] = chat
+            ? { index: c.index, message: { role: 'assistant', content: all, tool_calls: [] }, logprobs: lp, finish_reason: c.plan.finishReason, stop_reason: c.plan.stopReason }
+            : { index: c.index, text: all, logprobs: lp, finish_reason: c.plan.finishReason, stop_reason: c.plan.stopReason, prompt_logprobs: null };
+          if (--left > 0) return;
+          if (stream) {
+            if (includeUsage) write({ id, object, created, model: served, choices: [], usage });
+            res.end('data: [DONE]\n\n');
+          } else sendJson(res, 200, { id, object: chat ? 'chat.completion' : 'text_completion', created, model: served, choices: finals, usage });
+        },
+      });
+      handles.push(handle);
+    }
     openStreams.add(res);
     res.on('close', () => {
       openStreams.delete(res);
-      if (!done && !crashed) engine.abort(handle);
+      // The client went away: its requests leave the engine, their KV blocks and batch slots freed.
+      if (left > 0 && !crashed) for (const h of handles) engine.abort(h);
     });
+  };
+
+  /** vLLM's /tokenize: the token count and ids of a prompt or a conversation (the count generation reports), with max_model_len. */
+  const tokenize = (res: ServerResponse, body: Json): void => {
+    const chat = body['messages'] !== undefined;
+    const raw = body['prompt'];
+    const read = readPrompts(body, chat, resolved.block_size);
+    if (typeof read === 'string' || !(chat || typeof raw === 'string' || (Array.isArray(raw) && raw.every((x) => typeof x === 'number')))) {
+      sendError(res, 400, typeof read === 'string' ? read : '`prompt` must be a string or a list of token ids');
+      return;
+    }
+    const tokens = chat ? tokenIds(messageText(body['messages'] as unknown[]), model.vocab_size) : typeof raw === 'string' ? tokenIds(raw, model.vocab_size) : (raw as number[]);
+    sendJson(res, 200, { count: tokens.length, max_model_len: resolved.max_model_len, tokens, token_strs: null });
   };
 
   const handler = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
@@ -263,7 +310,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
     }
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const method = req.method ?? 'GET';
-    if (method === 'GET' && (path === '/health' || path === '/ping')) {
+    if ((method === 'GET' && path === '/health') || (path === '/ping' && (method === 'GET' || method === 'POST'))) {
       res.writeHead(200, { 'content-length': 0 });
       res.end();
       return;
@@ -280,28 +327,32 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
       return;
     }
     if (method === 'GET' && path === '/version') {
-      sendJson(res, 200, { version: 'lm-bench-sim' });
+      // The release imitated, as `vllm --version` prints it, when one was named.
+      sendJson(res, 200, { version: opts.vllmVersion ?? 'lm-bench-sim' });
+      return;
+    }
+    if (method === 'POST' && path === '/tokenize') {
+      const body = await readJsonBody(req, res);
+      if (body !== null) tokenize(res, body);
       return;
     }
     if (method === 'GET' && path === '/metrics') {
-      const text = metricsText(engine, served);
+      const text = metricsText(engine, served, finishReasons);
       res.writeHead(200, { 'content-type': 'text/plain; version=0.0.4; charset=utf-8', 'content-length': Buffer.byteLength(text) });
       res.end(text);
       return;
     }
     if (method === 'POST' && (path === '/v1/completions' || path === '/v1/chat/completions')) {
-      let body: unknown;
-      try {
-        body = JSON.parse(await readBody(req));
-      } catch (err) {
-        sendError(res, 400, `invalid JSON body: ${err instanceof Error ? err.message : String(err)}`);
-        return;
-      }
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        sendError(res, 400, 'the request body must be a JSON object');
-        return;
-      }
-      generate(req, res, body as Json, path === '/v1/chat/completions');
+      const body = await readJsonBody(req, res);
+      if (body !== null) generate(req, res, body, path === '/v1/chat/completions');
+      return;
+    }
+    // FastAPI's answers: a route that exists under another method is 405, naming the methods it takes.
+    const allowed = ROUTE_METHODS[path];
+    if (allowed !== undefined) {
+      const text = JSON.stringify({ detail: 'Method Not Allowed' });
+      res.writeHead(405, { 'content-type': 'application/json', allow: allowed.join(', '), 'content-length': Buffer.byteLength(text) });
+      res.end(text);
       return;
     }
     sendJson(res, 404, { detail: 'Not Found' });

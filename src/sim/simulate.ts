@@ -73,7 +73,7 @@ export function simulate(input: SimulateInput): SimulateOutput {
   const run = runSimulation(input, true);
   if (!run.ok) return run;
   const { des, resolved, memory, model, hw, startupTimeS } = run;
-  const records = buildRecords(des);
+  const records = buildRecords(des, resolved.max_model_len);
   const slo = input.slo ?? input.workload.slo;
   const result = buildResult(records, des, {
     energy: simulateEnergy(des, resolved, input.workload, idleGpus(input.hardware.count, resolved)),

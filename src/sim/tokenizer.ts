@@ -31,3 +31,18 @@ const WORDS = ['the', 'model', 'serves', 'tokens', 'in', 'a', 'simulated', 'engi
 export function tokenText(i: number): string {
   return ` ${WORDS[i % WORDS.length] ?? 'x'}`;
 }
+
+/**
+ * Token ids of a text for `/tokenize`: one per word (the count `countTokens` gives), each the word's
+ * FNV-1a hash within the vocabulary, so the same word has the same id; an empty text is one BOS id (1),
+ * as the prompt count's minimum of one token stands for.
+ */
+export function tokenIds(text: string, vocabSize: number): number[] {
+  const ids: number[] = [];
+  forEachWord(text, (start, end) => {
+    let h = 0x811c9dc5;
+    for (let i = start; i < end; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+    ids.push((h >>> 0) % vocabSize);
+  });
+  return ids.length === 0 ? [1] : ids;
+}

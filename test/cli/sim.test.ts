@@ -125,3 +125,14 @@ test('sim run --request-rate inf is a burst, as for `run`; --burstiness inf spac
     assert.match(t.err(), new RegExp(`LMB_ERR_INVALID_ARGUMENT: --${flag} must be a number > 0 or "inf", got "${raw}"`));
   }
 });
+
+test('sim run says why requests failed: the refusals of requests longer than max_model_len, with the limit', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-sim-'));
+  const file = join(dir, 'w.yaml');
+  writeFileSync(file, 'name: t\ninput_len: { dist: uniform, min: 100, max: 3000 }\noutput_len: { dist: fixed, value: 16 }\narrival: { kind: burst }\nnum_prompts: 40\n');
+  const t = io();
+  assert.equal(await main([...base, '--workload', file, '--max-model-len', '2048'], t), 0, t.err());
+  const failed = Number(/Failed requests:\s+(\d+)/.exec(t.out())?.[1]);
+  assert.ok(failed > 0 && failed < 40);
+  assert.match(t.out(), new RegExp(`\\n  ${failed} × HTTP 400, such as: [^\\n]*prompt \\(\\d+ tokens\\) \\+ max_tokens \\(16\\) > max_model_len \\(2048\\)\\n`));
+});

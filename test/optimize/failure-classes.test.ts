@@ -125,3 +125,10 @@ test('the simulator fails with words the classifier reads as a real vLLM log', a
   assert.equal(c.facts['prompt_tokens'], 3000);
   assert.equal(c.facts['requested_tokens'], 3064);
 });
+
+test("vLLM 0.10–0.15's max_tokens refusal gives the prompt, the answer asked for and the context", () => {
+  const text = "'max_tokens' or 'max_completion_tokens' is too large: 200. This model's maximum context length is 4096 tokens and your request has 4,000 input tokens (200 > 4096 - 4000). (parameter=max_tokens, value=200)";
+  const c = classifyFailure({ reason: '', started: true, httpErrors: [{ status: 400, message: text, count: 1 }] });
+  assert.equal(c.class, 'prompt_too_long');
+  assert.deepEqual([c.facts['prompt_tokens'], c.facts['output_tokens'], c.facts['requested_tokens'], c.facts['max_model_len']], [4000, 200, 4200, 4096]);
+});

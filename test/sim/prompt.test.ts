@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { readPrompt, type ReadPrompt } from '../../src/sim/prompt.js';
+import { readPrompt, readPrompts, type ReadPrompt } from '../../src/sim/prompt.js';
 
 const words = (n: number, tag = 'w'): string => Array.from({ length: n }, (_, i) => `${tag}${i}`).join(' ');
 
@@ -49,4 +49,21 @@ test('bodies the server cannot read get the 400 message', () => {
   assert.match(message(readPrompt({ messages: [] }, true, 16)), /messages/);
   assert.match(message(readPrompt({ prompt: 7 }, false, 16)), /prompt/);
   assert.match(message(readPrompt({ prompt: [{}] }, false, 16)), /prompt/);
+});
+
+test('a batch of prompts reads as one prompt each; token ids must be whole numbers ≥ 0', () => {
+  const batch = readPrompts({ prompt: [words(20), words(3)] }, false, 16);
+  assert.ok(Array.isArray(batch));
+  assert.deepEqual(
+    batch.map((p) => p.tokens),
+    [20, 3],
+  );
+  const ids = readPrompts({ prompt: [[1, 2, 3], [4]] }, false, 16);
+  assert.ok(Array.isArray(ids));
+  assert.deepEqual(
+    ids.map((p) => p.tokens),
+    [3, 1],
+  );
+  assert.equal(typeof readPrompts({ prompt: [1, -2] }, false, 16), 'string');
+  assert.equal(typeof readPrompts({ prompt: [[1], []] }, false, 16), 'string');
 });

@@ -187,6 +187,8 @@ export function formatResultText(r: BenchmarkResult): string {
   s += line('Model / hardware:', `${r.model ?? r.model_id} on ${r.hardware?.count ?? 1}× ${r.hardware?.gpu ?? '?'}`);
   s += line('Successful requests:', String(r.completed));
   s += line('Failed requests:', String(r.failed));
+  // Why they failed (the server's refusals: a request longer than max_model_len), not only how many.
+  for (const e of r.lmb.error_samples ?? []) s += `  ${e.count} × ${e.status === null ? 'error' : `HTTP ${e.status}`}, such as: ${e.message}\n`;
   s += line('Benchmark duration (s):', f2(r.duration));
   s += line('Total input tokens:', String(r.total_input_tokens));
   s += line('Total generated tokens:', String(r.total_output_tokens));

@@ -29,6 +29,9 @@ input/output tokens), --records the full per-request records (\`run --records\`'
 Knobs come from --set or from vLLM's own flags
 (--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …);
 --api-key and --ssl-certfile/--ssl-keyfile behave as vllm serve's (bearer token on /v1, https).
+\`serve\` answers as vLLM's OpenAI server: /v1/completions and /v1/chat/completions (streamed or not; n, a batch of
+prompts, max_tokens (16 for completions when unset), min_tokens, ignore_eos, stop, logprobs; vLLM's 400s),
+/v1/models, /tokenize, /version, /health and /metrics; a client that hangs up frees its requests' KV blocks.
 \`serve\` binds its port at once and answers from when its simulated start-up (weights, torch.compile,
 CUDA graphs: tens of seconds) has passed, ÷ K, × F (--startup-scale 0 to answer at once); it can die
 of a run-time CUDA OOM when gpu_memory_utilization leaves little headroom (exit 1, torch's message).
