@@ -23,6 +23,13 @@ export interface RequestTemplate {
   readonly timeoutMs: number;
   /** Extra request headers (the Authorization of an API key). */
   readonly headers?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Put before each record's id in the `x-request-id` header, unique to the run (connect.ts): vLLM takes
+   * that header as the engine's request id, and two clients in flight with the same ids (two runs of
+   * r0, r1, …, from two machines or two terminals) collide in its engine (vLLM issue 27711). The
+   * header still ends with the record's id, so server logs and records line up.
+   */
+  readonly requestIdPrefix?: string | undefined;
 }
 
 export interface RequestMeta {
@@ -175,7 +182,7 @@ export function watchInFlight(set: Set<InFlight>, nowS: () => number, stopped: (
 /** The request's headers as sent (the API key's Authorization among them); no value may break a line. */
 function headerLines(t: RequestTemplate, requestId: string): string {
   let out = 'content-type: application/json\r\naccept: text/event-stream\r\n';
-  for (const [name, value] of Object.entries({ ...t.headers, 'x-request-id': requestId })) {
+  for (const [name, value] of Object.entries({ ...t.headers, 'x-request-id': `${t.requestIdPrefix ?? ''}${requestId}` })) {
     if (/[\r\n\0]/.test(name) || /[\r\n\0]/.test(value)) throw new TypeError(`the ${name} header holds a line break`);
     out += `${name}: ${value}\r\n`;
   }
@@ -230,7 +237,8 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
         fail('bad_response', `stream message is not an object: ${data.slice(0, 120)}`);
         return;
       }
-      if (obj.error !== undefined || obj.object === 'error') {
+      // `"error": null` beside the choices is a chunk without an error (gateways that write every field).
+      if ((obj.error !== undefined && obj.error !== null) || obj.object === 'error') {
         const err = obj.error as { message?: unknown } | undefined;
         fail('stream_error', typeof err?.message === 'string' ? err.message : JSON.stringify(obj.error ?? obj).slice(0, 300));
         return;
@@ -259,7 +267,9 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
       for (let i = 0; i < events.length; i += 2) onEvent(events[i] as number, events[i + 1] as string);
       events.length = 0;
     };
+    let sawEvent = false;
     const parser = createSseParser((data) => {
+      sawEvent = true;
       events.push(chunkArrival, data);
       if (events.length === 2) parseLater(drain);
     });
@@ -275,11 +285,19 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
         const k = abortReason !== null ? (abortReason instanceof TimeoutError ? 'timeout' : 'aborted') : classifyError(errEnd);
         fail(k, abortReason?.message ?? (errEnd instanceof Error ? errEnd.message : 'the request failed'));
       } else if (status !== null && status !== 200) {
-        fail('http_status', `HTTP ${status}${errorText === '' ? '' : `: ${errorText.slice(0, 300)}`}`);
+        // The body alone: the record's http_status carries the code, and every reader of the message
+        // (the diagnosis, a trial's lost-requests reason) puts "HTTP 503" before it, as for the simulator's.
+        const body = errorText.trim();
+        fail('http_status', body === '' ? 'an empty body' : body.slice(0, 300));
       } else if (kind === null) {
         parser.end();
         drain();
-        if (kind === null && !sawDone && finish === null) fail('truncated_stream', 'the stream ended before [DONE] or a finish_reason');
+        // No event at all is an answer that was never a stream (one JSON body), not a stream cut short.
+        if (kind === null && !sawEvent) {
+          const said = errorText.trim();
+          fail('bad_response', `the answer held no server-sent event ("data:" line): ${said === '' ? 'an empty body' : `not streamed: ${said.slice(0, 300)}`}`);
+        }
+        else if (kind === null && !sawDone && finish === null) fail('truncated_stream', 'the stream ended before [DONE] or a finish_reason');
         else if (kind === null && chunkTimes.length === 0) fail('bad_response', 'never received a token chunk');
       }
       const fromUsage = usageOut !== null && usageOut > 0;
@@ -313,8 +331,9 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
     };
 
     const handler: H1Handler = {
-      onStart(statusCode) {
-        firstByte = nowS();
+      onStart(statusCode, atS) {
+        // The read's time, as the chunks' are: timed after parsing, the first byte came after the first token.
+        firstByte = atS;
         status = statusCode;
       },
       onBody(chunk, atS) {
@@ -323,6 +342,8 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
           return;
         }
         chunkArrival = atS;
+        // The start of an answer that is no stream, to say what it was: kept only until an event arrives.
+        if (!sawEvent && errorText.length < 300) errorText += chunk.toString('utf8', 0, Math.min(chunk.length, 300));
         parser.push(chunk);
       },
       onEnd() {

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { LmBenchError } from '../errors.js';
 import type { Workload } from '../domain/index.js';
 import { requestBody, type RequestTemplate } from './client.js';
@@ -48,7 +49,10 @@ export async function connectTarget(opts: ConnectOptions): Promise<Connected> {
   if (opts.bounds.prompts === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
   opts.onTarget?.(describeTarget({ ...ep, path, url: `${ep.origin}${path}` }, transport, { prompts: opts.bounds.prompts, durationS: opts.bounds.durationS, timeoutS: opts.timeoutMs / 1000 }));
   const model = opts.model ?? (await discoverModel(ep, transport, probeMs));
-  const target: RequestTemplate = { path, api, model, ignoreEos: w.ignore_eos, temperature: opts.temperature, timeoutMs: opts.timeoutMs, headers: authHeaders(transport) };
+  const target: RequestTemplate = {
+    path, api, model, ignoreEos: w.ignore_eos, temperature: opts.temperature, timeoutMs: opts.timeoutMs, headers: authHeaders(transport),
+    requestIdPrefix: `lmb-${randomBytes(4).toString('hex')}-`,
+  };
   await probeEndpoint({ ...ep, path }, requestBody(target, { index: -1, prompt: PROBE_PROMPT, clientTokens: 10, maxTokens: 1 }), transport, probeMs);
   return { ep, transport, target, model, api };
 }

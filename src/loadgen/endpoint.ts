@@ -2,8 +2,10 @@ import { LmBenchError } from '../errors.js';
 import { classifyError } from './client.js';
 import { authHeaders, openPool, redactKey, type Transport } from './transport.js';
 import { isLoopbackHost } from '../util/loopback.js';
+import { probeProblem } from './probe-answer.js';
+import { apiOfPath, modelsPathOf, type Endpoint } from './routes.js';
 
-export { isLoopbackHost };
+export { isLoopbackHost, apiOfPath, modelsPathOf, type Endpoint };
 
 /**
  * Where the load goes, checked before any load is sent: any http(s) server the user names (usually
@@ -12,18 +14,6 @@ export { isLoopbackHost };
  * (naming the host and the cause: refused, DNS, TLS, time-out) or LMB_ERR_ENDPOINT_BAD_RESPONSE; a
  * server that answers but misbehaves under load is measured, with its errors counted.
  */
-export interface Endpoint {
-  readonly url: string;
-  /** scheme://host:port */
-  readonly origin: string;
-  /** Host name or address, without brackets. */
-  readonly host: string;
-  /** Path and query of the completions or chat endpoint. */
-  readonly path: string;
-  readonly loopback: boolean;
-  readonly tls: boolean;
-}
-
 export function parseEndpoint(raw: string): Endpoint {
   let u: URL;
   try {
@@ -55,10 +45,6 @@ export function assertAllowedTarget(ep: Endpoint, env: Readonly<Record<string, s
   }
 }
 
-export function apiOfPath(path: string): 'completions' | 'chat' {
-  return /chat\/completions/.test(path) ? 'chat' : 'completions';
-}
-
 const CAUSES: Readonly<Record<string, string>> = {
   connection_refused: 'connection refused',
   dns: 'the host name does not resolve',
@@ -88,12 +74,13 @@ async function withProbe<T>(ep: Endpoint, t: Transport, fn: (pool: ReturnType<ty
   }
 }
 
-/** The first model the server lists at /v1/models (vLLM's bench does the same). */
+/** The first model the server lists beside the endpoint (`modelsPathOf`; vLLM's bench does the same). */
 export async function discoverModel(ep: Endpoint, t: Transport, timeoutMs: number): Promise<string> {
+  const path = modelsPathOf(ep.path);
   return withProbe(ep, t, async (pool) => {
     let res;
     try {
-      res = await pool.request({ method: 'GET', path: '/v1/models', headers: authHeaders(t), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+      res = await pool.request({ method: 'GET', path, headers: authHeaders(t), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     } catch (err) {
       throw unreachable(ep, err, t);
     }
@@ -106,7 +93,7 @@ export async function discoverModel(ep: Endpoint, t: Transport, timeoutMs: numbe
     }
     if (res.statusCode === 401 || res.statusCode === 403) throw unauthorized(ep, res.statusCode, t);
     if (res.statusCode !== 200 || typeof id !== 'string') {
-      throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', `${ep.origin}/v1/models answered HTTP ${res.statusCode} without a model list; pass --model`, {
+      throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', `${ep.origin}${path} answered HTTP ${res.statusCode} without a model list; pass --model`, {
         details: { endpoint: ep.url, status: res.statusCode, body: redactKey(text.slice(0, 200), t) },
       });
     }
@@ -120,9 +107,10 @@ function unauthorized(ep: Endpoint, status: number, t: Transport): LmBenchError 
 }
 
 /**
- * One tiny streamed request (max_tokens 1) before the run: a refused connection is UNREACHABLE; a 401,
- * 404 or 405, an HTML page, or a 200 that carries neither SSE events nor JSON is BAD_RESPONSE. Anything
- * else (5xx, odd chunks) is left for the run to measure and count.
+ * One tiny streamed request (max_tokens 1) before the run: a refused connection is UNREACHABLE; a 401
+ * or 403 is BAD_RESPONSE saying what of the key, and any other answer no run could measure is
+ * BAD_RESPONSE saying why (probe-answer.ts). Anything else (5xx, odd chunks) is left for the run to
+ * measure and count.
  */
 export async function probeEndpoint(ep: Endpoint, body: string, t: Transport, timeoutMs: number): Promise<void> {
   await withProbe(ep, t, async (pool) => {
@@ -146,17 +134,8 @@ export async function probeEndpoint(ep: Endpoint, body: string, t: Transport, ti
       return; // a broken body is a run-time error to count, not a wrong endpoint
     }
     if (res.statusCode === 401 || res.statusCode === 403) throw unauthorized(ep, res.statusCode, t);
-    const type = String(res.headers['content-type'] ?? '');
-    const looksSse = /(^|\n)data:/.test(text);
-    const looksJson = /^\s*[{[]/.test(text);
-    const wrong = res.statusCode === 404 || res.statusCode === 405 || type.includes('text/html') || (res.statusCode === 200 && !looksSse && !looksJson);
-    if (wrong) {
-      throw new LmBenchError(
-        'LMB_ERR_ENDPOINT_BAD_RESPONSE',
-        `${ep.url} is not an OpenAI-compatible ${apiOfPath(ep.path)} endpoint (HTTP ${res.statusCode}, ${type || 'no content type'}: ${JSON.stringify(redactKey(text.slice(0, 120), t))})`,
-        { details: { endpoint: ep.url, status: res.statusCode } },
-      );
-    }
+    const problem = probeProblem(ep, { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), location: res.headers['location'], text }, body, t);
+    if (problem !== null) throw problem;
   });
 }
 

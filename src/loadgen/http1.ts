@@ -16,8 +16,8 @@ import type { Transport } from './transport.js';
  * handed on as views of that buffer, which the handler must consume before it returns.
  */
 export interface H1Handler {
-  /** The status line and headers arrived. */
-  onStart(status: number): void;
+  /** The status line and headers arrived; `atS`: when the read that completed them arrived. */
+  onStart(status: number, atS: number): void;
   /** Body bytes (de-chunked), a view valid only during the call; `atS`: when the read arrived. */
   onBody(bytes: Buffer, atS: number): void;
   /** The response ended; the connection is already free for the next request. */
@@ -231,7 +231,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
   };
 
   /** Reads the status line and framing headers; returns the phase the body starts in. */
-  const parseHead = (conn: Conn, head: string): Phase => {
+  const parseHead = (conn: Conn, head: string, atS: number): Phase => {
     const lineEnd = head.indexOf('\r\n');
     const statusLine = lineEnd < 0 ? head : head.slice(0, lineEnd);
     const m = /^HTTP\/1\.([01]) (\d{3})/.exec(statusLine);
@@ -267,7 +267,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
       return conn.phase;
     }
     conn.keepAlive = keepAlive;
-    conn.call?.handler.onStart(status);
+    conn.call?.handler.onStart(status, atS);
     if (status === 204 || status === 304 || (length === 0 && !chunked)) conn.phase = Phase.Idle;
     else if (chunked) conn.phase = Phase.ChunkSize;
     else if (length !== null) {
@@ -306,7 +306,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
             off += end + 4 - before;
             const head = conn.text.slice(0, end);
             conn.text = '';
-            if (parseHead(conn, head) === Phase.Idle) finish(conn);
+            if (parseHead(conn, head, atS) === Phase.Idle) finish(conn);
             break;
           }
           case Phase.ChunkSize:

@@ -13,6 +13,7 @@ import { warmupRequests, type PreparedRequest } from './prompts.js';
 import { loadTraffic } from './traffic.js';
 import { buildResult } from './result.js';
 import { sendLateness, type SendLateness } from './lateness.js';
+import { outputLengths, type OutputLengths } from './output-lengths.js';
 import { startScraper } from './scrape.js';
 import { createPowerMeter, energyFromReading, expectedGpus, loadWindow, type PowerMeter, type PowerSpec } from './power/index.js';
 import type { Transport } from './transport.js';
@@ -80,12 +81,15 @@ export interface RunBenchmarkOutput {
   readonly records: RequestRecord[];
   /** Open loop: how late each send was against its schedule; null for a closed loop. */
   readonly lateness: SendLateness | null;
+  /** Answers whose length was not their max_tokens although ignore_eos was sent; null: none (or not asked). */
+  readonly outputLengths: OutputLengths | null;
 }
 
 export { parseEndpoint, isLoopbackHost } from './endpoint.js';
-export { DEFAULT_TRANSPORT, type Transport } from './transport.js';
+export { DEFAULT_TRANSPORT, apiKeyFrom, type Transport } from './transport.js';
 export type { PreparedRequest } from './prompts.js';
 export type { SendLateness } from './lateness.js';
+export { outputLengthsWarning, type OutputLengths } from './output-lengths.js';
 
 /** Streams one thread handles well before its event loop starts to distort timestamps (bench/loadgen.md). */
 const STREAMS_PER_THREAD = 512;
@@ -207,8 +211,14 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
         fromSchedule: true,
         promptSalt: opts.requests === undefined ? opts.promptSalt : undefined,
       });
+      const askedTokens = new Map(measured.map((r) => [`r${r.index}`, r.maxTokens]));
       const energy = reading === null || opts.power === undefined ? undefined : energyFromReading(reading, loadWindow(records), result.total_output_tokens, expectedGpus(opts.power));
-      return { result: energy === undefined ? result : { ...result, energy }, records: [...warmRecords, ...records], lateness: arrivals === null ? null : sendLateness(records) };
+      return {
+        result: energy === undefined ? result : { ...result, energy },
+        records: [...warmRecords, ...records],
+        lateness: arrivals === null ? null : sendLateness(records),
+        outputLengths: outputLengths(records, (r) => askedTokens.get(r.request_id), w.ignore_eos),
+      };
     } finally {
       await pool?.destroy();
     }

@@ -10,6 +10,7 @@ import { promptRing } from './prompts.js';
 import { sampleRequests, trafficStreams } from '../workload/sample.js';
 import { controlStep, DEFAULT_CONTROLLER, draining, initialState, type ControlPhase, type ControllerSettings } from './rate-controller.js';
 import { buildResult } from './result.js';
+import { outputLengths, outputLengthsWarning } from './output-lengths.js';
 import { startScraper } from './scrape.js';
 import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
 import { createH1Pool } from './http1.js';
@@ -357,6 +358,9 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   if (failed > 0) reasons.push(`the server failed ${failed} of ${windowRecords.length} requests in the settled window`);
   // The client's health over the window, by the diagnosis's own test (event-loop lag p99, late sends).
   if (result.diagnosis?.bottleneck === 'client') reasons.push(`the client itself was the bottleneck, so the rate is its own, not the server's: ${result.diagnosis.summary}`);
+  // A rate found on shorter (or longer) answers than the workload's is not the workload's rate.
+  const lengths = outputLengths(windowRecords, (r) => specs[Number(r.request_id.slice(1)) % specs.length]?.outputTokens, opts.workload.ignore_eos);
+  if (lengths !== null) reasons.push(outputLengthsWarning(lengths));
   const completed = windowRecords.filter(isSuccess).length;
   // Sustained means served as fast as sent: the completions over the settled span, drain excluded.
   const settledFrom = settledAtS ?? endS;

@@ -3,7 +3,8 @@
  * decoded incrementally as UTF-8 (a multi-byte character cut in two is held back), lines are
  * reassembled across reads, and an event is emitted only at its blank line (WHATWG SSE framing:
  * `\n`, `\r\n` or `\r` line ends, `:` comments, `data:` with one optional space stripped, several
- * `data:` lines joined by `\n`). Fields other than `data` (`event:`, `id:`, `retry:`) are ignored.
+ * `data:` lines joined by `\n`, a leading byte-order mark dropped). Fields other than `data` (`event:`,
+ * `id:`, `retry:`) are ignored.
  */
 export interface SseParser {
   /** Feeds bytes; calls `onData` once for every complete event that carried data. */
@@ -32,6 +33,9 @@ export function createSseParser(onData: (data: string) => void): SseParser {
   let buf = '';
   let data: string[] = [];
   let sawCr = false;
+  // The stream's first bytes not yet seen: a byte-order mark there is dropped, as the SSE standard's
+  // decoder does; kept, it would turn the first line's field into "\uFEFFdata" and lose the first token.
+  let atStart = true;
 
   const dispatch = (): void => {
     if (data.length === 0) return;
@@ -54,7 +58,9 @@ export function createSseParser(onData: (data: string) => void): SseParser {
     data.push(value);
   };
 
-  const feed = (text: string): void => {
+  const feed = (raw: string): void => {
+    const text = atStart && raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+    if (raw.length > 0) atStart = false;
     let s = buf.length === 0 ? text : buf + text;
     buf = '';
     let start = 0;

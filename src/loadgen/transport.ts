@@ -1,4 +1,5 @@
 import { Pool } from 'undici';
+import { LmBenchError } from '../errors.js';
 
 /**
  * How the runner talks to a server, as plain data so it can cross into a worker thread: TLS trust
@@ -34,6 +35,16 @@ export function openPool(origin: string, t: Transport, connections: number | nul
       ...(t.insecure ? { rejectUnauthorized: false } : {}),
     },
   });
+}
+
+/**
+ * The API key of a run: `--api-key`, else the environment's OPENAI_API_KEY. An empty flag is a mistake
+ * said as such; an empty variable (`export OPENAI_API_KEY=`, never meant as a key) is no key, never a
+ * blank bearer token, in every mode of `run`.
+ */
+export function apiKeyFrom(flag: string | undefined, envValue: string | undefined): string | null {
+  if (flag === '') throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--api-key is empty', { details: { field: 'api-key' } });
+  return flag ?? (envValue === undefined || envValue === '' ? null : envValue);
 }
 
 export function authHeaders(t: Transport): Record<string, string> {

@@ -49,3 +49,12 @@ test('byte by byte gives the same events', () => {
 test('a final event without its blank line is flushed at the end', () => {
   assert.deepEqual(parse([new TextEncoder().encode('data: a\n\ndata: b')]), ['a', 'b']);
 });
+
+test("a byte-order mark before the first event is dropped, whole or split, so the first token's event is kept", () => {
+  const bom = Buffer.from([0xef, 0xbb, 0xbf]);
+  const body = Buffer.from('data: {"n":1}\n\ndata: [DONE]\n\n');
+  assert.deepEqual(parse([Buffer.concat([bom, body])]), ['{"n":1}', '[DONE]']);
+  assert.deepEqual(parse([bom.subarray(0, 2), Buffer.concat([bom.subarray(2), body])]), ['{"n":1}', '[DONE]']);
+  // Only at the stream's start: a mark later is text of its line.
+  assert.deepEqual(parse([body, Buffer.concat([bom, Buffer.from('data: x\n\n')])]), ['{"n":1}', '[DONE]']);
+});

@@ -6,7 +6,7 @@ import { requestLatencyLines } from '../../domain/request-latency.js';
 import { LmBenchError } from '../../errors.js';
 import type { BenchConfig } from '../../loadgen/config.js';
 import type { PowerSpec } from '../../loadgen/power/index.js';
-import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
+import { DEFAULT_TRANSPORT, apiKeyFrom, outputLengthsWarning, parseEndpoint, runBenchmark, type OutputLengths } from '../../loadgen/index.js';
 import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
 import { runSloHold, type RatePoint } from '../../loadgen/slo-hold.js';
@@ -57,7 +57,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
   const keys = slo === undefined ? [] : SLO_KEYS.filter((k) => slo[k] !== undefined);
   if (slo === undefined || keys.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} needs a latency target: --slo ttft_p95_ms=400 (any of ${SLO_METRICS.join(', ')} at ${SLO_STATS.join(', ')})`, { details: { field: 'slo' } });
   const endpoint = requireFlag(plan.endpoint, 'endpoint (or `endpoint:` in the config file)');
-  const apiKey = values['api-key'] ?? io.env['OPENAI_API_KEY'] ?? null;
+  const apiKey = apiKeyFrom(values['api-key'], io.env['OPENAI_API_KEY']);
   const transport = { ...plan.transport, apiKey };
   const controlled = mode === 'slo-hold' ? (values.control ?? (keys.length === 1 ? keys[0] : undefined)) : undefined;
   if (mode === 'slo-hold' && (controlled === undefined || !(keys as string[]).includes(controlled))) {
@@ -92,6 +92,8 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       return finishAdaptive(body, { records, result: body.result, verdict, reliable: body.reliable }, values, io);
     }
     const probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; result: BenchmarkResult }[] = [];
+    /** The first probe whose answers missed their max_tokens although ignore_eos was sent. */
+    let lengths: OutputLengths | null = null;
     // Every probe's requests, for --records and --requests-out: each id says its probe (probe3-r17 is
     // request r17 of probes[2]), as a sweep's say their point; times are from that probe's own start.
     const probeRecords: RequestRecord[] = [];
@@ -99,8 +101,9 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       const t0 = Date.now();
       // Each probe draws its own requests; its result records the seed that drew them.
       const seed = plan.seed + k * 7919;
-      const { result, records } = await runBenchmark({ ...plan, workload: { ...w, seed }, seed, promptSalt: cfg.promptSalt, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
+      const { result, records, outputLengths } = await runBenchmark({ ...plan, workload: { ...w, seed }, seed, promptSalt: cfg.promptSalt, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
       for (const r of records) probeRecords.push({ ...r, request_id: `probe${k + 1}-${r.request_id}` });
+      lengths ??= outputLengths;
       const ok = meetsSlo(slo, result);
       probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
       const why = hasBottleneck(result.diagnosis) ? ` (${bottleneckLabel(result.diagnosis)})` : '';
@@ -114,6 +117,8 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
     const clientBound = probes.find((p) => p.result.diagnosis?.bottleneck === 'client');
     if (clientBound !== undefined) reasons.push(`the client itself was the bottleneck in a probe: ${clientBound.result.diagnosis?.summary ?? ''}`);
     if (probes.some((p) => p.result.failed > 0 && p.meets_slo)) reasons.push('the server failed requests at a rate counted as met');
+    // A rate found on shorter (or longer) answers than the workload's is not the workload's rate.
+    if (lengths !== null) reasons.push(outputLengthsWarning(lengths));
     const body = {
       mode: 'max-rate' as const,
       max_rate_rps: reasons.length === 0 ? chosen.maxRateRps : null,

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { BenchmarkResult, Energy } from '../../domain/index.js';
 import { diagnosisLines, keepUpLine } from '../../diagnose/text.js';
-import type { SendLateness } from '../../loadgen/index.js';
+import type { OutputLengths, SendLateness } from '../../loadgen/index.js';
 import type { TraceReplay } from '../../loadgen/plan.js';
 
 /**
@@ -20,8 +20,11 @@ export interface TraceReplayReport {
   readonly send_lateness_ms: { readonly p50: number; readonly p99: number; readonly max: number } | null;
 }
 
-/** What `run` prints and writes per load point: the result, and for a trace how it was replayed. */
-export type RunOutput = BenchmarkResult & { readonly trace_replay?: TraceReplayReport };
+/**
+ * What `run` prints and writes per load point: the result, for a trace how it was replayed, and, when
+ * answers missed their max_tokens although ignore_eos was sent, how many (loadgen/output-lengths.ts).
+ */
+export type RunOutput = BenchmarkResult & { readonly trace_replay?: TraceReplayReport; readonly output_lengths?: OutputLengths };
 
 export function traceReplayReport(t: TraceReplay, late: SendLateness | null): TraceReplayReport {
   return {

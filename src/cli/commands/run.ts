@@ -4,7 +4,7 @@ import type { RequestRecord } from '../../domain/index.js';
 import { parseKnobAssignments, parseSloString, Workload } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { BenchConfig, expandSweep, overlay, rawConfigOfWorkload } from '../../loadgen/config.js';
-import { DEFAULT_TRANSPORT, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
+import { DEFAULT_TRANSPORT, apiKeyFrom, outputLengthsWarning, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
 import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
 import { sweepReportHtml } from '../../report/sweep.js';
@@ -214,8 +214,7 @@ export const command: Command = {
     if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig, power, promptSalt: salt }, values, io);
     const points = expandSweep(raw, base);
     const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
-    const apiKey = values['api-key'] ?? io.env['OPENAI_API_KEY'] ?? null;
-    if (apiKey === '') throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--api-key is empty', { details: { field: 'api-key' } });
+    const apiKey = apiKeyFrom(values['api-key'], io.env['OPENAI_API_KEY']);
     const endpointOf = (plan: (typeof plans)[number]): string =>
       requireFlag(plan.endpoint, 'endpoint (or `endpoint:` in the config file)');
     if (values['dry-run'] === true) {
@@ -254,10 +253,15 @@ export const command: Command = {
         const { records } = run;
         const measured = knownConfig === undefined ? run.result : { ...run.result, server_config: knownConfig };
         const replay = plan.trace === undefined ? undefined : traceReplayReport(plan.trace, run.lateness);
-        const result: RunOutput = replay === undefined ? measured : { ...measured, trace_replay: replay };
+        const result: RunOutput = {
+          ...measured,
+          ...(replay === undefined ? {} : { trace_replay: replay }),
+          ...(run.outputLengths === null ? {} : { output_lengths: run.outputLengths }),
+        };
         results.push(result);
         for (const r of records) allRecords.push(points.length > 1 ? { ...r, request_id: `p${i + 1}-${r.request_id}` } : r);
         if (values.json !== true) io.stdout.write(`${summaryText(result, tag)}${replay === undefined ? '' : `\n${traceReplayLine(replay)}`}\n`);
+        if (run.outputLengths !== null) io.stderr.write(`lm-bench: warning: ${tag}${outputLengthsWarning(run.outputLengths)}\n`);
         if (result.diagnosis?.bottleneck === 'client') {
           io.stderr.write(`lm-bench: warning: the load generator itself fell behind (${result.diagnosis.summary}); its latencies include its own delay (try --workers on a machine with spare cores, or a less loaded one)\n`);
         }

@@ -59,6 +59,11 @@ Power (the result's \`energy\`: average W, J, J per output token over the load w
   --power-gpus LIST      the GPUs that count, e.g. 0,1 (default: every GPU the source reports)
                          A source that fails or hangs leaves the run measured and power unavailable, with why
 
+Answers that end before their max_tokens although ignore_eos was sent (a server that does not honour
+it, or caps max_tokens), or run past it, are counted in the JSON's \`output_lengths\` and warned about:
+the figures are then for other output lengths than the workload's, and --mode slo-hold or max-rate
+gives no answer.
+
 A run that misses its SLOs or saturates says why (KV-cache-, admission-, prefill-, decode- or
 client-bound), with the numbers seen during the run (the server's /metrics, the client's own health)
 and the knob changes that address it: on the terminal, in the JSON (\`diagnosis\`, \`evidence\`) and
