@@ -1,7 +1,7 @@
 import { vllmServeCommand } from '../advise/commands.js';
 import type { Catalog } from '../catalog/index.js';
 import { deploymentCost, type Prices } from '../cost/prices.js';
-import { maxLength, type Arrival, type BenchmarkResult, type Hardware, type ModelSpec, type ServerConfig, type Workload } from '../domain/index.js';
+import { maxLength, maxRequestTokens, type Arrival, type BenchmarkResult, type Hardware, type ModelSpec, type ServerConfig, type Workload } from '../domain/index.js';
 import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../surrogate/prior.js';
 import { resolveConfig } from '../physics/resolve.js';
@@ -30,6 +30,8 @@ export interface PlanDeps {
   readonly prices: Prices;
   /** Runs of this model on a GPU in the history, as a correction of the simulator; null: none. */
   readonly correction: (gpu: string) => HistoryCorrection | null;
+  /** A GPU's power at idle as a share of its TDP, the simulator's power model's (null: no power model). */
+  readonly idleTdpFrac?: number | null;
   /** Called after each GPU type (for a progress line). */
   readonly onGpu?: (gpu: string, index: number, of: number) => void;
 }
@@ -94,6 +96,13 @@ const infeasible = (gpu: string, reason: string): PlanDeployment => ({
   figures_window: null,
 });
 
+/** One share of the traffic: its arrivals and requests, and how many replicas take it. */
+interface Share {
+  readonly arrival: Arrival;
+  readonly prompts: number;
+  readonly replicas: number;
+}
+
 /**
  * The run at a replica's share of the traffic. ML.ENERGY's steady state, the simulator's energy window,
  * leaves out the first and the last `k` requests (k: what the replica runs at once, max_num_seqs or the
@@ -102,17 +111,25 @@ const infeasible = (gpu: string, reason: string): PlanDeployment => ({
  * drain (half-empty batches) lower the power, raise the joules per token and dilute the throughput (600
  * requests at 25 req/s on an H100, whose 1,024 slots never fill: 4,288 output tok/s and 0.132 J/token
  * against 4,901 and 0.119 in the steady state of a longer run). The price: a low rate simulates longer.
+ * An open loop splits its rate evenly; N users over R replicas put ⌈N/R⌉ users on N mod R replicas and
+ * ⌊N/R⌋ on the others (heaviest share first). Once every replica was simulated with ⌈N/R⌉, so 3 users
+ * on 2 replicas were priced as 4: a third more output tokens than the traffic asks for, and $ per
+ * million tokens a quarter low.
  */
-function perReplicaArrival(q: PlanQuestion, replicas: number, maxRunning: number): { arrival: Arrival; prompts: number } {
+function perReplicaArrival(q: PlanQuestion, replicas: number, maxRunning: number): Share[] {
   const t = q.traffic;
   switch (t.kind) {
     case 'rate': {
       const rate = t.rate_rps / replicas;
-      return { arrival: { kind: 'poisson', rate_rps: rate }, prompts: promptsFor(rate) + 2 * maxRunning };
+      return [{ arrival: { kind: 'poisson', rate_rps: rate }, prompts: promptsFor(rate) + 2 * maxRunning, replicas }];
     }
     case 'users': {
-      const users = Math.ceil(t.users / replicas);
-      return { arrival: { kind: 'closed', concurrency: users }, prompts: Math.min(600, Math.max(150, users * 4)) + 2 * Math.min(users, maxRunning) };
+      const closed = (users: number, n: number): Share => ({ arrival: { kind: 'closed', concurrency: users }, prompts: Math.min(600, Math.max(150, users * 4)) + 2 * Math.min(users, maxRunning), replicas: n });
+      const heavy = t.users % replicas;
+      const light = Math.floor(t.users / replicas);
+      if (heavy === 0) return [closed(light, replicas)];
+      // More replicas than users leaves some without one: they idle, and are not simulated.
+      return light === 0 ? [closed(1, heavy)] : [closed(light + 1, heavy), closed(light, replicas - heavy)];
     }
     default:
       return assertNever(t, 'traffic');
@@ -129,12 +146,15 @@ function scaledLatencies(r: BenchmarkResult, factor: number): BenchmarkResult {
 
 /**
  * The context a replica is started with: what the workload's longest request needs (prompt, shared
- * prefix and answer), rounded up to 1,024 and at least 4,096, within the model's own. vLLM's default is
- * the model's whole context (128K for Llama 3.1), whose one-request KV reservation alone keeps a 70B
- * model off two A100s that serve a chat workload well; a deployment sized for its traffic sets it.
+ * prefix and answer; a conversation's last turn, which carries every earlier message and answer; a
+ * trace's longest request), rounded up to 1,024 and at least 4,096, within the model's own. vLLM's
+ * default is the model's whole context (128K for Llama 3.1), whose one-request KV reservation alone
+ * keeps a 70B model off two A100s that serve a chat workload well; a deployment sized for its traffic
+ * sets it. One turn's length once set it for a multi-turn workload, whose later turns vLLM then
+ * refused: failed requests the plan read as a size that misses the SLOs.
  */
 export function contextFor(w: Workload, model: ModelSpec): number {
-  const need = maxLength(w.input_len) + (w.shared_prefix?.length ?? 0) + maxLength(w.output_len);
+  const need = Math.max(maxRequestTokens(w), maxLength(w.input_len) + (w.shared_prefix?.length ?? 0) + maxLength(w.output_len));
   return Math.min(model.native_context, Math.max(4096, Math.ceil(need / 1024) * 1024));
 }
 
@@ -151,23 +171,31 @@ function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: Mod
     const p = deps.simulate({ config, gpu: hw.id, gpus: tp, model, workload: { ...q.workload, arrival, num_prompts: prompts, slo: q.slo }, seed: q.seed });
     return p.result === null ? p : { ...p, result: scaledLatencies(p.result, latency) };
   };
-  const head: Headroom = q.traffic.kind === 'rate' ? headroomRate(probe, q.slo) : headroomUsers(probe, q.slo, MAX_USERS_PER_REPLICA);
+  const resolved = resolveConfig(config, hw, model);
+  const maxRunning = resolved.max_num_seqs * resolved.data_parallel_size;
+  // Each rate probe runs as long as the run at the target traffic (perReplicaArrival): a shorter one
+  // never fills the batch and passes rates the replica cannot keep.
+  const head: Headroom = q.traffic.kind === 'rate' ? headroomRate(probe, q.slo, 2 * maxRunning) : headroomUsers(probe, q.slo, MAX_USERS_PER_REPLICA);
   if (!head.ok) return { why: `TP ${tp}: ${head.reason}` };
   // A server that decodes slower than simulated saturates sooner: its headroom shrinks with its speed.
   const perReplica = head.value * Math.min(1, speed);
   const need = q.traffic.kind === 'rate' ? q.traffic.rate_rps : q.traffic.users;
-  const resolved = resolveConfig(config, hw, model);
-  const maxRunning = resolved.max_num_seqs * resolved.data_parallel_size;
   // The headroom is the bisection's last pass; a fresh simulation at a share just below it can still
   // miss (another sample of requests), so one more replica is tried before the size is given up.
   for (let replicas = Math.max(1, Math.ceil(need / perReplica)), tries = 0; tries < 3; replicas++, tries++) {
     const gpus = replicas * tp;
     if (gpus > q.maxGpus) return { why: `TP ${tp}: needs ${replicas} replicas (${gpus} GPUs), more than --max-gpus ${q.maxGpus}` };
-    const { arrival, prompts } = perReplicaArrival(q, replicas, maxRunning);
-    const run = probe(arrival, prompts);
-    if (run.result === null) return { why: `TP ${tp}: ${run.failure ?? 'crashed at the target traffic'}` };
-    if (missed(q.slo, run.result).length > 0) continue;
-    return describe(q, deps, { hw, model, config, tp, replicas, headroom: head.value * speed, run: run.result, correction });
+    const shares = perReplicaArrival(q, replicas, maxRunning);
+    const runs: ShareRun[] = [];
+    for (const share of shares) {
+      const run = probe(share.arrival, share.prompts);
+      if (run.result === null) return { why: `TP ${tp}: ${run.failure ?? 'crashed at the target traffic'}` };
+      if (missed(q.slo, run.result).length > 0) break;
+      runs.push({ result: run.result, replicas: share.replicas });
+    }
+    // Every share must meet the SLOs, else one more replica lightens them.
+    if (runs.length < shares.length) continue;
+    return describe(q, deps, { hw, model, config, tp, replicas, headroom: head.value * speed, runs, correction });
   }
   return { why: `TP ${tp}: misses the SLOs at the target traffic however it is split` };
 }
@@ -181,8 +209,15 @@ interface Sized {
   readonly replicas: number;
   /** Per replica, corrected by the history. */
   readonly headroom: number;
-  readonly run: BenchmarkResult;
+  /** The runs at the replicas' shares of the traffic, heaviest first (one for an even split). */
+  readonly runs: readonly ShareRun[];
   readonly correction: HistoryCorrection | null;
+}
+
+interface ShareRun {
+  readonly result: BenchmarkResult;
+  /** How many replicas take this share. */
+  readonly replicas: number;
 }
 
 /**
@@ -199,16 +234,39 @@ function windowFigures(r: BenchmarkResult): { outputTokS: number; jPerTok: numbe
   return { outputTokS: r.output_throughput, jPerTok: null, window: { rule: 'run', duration_s: r.duration } };
 }
 
+/** The deployment's GPUs at idle, W (the simulator's power model's), or null without one. */
+function idleW(deps: PlanDeps, hw: Hardware, gpus: number): number | null {
+  return deps.idleTdpFrac === undefined || deps.idleTdpFrac === null ? null : deps.idleTdpFrac * hw.tdp_w * gpus;
+}
+
+/**
+ * Joules per output token of a server `speed` times as fast as simulated, at the same output tok/s. It
+ * is busy longer (or shorter) for each token at about the same power: the energy above idle scales by
+ * 1/speed, while the idle draw is the GPUs' whatever their speed, and the whole never passes their TDP.
+ * Scaling the idle draw too once put a faster server's 8B replica at 1 req/s below its GPU's idle power
+ * (and a slower one's power past its TDP).
+ */
+export function correctedJPerTok(simPowerW: number, outputTokS: number, idle: number | null, tdpW: number, speed: number): number {
+  if (speed === 1 || !(outputTokS > 0)) return simPowerW / outputTokS;
+  if (idle === null) return simPowerW / speed / outputTokS;
+  const powerW = Math.min(Math.max(tdpW, simPowerW), idle + Math.max(0, simPowerW - idle) / speed);
+  return powerW / outputTokS;
+}
+
 function describe(q: PlanQuestion, deps: PlanDeps, sized: Sized): Candidate {
-  const { hw, model, config, tp, replicas, headroom, run: r, correction } = sized;
+  const { hw, model, config, tp, replicas, headroom, runs, correction } = sized;
   const gpus = replicas * tp;
-  const w = windowFigures(r);
+  const shares = runs.map((s) => ({ w: windowFigures(s.result), n: s.replicas }));
+  // The heaviest share's run gives the p99s (the slowest replica's) and names the window.
+  const r = (runs[0] as ShareRun).result;
+  const w = (shares[0] as (typeof shares)[number]).w;
   // At the target traffic the deployment emits what the traffic asks for, whatever its speed.
-  const outputTokS = w.outputTokS * replicas;
+  const outputTokS = shares.reduce((a, s) => a + s.w.outputTokS * s.n, 0);
   const cost = deploymentCost(deps.prices, hw, gpus, outputTokS);
-  // A slower server is busy longer for each token at about the same power; at the same tokens a second
-  // that is more joules a token and more watts, so power stays J/token × throughput.
-  const jPerTok = w.jPerTok === null ? null : w.jPerTok / (correction?.speedFactor ?? 1);
+  // Replicas no user reaches (more replicas than users) idle at their GPUs' idle power.
+  const idleReplicas = replicas - shares.reduce((a, s) => a + s.n, 0);
+  const simPowerW = shares.every((s) => s.w.jPerTok !== null) ? shares.reduce((a, s) => a + (s.w.jPerTok as number) * s.w.outputTokS * s.n, 0) + (idleW(deps, hw, idleReplicas * tp) ?? 0) : null;
+  const jPerTok = simPowerW === null ? null : correctedJPerTok(simPowerW, outputTokS, idleW(deps, hw, gpus), hw.tdp_w * gpus, correction?.speedFactor ?? 1);
   const sd = correction?.logSd ?? SIMULATOR_LOG_SD.output_throughput_per_gpu;
   const d: PlanDeployment = {
     gpu: hw.id,

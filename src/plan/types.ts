@@ -56,7 +56,9 @@ export const PlanDeployment = z.strictObject({
    * and J/token are all taken over: `steady-state` (ML.ENERGY's rule: from when as many requests as the
    * replica runs at once have their first token to when all but that many and one have finished), `load`
    * (first request sent to last token, when the run had no steady state), or `run` (no power model: the
-   * throughput over the whole run, no energy). null when infeasible.
+   * throughput over the whole run, no energy). Users that do not split evenly over the replicas are
+   * two runs (⌈N/R⌉ and ⌊N/R⌋ users), whose figures are summed: the window is the heavier run's.
+   * null when infeasible.
    */
   figures_window: z.strictObject({ rule: z.enum(['steady-state', 'load', 'run']), duration_s: z.number().nonnegative() }).nullable(),
 });

@@ -138,7 +138,9 @@ test('plan: measured runs of the model on a GPU correct the simulator there (sou
   const estimated = runPlan(question({ gpus: ['H100-SXM'] }), { catalog, prices, store: null }).deployments[0];
   const perReplica = (d: (typeof a.deployments)[number] | undefined): number => (d?.max_rate_rps as number) / (d?.replicas as number);
   const ratio = perReplica(h100) / perReplica(estimated);
-  assert.ok(Math.abs(ratio - 0.8) < 0.01, `corrected headroom per replica ×${ratio.toFixed(3)}`);
+  // ×0.8 for the slower decode, and less again where the p99s 25% higher reach the limits sooner (an
+  // 8B on one H100 at 20 req/s: its headroom is bounded by the ITL limit, not by the burst's rate).
+  assert.ok(ratio <= 0.8 + 1e-9 && ratio > 0.6, `corrected headroom per replica ×${ratio.toFixed(3)}`);
   assert.ok((h100?.uncertainty_pct ?? 100) < (estimated?.uncertainty_pct ?? 0), "two runs' spread is tighter than the simulator's published error");
 });
 

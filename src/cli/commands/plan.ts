@@ -56,13 +56,19 @@ function windowText(w: PlanDeployment['figures_window']): string {
   return ', over the whole run (no power model)';
 }
 
+/** The hourly and per-token price, or that none is known: an unpriced GPU is not a free one. */
+function priceText(d: PlanDeployment): string {
+  if (d.usd_per_hour === null) return `price unknown (no price for ${d.gpu} in data/prices.yaml: give --prices FILE)`;
+  return `$${f(d.usd_per_hour, 2)}/h, $${f(d.usd_per_million_output_tokens, 3)} per M output tokens`;
+}
+
 function line(d: PlanDeployment, i: number): string {
   if (!d.feasible) return `  ✗ ${d.gpu}: ${d.reason ?? 'infeasible'}`;
   const size = `${d.gpus} GPU${d.gpus === 1 ? '' : 's'} (${d.replicas} × TP ${d.tensor_parallel_size})`;
   const head = d.max_rate_rps !== null ? `${f(d.max_rate_rps, 1)} req/s` : `${f(d.max_users)} users`;
   return [
     `${i + 1}. ${d.gpu}: ${size}, ${d.source}`,
-    `     p99 TTFT ${f(d.p99_ttft_ms)} ms, p99 ITL ${f(d.p99_itl_ms, 1)} ms; headroom ${head}; $${f(d.usd_per_hour, 2)}/h, $${f(d.usd_per_million_output_tokens, 3)} per M output tokens`,
+    `     p99 TTFT ${f(d.p99_ttft_ms)} ms, p99 ITL ${f(d.p99_itl_ms, 1)} ms; headroom ${head}; ${priceText(d)}`,
     `     ${f(d.output_throughput_tok_s)} output tok/s, ${f(d.avg_power_w)} W, ${f(d.energy_per_output_token_j, 3)} J/token (±${f(d.uncertainty_pct)}%)${windowText(d.figures_window)}`,
     `     ${d.vllm_command ?? ''}`,
   ].join('\n');
