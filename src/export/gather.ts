@@ -15,8 +15,11 @@ export function gatherStudy(store: Store, catalog: Catalog, name: string): { stu
   const study = store.getStudy(name);
   const items: ExportItem[] = [];
   const skipped: SkippedTrial[] = [];
+  // A complete trial is also a run of the history (tune/history.ts), named by the study and trial number:
+  // its dedupe key goes with the export, so ingesting the export back is recognised as that run.
+  const recorded = new Map(store.listRuns({ sourceFormat: 'lm_bench' }).flatMap((r) => (r.source_path === null ? [] : [[r.source_path, r.content_hash] as const])));
   for (const t of store.listTrials(study.id)) {
-    if (t.state === 'complete' && t.result !== null) items.push(trialItem(catalog, study, t, t.result));
+    if (t.state === 'complete' && t.result !== null) items.push(trialItem(catalog, study, t, t.result, recorded.get(`study:${study.spec.name}#${t.number}`)));
     else skipped.push({ trial: t.number, state: t.state, reason: t.failure_reason ?? (t.state === 'complete' ? 'no result stored' : `the trial is ${t.state}`) });
   }
   return { study, items, skipped };
@@ -30,11 +33,11 @@ export function gatherRuns(store: Store, catalog: Catalog, filter: RunFilter): E
     .map((r) => runItem(catalog, r));
 }
 
-function trialItem(catalog: Catalog, study: Study, t: Trial, result: NonNullable<Trial['result']>): ExportItem {
+function trialItem(catalog: Catalog, study: Study, t: Trial, result: NonNullable<Trial['result']>, contentHash: string | undefined): ExportItem {
   const spec = study.spec;
   // Typed, not parsed: the store returns what its schemas describe, and a re-parse would only add ways to fail.
   return {
-    subject: { kind: 'trial', study: spec.name, study_id: study.id, trial: t.number, trial_id: t.id },
+    subject: { kind: 'trial', study: spec.name, study_id: study.id, trial: t.number, trial_id: t.id, ...(contentHash === undefined ? {} : { content_hash: contentHash }) },
     result,
     server_config: t.config,
     hardware: spec.hardware,

@@ -26,6 +26,11 @@ export const ExportSubject = z.discriminatedUnion('kind', [
     study_id: z.int().positive(),
     trial: z.int().nonnegative(),
     trial_id: z.int().positive(),
+    /**
+     * sha256 hex of the run the trial was recorded as in the history (tune/history.ts), its dedupe key;
+     * absent when the history holds no such run.
+     */
+    content_hash: z.string().optional(),
   }),
 ]);
 export type ExportSubject = z.infer<typeof ExportSubject>;
@@ -82,13 +87,30 @@ export const SkippedTrial = z.strictObject({
 });
 export type SkippedTrial = z.infer<typeof SkippedTrial>;
 
+/**
+ * A stored run the format cannot hold without inventing figures (a `vllm` result always carries
+ * duration, counts and token totals; an ML.ENERGY record or a vLLM nightly row has none of some).
+ */
+export const SkippedRun = z.strictObject({
+  run_id: z.int().positive(),
+  source_format: SourceFormat,
+  reason: z.string(),
+});
+export type SkippedRun = z.infer<typeof SkippedRun>;
+
+export const Skipped = z.union([SkippedTrial, SkippedRun]);
+export type Skipped = z.infer<typeof Skipped>;
+
 export const ExportReport = z.strictObject({
   format: ExportFormat,
   out: z.string(),
   files: z.array(ExportedFile),
   /** `vllm` only: summary.json, the list of every record, where `vllm bench sweep plot` looks. */
   summary: z.string().nullable(),
-  /** Trials of the study that were not exported (not complete: nothing measured to write). */
-  skipped: z.array(SkippedTrial),
+  /**
+   * What was not exported: trials of the study that are not complete (nothing measured to write), and
+   * runs the format cannot hold without a figure their source lacked.
+   */
+  skipped: z.array(Skipped),
 });
 export type ExportReport = z.infer<typeof ExportReport>;

@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import { RESULT_METRICS, RESULT_STATS } from '../domain/index.js';
-import { burstiness, figure, goodput, requestRate, stat, text, type FigureKey } from './figures.js';
+import { burstiness, figure, goodput, requestRate, startEpochMs, stat, text, type FigureKey } from './figures.js';
+import { energyBlock, serverMetricsBlock } from './lm-bench-blocks.js';
 import type { ExportItem } from './types.js';
 
 /**
@@ -13,11 +14,26 @@ import type { ExportItem } from './types.js';
  * The server config's knobs sit at the top level under vLLM's engine-argument names, as `vllm bench
  * sweep serve` merges its serve parameters into each run, so `vllm bench sweep plot --curve-by
  * max_num_seqs` can group by them. lm-bench's ingest reads a `vllm bench serve` file's context from a
- * sidecar instead (`ingestSidecar`).
+ * sidecar instead (`ingestSidecar`). What vLLM has no key for (a simulation's flag, the load's start as an
+ * instant, energy, server peaks, the run's dedupe key) follows under `lm_bench_*` keys, as vLLM's own
+ * `--metadata KEY=VALUE` adds keys to the same object.
  */
 type Json = Record<string, unknown>;
 
 const HEADLINE: readonly FigureKey[] = ['duration', 'completed', 'failed', 'total_input_tokens', 'total_output_tokens', 'request_throughput'];
+
+/**
+ * The figures every `vllm bench serve` result carries, whatever its release (serve.py's `benchmark()`
+ * writes them unconditionally; lm-bench's ingest refuses a file without them as broken). A run whose
+ * source lacked one (an ML.ENERGY window, a vLLM nightly row without token totals) cannot be written as
+ * such a result: leaving the key out makes a file no reader accepts, writing 0 invents a measurement.
+ */
+export const VLLM_ALWAYS: readonly FigureKey[] = ['duration', 'completed', 'total_input_tokens', 'total_output_tokens', 'request_throughput', 'output_throughput'];
+
+/** The always-written figures this item lacks (empty: it can be written as a vllm result). */
+export function vllmMissing(item: ExportItem): FigureKey[] {
+  return VLLM_ALWAYS.filter((key) => figure(item, key) === null);
+}
 
 export function vllmBenchResult(item: ExportItem): Json {
   const out: Json = {};
@@ -48,6 +64,15 @@ export function vllmBenchResult(item: ExportItem): Json {
     if (!item.unavailable.includes('lmb.mean_client_queue_ms')) put('mean_client_queue_time_ms', lmb.mean_client_queue_ms);
     if (!item.unavailable.includes('lmb.p99_client_queue_ms')) put('p99_client_queue_time_ms', lmb.p99_client_queue_ms);
   }
+  // What vLLM has no key for, last, under keys of lm-bench's own (as `--metadata` adds keys): whether the
+  // run was simulated, when its load began (vLLM's `date` is a clock time without a zone), its energy and
+  // the server's peaks. lm-bench's ingest reads them back; vLLM's tools pass them over.
+  put('lm_bench_source', item.result.lmb.source);
+  // The stored run's dedupe key: ingesting this file into a history that has the run skips it as stored.
+  put('lm_bench_content_hash', item.subject.content_hash);
+  put('lm_bench_start_epoch_ms', startEpochMs(item));
+  put('lm_bench_energy', energyBlock(item));
+  put('lm_bench_server_metrics', serverMetricsBlock(item));
   return out;
 }
 

@@ -65,6 +65,12 @@ export interface Draft {
   burstiness?: number | undefined;
   max_concurrency?: number | null | undefined;
   lmb?: Partial<Pick<LmbBlock, 'start_epoch_ms' | 'mean_client_queue_ms' | 'p99_client_queue_ms'>> | undefined;
+  /**
+   * 'sim' when the file says lm-bench's simulator produced it (an llm-d report lm-bench exported of a
+   * simulated run): the run stays a simulation, as an lm-bench result's `lmb.source` does, so nothing
+   * takes it for a measurement. Otherwise the result's source is 'ingest'.
+   */
+  source?: 'sim' | undefined;
   percentileMethod: RunMeta['percentile_method'];
   notes: string[];
   /** Where in the file the run is ("line 3", "benchmarks[1]"), so a rejection names the record, not only the key. */
@@ -222,7 +228,7 @@ export function buildResult(d: Draft): { result: BenchmarkResult; meta: RunMeta 
     steady_state: null,
     lmb: {
       version: INGEST_LMB_VERSION,
-      source: 'ingest' as const,
+      source: d.source ?? ('ingest' as const),
       start_epoch_ms: lmbIn.start_epoch_ms ?? 0,
       errors_by_kind: {},
       token_source_counts: {},

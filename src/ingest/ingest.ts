@@ -98,7 +98,7 @@ export function ingestOne(store: Store, file: LoadedFile, options: IngestOptions
     warnings.push(...parsed.warnings);
     const catalog = options.catalog ?? defaultCatalog();
     rows = parsed.runs.map((run) =>
-      resolveRun({ run, format, sourcePath: file.path, contentHash: contentHash(run.record), sidecar: file.sidecar, context: options, catalog, warnings }),
+      resolveRun({ run, format, sourcePath: file.path, contentHash: run.contentHash ?? contentHash(run.record), sidecar: file.sidecar, context: options, catalog, warnings }),
     );
   } catch (err) {
     return rejectedReport(file.path, err);

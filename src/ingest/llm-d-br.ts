@@ -3,6 +3,8 @@ import { ALL_KNOB_NAMES, parseKnobAssignments, type ServerConfig } from '../doma
 import { isLmBenchError } from '../errors.js';
 import { RawNum, buildResult, newDraft, parseRaw, put, putStats, type Draft } from './draft.js';
 import { rejected } from './json-text.js';
+import { LmBenchFigures, exportedRunHash, lmBenchFigures, runStart, writtenByLmBench } from './llm-d-br-lm-bench.js';
+import { lmBenchBlocks } from './lm-bench-blocks.js';
 import type { FileHints, ParsedRun } from './parsed.js';
 import { isObject } from './vllm-serve.js';
 
@@ -24,6 +26,9 @@ import { isObject } from './vllm-serve.js';
  *   parallelism; knobs from its `native.args` vLLM flags. Replicas behind a router are stored as
  *   data parallelism (throughput scales the same way; noted). Disaggregated prefill/decode stacks and
  *   pipeline parallelism cannot be expressed as one lm-bench server config and are rejected.
+ * - lm-bench's own reports (keyword `lm-bench`) add what the schema has no field for, read back here:
+ *   the load's start (`run.time.start`), the run's dedupe key (`run.uid`), a simulation (engine tool
+ *   `lm-bench-sim`), energy, server peaks and percentiles without a mean (`results.observability.lm_bench_*`).
  */
 const Stat = z.looseObject({
   units: z.string(),
@@ -35,6 +40,18 @@ const Stat = z.looseObject({
   p99: RawNum.nullable().optional(),
 });
 type Stat = z.infer<typeof Stat>;
+/**
+ * lm-bench's export of percentiles whose source recorded no mean (`results.observability.lm_bench_latency`,
+ * the report's Statistics requiring one): the same blocks, mean absent.
+ */
+const StatWithoutMean = Stat.extend({ mean: RawNum.optional() });
+const optStatWithoutMean = StatWithoutMean.nullable().optional();
+const LatencyWithoutMean = z.looseObject({
+  time_to_first_token: optStatWithoutMean,
+  time_per_output_token: optStatWithoutMean,
+  inter_token_latency: optStatWithoutMean,
+  request_latency: optStatWithoutMean,
+});
 const optStat = Stat.nullable().optional();
 const count = z.int().nonnegative();
 
@@ -56,12 +73,22 @@ const Report = z.looseObject({
         }).nullable().optional(),
       }),
     }),
+    observability: z
+      .looseObject({
+        lm_bench_energy: z.unknown().optional(),
+        lm_bench_server_metrics: z.unknown().optional(),
+        lm_bench_latency: z.unknown().optional(),
+        lm_bench_figures: z.unknown().optional(),
+      })
+      .nullable()
+      .optional(),
   }),
 });
 
 const Engine = z.looseObject({
   standardized: z.looseObject({
     kind: z.string(),
+    tool: z.string().nullable().optional(),
     role: z.string().nullable().optional(),
     replicas: z.int().positive().nullable().optional(),
     model: z.looseObject({ name: z.string() }).nullable().optional(),
@@ -82,6 +109,9 @@ export function isLlmdReport(v: unknown): v is Record<string, unknown> {
 }
 
 const KNOBS: readonly string[] = ALL_KNOB_NAMES;
+
+/** The engine tool lm-bench's export writes for a simulated run (export/llm-d-br-scenario.ts). */
+const SIM_ENGINE_TOOL = 'lm-bench-sim';
 
 export function parseLlmdReport(raw: unknown, label: string, warnings: string[]): ParsedRun {
   const r = parseRaw(Report, raw, label);
@@ -110,8 +140,12 @@ export function parseLlmdReport(raw: unknown, label: string, warnings: string[])
   put(d, 'request_throughput', reqRate);
   put(d, 'output_throughput', outRate);
   put(d, 'total_token_throughput', rate(tp?.total_token_rate, 'tokens/s', 'total_token_rate', label));
+  const run = (raw as Record<string, unknown>)['run'];
+  const obs = r.results.observability;
+  const exact = writtenByLmBench(run) && obs?.lm_bench_figures !== undefined && obs.lm_bench_figures !== null ? parseRaw(LmBenchFigures, obs.lm_bench_figures, `${label}: results.observability.lm_bench_figures`) : null;
   const completed = d.values.completed;
-  if (completed !== undefined && reqRate !== undefined && reqRate > 0) {
+  if (exact !== null) lmBenchFigures(d, exact);
+  else if (completed !== undefined && reqRate !== undefined && reqRate > 0) {
     const duration = completed / reqRate;
     if (inRate !== undefined) put(d, 'total_input_tokens', Math.round(inRate * duration));
     if (outRate !== undefined) put(d, 'total_output_tokens', Math.round(outRate * duration));
@@ -122,10 +156,32 @@ export function parseLlmdReport(raw: unknown, label: string, warnings: string[])
   latency(d, 'tpot', lat?.time_per_output_token, label);
   latency(d, 'itl', lat?.inter_token_latency, label);
   latency(d, 'e2el', lat?.request_latency, label);
+  if (obs?.lm_bench_latency !== undefined && obs.lm_bench_latency !== null) {
+    const extra = parseRaw(LatencyWithoutMean, obs.lm_bench_latency, `${label}: results.observability.lm_bench_latency`);
+    // Only where the report's own latency block has nothing for the metric.
+    if (!lat?.time_to_first_token) latency(d, 'ttft', extra.time_to_first_token, label);
+    if (!lat?.time_per_output_token) latency(d, 'tpot', extra.time_per_output_token, label);
+    if (!lat?.inter_token_latency) latency(d, 'itl', extra.inter_token_latency, label);
+    if (!lat?.request_latency) latency(d, 'e2el', extra.request_latency, label);
+  }
   load(d, r.scenario?.load);
+  if (writtenByLmBench(run)) runStart(d, run);
+  if (exact?.request_rate !== undefined) d.request_rate = exact.request_rate;
+  if (exact?.burstiness !== undefined) d.burstiness = exact.burstiness;
+  if (exact?.max_concurrency !== undefined) d.max_concurrency = exact.max_concurrency;
+  if (exact?.num_prompts !== undefined) d.num_prompts = exact.num_prompts;
+  if (exact?.date !== undefined) d.date = exact.date;
   const hints = engineHints(r.scenario?.stack ?? [], label, warnings, d);
   const { result, meta } = buildResult(d);
-  return { label, record: raw, result, meta, hints };
+  const hash = exportedRunHash(run);
+  return {
+    label,
+    record: raw,
+    result: { ...result, ...lmBenchBlocks(obs?.lm_bench_energy, obs?.lm_bench_server_metrics, `${label}: results.observability`) },
+    meta,
+    hints,
+    ...(hash === undefined ? {} : { contentHash: hash }),
+  };
 }
 
 function rate(s: Stat | null | undefined, units: string, key: string, label: string): number | undefined {
@@ -136,7 +192,7 @@ function rate(s: Stat | null | undefined, units: string, key: string, label: str
 
 const TIME: Record<string, number> = { s: 1000, ms: 1, 's/token': 1000, 'ms/token': 1 };
 
-function latency(d: Draft, metric: 'ttft' | 'tpot' | 'itl' | 'e2el', s: Stat | null | undefined, label: string): void {
+function latency(d: Draft, metric: 'ttft' | 'tpot' | 'itl' | 'e2el', s: z.infer<typeof StatWithoutMean> | null | undefined, label: string): void {
   if (!s) return;
   const f = TIME[s.units];
   if (f === undefined) throw rejected(`${label}: latency ${metric}: units "${s.units}" is not a time`);
@@ -181,6 +237,8 @@ function engineHints(stack: unknown[], label: string, warnings: string[], d: Dra
   if (replicas > 1) warnings.push(`${label}: ${replicas} engine replicas behind a router stored as data_parallel_size ${dp}`);
   const model = e.model?.name;
   d.model_id = model;
+  // lm-bench's export names its simulator as the engine: the run was simulated, not measured.
+  if (e.tool === SIM_ENGINE_TOOL) d.source = 'sim';
   const perReplica = e.accelerator?.count ?? undefined;
   return {
     ...(Object.keys(config).length > 0 ? { serverConfig: config } : {}),

@@ -21,6 +21,12 @@ export interface ParsedRun {
   readonly result: BenchmarkResult;
   readonly meta: RunMeta;
   readonly hints: FileHints;
+  /**
+   * The content hash of the stored run this record is an export of (lm-bench's export writes it), used
+   * as the dedupe key instead of the record's own: re-ingesting an export is recognised as the run it
+   * came from, not stored a second time.
+   */
+  readonly contentHash?: string;
 }
 
 export interface ParsedFile {

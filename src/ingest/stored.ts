@@ -39,6 +39,8 @@ export function storedRuns(store: Store, rows: readonly NewRun[], ids: readonly 
     const id = ids[i];
     if (typeof id === 'number') return storedRun(row, id);
     existing ??= new Map(store.listRuns({ sourceFormat: format }).map((r) => [r.content_hash, r.id]));
+    // An export of a run is the run it came from, stored under its own source's format.
+    if (!existing.has(row.contentHash)) for (const r of store.listRuns({})) existing.set(r.content_hash, r.id);
     return storedRun(row, existing.get(row.contentHash) ?? null);
   });
 }

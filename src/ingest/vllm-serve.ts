@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { STAT_KEYS, type StatKey } from '../domain/index.js';
 import { summarize } from '../metrics/index.js';
 import { RawNum, buildResult, newDraft, parseRaw, put, putStats, type Draft } from './draft.js';
+import { lmBenchBlocks } from './lm-bench-blocks.js';
 import type { ParsedRun } from './parsed.js';
 
 /**
@@ -47,6 +48,13 @@ export const VllmServeRecord = z.looseObject({
   latencies: z.array(RawNum).optional(),
   output_lens: z.array(RawNum).optional(),
   errors: z.array(z.string().nullable()).optional(),
+  // lm-bench's export adds what vLLM has no key for (export/vllm-bench.ts), as `--metadata` adds keys.
+  // Typed loosely: `--metadata KEY=VALUE` writes strings, and a key of that name is no reason to refuse a file.
+  lm_bench_source: z.unknown().optional(),
+  lm_bench_content_hash: z.unknown().optional(),
+  lm_bench_start_epoch_ms: z.unknown().optional(),
+  lm_bench_energy: z.unknown().optional(),
+  lm_bench_server_metrics: z.unknown().optional(),
   ...statShape,
 });
 export type VllmServeRecord = z.infer<typeof VllmServeRecord>;
@@ -93,9 +101,22 @@ export function parseVllmServeRecord(raw: unknown, label: string): ParsedRun {
   d.lmb = {};
   if (r.mean_client_queue_time_ms !== undefined) d.lmb.mean_client_queue_ms = r.mean_client_queue_time_ms;
   if (r.p99_client_queue_time_ms !== undefined) d.lmb.p99_client_queue_ms = r.p99_client_queue_time_ms;
+  // vLLM's `date` is a local clock time with no zone, so it gives no instant; lm-bench's export states one.
+  const start = r.lm_bench_start_epoch_ms;
+  if (typeof start === 'number' && Number.isFinite(start) && start > 0) d.lmb.start_epoch_ms = start;
+  // A run lm-bench simulated stays a simulation, so nothing takes it for a measurement.
+  if (r.lm_bench_source === 'sim') d.source = 'sim';
   recomputeFromArrays(d, r);
   const { result, meta } = buildResult(d);
-  return { label, record: raw, result, meta, hints: r.model_id === undefined ? {} : { model: r.model_id } };
+  const blocks = lmBenchBlocks(r.lm_bench_energy, r.lm_bench_server_metrics, label);
+  return {
+    label,
+    record: raw,
+    result: { ...result, ...blocks },
+    meta,
+    hints: r.model_id === undefined ? {} : { model: r.model_id },
+    ...(typeof r.lm_bench_content_hash === 'string' && /^[0-9a-f]{64}$/.test(r.lm_bench_content_hash) ? { contentHash: r.lm_bench_content_hash } : {}),
+  };
 }
 
 /**

@@ -148,4 +148,23 @@ describe('lm-bench export', () => {
     assert.equal(err.details.field, 'out');
     assert.equal(sha(db), before, 'the history is read, never written');
   });
+
+  // Last: it ingests into the tests' history (nothing is stored, but the file may be touched).
+  it("a study's export ingested into its own history is recognised as the trials' runs, not stored again", async () => {
+    for (const format of ['vllm', 'llm-d-br']) {
+      const out = `study-again-${format}`;
+      const r = await cli(['export', '--study', 'chat', '--format', format, '--out', out, '--db', db], dir);
+      assert.equal(r.status, 0, r.stderr);
+      const back = await cli(['ingest', out, '--db', db, '--json'], dir);
+      assert.equal(back.status, 0, back.stdout + back.stderr);
+      const summary = JSON.parse(back.stdout) as { accepted: number; skipped: number };
+      assert.deepEqual([summary.accepted, summary.skipped], [0, 2], `${format}: both trials already stored`);
+    }
+    const store = openStore(db, { readonly: true });
+    try {
+      assert.equal(store.listRuns({ sourceFormat: 'lm_bench' }).length, 2, 'the two trials, once each');
+    } finally {
+      store.close();
+    }
+  });
 });

@@ -30,6 +30,8 @@ const VLLM_ORDER = [
   'output_throughput', 'total_token_throughput', 'max_output_tokens_per_s', 'max_concurrent_requests',
   ...['ttft', 'tpot', 'itl', 'e2el'].flatMap((m) => ['mean', 'median', 'std', 'p50', 'p90', 'p95', 'p99'].map((s) => `${s}_${m}_ms`)),
   'mean_client_queue_time_ms', 'p99_client_queue_time_ms',
+  // What vLLM has no key for, last, as `vllm bench serve --metadata` adds keys: read back by lm-bench's ingest.
+  'lm_bench_source', 'lm_bench_content_hash', 'lm_bench_start_epoch_ms', 'lm_bench_energy', 'lm_bench_server_metrics',
 ]; // prettier-ignore
 const KNOBS: readonly string[] = ALL_KNOB_NAMES;
 const FIGURES = ['duration', 'completed', 'failed', 'total_input_tokens', 'total_output_tokens', 'request_throughput', 'output_throughput', 'total_token_throughput', 'max_output_tokens_per_s', 'max_concurrent_requests', ...STAT_KEYS];
@@ -41,7 +43,7 @@ describe('export --format vllm', () => {
     for (const item of all()) {
       const doc = vllmBenchResult(item);
       const keys = Object.keys(doc).filter((k) => !KNOBS.includes(k));
-      assert.deepEqual(keys, VLLM_ORDER.filter((k) => keys.includes(k)), 'only vLLM keys, in its order');
+      assert.deepEqual(keys, VLLM_ORDER.filter((k) => keys.includes(k)), "only vLLM keys, in its order, then lm-bench's");
       for (const key of FIGURES) assert.equal(doc[key], stored(item, key), key);
       for (const [knob, value] of Object.entries(item.server_config)) assert.equal(doc[knob], value, `knob ${knob}`);
       assert.ok('request_goodput' in doc && 'label' in doc && 'tokenizer_id' in doc && 'max_concurrency' in doc, 'keys vLLM writes as null are kept');

@@ -1,10 +1,10 @@
 import { relative, resolve } from 'node:path';
 import { defaultCatalog, type Catalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
-import { exportDocuments } from '../../export/documents.js';
+import { exportable, exportDocuments } from '../../export/documents.js';
 import { gatherRuns, gatherStudy } from '../../export/gather.js';
 import { parseRunFilter } from '../../export/run-filter.js';
-import { ExportFormat, type ExportedFile, type ExportItem, type ExportReport, type SkippedTrial } from '../../export/types.js';
+import { ExportFormat, type ExportedFile, type ExportItem, type ExportReport, type Skipped } from '../../export/types.js';
 import { writeExport } from '../../export/write.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
 import type { RunFilter, Store } from '../../store/index.js';
@@ -67,7 +67,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const { store, dbPath } = openExistingHistory(io, values.db);
   const catalog = defaultCatalog();
   let items: ExportItem[];
-  let skipped: SkippedTrial[] = [];
+  let skipped: Skipped[] = [];
   try {
     if (values.study !== undefined) {
       const gathered = gatherStudy(store, catalog, values.study);
@@ -83,7 +83,13 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     store.close();
   }
 
-  const written = writeExport(out, exportDocuments(items, format.data));
+  const fit = exportable(items, format.data);
+  skipped = [...skipped, ...fit.skipped];
+  if (fit.items.length === 0) {
+    const why = fit.skipped.map((s) => `${'run_id' in s ? `run ${s.run_id} (${s.source_format})` : `trial ${s.trial}`}: ${s.reason}`).join('; ');
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `nothing to write as ${FORMAT_NAMES[format.data]}: ${why}`, { details: { field: 'format' } });
+  }
+  const written = writeExport(out, exportDocuments(fit.items, format.data));
   const files: ExportedFile[] = written.documents.map((w) => {
     const s = w.document.subject;
     return {
@@ -107,7 +113,7 @@ export function formatReport(r: ExportReport, cwd: string): string {
   const lines = [`${r.files.length} file(s) as ${FORMAT_NAMES[r.format]} in ${rel(r.out)}:`];
   for (const f of r.files) lines.push(`  ${rel(f.path)}${f.sidecar === undefined ? '' : ` (+ ${rel(f.sidecar)})`}`);
   if (r.summary !== null) lines.push(`  ${rel(r.summary)} (every record, for vllm bench sweep plot)`);
-  for (const s of r.skipped) lines.push(`  skipped trial ${s.trial} (${s.state}): ${s.reason}`);
+  for (const s of r.skipped) lines.push('run_id' in s ? `  skipped run ${s.run_id} (${s.source_format}): ${s.reason}` : `  skipped trial ${s.trial} (${s.state}): ${s.reason}`);
   return `${lines.join('\n')}\n`;
 }
 

@@ -19,8 +19,11 @@ Writes what lm-bench measured in the formats other tools read, one file per tria
   --out DIR        output folder (created if missing; files of the same name are replaced)
   --db PATH        history database (default $LMB_DB, else .lm-bench/lm-bench.db); read, never written
   --offline        never ask the Hugging Face hub when resolving --runs model=… (as HF_HUB_OFFLINE=1)
-  --json           {format, out, files: [{path, format, run_id | study, trial, sidecar}], summary, skipped}
+  --json           {format, out, files: [{path, format, run_id | study, trial, sidecar}], summary,
+                   skipped: [{trial, state, reason} | {run_id, source_format, reason}]}
 
 A figure lm-bench does not have (a run ingested from a file that lacked it, latencies of a run with no
-completed request) is left out, never written as 0. Everything is staged and renamed into DIR, so a
+completed request) is left out, never written as 0. A run whose source lacked what every vllm bench
+serve result carries (duration, completed, token totals, request and output throughput: an ML.ENERGY
+window, a vLLM nightly row) is skipped by --format vllm, with the reason; llm-d-br holds it. Everything is staged and renamed into DIR, so a
 failure leaves DIR as it was.`;
