@@ -22,12 +22,22 @@ export interface HistoryPoint {
   readonly measured: MeasuredPoint;
 }
 
-export function historyPoints(store: Store, catalog: Catalog, filter: { readonly gpu: string; readonly model?: string | undefined }): { points: HistoryPoint[]; skipped: number } {
+/**
+ * The measured runs of a GPU (and model) as calibration points. `skipped`: runs without a workload or a
+ * mean TTFT/TPOT; `simulated`: the simulator's own runs (`tune --target sim`, an ingested `sim run`),
+ * left out: a profile fitted to them would be fitted to the profile that made them.
+ */
+export function historyPoints(store: Store, catalog: Catalog, filter: { readonly gpu: string; readonly model?: string | undefined }): { points: HistoryPoint[]; skipped: number; simulated: number } {
   const hw = catalog.gpu(filter.gpu);
   const runs = store.listRuns({ gpu: hw.id, ...(filter.model === undefined ? {} : { model: catalog.model(filter.model).id }) });
   const points: HistoryPoint[] = [];
   let skipped = 0;
+  let simulated = 0;
   for (const run of runs) {
+    if (run.result.lmb.source === 'sim') {
+      simulated++;
+      continue;
+    }
     const workload = run.workload ?? run.result.workload;
     const ttft = runMetric(run, 'mean_ttft_ms');
     const tpot = runMetric(run, 'mean_tpot_ms');
@@ -43,7 +53,7 @@ export function historyPoints(store: Store, catalog: Catalog, filter: { readonly
   }
   // Oldest first: the order the runs were recorded in, so a fit is the same on every machine.
   points.sort((a, b) => a.runId - b.runId);
-  return { points, skipped };
+  return { points, skipped, simulated };
 }
 
 export interface CalibrationReport {
@@ -85,7 +95,7 @@ export async function calibrate(opts: {
   if (points.length < MIN_CALIBRATION_RUNS) {
     throw new LmBenchError(
       'LMB_ERR_HISTORY_TOO_THIN',
-      `${points.length} usable runs (a workload and a measured mean TTFT or TPOT each); calibrating needs at least ${MIN_CALIBRATION_RUNS}: ingest more runs of this GPU or measure some with \`lm-bench tune\``,
+      `${points.length} usable runs (a workload and a measured mean TTFT or TPOT each); calibrating needs at least ${MIN_CALIBRATION_RUNS}: ingest more runs of this GPU or measure some with \`lm-bench tune\` against a real server (simulated runs do not count)`,
       { details: { runs: points.length, needed: MIN_CALIBRATION_RUNS } },
     );
   }

@@ -53,6 +53,8 @@ export const SimCalibrateJson = z.object({
   profile_id: z.int(),
   runs: z.int(),
   skipped: z.int(),
+  /** The simulator's own runs of this GPU, left out of the fit. */
+  simulated: z.int(),
   profile: SimProfile,
   fit: Mape.extend({ loss: z.number() }),
   leave_one_out: Mape,

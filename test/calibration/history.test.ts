@@ -50,15 +50,21 @@ test('sim calibrate recovers the efficiencies that generated a history within 5%
   for (const r of RUNS) {
     const out = simulate({ config: r.config, hardware: { gpu: 'H100-SXM', count: r.gpus }, model: r.model, workload: r.workload, seed: 1, catalog, profile: truth, runtimeFailures: false });
     assert.ok(out.ok);
-    store.insertRun({ result: out.result, serverConfig: r.config, hardware: { gpu: 'H100-SXM', count: r.gpus }, model: r.model, workload: r.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(r)).digest('hex') });
+    // Stand-ins for measured runs (a "real" server priced by `truth`), stored as a load runner's would be.
+    store.insertRun({ result: { ...out.result, lmb: { ...out.result.lmb, source: 'loadgen' } }, serverConfig: r.config, hardware: { gpu: 'H100-SXM', count: r.gpus }, model: r.model, workload: r.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(r)).digest('hex') });
   }
+  // The simulator's own run of the same GPU (a `tune --target sim` trial): never a calibration point.
+  const own = simulate({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: load(300, 30, 2), seed: 1, catalog, runtimeFailures: false });
+  assert.ok(own.ok);
+  store.insertRun({ result: own.result, serverConfig: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: load(300, 30, 2), sourceFormat: 'lm_bench', sourcePath: null, contentHash: 'f'.repeat(64) });
   store.close();
 
   const io = captureIo(dir);
   assert.equal(await main(['sim', 'calibrate', '--gpu', 'H100-SXM', '--db', db, '--json'], io), 0, io.err());
   assertMatchesSchema(SimCalibrateJson, JSON.parse(io.out()), 'sim calibrate');
-  const report = JSON.parse(io.out()) as { runs: number; profile: SimProfile; fit: { ttft_mape: number; tpot_mape: number }; before: { ttft_mape: number; tpot_mape: number }; leave_one_out: { ttft_mape: number; tpot_mape: number } };
+  const report = JSON.parse(io.out()) as { runs: number; simulated: number; profile: SimProfile; fit: { ttft_mape: number; tpot_mape: number }; before: { ttft_mape: number; tpot_mape: number }; leave_one_out: { ttft_mape: number; tpot_mape: number } };
   assert.equal(report.runs, RUNS.length);
+  assert.equal(report.simulated, 1);
   for (const k of CALIBRATE_PARAMS) {
     const err = Math.abs(report.profile[k] / truth[k] - 1);
     assert.ok(err <= 0.05, `${k}: fitted ${report.profile[k]}, truth ${truth[k]} (${(err * 100).toFixed(1)}% off; started at ${start[k]})`);

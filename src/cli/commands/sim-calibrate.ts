@@ -29,7 +29,7 @@ export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<
   try {
     // The runs of this checkpoint are stored under the id the history gave it.
     const model = resolved === undefined ? undefined : identifyResolvedModel(store, resolved, catalog).spec.id;
-    const { points, skipped } = historyPoints(store, catalog, { gpu: hw.id, model });
+    const { points, skipped, simulated } = historyPoints(store, catalog, { gpu: hw.id, model });
     const start = catalog.profileFor(hw, vllmVersion);
     const pool = createSimPool(threads);
     const tty = io.stderr.isTTY === true && values.json !== true;
@@ -62,12 +62,12 @@ export async function calibrateCmd(argv: readonly string[], io: CliIo): Promise<
       },
     });
     if (values.json === true) {
-      writeJson(io, { gpu: hw.id, model: model ?? null, profile_id: stored.modelId, runs: report.runs, skipped, profile: report.profile, fit: report.fit, leave_one_out: report.leave_one_out, before: report.before, evaluations: report.evaluations });
+      writeJson(io, { gpu: hw.id, model: model ?? null, profile_id: stored.modelId, runs: report.runs, skipped, simulated, profile: report.profile, fit: report.fit, leave_one_out: report.leave_one_out, before: report.before, evaluations: report.evaluations });
     } else {
       const p = (x: number | null): string => (x === null ? '–' : `${(x * 100).toFixed(1)}%`);
       io.stdout.write(
         [
-          `Calibrated the simulator for ${hw.id}${model === undefined ? '' : ` on ${model}`} from ${report.runs} runs (${skipped} skipped: no workload or no mean TTFT/TPOT).`,
+          `Calibrated the simulator for ${hw.id}${model === undefined ? '' : ` on ${model}`} from ${report.runs} runs (${skipped} skipped: no workload or no mean TTFT/TPOT${simulated === 0 ? '' : `; ${simulated} simulated runs left out`}).`,
           `  mean TTFT MAPE: ${p(report.before.ttft_mape)} with the default profile → ${p(report.fit.ttft_mape)} fitted, ${p(report.leave_one_out.ttft_mape)} leave-one-out`,
           `  mean TPOT MAPE: ${p(report.before.tpot_mape)} with the default profile → ${p(report.fit.tpot_mape)} fitted, ${p(report.leave_one_out.tpot_mape)} leave-one-out`,
           '  parameters (default → fitted):',
