@@ -133,7 +133,7 @@ export const SurrogateTrainJson = z.object({
 });
 
 /** `tune --json`: the study as `GET /v1/studies/:id` states it (less what only a running service knows), the pick defended, the report written. */
-export const TuneJson = StudyDetail.omit({ active: true, progress: true }).extend({
+export const TuneJson = StudyDetail.omit({ active: true, queued: true, progress: true }).extend({
   explanation: z.object({ simplification: Simplification.nullable(), attribution: Attribution.nullable(), warnings: z.array(z.string()), vllm_command: z.string().nullable() }),
   /** The report's HTML file (null: --no-report, or an interrupted study). */
   report: z.string().nullable(),
