@@ -9,6 +9,7 @@ import { arrivalOf, type BenchConfig } from './config.js';
 import { loadJsonlPrompts, loadShareGpt } from './datasets.js';
 import type { RunBenchmarkOptions } from './index.js';
 import type { PreparedRequest } from './prompts.js';
+import { extentOf } from '../util/extent.js';
 
 /**
  * One validated config point → the options of `runBenchmark` (less the endpoint): the shared Workload
@@ -58,7 +59,8 @@ export const DEFAULT_NUM_PROMPTS = 200;
 function planTrace(c: BenchConfig, ds: Extract<BenchConfig['dataset'], { kind: 'trace' }>, baseDir: string): { workload: Workload; trace: TraceReplay } {
   const file = isAbsolute(ds.path) ? ds.path : resolve(baseDir, ds.path);
   const limit = Math.min(ds.limit ?? Number.POSITIVE_INFINITY, c.num_prompts ?? Number.POSITIVE_INFINITY);
-  const parsed = limitTrace(readTraceFile(file, ds.path), Number.isFinite(limit) ? limit : undefined);
+  // The limit reaches the reader, which stops once the first `limit` requests by time are certain.
+  const parsed = limitTrace(readTraceFile(file, ds.path, Number.isFinite(limit) ? limit : undefined), Number.isFinite(limit) ? limit : undefined);
   const name = c.name === 'run' ? workloadNameOf(ds.path) : c.name;
   const fitted = traceWorkload(parsed, traceName(parsed), { name, description: c.description, speed: ds.speed, embed: true, api: c.api }).workload;
   const cap = c.traffic.max_concurrency;
@@ -84,8 +86,9 @@ function readCaCert(path: string): string {
 }
 
 function rangeOf(xs: number[]): LengthDist {
-  const min = Math.max(1, Math.min(...xs));
-  const max = Math.max(1, ...xs);
+  const extent = extentOf(xs);
+  const min = Math.max(1, extent.min);
+  const max = Math.max(1, extent.max);
   return min === max ? { dist: 'fixed', value: min } : { dist: 'uniform', min, max };
 }
 

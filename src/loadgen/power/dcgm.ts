@@ -89,7 +89,8 @@ export function createDcgmMeter(spec: DcgmSpec, env: Readonly<Record<string, str
         const asked = spec.gpus?.find((g) => g === gpu || g === s.labels['UUID']);
         if (spec.gpus !== undefined && asked === undefined) continue;
         if (asked !== undefined) seenAsked.add(asked);
-        const key = targets.length > 1 ? `${t.host}/${gpu}` : gpu;
+        // host:port, not the host: two exporters tunnelled to one host are two nodes' GPUs.
+        const key = targets.length > 1 ? `${t.origin}/${gpu}` : gpu;
         // Extra label sets for one GPU (pod attribution) repeat its reading: the first counts.
         if (seen.has(`${s.name}|${key}`)) continue;
         seen.add(`${s.name}|${key}`);

@@ -28,6 +28,8 @@ interface Case {
   readonly env?: Record<string, string>;
   readonly source: string;
   readonly watts: number;
+  /** GPUs the readings count (2 unless said). */
+  readonly gpus?: number;
 }
 
 const cases: Case[] = [
@@ -51,6 +53,19 @@ const cases: Case[] = [
     source: 'dcgm-power',
     watts: 200,
   },
+  {
+    // Two nodes' exporters tunnelled to one host on two ports: four GPUs, not two with their counters interleaved.
+    name: 'two DCGM exporters on one host, two ports',
+    spec: async () => {
+      const a = await startDcgmExporter({ watts: [100, 250] });
+      const b = await startDcgmExporter({ watts: [200, 50] });
+      exporters.push(a, b);
+      return { kind: 'dcgm', urls: [a.url, b.url], interval_ms: 100 };
+    },
+    source: 'dcgm-energy',
+    watts: 600,
+    gpus: 4,
+  },
   { name: 'nvidia-smi', spec: () => Promise.resolve({ kind: 'nvidia-smi', interval_ms: 100 }), env: { LMB_FAKE_SMI_WATTS: '100,250' }, source: 'nvidia-smi', watts: 350 },
   { name: 'amd-smi', spec: () => Promise.resolve({ kind: 'amd-smi', interval_ms: 150 }), env: { LMB_FAKE_SMI_WATTS: '300,450', LMB_FAKE_AMDSMI_MODE: 'wrapped' }, source: 'amd-smi', watts: 750 },
 ];
@@ -71,7 +86,7 @@ for (const c of cases) {
     assert.equal(await meter.stop(), reading, 'stop answers once, the same to every caller');
     const e = energyFromReading(reading, { startS, endS }, 1000, 1);
     assert.equal(e.unavailable_reason, null);
-    assert.equal(e.gpus, 2);
+    assert.equal(e.gpus, c.gpus ?? 2);
     assert.equal(e.source, c.source);
     const avg = e.avg_power_w ?? NaN;
     assert.ok(Math.abs(avg - c.watts) / c.watts < 0.03, `average ${avg} W, expected ${c.watts} W`);
