@@ -171,9 +171,12 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   const knobs = vllmLike ? adviseKnobs(bottleneck, { result, server, known }) : [];
   const hints = engine !== null && engine !== 'vllm' ? engineHints(engine, bottleneck) : [];
   const failures = failureFinding(result);
+  // Every request failed: there is no answered request to judge an SLO on, and no "met".
+  const noneAnswered = failures !== null && result.completed === 0;
   // A queue that grows without bound meets no SLO, whatever its percentiles say: say so before them.
-  const missedText =
-    unbounded !== null
+  const missedText = noneAnswered
+    ? 'no request completed, so no SLO could be judged'
+    : unbounded !== null
       ? `${missed.length === 0 ? '' : `missed ${missed.join(', ')}; `}${unbounded}`
       : missed.length === 0
         ? saturated
@@ -182,7 +185,7 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
         : `missed ${missed.join(', ')}`;
   const numbers = evidence.slice(0, 3).map(evidencePhrase).join(', ');
   const failedText = failures === null ? '' : `${failures.count} of ${failures.of} requests failed (${failures.first_errors[0] ?? 'no message'}); `;
-  const head = bottleneck === 'none' && failures !== null ? `the server failed requests; of those it answered, ${missed.length === 0 ? 'none missed an SLO' : `missed ${missed.join(', ')}`}` : BOTTLENECK_TEXT[bottleneck];
+  const head = noneAnswered ? 'the server answered no request' : bottleneck === 'none' && failures !== null ? `the server failed requests; of those it answered, ${missed.length === 0 ? 'none missed an SLO' : `missed ${missed.join(', ')}`}` : BOTTLENECK_TEXT[bottleneck];
   const blind =
     server !== null || bottleneck === 'client' || bottleneck === 'none'
       ? ''
