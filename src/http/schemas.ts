@@ -181,7 +181,8 @@ export const StudyList = z.object({ studies: z.array(StudyListItem) });
 export const StudyAccepted = z.object({ id: z.int(), name: z.string(), state: Study.shape.state, active: z.boolean(), queued: z.boolean() });
 
 export const TrainRequestBody = z.strictObject({
-  folds: z.int().min(0).max(20).default(3),
+  // One fold validates nothing: 0 (no validation) or at least 2, as the CLI's --folds.
+  folds: z.int().min(0).max(20).refine((k) => k !== 1, { message: 'folds must be 0 (no validation) or at least 2' }).default(3),
   members: z.int().min(1).max(32).optional(),
   rounds: z.int().min(1).max(5000).optional(),
   seed: z.int().nonnegative().default(0),

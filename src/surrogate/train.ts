@@ -35,6 +35,22 @@ export interface TrainOutcome {
   readonly validation: ValidationReport | null;
 }
 
+/**
+ * The fit of one validation fold: a fold whose training part is below minRows is scored by the
+ * simulator prior, as a study with that few runs would be, rather than dropping the validation of a
+ * history just past the threshold (or, in `surrogate eval`, failing on a fold the split left thin).
+ */
+export function foldFitOf(fit: FitFn = fitSurrogate): FitFn {
+  return async (rows, names, sp, r) => {
+    try {
+      return await fit(rows, names, sp, r);
+    } catch (err) {
+      if (isLmBenchError(err, 'LMB_ERR_HISTORY_TOO_THIN')) return priorSurrogate(rows, names);
+      throw err;
+    }
+  };
+}
+
 export async function trainFromStore(store: Store, catalog: Catalog, encoder: KnobEncoder, opts: TrainOptions = {}): Promise<TrainOutcome> {
   const spec = opts.spec ?? DEFAULT_SURROGATE_SPEC;
   const seed = opts.seed ?? 0;
@@ -50,17 +66,7 @@ export async function trainFromStore(store: Store, catalog: Catalog, encoder: Kn
   }
   const rng = createRng(seed);
   const folds = opts.folds ?? 3;
-  // A fold whose training part is below minRows is scored by the simulator prior, as a study with that
-  // few runs would be, rather than dropping the validation of a history just past the threshold.
-  const foldFit: FitFn = async (rows, names, sp, r) => {
-    try {
-      return await fit(rows, names, sp, r);
-    } catch (err) {
-      if (isLmBenchError(err, 'LMB_ERR_HISTORY_TOO_THIN')) return priorSurrogate(rows, names);
-      throw err;
-    }
-  };
-  const validation = folds >= 2 && measured >= folds * 3 ? await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: rng.fork('cv'), fit: foldFit }) : null;
+  const validation = folds >= 2 && measured >= folds * 3 ? await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: rng.fork('cv'), fit: foldFitOf(fit) }) : null;
   const fitted = await fit(dataset.rows, dataset.featureNames, spec, rng.fork('final'));
   const surrogate: Surrogate = validation === null ? fitted : { ...fitted, intervalScale: validation.interval_scale };
   const model = saveSurrogate(store, {

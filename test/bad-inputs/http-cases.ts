@@ -209,6 +209,7 @@ export const HTTP_CASES: readonly HttpCase[] = [
 
   /* ---------------------------------------------------- models, routes */
   { id: 'http-train-folds-huge', method: 'POST', url: '/v1/models/train', body: { folds: 100 }, status: 400, code: INVALID, names: /body\.folds/ },
+  { id: 'http-train-folds-one', method: 'POST', url: '/v1/models/train', body: { folds: 1 }, status: 400, code: INVALID, names: /body\.folds.*at least 2/ },
   { id: 'http-train-members-zero', method: 'POST', url: '/v1/models/train', body: { members: 0 }, status: 400, code: INVALID, names: /body\.members/ },
   { id: 'http-train-rounds-string', method: 'POST', url: '/v1/models/train', body: { rounds: 'many' }, status: 400, code: INVALID, names: /body\.rounds/ },
   { id: 'http-train-unknown-field', method: 'POST', url: '/v1/models/train', body: { colour: 'blue' }, status: 400, code: INVALID, names: /colour/ },

@@ -1,9 +1,10 @@
+import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
-import { datasetFromStore } from '../../surrogate/dataset.js';
+import { datasetFromStore, type Dataset } from '../../surrogate/dataset.js';
 import { DEFAULT_SURROGATE_SPEC, type SurrogateSpec } from '../../surrogate/surrogate.js';
-import { trainFromStore } from '../../surrogate/train.js';
+import { foldFitOf, trainFromStore } from '../../surrogate/train.js';
 import { crossValidate, type FitFn, type ValidationReport } from '../../surrogate/validate.js';
 import { spaceEncoder } from '../../optimize/space-source.js';
 import { loadSpace } from '../../space/index.js';
@@ -47,6 +48,15 @@ function validationText(v: ValidationReport): string {
   return lines.join('\n');
 }
 
+/** The stored runs the training set left out, said beside its row count (null when none). */
+function skippedText(s: Dataset['skipped']): string | null {
+  const parts = [
+    ...(s.no_workload > 0 ? [`${s.no_workload} stored runs without a workload`] : []),
+    ...(s.unknown_context > 0 ? [`${s.unknown_context} naming a GPU or model the catalog lacks`] : []),
+  ];
+  return parts.length === 0 ? null : `left out of training: ${parts.join(' and ')}`;
+}
+
 /** Runs the command; `invokedAs` is the name the user typed (`model` for the deprecated alias), so errors echo it. */
 export async function runSurrogate(argv: readonly string[], io: CliIo, invokedAs = 'surrogate'): Promise<number> {
   const [sub, ...rest] = argv;
@@ -63,6 +73,8 @@ export async function runSurrogate(argv: readonly string[], io: CliIo, invokedAs
   }
   const folds = numberFlag(values.folds, 'folds', { int: true, min: 0, max: 20 }) ?? (sub === 'train' ? 3 : 5);
   if (sub === 'eval' && folds < 2) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--folds must be ≥ 2 for eval');
+  // One fold has nothing to hold out: train would skip validation as if --folds 0 had been asked for.
+  if (folds === 1) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--folds must be 0 (no validation) or ≥ 2', { details: { field: 'folds' } });
   const spec: SurrogateSpec = {
     ...DEFAULT_SURROGATE_SPEC,
     members: numberFlag(values.members, 'members', { int: true, min: 1, max: 32 }) ?? DEFAULT_SURROGATE_SPEC.members,
@@ -73,7 +85,13 @@ export async function runSurrogate(argv: readonly string[], io: CliIo, invokedAs
   const spacePath = values.space === undefined ? resolve(PROJECT_ROOT, 'search-spaces/vllm.yaml') : resolve(io.cwd, values.space);
   const space = loadSpace(spacePath);
   const catalog = defaultCatalog();
-  const store = openStore(values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db));
+  const dbPath = values.db === undefined ? defaultDbPath(io) : resolve(io.cwd, values.db);
+  // Both subcommands learn from a history: a path with none (a typo, a fresh checkout) is said so,
+  // rather than answered "0 measured runs" from an empty store created there on the way.
+  if (!existsSync(dbPath)) {
+    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `no history database at ${dbPath}; ingest results (\`lm-bench ingest\`) or run a study (\`lm-bench tune\`) first, or name it with --db`, { details: { field: 'db', file: dbPath } });
+  }
+  const store = openStore(dbPath);
   let pool: FitPool | undefined;
   try {
     pool = threads === 0 ? undefined : createFitPool(threads === undefined ? {} : { threads });
@@ -88,7 +106,15 @@ export async function runSurrogate(argv: readonly string[], io: CliIo, invokedAs
         writeJson(io, { surrogate_id: out.model.id, kind: out.model.kind, size_bytes: out.model.size_bytes, rows: out.dataset.rows.length, targets: Object.keys(out.surrogate.targets), metrics: out.model.metrics, validation: out.validation, skipped: out.dataset.skipped });
       } else {
         io.stdout.write(`saved surrogate #${out.model.id} (${(out.model.size_bytes / 1024).toFixed(0)} KiB) trained on ${out.dataset.rows.length} rows; targets: ${Object.keys(out.surrogate.targets).join(', ')}\n`);
+        const skipped = skippedText(out.dataset.skipped);
+        if (skipped !== null) io.stdout.write(`${skipped}\n`);
         if (out.validation !== null) io.stdout.write(`${validationText(out.validation)}\n`);
+        else if (folds >= 2) {
+          // trainFromStore skips validation below 3 measured runs a fold: say so, rather than print a
+          // model with no error figures as if none had been asked for.
+          const measured = out.dataset.rows.filter((r) => r.started).length;
+          io.stdout.write(`not validated: ${measured} measured runs; ${folds}-fold validation needs at least ${folds * 3} (--folds 0 skips it)\n`);
+        }
       }
       return 0;
     }
@@ -98,7 +124,7 @@ export async function runSurrogate(argv: readonly string[], io: CliIo, invokedAs
       throw new LmBenchError('LMB_ERR_HISTORY_TOO_THIN', `${measured} measured runs in the store; ${folds}-fold validation needs at least ${Math.max(spec.minRows, folds * 4)}`);
     }
     progress(`${folds}-fold validation over ${dataset.rows.length} rows…`);
-    const report = await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: createRng(seed), ...(fit === undefined ? {} : { fit }) });
+    const report = await crossValidate(dataset.rows, dataset.featureNames, spec, { folds, rng: createRng(seed), fit: foldFitOf(fit) });
     if (values.json === true) writeJson(io, report);
     else io.stdout.write(`${validationText(report)}\n`);
     return 0;
