@@ -1,10 +1,16 @@
-import { existsSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { basename, extname, resolve } from 'node:path';
 import { z } from 'zod';
 import { Hardware } from '../domain/index.js';
 import { LmBenchError, type ErrorCode } from '../errors.js';
 import { loadYamlFile } from '../util/yaml.js';
 import { registerGpu, type Catalog } from './index.js';
+
+/**
+ * A datasheet's memory size, GB. 2 TB is past any GPU (B300 and MI355X: 288 GB); nvidia-smi's MiB
+ * figure for even a 24 GB card (24564) is past it too.
+ */
+const MEMORY_GB = { min: 1, max: 2048 } as const;
 
 /**
  * `--gpu NAME`: a GPU of the catalog (by id, alias or the name `nvidia-smi` prints), or a YAML file of
@@ -15,11 +21,27 @@ import { registerGpu, type Catalog } from './index.js';
  */
 export const GpuFile = Hardware.extend({
   id: z.string().min(1).optional(),
+  // Each figure in the unit its name says. A datasheet states bandwidth in TB/s, Blackwell's FLOPs in
+  // PFLOPS and nvidia-smi memory in MiB: such a number typed as is passes as positive but prices a GPU
+  // a thousand times off, so a figure no GPU vLLM runs on has is refused, naming the unit it wants.
+  memory_gb: z
+    .number()
+    .min(MEMORY_GB.min, `under ${MEMORY_GB.min} GB: write the datasheet's memory in GB (80 for an 80 GB card)`)
+    .max(MEMORY_GB.max, `over ${MEMORY_GB.max} GB: write the datasheet's memory in GB, not MiB (nvidia-smi's 81559MiB is an 80 GB card)`),
+  hbm_bandwidth_gbs: z.number().min(20, 'under 20 GB/s: write the memory bandwidth in GB/s, not TB/s (3.35 TB/s is 3350)'),
+  bf16_tflops: z.number().min(5, 'under 5 TFLOPS: write the dense bf16 figure in TFLOPS, not PFLOPS (2.25 PFLOPS is 2250)'),
+  fp8_tflops: z.number().min(5, 'under 5 TFLOPS: write the dense fp8 figure in TFLOPS, not PFLOPS (4.5 PFLOPS is 4500), or null for none').nullable(),
+  interconnect: z.strictObject({
+    kind: Hardware.shape.interconnect.shape.kind,
+    bandwidth_gbs: z.number().min(10, 'under 10 GB/s: write the interconnect bandwidth in GB/s, not TB/s (1.8 TB/s is 1800)'),
+  }),
+  tdp_w: z.number().min(10, 'under 10 W: write the TDP in watts, not kW (1 kW is 1000)'),
   name: z.string().optional(),
   vendor: z.enum(['nvidia', 'amd']).default('nvidia'),
   arch: z.string().default('custom'),
   compute_capability: z.number().nullable().default(null),
-  platform: z.enum(['cuda', 'rocm']).default('cuda'),
+  /** Defaults to the vendor's: ROCm for AMD, CUDA for NVIDIA. */
+  platform: z.enum(['cuda', 'rocm']).optional(),
   /** Defaults to 99% of the datasheet's memory (H100 80GB: 79.2 GiB visible to torch). */
   memory_visible_gib: z.number().positive().optional(),
   source: z.string().min(1).optional(),
@@ -30,7 +52,22 @@ const YAML = new Set(['.yaml', '.yml']);
 
 export function resolveGpu(name: string, catalog: Catalog, cwd: string = process.cwd()): Hardware {
   const path = resolve(cwd, name);
-  if (!YAML.has(extname(name).toLowerCase()) || !existsSync(path)) return catalog.gpu(name);
+  if (!YAML.has(extname(name).toLowerCase())) {
+    const hit = catalog.findGpu(name);
+    if (hit !== null) return hit;
+    // A datasheet saved as .json or .txt would otherwise be reported as an unknown GPU name.
+    if (existsSync(path) && statSync(path).isFile()) {
+      throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${path}: a GPU datasheet file is YAML named *.yaml or *.yml`, { details: { field: 'gpu', value: name } });
+    }
+    return catalog.gpu(name);
+  }
+  if (!existsSync(path)) {
+    // A mistyped path is not an unknown GPU name; a history's datasheet is named by its id, not its old file.
+    if (catalog.findGpu(name) !== null) return catalog.gpu(name);
+    throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `GPU datasheet ${path} does not exist (a datasheet a stored study began with is named by its id, the file's name without .yaml)`, {
+      details: { field: 'gpu', value: name },
+    });
+  }
   const f = loadYamlFile(path, GpuFile, 'LMB_ERR_CONFIG_INVALID');
   const hw = gpuFromDatasheet({ ...f, id: f.id ?? basename(path, extname(path)) }, catalog, {
     source: `datasheet figures from ${path}`,
@@ -57,18 +94,46 @@ export interface DatasheetOrigin {
  * the catalog answers lookups of its own ids first, so the datasheet's figures would silently go unused.
  */
 export function gpuFromDatasheet(f: GpuFile & { readonly id: string }, catalog: Catalog, origin: DatasheetOrigin): Hardware {
+  checkMemory(f, origin);
   const own = catalogGpuNamed(catalog, f.id);
   if (own !== null) {
     throw new LmBenchError(origin.code, `${origin.where}: id "${f.id}" names the catalog's GPU ${own.id}; give the datasheet an id of its own`, {
       details: { field: origin.idField, value: f.id },
     });
   }
+  const platform = f.platform ?? (f.vendor === 'amd' ? 'rocm' : 'cuda');
+  if ((f.vendor === 'amd') !== (platform === 'rocm')) {
+    // vLLM runs AMD GPUs on ROCm and NVIDIA's on CUDA; the rules that differ (C11) would apply the wrong one.
+    throw new LmBenchError(origin.code, `${origin.where}: platform: ${platform} does not run ${f.vendor} GPUs (AMD: rocm, NVIDIA: cuda)`, {
+      details: { field: origin.idField.replace(/id$/, 'platform') },
+    });
+  }
   return Hardware.parse({
     ...f,
+    platform,
     name: f.name ?? f.id,
     memory_visible_gib: f.memory_visible_gib ?? Math.round(f.memory_gb * 0.99 * 100) / 100,
     source: f.source ?? origin.source,
   });
+}
+
+/**
+ * The memory figures against each other and, for a service request whose schema bounds them more
+ * loosely (http/schemas.ts), against MEMORY_GB. torch sees at most the card's size: an HBM "80 GB" is
+ * 80 GiB of chips of which 79.2 are visible, so memory_visible_gib never exceeds memory_gb's number.
+ */
+function checkMemory(f: GpuFile, origin: DatasheetOrigin): void {
+  // The fields sit beside the id: `gpu.id` → `gpu.memory_gb`, a file's `id` → `memory_gb`.
+  const at = (field: string): string => origin.idField.replace(/id$/, field);
+  const fail = (field: string, why: string): never => {
+    throw new LmBenchError(origin.code, `${origin.where}: ${field}: ${why}`, { details: { field: at(field) } });
+  };
+  if (f.memory_gb < MEMORY_GB.min || f.memory_gb > MEMORY_GB.max) {
+    fail('memory_gb', `${f.memory_gb} is not a GPU's memory in GB (${MEMORY_GB.min} to ${MEMORY_GB.max}; nvidia-smi's 81559MiB is an 80 GB card)`);
+  }
+  if (f.memory_visible_gib !== undefined && f.memory_visible_gib > f.memory_gb) {
+    fail('memory_visible_gib', `${f.memory_visible_gib} GiB exceeds the card's ${f.memory_gb} GB; torch sees less than the datasheet's size (79.2 GiB of an 80 GB H100)`);
+  }
 }
 
 function catalogGpuNamed(catalog: Catalog, name: string): Hardware | null {

@@ -1,3 +1,4 @@
+import { LmBenchError } from '../../errors.js';
 import type { Command } from '../io.js';
 import { command as surrogate, runSurrogate } from './surrogate.js';
 
@@ -14,6 +15,12 @@ export const command: Command = {
   summary: 'deprecated: the old name of `surrogate`',
   usage: `Deprecated: \`lm-bench model\` is now \`lm-bench surrogate\`.\n${surrogate.usage}`,
   run(argv, io) {
+    // `model show X` is `models show X` mistyped, not a surrogate subcommand: say where it lives.
+    if (argv[0] === 'show') {
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `the LLM a name resolves to is \`lm-bench models show ${argv[1] ?? 'MODEL'}\`; \`lm-bench model\` is the deprecated name of \`surrogate\``, {
+        details: { field: 'subcommand', value: 'show' },
+      });
+    }
     io.stderr.write(DEPRECATION_NOTE);
     return runSurrogate(argv, io, 'model');
   },
