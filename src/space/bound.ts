@@ -19,6 +19,18 @@ const UNKNOWN = 0;
 const PASS = 1;
 const FAIL = 2;
 const MAX_TABLE = 1 << 26;
+/**
+ * A table too large for an array is a Map used as a cache, and a cache may forget: past this many
+ * entries it starts over. V8's Map refuses more than 2^24 entries ("Map maximum size exceeded"), which
+ * a rule over a fine-grained knob (max_num_batched_tokens in steps of 8) reaches mid-prune.
+ */
+export const MAX_MAP_ENTRIES = 1 << 22;
+
+/** Sets a cache entry, forgetting everything first when the Map is full (see MAX_MAP_ENTRIES). */
+export function remember<V>(cache: Map<number, V>, key: number, value: V, limit = MAX_MAP_ENTRIES): void {
+  if (cache.size >= limit && !cache.has(key)) cache.clear();
+  cache.set(key, value);
+}
 
 export interface RuleTable {
   readonly rule: CompiledRule;
@@ -31,7 +43,7 @@ export interface RuleTable {
 interface MemTable {
   readonly reads: readonly number[];
   readonly strides: readonly number[];
-  readonly facts: (MemoryFacts | undefined)[];
+  readonly facts: (MemoryFacts | undefined)[] | Map<number, MemoryFacts>;
 }
 
 function pick(config: ServerConfig, keys: readonly string[]): ServerConfig {
@@ -116,10 +128,11 @@ export class BoundSpace {
       const t = this.#memTable(fn);
       let cell = 0;
       for (let i = 0; i < t.reads.length; i++) cell += (point[t.reads[i] ?? 0] ?? 0) * (t.strides[i] ?? 0);
-      let facts = t.facts[cell];
+      let facts = t.facts instanceof Map ? t.facts.get(cell) : t.facts[cell];
       if (facts === undefined) {
         facts = memoryFacts(pick(config(), MEMORY_FUNCTIONS[fn].reads), this.#context());
-        t.facts[cell] = facts;
+        if (t.facts instanceof Map) remember(t.facts, cell, facts);
+        else t.facts[cell] = facts;
       }
       return facts[field];
     }
@@ -142,7 +155,8 @@ export class BoundSpace {
         strides.push(size);
         size *= this.options[p]?.length ?? 1;
       }
-      t = { reads: pos, strides, facts: new Array<MemoryFacts | undefined>(size) };
+      // An array past 2^32 - 1 slots is a RangeError; past MAX_TABLE a Map cache is kinder to memory.
+      t = { reads: pos, strides, facts: size <= MAX_TABLE ? new Array<MemoryFacts | undefined>(size) : new Map<number, MemoryFacts>() };
       this.#memTables.set(sig, t);
     }
     this.#memByFn.set(fn, t);
@@ -204,7 +218,7 @@ export class BoundSpace {
       this.#point = null;
     }
     if (cells instanceof Uint8Array) cells[cell] = ok ? PASS : FAIL;
-    else cells.set(cell, ok ? PASS : FAIL);
+    else remember(cells, cell, ok ? PASS : FAIL);
     return ok;
   }
 

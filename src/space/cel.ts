@@ -1,6 +1,6 @@
 import { Environment, ParseError } from '@marcbachmann/cel-js';
 import type { KnobValue, ServerConfig } from '../domain/index.js';
-import { checkpointQuantMethod, maxLength, maxRequestTokens, quantGroupColumns } from '../domain/index.js';
+import { Hardware, ModelSpec, checkpointQuantMethod, maxLength, maxRequestTokens, quantGroupColumns } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { SpaceContext } from './context.js';
 import { MEMORY_FUNCTIONS, type MemoryFacts, type MemoryFunctionName } from './memory.js';
@@ -52,6 +52,21 @@ const MODEL_INT_FIELDS = new Set([
   'vocab_size',
   'native_context',
 ]);
+
+/** The fields `contextVars` adds to the catalog's own: what an expression may read besides ModelSpec's and Hardware's keys. */
+const MODEL_EXTRA_FIELDS = ['is_moe', 'experts', 'experts_per_token', 'expert_intermediate_size', 'quant_method', 'quant_group'] as const;
+const WORKLOAD_FIELDS = ['name', 'max_request_tokens', 'max_input_tokens', 'max_output_tokens', 'shared_prefix_tokens'] as const;
+
+/**
+ * Every field of `model`, `hardware` and `workload` a context supplies. Checked at load time because
+ * CEL's `||` and `&&` absorb an error on one side ("No such key" || true is true), so a misspelt field
+ * (`hardware.platfrom`) would otherwise switch a rule off silently, not fail.
+ */
+export const CONTEXT_FIELDS: Readonly<Record<'model' | 'hardware' | 'workload', readonly string[]>> = {
+  model: [...Object.keys(ModelSpec.shape), ...MODEL_EXTRA_FIELDS],
+  hardware: [...Object.keys(Hardware.shape), 'gpus'],
+  workload: WORKLOAD_FIELDS,
+};
 
 function plainToCel(v: unknown): CelValue {
   if (v === null || v === undefined) return null;
@@ -151,7 +166,7 @@ export class CelEngine {
    * a non-boolean result type (when `bool`), or a knob the space lacks is LMB_ERR_RULE_INVALID naming
    * the rule and its line. `knobs` are the names the expression may read from `config`.
    */
-  compile(source: string, where: Where, knobs: readonly string[], opts: { bool: boolean; memory?: boolean }): Compiled {
+  compile(source: string, where: Where, knobs: readonly string[], opts: { bool: boolean; memory?: boolean; later?: readonly string[] }): Compiled {
     const fail = (msg: string): never => {
       const at = where.line === null ? where.file : `${where.file}:${where.line}`;
       throw new LmBenchError('LMB_ERR_RULE_INVALID', `${at}: ${where.what}: ${msg}`, {
@@ -181,7 +196,16 @@ export class CelEngine {
     const reads = new Set<string>();
     for (const n of named) {
       if (knobs.includes(n)) reads.add(n);
+      else if (opts.later?.includes(n) === true) fail(`reads config.${n}, which is declared after this knob; a condition may read only knobs declared before it (move ${n} above)`);
       else if (!guarded.has(n)) fail(`reads config.${n}, which is not a knob of this space (guard optional knobs with has(config.${n}))`);
+    }
+    for (const m of text.matchAll(/(?<![\w.])(model|hardware|workload)\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)/g)) {
+      const root = m[1] as keyof typeof CONTEXT_FIELDS;
+      const field = m[2] ?? '';
+      const guard = new RegExp(`\\bhas\\s*\\(\\s*${root}\\s*\\.\\s*${field}\\s*\\)`);
+      if (!CONTEXT_FIELDS[root].includes(field) && !guard.test(text)) {
+        fail(`reads ${root}.${field}, which no ${root} has; known: ${CONTEXT_FIELDS[root].join(', ')}`);
+      }
     }
     for (const f of called) for (const n of MEMORY_FUNCTIONS[f].reads) if (knobs.includes(n)) reads.add(n);
     if (whole) for (const n of knobs) reads.add(n);

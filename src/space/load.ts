@@ -125,7 +125,15 @@ export function loadSpaceDefinition(paths: string | readonly string[]): SpaceDef
       }
       knobs.set(k, { def, file: f.file, line: f.lineOf(['knobs', k]) });
     }
+    // Within one file an id names one rule: a second would silently replace the first (only a later
+    // file may override an inherited rule of the same id).
+    const seen = new Map<string, number>();
     for (const [i, def] of (f.data.rules ?? []).entries()) {
+      const earlier = seen.get(def.id);
+      if (earlier !== undefined) {
+        throw invalid(f.file, f.lineOf(['rules', i, 'id']), `rules.${i}.id`, `rule id "${def.id}" is used twice in this file (also rules.${earlier}, line ${f.lineOf(['rules', earlier, 'id']) ?? '?'}); ids must be unique within a file`);
+      }
+      seen.set(def.id, i);
       if (def.disabled === true) rules.delete(def.id);
       else rules.set(def.id, { def, file: f.file, line: f.lineOf(['rules', i, 'require']) });
     }
@@ -203,7 +211,7 @@ function compileKnob(name: string, loc: Located<KnobDef>, scope: KnobScope): Com
       knob = { ...base, type: 'bool' };
       break;
   }
-  const when = def.when === undefined ? undefined : engine.compile(def.when, { what: `knobs.${name}.when`, file, line }, earlier, { bool: true, memory: false });
+  const when = def.when === undefined ? undefined : engine.compile(def.when, { what: `knobs.${name}.when`, file, line }, earlier, { bool: true, memory: false, later: all.filter((k) => k !== name && !earlier.includes(k)) });
   let dflt: CompiledKnob['default'];
   const d = def.default;
   if (d === undefined) dflt = undefined;

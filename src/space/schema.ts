@@ -65,6 +65,17 @@ export const BoolKnobDef = z.strictObject({ type: z.literal('bool'), ...common }
 export const KnobDef = z
   .discriminatedUnion('type', [IntKnobDef, FloatKnobDef, CategoricalKnobDef, BoolKnobDef])
   .superRefine((k, ctx) => {
+    if (k.type === 'categorical') {
+      // A repeated value would be enumerated, sampled and counted twice; an alias spelt like a value
+      // would take that value's place (`auto: fp8_e5m2` turns every `auto` into fp8_e5m2).
+      for (const [i, v] of k.values.entries()) {
+        if (k.values.indexOf(v) < i) ctx.addIssue({ code: 'custom', path: ['values', i], message: `"${v}" is listed twice` });
+      }
+      for (const alias of Object.keys(k.aliases ?? {})) {
+        if (k.values.includes(alias)) ctx.addIssue({ code: 'custom', path: ['aliases', alias], message: `"${alias}" is one of the values, not another spelling of one` });
+      }
+      return;
+    }
     if (k.type !== 'int' && k.type !== 'float') return;
     if (k.low > k.high) ctx.addIssue({ code: 'custom', path: ['high'], message: `high (${k.high}) is below low (${k.low})` });
     if (k.log && k.low <= 0) ctx.addIssue({ code: 'custom', path: ['low'], message: 'a log-scaled knob needs low > 0' });
