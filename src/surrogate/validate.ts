@@ -206,37 +206,6 @@ function intervalScales(acc: Partial<Record<TargetName, Collected>>): Partial<Re
   return out;
 }
 
-/**
- * Each row's fold: rows with the same feature vector (the same configuration on the same GPU, model and
- * workload: a repeated run, or a study measuring a configuration again) share one, so no fold is scored
- * on a configuration its training part has already seen, whose error would be the run-to-run noise
- * rather than the model's. Groups go, in seeded random order, to the fold with the fewest rows so far.
- */
-export function foldOf(rows: readonly TrainingRow[], folds: number, rng: Rng): number[] {
-  const groups = new Map<string, number[]>();
-  rows.forEach((r, i) => {
-    const key = r.x.join(',');
-    const g = groups.get(key);
-    if (g === undefined) groups.set(key, [i]);
-    else g.push(i);
-  });
-  const order = [...groups.values()];
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = rng.int(i + 1);
-    [order[i], order[j]] = [order[j] ?? [], order[i] ?? []];
-  }
-  const k = Math.max(2, Math.min(folds, order.length));
-  const size = new Array<number>(k).fill(0);
-  const out = new Array<number>(rows.length).fill(0);
-  for (const g of order) {
-    let f = 0;
-    for (let c = 1; c < k; c++) if ((size[c] ?? 0) < (size[f] ?? 0)) f = c;
-    for (const i of g) out[i] = f;
-    size[f] = (size[f] ?? 0) + g.length;
-  }
-  return out;
-}
-
 /** Fits one surrogate (in-process, or in a worker pool: src/workers/pool.ts). */
 export type FitFn = (rows: readonly TrainingRow[], featureNames: readonly string[], spec: SurrogateSpec, rng: Rng) => Promise<Surrogate>;
 
@@ -251,12 +220,18 @@ export async function crossValidate(
   opts: { readonly folds: number; readonly rng: Rng; readonly fit?: FitFn },
 ): Promise<ValidationReport> {
   const fit = opts.fit ?? fitSurrogate;
-  const fold = foldOf(rows, opts.folds, opts.rng.fork('folds'));
-  const k = Math.max(2, Math.min(opts.folds, new Set(fold).size));
-  const splits = Array.from({ length: k }, (_, f) => ({ train: rows.filter((_, i) => fold[i] !== f), test: rows.filter((_, i) => fold[i] === f) }));
-  // A history of one configuration leaves a fold with nothing held out, and another with nothing to
-  // train on: neither is fitted nor scored.
-  const models = await Promise.all(splits.map((sp, f) => (sp.test.length === 0 || sp.train.length === 0 ? Promise.resolve(undefined) : fit(sp.train, featureNames, spec, opts.rng.fork(`fold-${f}`)))));
+  const order = [...rows.keys()];
+  const r = opts.rng.fork('folds');
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = r.int(i + 1);
+    [order[i], order[j]] = [order[j] ?? 0, order[i] ?? 0];
+  }
+  const k = Math.max(2, Math.min(opts.folds, rows.length));
+  const splits = Array.from({ length: k }, (_, f) => {
+    const testIdx = new Set(order.filter((_, i) => i % k === f));
+    return { train: rows.filter((_, i) => !testIdx.has(i)), test: rows.filter((_, i) => testIdx.has(i)) };
+  });
+  const models = await Promise.all(splits.map((sp, f) => fit(sp.train, featureNames, spec, opts.rng.fork(`fold-${f}`))));
   const acc: Partial<Record<TargetName, Collected>> = {};
   const importanceSum: Record<string, number> = {};
   const tally = emptyTally();
