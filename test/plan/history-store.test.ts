@@ -7,19 +7,12 @@ import { defaultCatalog } from '../../src/catalog/index.js';
 import type { BenchmarkResult, Workload } from '../../src/domain/index.js';
 import { correctionFromStore, simRun } from '../../src/plan/run-plan.js';
 import { openStore } from '../../src/store/index.js';
+import { CHAT } from './chat-workload.js';
 
 // The history's correction read from a real SQLite file: which stored runs count as measurements.
 
 const catalog = defaultCatalog();
-const chat: Workload = {
-  name: 'chat',
-  api: 'chat',
-  input_len: { dist: 'lognormal', mean: 256, std: 256, min: 4, max: 1024 },
-  output_len: { dist: 'lognormal', mean: 200, std: 160, min: 4, max: 1024 },
-  arrival: { kind: 'poisson', rate_rps: 4 },
-  num_prompts: 150,
-  ignore_eos: true,
-};
+const chat: Workload = { ...CHAT, arrival: { kind: 'poisson', rate_rps: 4 }, num_prompts: 150 };
 
 test('correctionFromStore: measured runs still correct the plan when a sim study stored more than fifty trials after them', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-plan-history-'));

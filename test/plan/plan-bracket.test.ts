@@ -2,25 +2,17 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { loadPrices } from '../../src/cost/prices.js';
-import type { Workload } from '../../src/domain/index.js';
 import { runPlan, simRun } from '../../src/plan/run-plan.js';
 import { missed } from '../../src/plan/headroom.js';
 import { contextFor } from '../../src/plan/plan.js';
+import { CHAT } from './chat-workload.js';
 
 // The planner on the embedded simulator: a replica's headroom is what it keeps up with, not the
 // throughput of a burst too small to fill its batch.
 
 const catalog = defaultCatalog();
 const prices = loadPrices(catalog);
-const chat: Workload = {
-  name: 'chat',
-  api: 'chat',
-  input_len: { dist: 'lognormal', mean: 256, std: 256, min: 4, max: 1024 },
-  output_len: { dist: 'lognormal', mean: 200, std: 160, min: 4, max: 1024 },
-  arrival: { kind: 'poisson', rate_rps: 1 },
-  num_prompts: 200,
-  ignore_eos: true,
-};
+const chat = CHAT;
 const slo = { ttft_p99_ms: 1000, itl_p99_ms: 80 };
 
 test('plan: one H100 serves an 8B chat at 40 req/s within the SLOs, and the plan says so (it asked for two)', () => {

@@ -10,20 +10,13 @@ import { historyCorrection } from '../../src/plan/history.js';
 import { runPlan, simRun } from '../../src/plan/run-plan.js';
 import type { PlanQuestion } from '../../src/plan/types.js';
 import { openStore } from '../../src/store/index.js';
+import { CHAT } from './chat-workload.js';
 
 // The planner on the embedded simulator: real simulations, real prices, a real SQLite history.
 
 const catalog = defaultCatalog();
 const prices = loadPrices(catalog);
-const chat: Workload = {
-  name: 'chat',
-  api: 'chat',
-  input_len: { dist: 'lognormal', mean: 256, std: 256, min: 4, max: 1024 },
-  output_len: { dist: 'lognormal', mean: 200, std: 160, min: 4, max: 1024 },
-  arrival: { kind: 'poisson', rate_rps: 1 },
-  num_prompts: 200,
-  ignore_eos: true,
-};
+const chat = CHAT;
 const question = (over: Partial<PlanQuestion> = {}): PlanQuestion => ({
   model: 'llama-3.1-8b',
   workload: chat,

@@ -2,10 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { loadPrices } from '../../src/cost/prices.js';
-import type { Workload } from '../../src/domain/index.js';
 import { correctedJPerTok, plan } from '../../src/plan/plan.js';
 import { simRun } from '../../src/plan/run-plan.js';
 import { defaultPowerProfile } from '../../src/sim/power-profile.js';
+import { CHAT } from './chat-workload.js';
 
 // The history's speed correction of a plan's power: the energy above idle scales with the server's
 // speed, the idle draw does not, and the GPUs never draw more than their TDP.
@@ -22,15 +22,7 @@ test('correctedJPerTok: idle stays idle, the rest scales by 1/speed, capped at t
 });
 
 test('plan: a server twice as fast as simulated at a light load draws no less than its idle power', () => {
-  const chat: Workload = {
-    name: 'chat',
-    api: 'chat',
-    input_len: { dist: 'lognormal', mean: 256, std: 256, min: 4, max: 1024 },
-    output_len: { dist: 'lognormal', mean: 200, std: 160, min: 4, max: 1024 },
-    arrival: { kind: 'poisson', rate_rps: 1 },
-    num_prompts: 200,
-    ignore_eos: true,
-  };
+  const chat = CHAT;
   const idleTdpFrac = defaultPowerProfile()?.idle_tdp_frac ?? null;
   assert.ok(idleTdpFrac !== null);
   const a = plan(
