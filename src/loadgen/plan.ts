@@ -58,9 +58,10 @@ export const DEFAULT_NUM_PROMPTS = 200;
  */
 function planTrace(c: BenchConfig, ds: Extract<BenchConfig['dataset'], { kind: 'trace' }>, baseDir: string): { workload: Workload; trace: TraceReplay } {
   const file = isAbsolute(ds.path) ? ds.path : resolve(baseDir, ds.path);
-  const limit = Math.min(ds.limit ?? Number.POSITIVE_INFINITY, c.num_prompts ?? Number.POSITIVE_INFINITY);
+  const least = Math.min(ds.limit ?? Number.POSITIVE_INFINITY, c.num_prompts ?? Number.POSITIVE_INFINITY);
+  const limit = Number.isFinite(least) ? least : undefined;
   // The limit reaches the reader, which stops once the first `limit` requests by time are certain.
-  const parsed = limitTrace(readTraceFile(file, ds.path, Number.isFinite(limit) ? limit : undefined), Number.isFinite(limit) ? limit : undefined);
+  const parsed = limitTrace(readTraceFile(file, ds.path, limit), limit);
   const name = c.name === 'run' ? workloadNameOf(ds.path) : c.name;
   const fitted = traceWorkload(parsed, traceName(parsed), { name, description: c.description, speed: ds.speed, embed: true, api: c.api }).workload;
   const cap = c.traffic.max_concurrency;
