@@ -16,8 +16,14 @@ export const PriceEntry = z.strictObject({
   usd_per_gpu_hour: z.number().nonnegative(),
   source: z.string().min(1),
   /** When the price was read (YYYY-MM-DD): prices move, so an answer says how old its figure is. */
-  date: z.union([z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'a date as YYYY-MM-DD' }), z.date().transform((d) => d.toISOString().slice(0, 10))]),
+  date: z.union([z.string().regex(/^\d{4}-\d{2}-\d{2}$/, { error: 'a date as YYYY-MM-DD' }).refine(isCalendarDate, { error: 'a calendar date (month 01–12, a day that month has)' }), z.date().transform((d) => d.toISOString().slice(0, 10))]),
 });
+
+/** 2026-13-45 has the shape of a date but names none; an answer would quote it as the price's age. */
+function isCalendarDate(text: string): boolean {
+  const d = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(d.getTime()) && d.toISOString().slice(0, 10) === text;
+}
 export type PriceEntry = z.infer<typeof PriceEntry>;
 
 export const PricesFile = z.strictObject({

@@ -23,7 +23,9 @@ export function parseYaml<S extends z.ZodType>(
 ): z.output<S> {
   const code = opts.code ?? 'LMB_ERR_CONFIG_INVALID';
   const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter });
+  // Merge keys (`<<: *defaults`) are YAML 1.1, but users write them in configs (compose files, CI) and
+  // the library otherwise keeps "<<" as a field, which a strict schema then calls unknown.
+  const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true, lineCounter, merge: true });
   if (doc.errors.length > 0) {
     const issues: SchemaIssue[] = doc.errors.map((e) => ({
       path: '',

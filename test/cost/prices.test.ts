@@ -33,7 +33,7 @@ test('--prices overrides the GPUs it names and keeps the others; a datasheet pri
   assert.equal(prices.of({ ...h100, id: 'mine', usd_per_gpu_hour: 0.9 })?.usdPerGpuHour, 0.9);
 });
 
-test('a prices file with a negative, missing or doubled price, or an unknown GPU, is refused naming the entry', (t) => {
+test('a prices file with a negative, missing or doubled price, an unknown GPU or a date no calendar has, is refused naming the entry', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-prices-bad-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const cases: [string, RegExp][] = [
@@ -41,6 +41,8 @@ test('a prices file with a negative, missing or doubled price, or an unknown GPU
     ['  - gpu: H100-SXM\n    source: x\n    date: 2026-01-01\n', /prices\.0\.usd_per_gpu_hour/],
     ['  - gpu: TPU-v9\n    usd_per_gpu_hour: 2\n    source: x\n    date: 2026-01-01\n', /prices\.0\.gpu: "TPU-v9" is not a GPU/],
     ['  - gpu: H100-SXM\n    usd_per_gpu_hour: 2\n    source: x\n    date: 2026-01-01\n  - gpu: h100\n    usd_per_gpu_hour: 3\n    source: y\n    date: 2026-01-01\n', /prices\.1\.gpu: H100-SXM is priced twice/],
+    ['  - gpu: H100-SXM\n    usd_per_gpu_hour: 2\n    source: x\n    date: "2026-13-45"\n', /prices\.0\.date.*calendar date/],
+    ['  - gpu: H100-SXM\n    usd_per_gpu_hour: 2\n    source: x\n    date: "2026-02-30"\n', /prices\.0\.date.*calendar date/],
   ];
   cases.forEach(([entries, why], i) => {
     const file = join(dir, `bad${i}.yaml`);

@@ -29,6 +29,12 @@ test('YAML syntax errors and duplicate keys are reported with a line', () => {
   assert.throws(() => parseYaml('a: [1, 2\n', S, { file: 's.yaml' }), (e) => isLmBenchError(e) && /s\.yaml:\d/.test(e.message));
 });
 
+test('a merge key (<<: *anchor) brings the anchored fields in, and the entry\'s own fields win', () => {
+  const L = z.strictObject({ items: z.array(z.strictObject({ a: z.int(), b: z.string() })) });
+  const text = 'items:\n  - &base\n    a: 1\n    b: one\n  - <<: *base\n    b: two\n';
+  assert.deepEqual(parseYaml(text, L, { file: 'm.yaml' }), { items: [{ a: 1, b: 'one' }, { a: 1, b: 'two' }] });
+});
+
 test('the shipped workloads parse, and a min above max is caught at its line', () => {
   const bad = 'name: w\ninput_len: { dist: uniform, min: 10, max: 5 }\noutput_len: { dist: fixed, value: 3 }\narrival: { kind: closed, concurrency: 1 }\nnum_prompts: 3\n';
   assert.throws(() => parseYaml(bad, Workload, { file: 'w.yaml' }), (e) => isLmBenchError(e) && /w\.yaml:2: input_len\.max: max \(5\) is below min \(10\)/.test(e.message));
