@@ -90,10 +90,14 @@ export function traceWorkload(t: ParsedTrace, sourceName: string, opts: TraceWor
   }
   const arrival = fitArrival(req.map((r) => r.arrivalMs), speed, COARSE_CLOCK_FORMATS.has(t.format));
   const prefix = fitSharedPrefix(req, t.blockTokens);
-  // Prompt lengths after the shared prefix (the Workload's input_len), bounded by the longest whole
-  // prompt so that the workload's longest request is never shorter than the trace's.
-  const unique = req.map((r, i) => Math.max(1, r.inputTokens - (prefix.sharedTokens[i] as number)));
+  // Prompt lengths after the shared prefix (the Workload's input_len). The workload's longest prompt
+  // (its prefix and its longest unique part) is the trace's longest whole prompt: longer, and a plan
+  // or a space rule would refuse a max_model_len the trace fits (Mooncake: 1,791 tokens over); shorter,
+  // and it would allow one the trace overruns. The prefix is the mean of the shared parts, so a
+  // request that shared less than it has a unique part longer than the bound: that part is clipped.
   const maxInput = extentOf(req.map((r) => r.inputTokens)).max;
+  const uniqueMax = Math.max(1, maxInput - (prefix.sharedPrefix?.length ?? 0));
+  const unique = req.map((r, i) => Math.min(uniqueMax, Math.max(1, r.inputTokens - (prefix.sharedTokens[i] as number))));
   const trace: WorkloadTrace = {
     source: sourceName,
     format: t.format,
@@ -107,7 +111,7 @@ export function traceWorkload(t: ParsedTrace, sourceName: string, opts: TraceWor
     name: opts.name,
     ...(opts.description === undefined ? {} : { description: opts.description }),
     api: opts.api ?? 'completions',
-    input_len: fitLength(unique, prefix.sharedPrefix === undefined ? undefined : maxInput),
+    input_len: fitLength(unique, prefix.sharedPrefix === undefined ? undefined : uniqueMax),
     output_len: fitLength(req.map((r) => r.outputTokens)),
     ...(prefix.sharedPrefix === undefined ? {} : { shared_prefix: prefix.sharedPrefix }),
     arrival: arrival.arrival,

@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
-import { meanLength, withoutTraceData, Workload, type LengthDist } from '../../src/domain/index.js';
+import { maxRequestTokens, meanLength, withoutTraceData, Workload, type LengthDist } from '../../src/domain/index.js';
 import { normalCdf } from '../../src/util/normal.js';
 import { clippedLognormalMean, fitArrival, fitLength, readTraceFile, traceName, traceWorkload, type ParsedTrace } from '../../src/trace/index.js';
 import { createRng } from '../../src/util/rng.js';
@@ -92,6 +92,9 @@ test("Mooncake's shared blocks become shared prefixes carrying the trace's share
   const specs = sampleRequests(big, createRng(9));
   assert.ok(rel(mean(specs.map((s) => s.prefixTokens + s.inputTokens)), summary.meanInputTokens) < 0.05);
   assert.ok(meanLength(workload.output_len) > 0);
+  // Its longest prompt (prefix + longest unique part) is the trace's longest, not a prefix longer.
+  const longest = (xs: readonly number[]): number => xs.reduce((m, x) => Math.max(m, x), 0);
+  assert.equal(maxRequestTokens(workload), longest(t.requests.map((r) => r.inputTokens)) + longest(t.requests.map((r) => r.outputTokens)));
 });
 
 test('an embedded trace is replayed exactly: its lengths, its times ÷ speed, its block ids, the first num_prompts', () => {
