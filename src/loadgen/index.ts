@@ -15,6 +15,7 @@ import { buildResult } from './result.js';
 import { sendLateness, type SendLateness } from './lateness.js';
 import { outputLengths, type OutputLengths } from './output-lengths.js';
 import { startScraper } from './scrape.js';
+import { metricsPathsOf } from './routes.js';
 import { createPowerMeter, energyFromReading, expectedGpus, loadWindow, type PowerMeter, type PowerSpec } from './power/index.js';
 import type { Transport } from './transport.js';
 
@@ -155,7 +156,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
     const pool = workers > 1 ? createWorkerPool<DriveSpec | 'ping', DriveResult | 'pong'>({ entry: workerEntry(import.meta.url, 'drive'), what: 'load', minThreads: workers, maxThreads: workers, idleTimeoutMs: 1000 }) : null;
     try {
       if (pool !== null) await Promise.all(Array.from({ length: workers }, () => pool.run('ping')));
-      const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport, opts.scrapeIntervalMs);
+      const scraper = opts.scrapeMetrics === false ? null : await startScraper(ep.origin, transport, opts.scrapeIntervalMs, metricsPathsOf(ep.path));
       // Its first reading is in before the first request goes: the readings cover the window's start.
       await meter?.start(clock);
       // On this thread an open loop's bodies are serialized before its schedule starts, not after (its

@@ -30,3 +30,16 @@ export function modelsPathOf(path: string): string {
   const m = /^(.*?)\/(?:chat\/)?completions\/?$/.exec(route);
   return m === null ? '/v1/models' : `${m[1] ?? ''}/models${q < 0 ? '' : path.slice(q)}`;
 }
+
+/**
+ * Where the server's Prometheus `/metrics` may be, in the order to try: vLLM serves it at its root, so
+ * behind a gateway that mounts the server under a prefix (`/llama/v1/completions`) it is at
+ * `/llama/metrics`; the root comes after (a gateway that keeps the prefix for the API alone).
+ */
+export function metricsPathsOf(path: string): string[] {
+  const q = path.indexOf('?');
+  const route = q < 0 ? path : path.slice(0, q);
+  const m = /^(.*?)\/v1\/(?:chat\/)?completions\/?$/.exec(route);
+  const prefix = m?.[1] ?? '';
+  return prefix === '' ? ['/metrics'] : [`${prefix}/metrics`, '/metrics'];
+}

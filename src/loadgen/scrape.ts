@@ -143,15 +143,15 @@ export function summarizeScrapes(samples: readonly Sample[]): ServerMetrics | nu
 type ScrapePool = ReturnType<typeof openPool>;
 
 /** One GET of /metrics, cut to the series a run keeps; null when the server has none. */
-export async function scrapeOnce(pool: ScrapePool, t: Transport, timeoutMs = 2000): Promise<Scrape | null> {
-  const all = await scrapeAll(pool, t, timeoutMs);
+export async function scrapeOnce(pool: ScrapePool, t: Transport, timeoutMs = 2000, path = '/metrics'): Promise<Scrape | null> {
+  const all = await scrapeAll(pool, t, timeoutMs, path);
   return all === null ? null : keptOf(all);
 }
 
 /** One GET of /metrics, every series; null when the server has none. */
-async function scrapeAll(pool: ScrapePool, t: Transport, timeoutMs = 2000): Promise<Map<string, number[]> | null> {
+async function scrapeAll(pool: ScrapePool, t: Transport, timeoutMs = 2000, path = '/metrics'): Promise<Map<string, number[]> | null> {
   try {
-    const res = await pool.request({ method: 'GET', path: '/metrics', headers: authHeaders(t), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
+    const res = await pool.request({ method: 'GET', path, headers: authHeaders(t), headersTimeout: timeoutMs, bodyTimeout: timeoutMs });
     const text = await res.body.text();
     if (res.statusCode !== 200) return null;
     const parsed = parsePrometheus(text);
@@ -186,12 +186,19 @@ export interface Scraper {
  * Takes the "before" scrape, then one every `intervalMs` (500 ms: a short run still gives the
  * diagnosis a few points of its queue), then the "after"; a server without /metrics costs one failed GET.
  */
-export async function startScraper(origin: string, t: Transport, intervalMs = 500): Promise<Scraper> {
+export async function startScraper(origin: string, t: Transport, intervalMs = 500, paths: readonly string[] = ['/metrics']): Promise<Scraper> {
   const samples: Sample[] = [];
   // Its own connection, so a scrape never waits behind the load's streams.
   const pool = openPool(origin, t, 1);
   const close = (): Promise<void> => pool.close().catch(() => pool.destroy());
-  const first = await scrapeAll(pool, t);
+  // The first of the places /metrics may be (routes.ts metricsPathsOf) that answers is the one kept.
+  let path = '/metrics';
+  let first: Map<string, number[]> | null = null;
+  for (const p of paths) {
+    first = await scrapeAll(pool, t, 2000, p);
+    path = p;
+    if (first !== null) break;
+  }
   if (first === null) {
     await close();
     return { stop: () => Promise.resolve({ serverMetrics: null, scrapes: [], timesMs: [], metrics: 'absent' }) };
@@ -208,7 +215,7 @@ export async function startScraper(origin: string, t: Transport, intervalMs = 50
   let inFlight: Promise<void> | null = null;
   const timer = setInterval(() => {
     if (inFlight !== null) return;
-    inFlight = scrapeOnce(pool, t).then((s) => {
+    inFlight = scrapeOnce(pool, t, 2000, path).then((s) => {
       if (s !== null) keep(s);
       inFlight = null;
     });
@@ -218,7 +225,7 @@ export async function startScraper(origin: string, t: Transport, intervalMs = 50
     async stop() {
       clearInterval(timer);
       if (inFlight !== null) await inFlight;
-      const after = await scrapeOnce(pool, t);
+      const after = await scrapeOnce(pool, t, 2000, path);
       if (after !== null) keep(after);
       await close();
       const serverMetrics = summarizeScrapes(samples);

@@ -12,6 +12,7 @@ import { controlStep, DEFAULT_CONTROLLER, draining, initialState, type ControlPh
 import { buildResult } from './result.js';
 import { outputLengths, outputLengthsWarning } from './output-lengths.js';
 import { startScraper } from './scrape.js';
+import { metricsPathsOf } from './routes.js';
 import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
 import { createH1Pool } from './http1.js';
 import type { Transport } from './transport.js';
@@ -195,7 +196,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   let stop = false;
   const stopped = (): boolean => stop || opts.signal?.aborted === true;
   const unwatch = watchInFlight(inFlightSet, nowS, () => opts.signal?.aborted === true);
-  const scraper = await startScraper(ep.origin, transport);
+  const scraper = await startScraper(ep.origin, transport, undefined, metricsPathsOf(ep.path));
   const records: RequestRecord[] = [];
   const pending = new Set<Promise<void>>();
   let state = initialState(opts.startRps ?? 2);

@@ -7,6 +7,7 @@ import type { Workload } from '../../src/domain/index.js';
 import { isLmBenchError } from '../../src/errors.js';
 import { runBenchmark } from '../../src/loadgen/index.js';
 import { modelsPathOf } from '../../src/loadgen/endpoint.js';
+import { metricsPathsOf } from '../../src/loadgen/routes.js';
 import { runSloHold } from '../../src/loadgen/slo-hold.js';
 import { captureIo } from '../helpers/cli.js';
 
@@ -28,6 +29,8 @@ interface Habit {
   readonly errorNull?: boolean;
   /** Refuse every measured request (not the probe) with this status, Retry-After and an OpenAI error body. */
   readonly refuse?: number;
+  /** Serve vLLM's Prometheus /metrics beside the API, under the prefix as a gateway mounts it. */
+  readonly metrics?: boolean;
 }
 
 async function standIn(h: Habit): Promise<{ origin: string; close: () => Promise<void>; auth: Set<string>; ids: string[] }> {
@@ -44,6 +47,10 @@ async function standIn(h: Habit): Promise<{ origin: string; close: () => Promise
       return;
     }
     const path = url.slice(prefix.length);
+    if (path === '/metrics' && h.metrics === true) {
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('# TYPE vllm:num_requests_running gauge\nvllm:num_requests_running{model_name="stand-in"} 2\nvllm:num_requests_waiting{model_name="stand-in"} 0\nvllm:kv_cache_usage_perc{model_name="stand-in"} 0.25\n');
+      return;
+    }
     if (path === '/v1/models') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ object: 'list', data: [{ id: 'stand-in' }] }));
       return;
@@ -106,6 +113,17 @@ test("the model list is read beside the endpoint's route, under a gateway's pref
   const { result } = await runBenchmark({ endpoint: `${s.origin}/serve/llama-8b/v1/completions`, workload, seed: 1, scrapeMetrics: false });
   assert.equal(result.model_id, 'stand-in');
   assert.equal(result.completed, 8);
+});
+
+test("the server's /metrics is scraped under a gateway's prefix, where vLLM's root /metrics is mounted", async (t) => {
+  assert.deepEqual(metricsPathsOf('/v1/completions'), ['/metrics']);
+  assert.deepEqual(metricsPathsOf('/serve/llama-8b/v1/chat/completions'), ['/serve/llama-8b/metrics', '/metrics']);
+  assert.deepEqual(metricsPathsOf('/generate'), ['/metrics']);
+  const s = await standIn({ prefix: '/serve/llama-8b', metrics: true });
+  t.after(s.close);
+  const { result } = await runBenchmark({ endpoint: `${s.origin}/serve/llama-8b/v1/completions`, workload, seed: 1 });
+  assert.equal(result.server_metrics?.num_requests_running_peak, 2);
+  assert.equal(result.server_metrics?.kv_cache_usage_peak, 0.25);
 });
 
 test('a first byte is timed at the read that brought it, never after the first token that came with it', async (t) => {
