@@ -20,9 +20,9 @@ export const WorkloadRef = z.union([z.string().regex(/^[\w-]+$/).describe('a bun
  */
 export const InlineGpu = GpuFile.extend({
   id: z.string().regex(/^[\w.-]{1,100}$/, '1-100 letters, digits, "_", "." or "-"').describe('what its runs and studies are filed under; not a catalog GPU id'),
-  // Bounded (100 TB a GPU, far past any part): a size in the 1e300s overflows the memory model's byte
+  // memory_gb keeps the datasheet's own bounds (GpuFile: 1–2,048 GB, so the OpenAPI document states what
+  // is checked). The visible size is bounded too: one in the 1e300s overflowed the memory model's byte
   // counts to Infinity, which surfaced as a search-space rule error naming the service's own file.
-  memory_gb: z.number().positive().max(100_000),
   memory_visible_gib: z.number().positive().max(100_000).optional(),
 });
 

@@ -118,6 +118,12 @@ test('POST /v1/recommendations takes a datasheet inline and answers on its figur
   const gpu = doc.json.paths['/v1/recommendations'].post.requestBody.content['application/json'].schema.properties.gpu;
   assert.equal(gpu.anyOf.length, 2);
   assert.ok(gpu.anyOf.some((s: { properties?: Record<string, unknown>; required?: string[] }) => s.properties?.['memory_gb'] !== undefined && s.required?.includes('id') === true), JSON.stringify(gpu));
+  // The bounds it states are the ones checked: a size in MiB (nvidia-smi's 81559) is past them.
+  const sheet = gpu.anyOf.find((s: { properties?: Record<string, { maximum?: number }> }) => s.properties?.['memory_gb'] !== undefined);
+  assert.equal(sheet.properties.memory_gb.maximum, 2048);
+  const mib = await call(server, 'POST', '/v1/recommendations', question({ ...DATASHEET, memory_gb: 81559 }));
+  assert.deepEqual([mib.status, mib.json.error.details.field], [400, 'gpu.memory_gb'], JSON.stringify(mib.json));
+  assert.match(mib.json.error.message, /MiB/);
 });
 
 test('POST /v1/studies with a datasheet runs its trials in worker threads and keeps it; after a restart the study and the GPU id still answer; other figures under its id are refused', { timeout: 240_000 }, async (t) => {
