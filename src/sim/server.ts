@@ -150,7 +150,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   }
   const { resolved, memory } = start;
   const served = opts.servedModelName ?? model.hf_name;
-  const names = new Set([served, model.id, model.hf_name, ...model.aliases].map((s) => s.toLowerCase()));
+  const names = new Set([served]);
   const rng = createRng(opts.seed ?? 0);
   const lengthRng = rng.fork('natural-length');
   const speed = opts.speed ?? 1;
@@ -189,7 +189,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
 
   const generate = (req: IncomingMessage, res: ServerResponse, body: Json, chat: boolean): void => {
     const requested = body['model'];
-    if (requested !== undefined && (typeof requested !== 'string' || !names.has(requested.toLowerCase()))) {
+    if (requested !== undefined && (typeof requested !== 'string' || !names.has(requested))) {
       sendError(res, 404, `The model \`${typeof requested === 'string' ? requested : JSON.stringify(requested)}\` does not exist.`, 'NotFoundError');
       return;
     }

@@ -219,3 +219,13 @@ test('a route asked with another method is 405 with the methods it takes; an unk
   assert.equal((await fetch(`${server.url}/ping`, { method: 'POST' })).status, 200);
   assert.equal((await fetch(`${server.url}/v2/nothing`)).status, 404);
 });
+
+test('a model is answered by its served name alone, as vLLM matches it exactly; another name, a catalog id or another case is a 404', async () => {
+  assert.equal((await post('/v1/completions', { model: MODEL, prompt: words(3), max_tokens: 1 })).status, 200);
+  assert.equal((await post('/v1/completions', { prompt: words(3), max_tokens: 1 })).status, 200);
+  for (const other of ['llama-3.1-8b', MODEL.toLowerCase(), 'Llama-3.1-8B-Instruct']) {
+    const r = await post('/v1/completions', { model: other, prompt: words(3), max_tokens: 1 });
+    assert.equal(r.status, 404, other);
+    assert.equal(errorOf(r.json).message, `The model \`${other}\` does not exist.`);
+  }
+});
