@@ -91,6 +91,11 @@ export class StudyManager {
     return this.#active.has(studyId);
   }
 
+  /** Loops at once; none given, no bound. */
+  get #maxRunning(): number {
+    return this.#o.maxRunning ?? Number.POSITIVE_INFINITY;
+  }
+
   /** Waiting for a loop: created or resumed while `maxRunning` studies ran. */
   isQueued(studyId: number): boolean {
     return this.#queued.has(studyId);
@@ -287,7 +292,7 @@ export class StudyManager {
 
   #start(studyId: number, spec: StudySpec, target: TargetSpec, sampler: SamplerName): void {
     if (this.#closed) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the service is shutting down');
-    if (this.#active.size + this.#queued.size >= (this.#o.maxRunning ?? Number.POSITIVE_INFINITY)) {
+    if (this.#active.size + this.#queued.size >= this.#maxRunning) {
       this.#queued.set(studyId, { spec, target, sampler });
       // Stored as running (a new study is `created`, a resumed one `stopped`), so a restart queues it again.
       this.#o.store.setStudyState(studyId, 'running');
@@ -318,7 +323,7 @@ export class StudyManager {
   /** Starts queued studies, oldest first, while loops are free. */
   #startQueued(): void {
     for (const [studyId, q] of this.#queued) {
-      if (this.#active.size >= (this.#o.maxRunning ?? Number.POSITIVE_INFINITY)) return;
+      if (this.#active.size >= this.#maxRunning) return;
       this.#queued.delete(studyId);
       this.#launch(studyId, q);
     }
