@@ -23,16 +23,25 @@ function fromSources() {
   return existsSync(sources) && newestMs(sources) > statSync(built).mtimeMs;
 }
 
-if (fromSources()) {
-  let tsx;
+/** tsx, or null where it is not installed (a production install: `npm install --omit=dev`). */
+async function loadTsx() {
   try {
-    tsx = await import('tsx/esm/api');
+    return await import('tsx/esm/api');
   } catch {
-    console.error('lm-bench: error LMB_ERR_INTERNAL: no build in dist/ and no tsx to run the sources: run `npm install` (or `npm run build`)');
-    process.exit(70);
+    return null;
   }
+}
+
+const tsx = fromSources() ? await loadTsx() : null;
+if (tsx !== null) {
   tsx.register();
   await import('../src/cli/main.ts');
-} else {
+} else if (existsSync(built) && process.env.LMB_FROM_SOURCE !== '1') {
+  // Sources newer than the build but no tsx to run them (tsx is a dev dependency): the build still
+  // runs; refusing to start would turn a touched file into an outage.
+  if (fromSources()) console.error('lm-bench: warning: src/ changed after the build in dist/ and tsx is not installed to run it; running the build (`npm run build` to refresh it)');
   await import('../dist/cli/main.js');
+} else {
+  console.error(`lm-bench: error LMB_ERR_INTERNAL: ${existsSync(built) ? 'LMB_FROM_SOURCE=1 but' : 'no build in dist/ and'} no tsx to run the sources: run \`npm install\` (or \`npm run build\`)`);
+  process.exit(70);
 }

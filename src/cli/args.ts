@@ -11,8 +11,40 @@ export function parseFlags<O extends Options>(argv: readonly string[], options: 
     return parseArgs({ args: withNegativeValues(argv, options), options, strict: true, allowPositionals });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
+    const unknown = /^Unknown option '(-[^']*)'/.exec(message)?.[1];
+    if (unknown !== undefined) {
+      // parseArgs' own advice (put it after `--` as a positional) fits no lm-bench command; a typo is the likely cause.
+      const near = nearestName(unknown.replace(/^-+/, ''), Object.keys(options));
+      const hint = near === undefined ? 'run the command with --help for its flags' : `did you mean --${near}?`;
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `Unknown option '${unknown}'; ${hint}`, { cause: err, details: { field: unknown.replace(/^-+/, ''), value: unknown } });
+    }
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', message, { cause: err });
   }
+}
+
+/** The name a mistyped flag or command most likely meant: at most 2 edits away, and fewer than half its letters. */
+export function nearestName(typed: string, names: readonly string[]): string | undefined {
+  let best: { name: string; d: number } | undefined;
+  for (const name of names) {
+    const d = editDistance(typed, name);
+    if (d <= 2 && d * 2 < Math.max(typed.length, name.length) && (best === undefined || d < best.d)) best = { name, d };
+  }
+  return best?.name;
+}
+
+/** Levenshtein distance, a swap of two neighbouring letters counting as one edit (`--jsno` → `--json`). */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const row = d[i] as number[];
+      const up = d[i - 1] as number[];
+      let best = Math.min((up[j] as number) + 1, (row[j - 1] as number) + 1, (up[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1));
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, ((d[i - 2] as number[])[j - 2] as number) + 1);
+      row[j] = best;
+    }
+  }
+  return (d[a.length] as number[])[b.length] as number;
 }
 
 /** A token that reads as a negative number (`-1`, `-.5`, `-inf`), never as a flag: no flag starts with a digit. */
@@ -51,10 +83,18 @@ export function requireFlag<T>(value: T | undefined, flag: string): T {
   return value;
 }
 
+/** The largest seed util/rng.ts tells apart from every smaller one (it keeps 32 bits). */
+export const SEED_MAX = 0xffff_ffff;
+
+/** An integer as a person writes a count: digits, an optional sign, nothing else. */
+const PLAIN_INTEGER = /^[+-]?\d+$/;
+
 /**
  * A flag that must be a number in [min, max] (integers when `int`), written in plain decimal: `12`,
  * `-3`, `0.5`, `2e6`. Node's Number() also reads `0x10`, `0b1`, `0o7`, `""` and padded text, none of
  * which a person means as a count or a rate, so those are refused rather than read as 16, 1, 7 or 0.
+ * An integer flag (a count, a seed, a port) takes digits only: `1e1` or `8.0` is more likely a slip
+ * than a count of 10 or 8, and past 2^53 a seed would silently become a different one (…993 → …992).
  * `min: Number.MIN_VALUE` is how callers say "positive": it reads "> 0".
  */
 export function numberFlag(
@@ -63,14 +103,24 @@ export function numberFlag(
   opts: { int?: boolean; min?: number; max?: number } = {},
 ): number | undefined {
   if (raw === undefined) return undefined;
-  const n = readDecimal(raw);
+  const read = opts.int === true && !PLAIN_INTEGER.test(raw) ? undefined : readDecimal(raw);
+  // `-0` is 0: a seed or count never carries a sign bit into JSON or a cache key.
+  const n = read === 0 ? 0 : read;
+  // The largest integer a flag without its own `max` can mean: one held exactly, and for `--seed`, one
+  // util/rng.ts tells apart (it keeps a seed's low 32 bits, so `--seed 4294967297` would replay
+  // `--seed 1` while its result names the other seed); refused here, once for every command.
+  const cap = opts.int !== true ? undefined : flag === 'seed' ? SEED_MAX : Number.MAX_SAFE_INTEGER;
+  const tooLarge = cap !== undefined && n !== undefined && n > cap && (opts.max === undefined || opts.max > cap);
   const bad =
     n === undefined ||
+    tooLarge ||
     (opts.int === true && !Number.isInteger(n)) ||
     (opts.min !== undefined && n < opts.min) ||
     (opts.max !== undefined && n > opts.max);
   if (bad) {
-    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag} must be ${opts.int === true ? 'an integer' : 'a number'}${rangeText(opts)}, got "${raw}"`, { details: { field: flag, value: raw } });
+    // A bound the flag's own range does not state is named only when it is the one broken.
+    const range = rangeText(tooLarge ? { ...opts, max: cap } : opts);
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag} must be ${opts.int === true ? 'an integer' : 'a number'}${range}, got "${raw}"`, { details: { field: flag, value: raw } });
   }
   return n;
 }

@@ -3,7 +3,7 @@ import { defaultCatalog } from '../catalog/index.js';
 import { resolveGpu } from '../catalog/gpu-file.js';
 import { resolveModel, type ResolvedModel } from '../catalog/resolve-model.js';
 import type { Hardware } from '../domain/index.js';
-import { isLmBenchError } from '../errors.js';
+import { isLmBenchError, LmBenchError } from '../errors.js';
 import { openStore } from '../store/sqlite-store.js';
 import type { CliIo } from './io.js';
 
@@ -16,6 +16,11 @@ import type { CliIo } from './io.js';
 export const OFFLINE_FLAG = { offline: { type: 'boolean' } } as const;
 
 export function resolveModelFlag(name: string, io: CliIo, offline: boolean | undefined): Promise<ResolvedModel> {
+  // `--model=` or `--model ""` read as the path "", i.e. the working directory: "…/cwd is a directory
+  // without a config.json" named a folder the user never wrote.
+  if (name.trim() === '') {
+    return Promise.reject(new LmBenchError('LMB_ERR_UNKNOWN_MODEL', 'the model name is empty: give a catalog id (e.g. llama-3.1-8b), a directory holding a config.json, or an ORG/NAME Hugging Face repo id', { details: { field: 'model', value: name } }));
+  }
   return resolveModel(name, { catalog: defaultCatalog(), env: io.env, cwd: io.cwd, offline: offline === true });
 }
 

@@ -19,6 +19,12 @@ export function powerSpecOfFlags(v: PowerFlags, env: Readonly<Record<string, str
   const urls = v['power-metrics'] ?? [];
   const smi = v['power-smi'];
   const gpus = v['power-gpus']?.split(',').map((g) => g.trim()).filter((g) => g !== '');
+  // A GPU named twice is counted once by every source, but the list's length is the number of GPUs a
+  // missing reading is reported against: `0,0` would make one GPU's run read as two.
+  const twice = gpus?.find((g, i) => gpus.indexOf(g) !== i);
+  if (twice !== undefined) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--power-gpus names GPU ${twice} twice (got "${v['power-gpus'] ?? ''}")`, { details: { field: 'power-gpus', value: v['power-gpus'] } });
+  }
   if (urls.length > 0 && smi !== undefined) {
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--power-metrics and --power-smi both name where power comes from; give one', { details: { field: 'power-smi' } });
   }

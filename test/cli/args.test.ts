@@ -16,7 +16,7 @@ test('numberFlag reads plain decimal only: hex, binary, octal, empty, padded or 
   assert.equal(numberFlag('-3', 'x', { int: true }), -3);
   assert.equal(numberFlag('+0.5', 'x'), 0.5);
   assert.equal(numberFlag('.5', 'x'), 0.5);
-  assert.equal(numberFlag('2e3', 'x', { int: true }), 2000);
+  assert.equal(numberFlag('2e3', 'x'), 2000);
   assert.equal(numberFlag(undefined, 'x'), undefined);
 });
 
