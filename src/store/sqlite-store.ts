@@ -1,7 +1,5 @@
-import { mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import Database from 'better-sqlite3';
-import { LmBenchError } from '../errors.js';
+import { join, resolve } from 'node:path';
+import type Database from 'better-sqlite3';
 import { registerModel } from '../catalog/index.js';
 import type { ModelSpec, Study, StudySpec, StudyState, Trial, TrialState } from '../domain/index.js';
 import {
@@ -15,7 +13,7 @@ import {
   studyNotFound,
   valueToStored,
 } from './codec.js';
-import { MIGRATIONS, SCHEMA_VERSION } from './migrations.js';
+import { assertOpenable, configure, migrate, needsSharedMemory, openDb, othersHistory, readonlyCopy, storeError, useWal } from './sqlite-file.js';
 import {
   eventFromRow,
   groupValues,
@@ -52,9 +50,6 @@ import type {
   StoredModelSpec,
 } from './records.js';
 
-/** Milliseconds a connection waits for another writer's lock before SQLITE_BUSY. */
-export const BUSY_TIMEOUT_MS = 5000;
-
 type Db = Database.Database;
 
 /**
@@ -90,24 +85,32 @@ export class SqliteStore {
   readonly #db: Db;
   readonly #now: () => number;
   readonly #s: Statements;
+  readonly #name: string;
 
-  /** Use `openStore`; this takes an open connection and migrates it. */
-  constructor(db: Db, options: StoreOptions) {
+  /**
+   * Use `openStore`; this takes an open connection and migrates it. `name` is the file the connection
+   * reads, for messages, when that is not `db.name` (a read-only copy in memory).
+   */
+  constructor(db: Db, options: StoreOptions, name: string = db.name) {
     this.#db = db;
     this.#now = options.now;
+    this.#name = name;
     try {
       configure(db);
-      migrate(db);
+      // Checked before WAL is switched on: a file this lm-bench refuses is left byte for byte as it was.
+      assertOpenable(db, name);
+      if (!db.readonly) useWal(db);
+      migrate(db, name);
       this.#s = prepare(db);
     } catch (err) {
       db.close();
-      throw storeError(err, `open ${db.name}`);
+      throw storeError(err, `open ${name}`);
     }
   }
 
   /** The file path (":memory:" for an in-memory database). */
   get path(): string {
-    return this.#db.name;
+    return this.#name;
   }
 
   /* studies */
@@ -521,63 +524,35 @@ export interface OpenStoreOptions {
  * spec the history stored is registered with the catalog (`registerModel`), so the synchronous
  * lookups of training, `recommend`, the report, the service and its workers find the runs and studies
  * of models that are not in data/models.yaml, as they were stored; likewise every GPU datasheet a study
- * carries (`registerStoredGpus`).
+ * carries (`registerStoredGpus`). Read-only, a history this user cannot write (the file, or the folder
+ * its `-shm` index would go in) is read from a copy in memory (`readonlyCopy`).
  */
 export function openStore(path: string, options: OpenStoreOptions = {}): SqliteStore {
-  let db: Db;
-  try {
-    if (path !== ':memory:' && options.readonly !== true) mkdirSync(dirname(path), { recursive: true });
-    db = new Database(path, { readonly: options.readonly ?? false, fileMustExist: options.readonly ?? false });
-  } catch (err) {
-    throw storeError(err, `open ${path}`);
+  // A file this user may not write is opened read-only, as SQLite itself would (its first write then
+  // fails), but through lm-bench's read-only path, which leaves no -wal or -shm behind (othersHistory).
+  const readonly = options.readonly === true || othersHistory(path, { evenWithWal: true });
+  const storeOptions = { now: options.now ?? Date.now };
+  let store: SqliteStore;
+  if (readonly && othersHistory(path)) {
+    store = new SqliteStore(readonlyCopy(path), storeOptions, path);
+  } else {
+    try {
+      store = new SqliteStore(openDb(path, readonly), storeOptions);
+    } catch (err) {
+      if (!readonly || !needsSharedMemory(err)) throw err;
+      store = new SqliteStore(readonlyCopy(path), storeOptions, path);
+    }
   }
-  const store = new SqliteStore(db, { now: options.now ?? Date.now });
   for (const m of store.listModelSpecs()) registerModel(m.spec, m.config_hash);
   registerStoredGpus(store);
   return store;
 }
 
-/** `LMB_DB`, else `.lm-bench/lm-bench.db` under the working directory. */
+/**
+ * `LMB_DB`, else `.lm-bench/lm-bench.db` under the working directory. A relative `LMB_DB` is resolved
+ * against the command's working directory, as `--db` is, not the process's.
+ */
 export function defaultDbPath(io: { readonly cwd: string; readonly env: Readonly<Record<string, string | undefined>> }): string {
   const fromEnv = io.env['LMB_DB'];
-  return fromEnv !== undefined && fromEnv !== '' ? fromEnv : join(io.cwd, '.lm-bench', 'lm-bench.db');
-}
-
-function configure(db: Db): void {
-  db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
-  db.pragma('foreign_keys = ON');
-  if (!db.readonly) {
-    db.pragma('journal_mode = WAL');
-    // NORMAL is durable across application crashes in WAL mode; only an OS crash can lose the last commits.
-    db.pragma('synchronous = NORMAL');
-  }
-}
-
-/** Applies the migrations the file lacks, each with its user_version bump in one transaction. */
-export function migrate(db: Db): number {
-  const current = db.pragma('user_version', { simple: true }) as number;
-  if (current > SCHEMA_VERSION) {
-    throw new LmBenchError(
-      'LMB_ERR_STORE_SCHEMA_NEWER',
-      `${db.name} has schema version ${current}, newer than this lm-bench knows (${SCHEMA_VERSION}); upgrade lm-bench`,
-      { details: { file: db.name, version: current, known: SCHEMA_VERSION } },
-    );
-  }
-  if (current < SCHEMA_VERSION && db.readonly) {
-    throw new LmBenchError('LMB_ERR_STORE_FAILED', `${db.name} needs migrating (version ${current} < ${SCHEMA_VERSION}) but is open read-only`);
-  }
-  for (let v = current; v < SCHEMA_VERSION; v++) {
-    const sql = MIGRATIONS[v] ?? '';
-    db.transaction(() => {
-      db.exec(sql);
-      db.pragma(`user_version = ${v + 1}`);
-    }).immediate();
-  }
-  return SCHEMA_VERSION;
-}
-
-function storeError(err: unknown, op: string): LmBenchError {
-  if (err instanceof LmBenchError) return err;
-  const message = err instanceof Error ? err.message : String(err);
-  return new LmBenchError('LMB_ERR_STORE_FAILED', `store ${op}: ${message}`, { cause: err });
+  return fromEnv !== undefined && fromEnv !== '' ? resolve(io.cwd, fromEnv) : join(io.cwd, '.lm-bench', 'lm-bench.db');
 }
