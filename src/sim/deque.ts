@@ -46,10 +46,16 @@ export class Deque<T> {
   }
 }
 
-/** A binary min-heap of (time, value), for requests in the API front end. */
+/**
+ * A binary min-heap of (time, value), for requests in the API front end. Equal times leave in the order
+ * they were pushed: a burst of same-length prompts reaches the engine in the order it was sent, as
+ * vLLM's FCFS queue sees it (an unstable heap served a burst's last requests first).
+ */
 export class TimeHeap<T> {
   private readonly times: number[] = [];
+  private readonly seqs: number[] = [];
   private readonly values: T[] = [];
+  private nextSeq = 0;
 
   get size(): number {
     return this.times.length;
@@ -59,30 +65,42 @@ export class TimeHeap<T> {
     return this.times.length === 0 ? Number.POSITIVE_INFINITY : (this.times[0] as number);
   }
 
+  /** Whether entry a leaves before (time, seq). */
+  private before(a: number, time: number, seq: number): boolean {
+    const ta = this.times[a] as number;
+    return ta < time || (ta === time && (this.seqs[a] as number) < seq);
+  }
+
+  private move(from: number, to: number): void {
+    this.times[to] = this.times[from] as number;
+    this.seqs[to] = this.seqs[from] as number;
+    this.values[to] = this.values[from] as T;
+  }
+
   push(time: number, value: T): void {
-    const t = this.times;
-    const v = this.values;
-    let i = t.length;
-    t.push(time);
-    v.push(value);
+    const seq = this.nextSeq++;
+    let i = this.times.length;
+    this.times.push(time);
+    this.seqs.push(seq);
+    this.values.push(value);
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if ((t[p] as number) <= time) break;
-      t[i] = t[p] as number;
-      v[i] = v[p] as T;
+      if (this.before(p, time, seq)) break;
+      this.move(p, i);
       i = p;
     }
-    t[i] = time;
-    v[i] = value;
+    this.times[i] = time;
+    this.seqs[i] = seq;
+    this.values[i] = value;
   }
 
   pop(): T | undefined {
     const t = this.times;
-    const v = this.values;
     if (t.length === 0) return undefined;
-    const top = v[0];
+    const top = this.values[0];
     const lastT = t.pop() as number;
-    const lastV = v.pop() as T;
+    const lastS = this.seqs.pop() as number;
+    const lastV = this.values.pop() as T;
     const n = t.length;
     if (n > 0) {
       let i = 0;
@@ -90,14 +108,14 @@ export class TimeHeap<T> {
         const l = 2 * i + 1;
         if (l >= n) break;
         const r = l + 1;
-        const c = r < n && (t[r] as number) < (t[l] as number) ? r : l;
-        if ((t[c] as number) >= lastT) break;
-        t[i] = t[c] as number;
-        v[i] = v[c] as T;
+        const c = r < n && this.before(r, t[l] as number, this.seqs[l] as number) ? r : l;
+        if (!this.before(c, lastT, lastS)) break;
+        this.move(c, i);
         i = c;
       }
       t[i] = lastT;
-      v[i] = lastV;
+      this.seqs[i] = lastS;
+      this.values[i] = lastV;
     }
     return top;
   }

@@ -162,8 +162,14 @@ export class KvCache {
   /**
    * Admission: the longest cached prefix (full blocks, at most numTokens − 1 tokens) and blocks for
    * `newTokens` more. Returns the hit in tokens, or −1 (nothing changed) when blocks run out.
+   *
+   * An admitted request's lookup counts in `queriedTokens`/`hitTokens` (vLLM's `PrefixCacheStats`)
+   * unless it is `resumed` after a preemption: vLLM records those in separate `preempted_*` counters
+   * that `vllm:prefix_cache_queries`/`_hits` do not export, so a victim re-finding its own blocks
+   * does not raise the hit rate. A lookup whose allocation fails is not counted (the request is looked
+   * up again when it is admitted; counting each try was vLLM issue #43736).
    */
-  admit(req: KvRequest, numTokens: number, newTokensMax: (hitTokens: number) => number): number {
+  admit(req: KvRequest, numTokens: number, newTokensMax: (hitTokens: number) => number, resumed = false): number {
     let hitBlocks = 0;
     let hitFree = 0;
     if (this.caching) {
@@ -192,7 +198,7 @@ export class KvCache {
     this.take(need + slide);
     req.privateBlocks += need;
     req.slidingBlocks += slide;
-    if (this.caching) {
+    if (this.caching && !resumed) {
       this.queriedTokens += numTokens;
       this.hitTokens += hit;
     }
@@ -216,7 +222,7 @@ export class KvCache {
     return true;
   }
 
-  /** After a step: register the request's newly full blocks in the cache. */
+  /** Register the request's full blocks up to `computedTokens` in the cache (vLLM does it when it schedules them). */
   commit(req: KvRequest, computedTokens: number): void {
     if (!this.caching) return;
     const full = Math.floor(computedTokens / this.blockSize);

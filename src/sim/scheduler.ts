@@ -134,6 +134,9 @@ export class Replica {
         }
       }
       if (self) break;
+      // vLLM caches a request's full blocks when it allocates them (`allocate_slots` → `cache_blocks`,
+      // hashes of token ids, before the forward): a request admitted later in this same step hits them.
+      kv.commit(req, req.numComputed + n);
       reqs.push(req);
       toks.push(n);
       budget -= n;
@@ -150,7 +153,7 @@ export class Replica {
           if (!chunked && n > budget) return -1;
           scheduled = Math.min(n, budget);
           return scheduled;
-        });
+        }, req.admitted);
         if (hit < 0) break;
         this.waiting.popFront();
         running.push(req);
@@ -160,6 +163,7 @@ export class Replica {
           req.cachedTokens = hit;
           req.scheduledS = nowS;
         }
+        kv.commit(req, hit + scheduled);
         reqs.push(req);
         toks.push(scheduled);
         budget -= scheduled;
@@ -197,8 +201,7 @@ export class Replica {
     let sameGap = 0;
     for (let i = 0; i < count; i++) {
       const req = reqs[i] as SimRequest;
-      req.numComputed += toks[i] as number;
-      kv.commit(req, req.numComputed);
+      req.numComputed += toks[i] as number; // its blocks were committed when scheduled
       if (req.numComputed === req.promptTokens + req.numOutput) {
         req.numOutput++;
         if (this.itl !== null && req.numOutput > 1) {

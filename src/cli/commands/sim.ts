@@ -2,7 +2,7 @@ import { keepUpLine } from '../../diagnose/text.js';
 import { loadPrices } from '../../cost/prices.js';
 import { withCost } from '../../cost/result-cost.js';
 import type { Cost } from '../../domain/index.js';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
@@ -149,12 +149,14 @@ function workloadFromFlags(values: Record<string, unknown>, cwd: string): Worklo
       num_prompts: 1000,
     };
   }
+  // Checked before --concurrency is read: a closed loop has no arrival shape, and a --burstiness it
+  // dropped would leave the user believing the run was bursty.
+  if (burstiness !== undefined && rate === undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--burstiness needs --request-rate', { details: { field: 'burstiness' } });
   if (stages !== undefined) {
     // Set below, once the stages are known to replace whatever arrival the file gave.
   } else if (rate !== undefined) {
     base = { ...base, arrival: { ...openArrival(rate, burstiness), ...(concurrency === undefined ? {} : { max_concurrency: concurrency }) } };
   } else if (concurrency !== undefined) base = { ...base, arrival: { kind: 'closed', concurrency } };
-  else if (burstiness !== undefined) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', '--burstiness needs --request-rate');
   if (stages !== undefined) {
     // The stages bound the run: the request count is theirs unless --num-prompts lowers it.
     const { num_prompts: _n, ...rest } = base;
@@ -211,6 +213,10 @@ export function formatResultText(r: BenchmarkResult): string {
     s += line('KV cache usage peak:', `${f1((sm.kv_cache_usage_peak ?? 0) * 100)}% (${f2(sm.kv_cache_peak_gib ?? 0)} GiB)`);
     s += line('GPU memory reserved (GiB per GPU):', f2(sm.gpu_memory_reserved_gib ?? 0));
     s += line('Preemptions:', String(sm.num_preemptions ?? 0));
+    // The limits the peaks are read against, as resolved: vLLM lowers an unset max_num_seqs to
+    // max_num_batched_tokens (a debug log line only), which the peaks alone would not explain.
+    const cfg = r.server_config;
+    if (cfg !== null) s += line('Max num seqs / batched tokens:', `${cfg.max_num_seqs ?? '-'} / ${cfg.max_num_batched_tokens ?? '-'}`);
     s += line('Running / waiting peak:', `${sm.num_requests_running_peak ?? 0} / ${sm.num_requests_waiting_peak ?? 0}`);
     if (sm.prefix_cache_hit_rate !== null) s += line('Prefix cache hit rate:', `${f1(sm.prefix_cache_hit_rate * 100)}%`);
     if (r.lmb.startup_time_s !== null) s += line('Simulated start-up time (s):', f1(r.lmb.startup_time_s));
@@ -264,6 +270,8 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const vllmVersion = vllmVersionFlag(values['vllm-version']);
   const { profile, source } = profileFromFlags(values, io, catalog, gpu, vllmVersion);
+  const requestsOut = outFilePath('requests-out', values['requests-out'], io.cwd);
+  const recordsOut = outFilePath('records', values.records, io.cwd);
   const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, profile, vllmVersion, startEpochMs: Date.now() });
   if (!out.ok) throw startupFailedError(out.failure);
   if (out.result.completed === 0) {
@@ -275,12 +283,32 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   }
   // Per-request output: latencies to pool across stages or runs (`run --requests-out` writes the same
   // lines), or the whole records (`run --records`'s format).
-  if (values['requests-out'] !== undefined) writeFile(resolve(io.cwd, values['requests-out']), requestLatencyLines(out.records));
-  if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), out.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  if (requestsOut !== undefined) writeOutFile('requests-out', requestsOut, requestLatencyLines(out.records));
+  if (recordsOut !== undefined) writeOutFile('records', recordsOut, out.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   const result = withCost(out.result, loadPrices(catalog), catalog);
   if (values.json === true) writeJson(io, { ...result, lmb: { ...result.lmb, sim_profile: source } });
   else io.stdout.write(`${traced?.line ?? ''}${formatResultText(result)}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);
   return 0;
+}
+
+const unwritable = (flag: string, path: string, why: string, cause?: unknown): LmBenchError =>
+  new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag} ${path}: cannot write there (${why})`, { cause, details: { field: flag, value: path } });
+
+/** An output file's path, refused before the run when it names a folder (not after minutes of simulating). */
+function outFilePath(flag: string, raw: string | undefined, cwd: string): string | undefined {
+  if (raw === undefined) return undefined;
+  const path = resolve(cwd, raw);
+  if (existsSync(path) && statSync(path).isDirectory()) throw unwritable(flag, raw, 'it is a folder; name a file');
+  return path;
+}
+
+/** Writes an output file; a path the user cannot write is their error, named with its flag (not an internal one). */
+function writeOutFile(flag: string, path: string, text: string): void {
+  try {
+    writeFile(path, text);
+  } catch (err) {
+    throw unwritable(flag, path, err instanceof Error ? err.message : String(err), err);
+  }
 }
 
 /** "Cost: $3.95/h, $0.31 per million output tokens at the goodput (source)", or nothing without a price. */
