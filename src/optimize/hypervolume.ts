@@ -83,7 +83,7 @@ export function hypervolume(points: readonly Point[], ref: Point, opts: Hypervol
   const front = paretoFront(points).map((i) => points[i] ?? []);
   switch (ref.length) {
     case 1:
-      return Math.max(0, (ref[0] ?? 0) - Math.min(ref[0] ?? 0, ...front.map((p) => p[0] ?? 0)));
+      return Math.max(0, (ref[0] ?? 0) - Math.min(ref[0] ?? 0, ...front.filter((p) => inside(p, ref)).map((p) => p[0] ?? 0)));
     case 2:
       return hypervolume2d(front, ref);
     case 3:

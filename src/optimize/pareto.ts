@@ -4,12 +4,17 @@
  */
 export type Point = readonly number[];
 
-/** a dominates b: no worse in every objective and strictly better in at least one. */
+/**
+ * a dominates b: no worse in every objective and strictly better in at least one. A NaN on either side
+ * (a figure one of them lacks) makes them incomparable: without this, [NaN, 100] "dominated" [-5, 200]
+ * on the second objective alone, since no comparison with NaN says it is worse.
+ */
 export function dominates(a: Point, b: Point): boolean {
   let strictly = false;
   for (let i = 0; i < a.length; i++) {
     const ai = a[i] ?? 0;
     const bi = b[i] ?? 0;
+    if (Number.isNaN(ai) || Number.isNaN(bi)) return false;
     if (ai > bi) return false;
     if (ai < bi) strictly = true;
   }
@@ -55,11 +60,19 @@ export function nonDominatedSort(points: readonly Point[]): number[][] {
   return n === 0 ? [] : fronts;
 }
 
-/** Indices of the non-dominated points (duplicates of a front point are all kept). */
+/** A point with a NaN coordinate (a figure the run lacks) cannot be compared, so it is on no front. */
+const placeable = (p: Point): boolean => !p.some((v) => Number.isNaN(v));
+
+/**
+ * Indices of the non-dominated points (duplicates of a front point are all kept). A point with a NaN
+ * coordinate is left out: no point dominates it (every comparison with NaN is false), so it would
+ * otherwise sit on every front whatever its other figures.
+ */
 export function paretoFront(points: readonly Point[]): number[] {
   const front: number[] = [];
   for (let i = 0; i < points.length; i++) {
     const pi = points[i] ?? [];
+    if (!placeable(pi)) continue;
     let dominated = false;
     for (let j = 0; j < points.length && !dominated; j++) dominated = j !== i && dominates(points[j] ?? [], pi);
     if (!dominated) front.push(i);

@@ -8,7 +8,8 @@ import { saturatedResult, trainingTargetsOf } from './targets.js';
 
 /**
  * The training set from the store: every stored run with a workload (measured: it started), plus
- * every study trial that failed to start (`started: false`), which the feasibility model needs. A run
+ * every study trial that failed to start (`started: false`), which the feasibility model needs, and
+ * every one that started and broke under its load (`brokeUnderLoad`), which the sustain model needs. A run
  * that could not keep up with its arrivals is `saturated`, without its queue's figures (targets.ts).
  * Runs without a workload, or naming a GPU or model the catalog lacks, are counted and skipped.
  */
@@ -17,8 +18,27 @@ export interface Observation {
   readonly hardware: HardwareRef;
   readonly model: string;
   readonly workload: Workload;
-  /** null for a launch failure. */
+  /** null for a launch failure, or for a trial that started and then broke under its load. */
   readonly result: BenchmarkResult | null;
+  /** The server started, then failed the load (a run-time OOM, requests lost or refused): no figures. */
+  readonly brokeUnderLoad?: boolean;
+}
+
+/**
+ * Failure classes (optimize/failure-classes.ts, stored in a trial's `failure` attribute) that say a
+ * started server broke under the load: the configuration cannot serve it, which the sustain classifier
+ * learns. Other started failures (a harness that wrote no result, an unclassified error) say nothing
+ * about the configuration and stay out of the training set.
+ */
+const LOAD_FAILURE_CLASSES: ReadonlySet<string> = new Set(['oom_runtime', 'crash', 'prompt_too_long']);
+
+/** A failed trial whose server started and then broke under its load (class, or requests it lost). */
+export function brokeUnderLoad(t: Pick<Trial, 'state' | 'started' | 'attrs'>): boolean {
+  if (t.state !== 'failed' || t.started !== true) return false;
+  const failure = t.attrs['failure'] as { class?: unknown } | null | undefined;
+  if (typeof failure?.class === 'string' && LOAD_FAILURE_CLASSES.has(failure.class)) return true;
+  const requests = t.attrs['requests'] as { lost?: unknown } | null | undefined;
+  return typeof requests?.lost === 'number' && requests.lost > 0;
 }
 
 export interface Dataset {
@@ -54,8 +74,9 @@ export function observationsFromStore(store: Store, filter: DatasetFilter = {}):
     if (filter.model !== undefined && spec.model !== filter.model) continue;
     if (filter.gpu !== undefined && spec.hardware.gpu !== filter.gpu) continue;
     for (const t of store.listTrials(study.id, { states: ['failed'] })) {
-      if (t.started !== false) continue;
-      observations.push({ config: t.config, hardware: spec.hardware, model: spec.model, workload: spec.workload, result: null });
+      const broke = brokeUnderLoad(t);
+      if (t.started !== false && !broke) continue;
+      observations.push({ config: t.config, hardware: spec.hardware, model: spec.model, workload: spec.workload, result: null, ...(broke ? { brokeUnderLoad: true } : {}) });
     }
   }
   return { observations, noWorkload };
@@ -77,14 +98,19 @@ export function datasetFromObservations(observations: readonly Observation[], ca
       throw err;
     }
     const f = buildFeatureRow(o.config, ctx, encoder);
-    // Some formats lack `completed` (stored as an unavailable 0); any output at all means it started.
-    const started = o.result !== null && (o.result.completed > 0 || o.result.output_throughput > 0);
+    const r = o.result;
+    // Some formats lack `completed` (stored as an unavailable 0); any output at all means it served.
+    const served = r !== null && (r.completed > 0 || r.output_throughput > 0);
+    // A stored run had a server to send its requests to (launch failures are failed trials, result
+    // null): one whose every request failed started and broke under its load, so it teaches "cannot
+    // sustain this load", not "does not start", and no figures (it has none of its workload's).
+    const broke = o.brokeUnderLoad === true || (r !== null && !served && r.failed > 0);
     rows.push({
       x: f.row,
       baselines: f.baselines,
-      targets: o.result === null ? {} : trainingTargetsOf(o.result, o.hardware.count),
-      started,
-      saturated: o.result !== null && saturatedResult(o.result),
+      targets: r === null || !served ? {} : trainingTargetsOf(r, o.hardware.count),
+      started: served || broke,
+      saturated: broke || (r !== null && saturatedResult(r)),
     });
     kept.push(o);
   }
@@ -99,14 +125,16 @@ export function datasetFromStore(store: Store, catalog: Catalog, encoder: KnobEn
 
 /**
  * A study's finished trials as observations (the tuning loop refits the surrogate from these plus
- * the store's history): complete ones with their result, launch failures with `result: null`.
+ * the store's history): complete ones with their result, launch failures with `result: null`, and
+ * trials that broke under their load with `result: null, brokeUnderLoad: true`.
  */
 export function observationsFromTrials(trials: readonly Trial[], spec: StudySpec): Observation[] {
   const out: Observation[] = [];
   for (const t of trials) {
-    const result = t.state === 'complete' ? t.result : t.state === 'failed' && t.started === false ? null : undefined;
+    const broke = brokeUnderLoad(t);
+    const result = t.state === 'complete' ? t.result : t.state === 'failed' && (t.started === false || broke) ? null : undefined;
     if (result === undefined) continue;
-    out.push({ config: t.config, hardware: spec.hardware, model: spec.model, workload: spec.workload, result });
+    out.push({ config: t.config, hardware: spec.hardware, model: spec.model, workload: spec.workload, result, ...(broke ? { brokeUnderLoad: true } : {}) });
   }
   return out;
 }

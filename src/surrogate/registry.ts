@@ -1,7 +1,7 @@
 import { LmBenchError } from '../errors.js';
 import type { ModelInfo, ModelRecord, Store } from '../store/store.js';
 import type { Dataset } from './dataset.js';
-import { deserializeSurrogate, serializeSurrogate, type Surrogate, type SurrogateSpec } from './surrogate.js';
+import { deserializeSurrogate, measuredRow, serializeSurrogate, type Surrogate, type SurrogateSpec } from './surrogate.js';
 import type { TargetName } from './targets.js';
 import type { HeldOutPair, ValidationReport } from './validate.js';
 
@@ -38,7 +38,8 @@ export const studySlot = (study: string): string => `study:${study}`;
 export function historyCounts(d: Dataset): Record<string, number> {
   const out: Record<string, number> = {};
   d.observations.forEach((o, i) => {
-    if (d.rows[i]?.started !== true) return;
+    const row = d.rows[i];
+    if (row === undefined || !measuredRow(row)) return;
     const k = `${o.hardware.gpu}|${o.hardware.count}|${o.model}`;
     out[k] = (out[k] ?? 0) + 1;
   });
@@ -58,7 +59,7 @@ export function validationMetrics(v: ValidationReport | null): Record<string, nu
 
 export function saveSurrogate(store: Store, input: SaveSurrogateInput): ModelRecord {
   const { surrogate, dataset, validation } = input;
-  const measured = dataset.rows.filter((r) => r.started).length;
+  const measured = dataset.rows.filter(measuredRow).length;
   return store.saveModel({
     kind: SURROGATE_KIND,
     ...(input.study === null ? {} : { slot: studySlot(input.study) }),

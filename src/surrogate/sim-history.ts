@@ -7,7 +7,7 @@ import type { Observation } from './dataset.js';
 /**
  * History generated with the simulator (noisy runs: step-time noise and host stalls, a fresh seed per
  * run), for the accuracy benchmark, tests and demos. Launch failures come back with `result: null`,
- * as a failed trial would.
+ * as a failed trial would; run-time failures with `brokeUnderLoad` too, as a trial that crashed would.
  */
 export interface SimHistoryCell {
   readonly hardware: HardwareRef;
@@ -23,7 +23,9 @@ export function simulateHistory(cells: readonly SimHistoryCell[], catalog: Catal
     cell.configs.forEach((config, k) => {
       const seed = rng.fork(`${ci}-${k}`).int(2 ** 31);
       const sim = simulate({ config, hardware: cell.hardware, model: cell.model, workload: cell.workload, seed, catalog });
-      out.push({ config, hardware: cell.hardware, model: cell.model, workload: cell.workload, result: sim.ok ? sim.result : null });
+      // A run-time failure (an OOM under load) started, as the sim target says of it: the sustain model's to learn.
+      const broke = !sim.ok && sim.failure.phase === 'runtime';
+      out.push({ config, hardware: cell.hardware, model: cell.model, workload: cell.workload, result: sim.ok ? sim.result : null, ...(broke ? { brokeUnderLoad: true } : {}) });
     });
   });
   return out;

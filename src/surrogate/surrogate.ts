@@ -1,6 +1,7 @@
 import { LmBenchError } from '../errors.js';
 import type { Rng } from '../util/rng.js';
 import { bootstrapIndices, ensembleFromBytes, fitEnsemble, predictDraws, type Ensemble } from './ensemble.js';
+import { PRIOR_MEMBERS, SIMULATOR_LOG_SD, unitQuantiles } from './simulator-spread.js';
 import { TARGET_NAMES, type TargetName, type TargetValues } from './targets.js';
 import type { FeatureMatrix } from './tree-eval.js';
 import type { XgbParams } from './xgb.js';
@@ -44,6 +45,7 @@ export type Feasibility = Classifier;
 
 export interface Surrogate {
   readonly featureNames: readonly string[];
+  /** Draws per prediction: the ensembles' members, or PRIOR_MEMBERS for one-member ensembles (drawsOf). */
   readonly members: number;
   readonly targets: Partial<Record<TargetName, Ensemble>>;
   readonly feasibility: Feasibility;
@@ -68,18 +70,26 @@ export function modelsTarget(s: Surrogate, t: TargetName): boolean {
   return s.targets[t] !== undefined || s.offsets?.[t] !== undefined;
 }
 
+/**
+ * A row that measured figures: it started and has a target. A run that started and broke under its
+ * load (every request failed, a run-time OOM) teaches the classifiers only and counts toward no
+ * threshold of measured runs, or a history of crashes would pass for one to train trees on.
+ */
+export const measuredRow = (r: TrainingRow): boolean => r.started && Object.keys(r.targets).length > 0;
+
 export async function fitSurrogate(
   rows: readonly TrainingRow[],
   featureNames: readonly string[],
   spec: SurrogateSpec,
   rng: Rng,
 ): Promise<Surrogate> {
-  const started = rows.filter((r) => r.started);
-  if (started.length < spec.minRows) {
-    throw new LmBenchError('LMB_ERR_HISTORY_TOO_THIN', `${started.length} measured runs; at least ${spec.minRows} are needed to train`, {
-      details: { measured: started.length, needed: spec.minRows },
+  const measured = rows.filter(measuredRow).length;
+  if (measured < spec.minRows) {
+    throw new LmBenchError('LMB_ERR_HISTORY_TOO_THIN', `${measured} measured runs; at least ${spec.minRows} are needed to train`, {
+      details: { measured, needed: spec.minRows },
     });
   }
+  const started = rows.filter((r) => r.started);
   const samples = bootstrapIndices(started.length, spec.members, rng.fork('targets'));
   const targets: Partial<Record<TargetName, Ensemble>> = {};
   for (const t of spec.targets) {
@@ -100,7 +110,20 @@ export async function fitSurrogate(
   }
   const feasibility = await fitClassifier(rows, (r) => r.started, spec, rng.fork('feasibility'));
   const sustain = await fitClassifier(started, (r) => r.saturated !== true, spec, rng.fork('sustain'));
-  return { featureNames, members: spec.members, targets, feasibility, sustain };
+  return { featureNames, members: drawsOf(spec.members), targets, feasibility, sustain };
+}
+
+/**
+ * Draws a surrogate whose ensembles have `members` members predicts with. One member has no spread, so
+ * its ±2σ would be zero-width and every P(meets the SLOs) 0 or 100%: such an ensemble is read as
+ * PRIOR_MEMBERS draws about its one tree, spread by the simulator's own error (`oneMemberSpread`),
+ * which k-fold validation then widens where the held-out runs say it is still too narrow.
+ */
+const drawsOf = (members: number): number => (members === 1 ? PRIOR_MEMBERS : members);
+
+/** Log offsets of the draws about a one-member ensemble's prediction of `t`. */
+function oneMemberSpread(t: TargetName, draws: number): number[] {
+  return unitQuantiles(draws).map((q) => SIMULATOR_LOG_SD[t] * q);
 }
 
 /** A bootstrap ensemble of logistic trees on `label`, or a constant where every row has the same label. */
@@ -156,6 +179,16 @@ export function predictSurrogate(
     if (e === undefined || base === undefined) continue;
     const d = predictDraws(e, x);
     const k = e.members.length;
+    if (k === 1 && s.members > 1) {
+      const spread = oneMemberSpread(t, s.members);
+      const wide = new Float64Array(x.rows * s.members);
+      for (let i = 0; i < x.rows; i++) {
+        const b = (base[i] ?? 1) * Math.exp(d[i] ?? 0);
+        for (let m = 0; m < s.members; m++) wide[i * s.members + m] = b * Math.exp(spread[m] ?? 0);
+      }
+      out[t] = wide;
+      continue;
+    }
     for (let i = 0; i < x.rows; i++) {
       const b = base[i] ?? 1;
       for (let m = 0; m < k; m++) d[i * k + m] = b * Math.exp(d[i * k + m] ?? 0);
@@ -228,7 +261,8 @@ export function deserializeSurrogate(blob: Uint8Array): Surrogate {
   const sustain = json.sustain === undefined ? undefined : classifierFromJson(json.sustain, 'p');
   return {
     featureNames: json.featureNames,
-    members: json.members,
+    // Models saved with one member before they were read as spread draws get the same reading.
+    members: drawsOf(json.members),
     targets,
     feasibility,
     ...(sustain === undefined ? {} : { sustain }),
