@@ -13,8 +13,9 @@ import { readDecimal } from './slo.js';
  * - a boolean knob takes `true` or `false` in any case (`True` from Python, `TRUE` from YAML 1.1) and
  *   nothing else: `1`/`0`, `yes`/`no` are refused, because a number where a switch belongs is more often
  *   a value meant for another knob than a spelling of "on";
- * - a numeric knob takes a decimal number (`128`, `0.9`, `1e3`); hex, `Infinity` and the empty string
- *   are refused, and the field's own bounds (integer, positive, ≤ 1) apply;
+ * - an integer knob takes digits with an optional sign (`128`), as vLLM's int() does; a real-valued knob a
+ *   decimal number (`0.9`, `1e-3`); hex, `Infinity` and the empty string are refused, and the field's
+ *   own bounds (positive, ≤ 1) apply;
  * - a choice knob (`kv_cache_dtype`, `quantization`) takes one of its options, spelt exactly as vLLM does.
  * A value that breaks a rule is LMB_ERR_KNOB_OUT_OF_DOMAIN naming the knob and the text as given.
  */
@@ -76,6 +77,8 @@ function read(kind: KnobKind, text: string): KnobValue | undefined {
       return lower === 'true' ? true : lower === 'false' ? false : undefined;
     }
     case 'integer':
+      // vLLM's argparse reads an integer knob with int(): `1e2` and `8.0` are refused there, so here.
+      return /^[+-]?\d+$/.test(text) ? readDecimal(text) : undefined;
     case 'number':
       return readDecimal(text);
     case 'choice':

@@ -58,7 +58,7 @@ test('a knob kind is what its schema field accepts', () => {
   assert.ok(ALL_KNOB_NAMES.some((k) => knobKind(k) === 'boolean') && ALL_KNOB_NAMES.some((k) => knobKind(k) === 'choice'));
 });
 
-test('coerceKnobValue: true/false in any case; numbers in decimal, within the field; choices as vLLM spells them', () => {
+test('coerceKnobValue: true/false in any case; integers in digits, other numbers in decimal, within the field; choices as vLLM spells them', () => {
   const cases: [AnyKnobName, string, boolean | number | string][] = [
     ['enable_prefix_caching', 'true', true],
     ['enable_prefix_caching', 'True', true],
@@ -66,7 +66,8 @@ test('coerceKnobValue: true/false in any case; numbers in decimal, within the fi
     ['enforce_eager', 'false', false],
     ['max_num_seqs', '128', 128],
     ['max_num_seqs', ' +64 ', 64],
-    ['max_num_batched_tokens', '1e4', 10_000],
+    ['max_num_batched_tokens', '10000', 10_000],
+    ['gpu_memory_utilization', '9e-1', 0.9],
     ['gpu_memory_utilization', '0.9', 0.9],
     ['gpu_memory_utilization', '.85', 0.85],
     ['long_prefill_token_threshold', '0', 0],
@@ -85,6 +86,9 @@ test('coerceKnobValue: true/false in any case; numbers in decimal, within the fi
     ['max_num_seqs', '0x80'],
     ['max_num_seqs', 'Infinity'],
     ['max_num_seqs', '1.5'],
+    // vLLM's argparse reads an integer knob with int(), which refuses both.
+    ['max_num_seqs', '1e2'],
+    ['max_num_batched_tokens', '8192.0'],
     ['max_num_seqs', '-4'],
     ['gpu_memory_utilization', '1.5'],
     ['kv_cache_dtype', 'FP8'],
