@@ -15,7 +15,7 @@ import { studyRules } from '../../tune/failure-book.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags } from '../args.js';
 import { writeJson, type Command } from '../io.js';
-import { writeStudyReport } from '../report-files.js';
+import { assertOutputDir, writeStudyReport } from '../report-files.js';
 import { studyProgress } from '../study-progress.js';
 import { usage } from '../usage/demo.js';
 
@@ -63,6 +63,10 @@ export const command: Command = {
       measure: 'fixed',
     };
     StudySpec.parse(draft);
+    // Checked before the study runs, as tune and report do: a file in the report's place would
+    // otherwise be found only after every trial.
+    const outDir = resolve(io.cwd, v.out ?? join('reports', 'demo'));
+    assertOutputDir(outDir, 'out');
     const dbPath = v.db ?? join(io.cwd, '.lm-bench', 'demo.db');
     const store = openStore(dbPath);
     try {
@@ -74,7 +78,6 @@ export const command: Command = {
       const { study, summary } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent, modelSource: resolved });
       progress.finish();
       const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, catalog, study.id) });
-      const outDir = resolve(io.cwd, v.out ?? join('reports', 'demo'));
       if (!json) io.stderr.write('lm-bench demo: writing the report…\n');
       // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain
       // (computed once, for the summary and the report alike).
