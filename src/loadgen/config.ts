@@ -81,6 +81,11 @@ function checkTraffic(none: 'allowed' | 'refused') {
     if (t.stages !== undefined && t.burstiness !== 1) {
       ctx.addIssue({ code: 'custom', path: ['burstiness'], message: 'rate stages are Poisson (burstiness 1)' });
     }
+    if (t.concurrency !== undefined && t.burstiness !== 1) {
+      // A closed loop sends the next request when one finishes: it has no arrival times to shape, and a
+      // burstiness dropped silently would leave the user believing the run was bursty.
+      ctx.addIssue({ code: 'custom', path: ['burstiness'], message: 'burstiness shapes an open loop\'s arrivals (request_rate); a closed loop (concurrency) has none' });
+    }
     if (t.concurrency !== undefined && t.max_concurrency !== undefined) {
       ctx.addIssue({ code: 'custom', path: ['max_concurrency'], message: 'max_concurrency caps an open loop; with concurrency it is redundant' });
     }

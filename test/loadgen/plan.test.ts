@@ -20,12 +20,13 @@ test('traffic.stages: a staged Poisson workload whose stages set the request cou
   assert.equal(lowered.workload.num_prompts, 100);
 });
 
-test('traffic.stages mistakes: with another mode, with burstiness, num_prompts above the stages', () => {
+test('traffic mistakes: stages with another mode or with burstiness, burstiness with a closed loop, num_prompts above the stages', () => {
   const fails = (body: string, re: RegExp): void => {
     assert.throws(() => planRun(yaml(body), '/'), (e: unknown) => e instanceof LmBenchError && re.test(e.message), body);
   };
   fails(`${synthetic}traffic: { request_rate: 5, stages: [{ rate_rps: 8, duration_s: 60 }] }\n`, /c\.yaml:\d+: traffic: give exactly one of concurrency, request_rate, ramp_up or stages/);
   fails(`${synthetic}traffic: { burstiness: 0.5, stages: [{ rate_rps: 8, duration_s: 60 }] }\n`, /traffic\.burstiness: rate stages are Poisson/);
+  fails(`${synthetic}traffic: { burstiness: 0.5, concurrency: 4 }\n`, /traffic\.burstiness: burstiness shapes an open loop's arrivals/);
   assert.throws(
     () => planRun(yaml(`${synthetic}num_prompts: 481\ntraffic: { stages: [{ rate_rps: 8, duration_s: 60 }] }\n`), '/'),
     (e: unknown) => e instanceof LmBenchError && e.code === 'LMB_ERR_WORKLOAD_INVALID' && e.details?.['field'] === 'num_prompts' && /stages hold 480 requests/.test(e.message),

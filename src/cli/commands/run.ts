@@ -109,7 +109,7 @@ function applyFlags(raw: Record<string, unknown>, v: Values, cwd: string): strin
       put('dataset.output_len', outLen);
     }
   }
-  put('num_prompts', numberFlag(v['num-prompts'], 'num-prompts', { int: true, min: 1 }));
+  put('num_prompts', numberFlag(v['num-prompts'], 'num-prompts', { int: true, min: 1, max: 1_000_000 }));
   const pool = numberFlag(v['prompt-pool'], 'prompt-pool', { int: true, min: 1, max: 1_000_000 });
   if (pool !== undefined) {
     const ds = raw['dataset'] as Record<string, unknown> | undefined;
