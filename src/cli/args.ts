@@ -83,9 +83,6 @@ export function requireFlag<T>(value: T | undefined, flag: string): T {
   return value;
 }
 
-/** The largest seed util/rng.ts tells apart from every smaller one (it keeps 32 bits). */
-export const SEED_MAX = 0xffff_ffff;
-
 /** An integer as a person writes a count: digits, an optional sign, nothing else. */
 const PLAIN_INTEGER = /^[+-]?\d+$/;
 
@@ -106,10 +103,9 @@ export function numberFlag(
   const read = opts.int === true && !PLAIN_INTEGER.test(raw) ? undefined : readDecimal(raw);
   // `-0` is 0: a seed or count never carries a sign bit into JSON or a cache key.
   const n = read === 0 ? 0 : read;
-  // The largest integer a flag without its own `max` can mean: one held exactly, and for `--seed`, one
-  // util/rng.ts tells apart (it keeps a seed's low 32 bits, so `--seed 4294967297` would replay
-  // `--seed 1` while its result names the other seed); refused here, once for every command.
-  const cap = opts.int !== true ? undefined : flag === 'seed' ? SEED_MAX : Number.MAX_SAFE_INTEGER;
+  // The largest integer a flag without its own `max` can mean: one held exactly (past 2^53 a seed
+  // would silently become its neighbour).
+  const cap = opts.int !== true ? undefined : Number.MAX_SAFE_INTEGER;
   const tooLarge = cap !== undefined && n !== undefined && n > cap && (opts.max === undefined || opts.max > cap);
   const bad =
     n === undefined ||

@@ -34,8 +34,21 @@ function hashLabel(label: string | number): number {
   return h >>> 0;
 }
 
+/**
+ * A seed as the 32 bits the generator starts from. Seeds below 2^32 are themselves (every stream stored
+ * or documented stays as it was); the high bits of a larger one are mixed in, where `>>> 0` dropped
+ * them and seed 4294967297 replayed seed 1 under another name (a workload or study may carry any
+ * non-negative integer up to 2^53 − 1).
+ */
+function seedBits(seed: number): number {
+  const lo = seed >>> 0;
+  const hi = Math.floor(seed / 0x1_0000_0000) >>> 0;
+  return hi === 0 ? lo : (lo ^ Math.imul(hi ^ (hi >>> 15), 0x2c1b3c6d) ^ 0x5bd1e995) >>> 0;
+}
+
 export function createRng(seed: number): Rng {
-  const sm = splitmix32(seed);
+  const bits = seedBits(seed);
+  const sm = splitmix32(bits);
   let a = sm();
   let b = sm();
   let c = sm();
@@ -92,6 +105,6 @@ export function createRng(seed: number): Rng {
     int: (n) => Math.floor(next() * n),
     normal,
     gamma,
-    fork: (label) => createRng((seed ^ hashLabel(label)) >>> 0),
+    fork: (label) => createRng((bits ^ hashLabel(label)) >>> 0),
   };
 }
