@@ -15,7 +15,7 @@ test('surrogate eval --folds 2 on a history its own check accepts validates, not
   const dir = mkdtempSync(join(tmpdir(), 'lmb-surrogate-folds-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   // 12 measured runs pass eval's "at least max(8, 2 × 4)" check; each 2-fold training half holds 6,
-  // below the 8 a fit needs: that fold is scored by the simulator prior, as `surrogate train` does.
+  // below the 8 a fit needs: that fold trains its trees on the 6 it has.
   const db = seededDb(dir, 12);
   const io = captureIo(dir);
   assert.equal(await main(['surrogate', 'eval', '--db', db, '--folds', '2', ...FAST], io), 0, io.out() + io.err());
@@ -88,4 +88,24 @@ test('surrogate train says how many stored runs it left out, as its --json does'
   const json = captureIo(dir);
   assert.equal(await main(['surrogate', 'train', '--db', db, '--folds', '0', ...FAST], json), 0, json.err());
   assert.deepEqual((JSON.parse(json.out()) as { skipped: unknown }).skipped, { no_workload: 2, unknown_context: 0 });
+});
+
+test('surrogate eval counts runs with figures: runs whose every request failed are not "measured" toward its minimum', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-surrogate-folds-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const db = seededDb(dir, 9);
+  const store = openStore(db, { now: () => 2 });
+  const runs = store.listRuns();
+  for (let i = 0; i < 3; i++) {
+    const r = runs[i];
+    assert.ok(r !== undefined);
+    // The same deployment, every request failed: the server started and broke under the load.
+    const result = { ...r.result, completed: 0, failed: 64, output_throughput: 0, request_throughput: 0, total_output_tokens: 0 };
+    store.insertRun({ result, serverConfig: r.server_config, hardware: r.hardware, model: r.model, workload: r.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(`failed-${i}`).digest('hex') });
+  }
+  store.close();
+  const io = captureIo(dir);
+  // 9 runs with figures (12 rows): below 3-fold eval's 12.
+  assert.equal(await main(['surrogate', 'eval', '--db', db, '--folds', '3', ...FAST], io), 2, io.out() + io.err());
+  assert.match(io.out() + io.err(), /9 measured runs in the store; 3-fold validation needs at least 12/);
 });

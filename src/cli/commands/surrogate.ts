@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { datasetFromStore, type Dataset } from '../../surrogate/dataset.js';
-import { DEFAULT_SURROGATE_SPEC, type SurrogateSpec } from '../../surrogate/surrogate.js';
+import { DEFAULT_SURROGATE_SPEC, measuredRow, type SurrogateSpec } from '../../surrogate/surrogate.js';
 import { foldFitOf, trainFromStore } from '../../surrogate/train.js';
 import { crossValidate, type FitFn, type ValidationReport } from '../../surrogate/validate.js';
 import { spaceEncoder } from '../../optimize/space-source.js';
@@ -112,14 +112,15 @@ export async function runSurrogate(argv: readonly string[], io: CliIo, invokedAs
         else if (folds >= 2) {
           // trainFromStore skips validation below 3 measured runs a fold: say so, rather than print a
           // model with no error figures as if none had been asked for.
-          const measured = out.dataset.rows.filter((r) => r.started).length;
+          const measured = out.dataset.rows.filter(measuredRow).length;
           io.stdout.write(`not validated: ${measured} measured runs; ${folds}-fold validation needs at least ${folds * 3} (--folds 0 skips it)\n`);
         }
       }
       return 0;
     }
     const dataset = datasetFromStore(store, catalog, spaceEncoder(space));
-    const measured = dataset.rows.filter((r) => r.started).length;
+    // Runs with figures: a run that broke under its load started but teaches no target.
+    const measured = dataset.rows.filter(measuredRow).length;
     if (measured < Math.max(spec.minRows, folds * 4)) {
       throw new LmBenchError('LMB_ERR_HISTORY_TOO_THIN', `${measured} measured runs in the store; ${folds}-fold validation needs at least ${Math.max(spec.minRows, folds * 4)}`);
     }
