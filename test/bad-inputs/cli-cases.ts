@@ -219,6 +219,9 @@ export const CLI_CASES: readonly CliCase[] = [
   { id: 'cli-run-concurrency-zero', argv: run('--concurrency', '0'), code: INVALID, names: /--concurrency/ },
   { id: 'cli-run-concurrency-float', argv: run('--concurrency', '2.5'), code: INVALID, names: /--concurrency.*integer/ },
   { id: 'cli-run-num-prompts-huge', argv: run('--num-prompts', '900000000000'), code: INVALID, names: /--num-prompts must be an integer ≥ 1 and ≤ 1000000/ },
+  // Output paths are checked before the load goes: a measured run is not lost to a write after it.
+  { id: 'cli-run-output-folder', argv: run('--output', '$T/'), code: INVALID, names: /--output .*cannot write there \(it is a folder; name a file\)/ },
+  { id: 'cli-run-records-under-file', argv: run('--records', '$W/records.jsonl'), code: INVALID, names: /--records .*cannot write there \(.*chat\.yaml is a file, not a folder\)/ },
   { id: 'cli-run-burstiness-closed-loop', argv: run('--concurrency', '4', '--burstiness', '0.5'), code: [CONFIG, INVALID], names: /burstiness shapes an open loop/ },
   { id: 'cli-run-input-len-zero', argv: run('--input-len', '0'), code: INVALID, names: /--input-len/ },
   { id: 'cli-run-api-unknown', argv: run('--api', 'grpc'), code: INVALID, names: /--api.*"grpc"/ },

@@ -14,7 +14,7 @@ import { sweepReportHtml } from '../../report/sweep.js';
 import { meetsSlo, searchMaxRate } from '../../tune/max-rate.js';
 import { numberFlag, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo } from '../io.js';
-import { summaryText, writeFile } from './run-output.js';
+import { summaryText, writeOutput } from './run-output.js';
 
 /**
  * `lm-bench run --mode slo-hold` and `--mode max-rate` (docs/load-modes.md): one load point, searched
@@ -137,13 +137,13 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
 async function finishAdaptive(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string; reliable: boolean }, values: AdaptiveFlags, io: CliIo): Promise<number> {
   const { records, result, verdict, reliable } = done;
   const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
-  if (values.output !== undefined) writeFile(resolve(io.cwd, values.output), `${JSON.stringify(body, jsonReplacer, 2)}\n`);
-  if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), records.map((r) => `${out(r)}\n`).join(''));
-  if (values['requests-out'] !== undefined) writeFile(resolve(io.cwd, values['requests-out']), requestLatencyLines(records));
+  if (values.output !== undefined) writeOutput('output', resolve(io.cwd, values.output), `${JSON.stringify(body, jsonReplacer, 2)}\n`);
+  if (values.records !== undefined) writeOutput('records', resolve(io.cwd, values.records), records.map((r) => `${out(r)}\n`).join(''));
+  if (values['requests-out'] !== undefined) writeOutput('requests-out', resolve(io.cwd, values['requests-out']), requestLatencyLines(records));
   if (values.html !== undefined) {
     const timeline = Array.isArray(body['rate_timeline']) ? (body['rate_timeline'] as RatePoint[]) : null;
     const controlled = body['controlled'] as { key: string; limit_ms: number } | undefined;
-    writeFile(resolve(io.cwd, values.html), await sweepReportHtml([result], {
+    writeOutput('html', resolve(io.cwd, values.html), await sweepReportHtml([result], {
       title: `lm-bench run --mode ${String(body['mode'])}`,
       generatedAt: new Date().toISOString(),
       verdict,

@@ -1,5 +1,6 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { LmBenchError } from '../../errors.js';
 import type { BenchmarkResult, Energy } from '../../domain/index.js';
 import { diagnosisLines, keepUpLine } from '../../diagnose/text.js';
 import type { OutputLengths, SendLateness } from '../../loadgen/index.js';
@@ -72,7 +73,46 @@ export function powerLine(e: Energy): string {
   return `power: ${e.avg_power_w.toFixed(1)} W average (${e.gpus} GPU${e.gpus === 1 ? '' : 's'}), ${Math.round(e.energy_j)} J${perToken}${over}, from ${SOURCES[e.source]}`;
 }
 
-export function writeFile(path: string, text: string): void {
+/** Writes a file, making its folder on demand (`--output results/run1.json`). */
+function writeFile(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true });
   writeFileSync(path, text);
+}
+
+const unwritable = (flag: string, path: string, why: string, cause?: unknown): LmBenchError =>
+  new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag} ${path}: cannot write there (${why})`, { cause, details: { field: flag, value: path } });
+
+/**
+ * The path an output flag names, refused before the work when it cannot be a file: a folder, or a path
+ * under a file. After a run against a real server, or minutes of simulating, the failed write would
+ * otherwise be an internal error and the measurement lost.
+ */
+export function outputPath(flag: string, raw: string | undefined, cwd: string): string | undefined {
+  if (raw === undefined) return undefined;
+  const path = resolve(cwd, raw);
+  // ENOTDIR (a path under a file) is a missing entry here too: the walk up finds the file.
+  const statOf = (p: string): ReturnType<typeof statSync> | undefined => {
+    try {
+      return statSync(p);
+    } catch {
+      return undefined;
+    }
+  };
+  if (statOf(path)?.isDirectory() === true) throw unwritable(flag, raw, 'it is a folder; name a file');
+  for (let d = dirname(path); d !== dirname(d); d = dirname(d)) {
+    const st = statOf(d);
+    if (st === undefined) continue;
+    if (!st.isDirectory()) throw unwritable(flag, raw, `${d} is a file, not a folder`);
+    break;
+  }
+  return path;
+}
+
+/** Writes an output file a flag named; a path the user cannot write is their error, with the flag (not an internal one). */
+export function writeOutput(flag: string, path: string, text: string): void {
+  try {
+    writeFile(path, text);
+  } catch (err) {
+    throw unwritable(flag, path, err instanceof Error ? err.message : String(err), err);
+  }
 }

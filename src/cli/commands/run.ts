@@ -15,7 +15,7 @@ import { powerSpecOfFlags } from '../power-flags.js';
 import { runAdaptive } from './run-adaptive.js';
 import { parseRateStagesFlag } from '../../workload/stages-flag.js';
 import { requestLatencyLines } from '../../domain/request-latency.js';
-import { summaryText, traceReplayLine, traceReplayReport, writeFile, type RunOutput } from './run-output.js';
+import { summaryText, traceReplayLine, traceReplayReport, outputPath, writeOutput, type RunOutput } from './run-output.js';
 import { usage as USAGE } from '../usage/run.js';
 
 
@@ -205,6 +205,9 @@ export const command: Command = {
     const power = powerSpecOfFlags(values, io.env);
     // Checked before any mode runs (a dry run included); drawn here so each invocation sends new words.
     const salt = promptSaltFlag(values['prompt-salt']);
+    // Every output path checked before the load: a run against a real server is not lost to a write
+    // that fails after it (a folder named, a path under a file).
+    for (const flag of ['output', 'records', 'requests-out', 'html'] as const) outputPath(flag, values[flag], io.cwd);
     if (mode !== 'fixed' && base.dataset.kind === 'trace') {
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the request rate; a trace brings its own arrival times (replay it with --mode fixed, or search the rate of its fit: lm-bench workload from-trace, then --workload)`, { details: { field: 'mode' } });
     }
@@ -272,13 +275,13 @@ export const command: Command = {
     const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
     if (values.output !== undefined) {
       const text = results.length === 1 ? `${JSON.stringify(results[0], jsonReplacer, 2)}\n` : `${results.map(out).join('\n')}\n`;
-      writeFile(resolve(io.cwd, values.output), text);
+      writeOutput('output', resolve(io.cwd, values.output), text);
     }
-    if (values.records !== undefined) writeFile(resolve(io.cwd, values.records), allRecords.map((r) => `${out(r)}\n`).join(''));
-    if (values['requests-out'] !== undefined) writeFile(resolve(io.cwd, values['requests-out']), requestLatencyLines(allRecords));
+    if (values.records !== undefined) writeOutput('records', resolve(io.cwd, values.records), allRecords.map((r) => `${out(r)}\n`).join(''));
+    if (values['requests-out'] !== undefined) writeOutput('requests-out', resolve(io.cwd, values['requests-out']), requestLatencyLines(allRecords));
     if (values.html !== undefined) {
       const html = await sweepReportHtml(results, { title: `lm-bench run: ${base.name}`, generatedAt: new Date().toISOString() });
-      writeFile(resolve(io.cwd, values.html), html);
+      writeOutput('html', resolve(io.cwd, values.html), html);
     }
     if (values.json === true) writeJson(io, results.length === 1 ? results[0] : { results });
     const failedAll = results.every((r) => r.completed === 0);

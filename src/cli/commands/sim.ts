@@ -2,7 +2,7 @@ import { keepUpLine } from '../../diagnose/text.js';
 import { loadPrices } from '../../cost/prices.js';
 import { withCost } from '../../cost/result-cost.js';
 import type { Cost } from '../../domain/index.js';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
@@ -17,7 +17,7 @@ import { simulate } from '../../sim/index.js';
 import { traceWorkloadOfFile } from '../../trace/index.js';
 import { calibrateCmd } from './sim-calibrate.js';
 import { predictCmd } from './sim-predict.js';
-import { writeFile } from './run-output.js';
+import { outputPath, writeOutput } from './run-output.js';
 import { requestLatencyLines } from '../../domain/request-latency.js';
 import { parseRateStagesFlag } from '../../workload/stages-flag.js';
 import { profileFromFlags, vllmVersionFlag } from '../sim-profile-flag.js';
@@ -270,8 +270,8 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const vllmVersion = vllmVersionFlag(values['vllm-version']);
   const { profile, source } = profileFromFlags(values, io, catalog, gpu, vllmVersion);
-  const requestsOut = outFilePath('requests-out', values['requests-out'], io.cwd);
-  const recordsOut = outFilePath('records', values.records, io.cwd);
+  const requestsOut = outputPath('requests-out', values['requests-out'], io.cwd);
+  const recordsOut = outputPath('records', values.records, io.cwd);
   const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, profile, vllmVersion, startEpochMs: Date.now() });
   if (!out.ok) throw startupFailedError(out.failure);
   if (out.result.completed === 0) {
@@ -283,32 +283,12 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   }
   // Per-request output: latencies to pool across stages or runs (`run --requests-out` writes the same
   // lines), or the whole records (`run --records`'s format).
-  if (requestsOut !== undefined) writeOutFile('requests-out', requestsOut, requestLatencyLines(out.records));
-  if (recordsOut !== undefined) writeOutFile('records', recordsOut, out.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
+  if (requestsOut !== undefined) writeOutput('requests-out', requestsOut, requestLatencyLines(out.records));
+  if (recordsOut !== undefined) writeOutput('records', recordsOut, out.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
   const result = withCost(out.result, loadPrices(catalog), catalog);
   if (values.json === true) writeJson(io, { ...result, lmb: { ...result.lmb, sim_profile: source } });
   else io.stdout.write(`${traced?.line ?? ''}${formatResultText(result)}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);
   return 0;
-}
-
-const unwritable = (flag: string, path: string, why: string, cause?: unknown): LmBenchError =>
-  new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${flag} ${path}: cannot write there (${why})`, { cause, details: { field: flag, value: path } });
-
-/** An output file's path, refused before the run when it names a folder (not after minutes of simulating). */
-function outFilePath(flag: string, raw: string | undefined, cwd: string): string | undefined {
-  if (raw === undefined) return undefined;
-  const path = resolve(cwd, raw);
-  if (existsSync(path) && statSync(path).isDirectory()) throw unwritable(flag, raw, 'it is a folder; name a file');
-  return path;
-}
-
-/** Writes an output file; a path the user cannot write is their error, named with its flag (not an internal one). */
-function writeOutFile(flag: string, path: string, text: string): void {
-  try {
-    writeFile(path, text);
-  } catch (err) {
-    throw unwritable(flag, path, err instanceof Error ? err.message : String(err), err);
-  }
 }
 
 /** "Cost: $3.95/h, $0.31 per million output tokens at the goodput (source)", or nothing without a price. */
