@@ -151,6 +151,18 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
   // Knobs whose change the surrogate cannot tell from run-to-run noise go back to vLLM's defaults.
   const explained = explainRecommendation(rec0, { space, context, evaluate: judge.evaluate, describe: judge.describe, rule: pickRule(energyUnknown ? 'goodput' : objective), toleranceRel: DEFAULT_NOISE_REL });
   const rec = withSimulatedDiagnoses(explained, opts.simulator);
+  // A relaxed SLO the answer offers must be one the rule then meets (P(meets) ≥ its floor), not one
+  // the means merely meet: judged by the same surrogate at that SLO.
+  const judgeAt = new Map<string, Evaluate>();
+  const meets = (config: ServerConfig, _values: unknown, slo: Slo): boolean => {
+    const key = JSON.stringify(slo);
+    let evaluate = judgeAt.get(key);
+    if (evaluate === undefined) {
+      evaluate = surrogateJudge({ surrogate, context, encoder: spaceEncoder(space), slo, minPMeetsSlo: DEFAULT_MIN_P_MEETS_SLO, numericsChanges: (c) => space.numericsChanges(c) }).evaluate;
+      judgeAt.set(key, evaluate);
+    }
+    return evaluate([config])[0]?.meetsSlo === true;
+  };
   const nearest = rec.best !== null ? null : nearestAnswer({
     question: q,
     space,
@@ -158,6 +170,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     // Nothing qualified: judge a fresh sample of the space by the surrogate's means, to say what comes nearest.
     judged: judgedSample(space, context, q, judge.evaluate),
     source: 'predicted',
+    meets,
     simulatorFor: opts.simulatorFor ?? defaultSimulatorFor(catalog, q),
   });
   const deployment = commandDeployment(q, catalog, model);

@@ -4,6 +4,7 @@ import type { PickRule } from '../optimize/objectives.js';
 import { vllmConfigYaml, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
 import { attributePath, contextWarnings, spaceJudges, simplificationReport, simplifyPick, type Evaluate } from '../optimize/simplify.js';
 import type { SearchSpace } from '../space/index.js';
+import { resolveConfig } from '../physics/resolve.js';
 
 /**
  * An answer a reviewer can defend (issue 30): the pick with every knob whose change does not matter
@@ -26,12 +27,26 @@ export interface ExplainOptions {
   readonly describe: (config: ServerConfig) => RecommendedConfig;
 }
 
+/**
+ * A pick whose ranks (tensor × data parallel) leave some of the question's GPUs idle: its throughput
+ * per GPU counts them all, and the user, who asked about that many, should know they serve nothing.
+ */
+function idleGpuWarnings(config: ServerConfig, ctx: FeatureContext): string[] {
+  const gpus = ctx.gpuCount;
+  const r = resolveConfig(config, ctx.hardware, ctx.model);
+  const used = r.tensor_parallel_size * r.data_parallel_size;
+  if (used >= gpus) return [];
+  const rest = gpus - used === 1 ? 'the other GPU serves' : `the other ${gpus - used} serve`;
+  return [`the pick uses ${used} of the ${gpus} GPUs (tensor_parallel_size ${r.tensor_parallel_size} × data_parallel_size ${r.data_parallel_size}): ${rest} nothing, and its throughput per GPU counts all ${gpus}.`];
+}
+
 export function explainRecommendation<R extends Recommendation>(a: R, opts: ExplainOptions): R & Explained {
   const model = opts.context.model;
   if (a.best === null) return { ...a, simplification: null, attribution: null, warnings: [] };
   const judges = spaceJudges(opts.space, opts.context);
+  const warningsOf = (config: ServerConfig): string[] => [...contextWarnings(config, model, opts.context.workload), ...idleGpuWarnings(config, opts.context)];
   const s = simplifyPick({ pick: a.best.config, rule: opts.rule, toleranceRel: opts.toleranceRel, evaluate: opts.evaluate, ...judges });
-  if (s === null) return { ...a, simplification: null, attribution: null, warnings: contextWarnings(a.best.config, model, opts.context.workload) };
+  if (s === null) return { ...a, simplification: null, attribution: null, warnings: warningsOf(a.best.config) };
   const attribution = attributePath({ target: s.config, rule: opts.rule, evaluate: opts.evaluatePath ?? opts.evaluate, feasible: judges.feasible });
   const simplification = simplificationReport(s, opts.rule);
   // The answer states the simplified pick as the flags it changes, nothing vLLM would set anyway; its
@@ -49,6 +64,6 @@ export function explainRecommendation<R extends Recommendation>(a: R, opts: Expl
     vllm_config_yaml: vllmConfigYaml(model, best.config),
     simplification,
     attribution,
-    warnings: contextWarnings(best.config, model, opts.context.workload),
+    warnings: warningsOf(best.config),
   };
 }

@@ -3,7 +3,7 @@ import { meetsSlo, type ServerConfig, type StudyObjective } from '../domain/inde
 import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../surrogate/prior.js';
 import { targetsOf, type TargetName } from '../surrogate/targets.js';
-import { DEFAULT_OBJECTIVES, objectiveTarget, sloConstraints, studyObjectiveOf } from '../optimize/objectives.js';
+import { DEFAULT_OBJECTIVES, meetsConstraints, objectiveTarget, sloConstraints, studyObjectiveOf } from '../optimize/objectives.js';
 import { cachedSimulator, type PriorSimulator } from '../calibration/prior-simulator.js';
 import { vllmConfigYaml, type Interval, type ParetoMember, type Recommendation, type RecommendedConfig } from '../optimize/recommend.js';
 import { simulatorEvaluate } from '../optimize/evaluate.js';
@@ -16,7 +16,9 @@ import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
 import { commandDeployment, defaultSimulatorFor, type Answer, type Question } from './answer.js';
 import { simulatorDoubts, withDoubts } from '../optimize/doubts.js';
-import { nearestAnswer, saturatedShare } from './nearest.js';
+import { effectiveFlags, spaceJudges } from '../optimize/simplify.js';
+import { configKey } from '../optimize/sampler.js';
+import { nearestAnswer, saturatedShare, SIMULATED_MIN_P_MEETS_SLO } from './nearest.js';
 import { enqueueCommand, measureCommands, vllmServeCommand } from './commands.js';
 
 /**
@@ -29,7 +31,7 @@ import { enqueueCommand, measureCommands, vllmServeCommand } from './commands.js
  * configuration from another region of the Pareto set that could beat it within the simulator's error,
  * and the best one the error leaves unsure about the SLOs.
  */
-export const SIMULATED_MIN_P_MEETS_SLO = 0.5;
+export { SIMULATED_MIN_P_MEETS_SLO };
 /** Candidates the discrete-event simulator runs for one answer (about 0.1 s each). */
 export const SIMULATED_TOP = 32;
 
@@ -170,15 +172,25 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     return describe({ config, result, values, meetsSlo: result !== null && !saturatedRun(result) && meetsSlo(q.slo, result), goodputPerGpu: 0, merit: 0, encoded: [] });
   };
   const explained = explainRecommendation(rec0, { space, context, evaluate, evaluatePath, describe: describeConfig, rule: search.rule, toleranceRel: DEFAULT_NOISE_REL });
-  // The first run to measure is the pick: as the answer states it, the simplified flags.
-  const measured = next.map((c) => (best !== null && c === best.config && explained.best !== null ? explained.best.config : c));
+  // The first run to measure is the pick: as the answer states it, the simplified flags. A rival the
+  // search found apart from the pick may be those very flags (the pick's reverted knobs were all it
+  // differed in): the same server twice is no second measurement, so the next rival takes its place.
+  // Each is written as the flags it changes from vLLM's defaults, as the pick is, so they read side by side.
+  const resolve = spaceJudges(space, context).resolve;
+  const stated = explained.best?.config ?? null;
+  const measured =
+    best === null || stated === null
+      ? next
+      : measurementsThatMatter(best, ran, constraints, SIMULATOR_LOG_SD[search.rule.target], { serverKey: (c) => configKey(effectiveFlags(c, resolve)), stated }).map((c) => (c === best.config ? stated : effectiveFlags(c, resolve)));
   // A pick whose run survived this seed may still risk a run-time OOM: the answer says so (answer.ts),
   // and so does the precision-keeping alternative a user may deploy instead.
   const judged = (c: RecommendedConfig): RecommendedConfig => ({ ...c, doubts: simulatorDoubts(c.config, simulator.run(c.config), simulator) });
   const bestJudged = explained.best === null ? null : judged(explained.best);
-  const trust0 = { ...explained.trust, run_next: measured };
+  const trust0 = { ...explained.trust, reasons: [...explained.trust.reasons, ...noneRan(search.simulated, simulator, q)], run_next: measured };
   const trust = bestJudged === null ? trust0 : withDoubts(trust0, bestJudged);
-  const rec = { ...explained, best: bestJudged, precision_keeping: explained.precision_keeping === null ? null : judged(explained.precision_keeping), trust };
+  // The alternative is stated as the pick is: the flags it changes from vLLM's defaults, nothing vLLM sets anyway.
+  const keeperStated = explained.precision_keeping === null ? null : judged({ ...explained.precision_keeping, config: effectiveFlags(explained.precision_keeping.config, resolve) });
+  const rec = { ...explained, best: bestJudged, precision_keeping: keeperStated, trust };
   const near =
     rec.best !== null
       ? null
@@ -189,6 +201,11 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
           // A run that cannot sustain the load meets no SLO however far it is relaxed: not a near miss.
           judged: search.simulated.filter((c) => c.result !== null && !saturatedRun(c.result) && Object.keys(c.values).length > 0).map((c) => ({ config: c.config, values: c.values })),
           source: 'simulated',
+          // The rule's test at a relaxed SLO: the simulated figures under the limits, and P(meets) under the simulator's error at least its floor.
+          meets: (_config, values, slo) => {
+            const cs = sloConstraints(slo);
+            return meetsConstraints(values, cs) && pMeetsUnderError(values, cs) >= SIMULATED_MIN_P_MEETS_SLO;
+          },
           simulatorFor: (gpus) => (gpus === q.gpus ? opts.simulator : (opts.simulatorFor ?? defaultSimulatorFor(catalog, q))(gpus)),
         });
   // Configurations that could not keep up with the arrivals are no near misses: the answer says how
@@ -209,7 +226,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     keep_precision: q.keepPrecision,
     history_runs: 0,
     vllm_command: rec.best === null ? null : vllmServeCommand(model, rec.best.config),
-    precision_keeping_command: keeper === null ? null : vllmServeCommand(model, keeper.config),
+    precision_keeping_command: rec.precision_keeping === null ? null : vllmServeCommand(model, rec.precision_keeping.config),
     measure_next: measureCommands(deployment, measured),
     enqueue_command: enqueueCommand(deployment, measured),
     nearest,
@@ -218,19 +235,48 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
 
 
 /**
+ * Why there is no pick when not one simulated configuration ran to the end: "nothing meets the SLOs"
+ * alone reads as a latency shortfall, and a relaxed SLO or a near miss cannot help a deployment whose
+ * servers do not start (the model does not fit these GPUs). Empty when any ran.
+ */
+function noneRan(simulated: readonly SimulatedCandidate[], simulator: PriorSimulator, q: Question): string[] {
+  if (simulated.length === 0 || simulated.some((c) => c.result !== null)) return [];
+  const first = simulated[0] as SimulatedCandidate;
+  const run = simulator.run(first.config);
+  const failures = simulated.map((c) => simulator.run(c.config)).filter((r) => !r.ok);
+  const died = failures.filter((r) => !r.ok && r.failure.phase === 'runtime').length;
+  const what = died === 0 ? 'starts' : died === failures.length ? 'survives its run (each died of a run-time CUDA OOM)' : 'runs to the end';
+  return [`not one of the ${simulated.length} configurations simulated ${what} on ${q.gpus}× ${q.gpu}${run.ok ? '' : `; the first: ${run.failure.message}`}`];
+}
+
+/**
  * The 2–3 runs that would most change a simulated answer: the pick (a miss or a shortfall overturns
  * it), the strongest rival from elsewhere in the space whose figure of merit (throughput, or tokens per
  * joule) could beat the pick's within the simulator's error, and the best configuration whose SLO
  * verdict the error leaves open (a pass would make it the answer).
  */
-function measurementsThatMatter(best: SimulatedCandidate | null, ran: readonly SimulatedCandidate[], constraints: ReturnType<typeof sloConstraints>, meritLogSd: number): ServerConfig[] {
+function measurementsThatMatter(
+  best: SimulatedCandidate | null,
+  ran: readonly SimulatedCandidate[],
+  constraints: ReturnType<typeof sloConstraints>,
+  meritLogSd: number,
+  // `serverKey`: which server a configuration starts (the flags it changes from vLLM's defaults), two
+  // with one key being one run; `stated`: the pick as the answer states it, which the rivals must differ from.
+  same: { readonly serverKey: (c: ServerConfig) => string; readonly stated: ServerConfig | null } = { serverKey: (c) => JSON.stringify(c), stated: null },
+): ServerConfig[] {
   if (best === null) return [...ran].sort((a, b) => b.merit - a.merit).slice(0, 3).map((c) => c.config);
+  const { serverKey, stated } = same;
   const out: SimulatedCandidate[] = [best];
+  const taken = new Set([serverKey(best.config), ...(stated === null ? [] : [serverKey(stated)])]);
+  const fresh = (c: SimulatedCandidate): boolean => !out.includes(c) && !taken.has(serverKey(c.config));
   const width = Math.exp(2 * Z2 * meritLogSd);
-  const rivals = ran.filter((c) => c !== best && c.merit * width >= best.merit).sort((a, b) => encodedDistance(b.encoded, best.encoded) * b.merit - encodedDistance(a.encoded, best.encoded) * a.merit);
-  if (rivals[0] !== undefined) out.push(rivals[0]);
+  const rivals = ran.filter((c) => fresh(c) && c.merit * width >= best.merit).sort((a, b) => encodedDistance(b.encoded, best.encoded) * b.merit - encodedDistance(a.encoded, best.encoded) * a.merit);
+  if (rivals[0] !== undefined) {
+    out.push(rivals[0]);
+    taken.add(serverKey(rivals[0].config));
+  }
   const unsure = ran
-    .filter((c) => !out.includes(c) && c.merit > 0)
+    .filter((c) => fresh(c) && c.merit > 0)
     .map((c) => ({ c, p: pMeets(c, constraints) }))
     .filter((x) => x.p > 0.2 && x.p < UNSURE_BELOW)
     .sort((a, b) => b.c.merit - a.c.merit);

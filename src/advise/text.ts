@@ -96,6 +96,18 @@ export function formatAnswer(a: Answer): string {
   return lines.join('\n');
 }
 
+/**
+ * The figure an SLO key is judged on where it is not the key's own (objectives.ts `sloConstraints`: a
+ * p90 or p95 limit against the p99 figure, a mean against the median, no other being predicted), so
+ * the number printed beside `ttft_p90_ms` is not read as a p90.
+ */
+function judgedOn(key: string): string {
+  const target = sloConstraints({ [key]: 1 }).at(0)?.target;
+  if (target === undefined || target === key) return '';
+  const [metric, stat] = target.split('_') as [string, string];
+  return ` (as ${stat} ${metric.toUpperCase()})`;
+}
+
 /** What comes nearest when nothing meets the SLOs, and what would make one meet them. */
 function nearestLines(a: Answer): string[] {
   const n = a.nearest;
@@ -109,8 +121,10 @@ function nearestLines(a: Answer): string[] {
   if (n.candidates.length > 0) {
     out.push('', 'Nearest (what each would meet instead):');
     n.candidates.forEach((c, i) => {
-      const miss = c.misses.map((m) => `${m.slo} ${fmt(m.predicted)} ms against ${m.limit}`).join(', ');
-      out.push(`  ${i + 1}. ${fmt(c.values.output_throughput_per_gpu ?? 0)} tok/s/GPU; misses ${miss}; meets ${formatSloString(c.would_meet)}`, `     ${c.vllm_command}`);
+      const miss = c.misses.map((m) => `${m.slo}${judgedOn(m.slo)} ${fmt(m.predicted)} ms against ${m.limit}`).join(', ');
+      // One whose figures meet the limits misses only the rule's margin: it is said so, not "misses" nothing.
+      const short = c.misses.length === 0 ? 'meets the SLOs on its figures, less surely than the rule asks' : `misses ${miss}`;
+      out.push(`  ${i + 1}. ${fmt(c.values.output_throughput_per_gpu ?? 0)} tok/s/GPU; ${short}; meets ${formatSloString(c.would_meet)}`, `     ${c.vllm_command}`);
     });
   }
   if (n.changes.length > 0) {

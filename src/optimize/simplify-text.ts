@@ -9,7 +9,8 @@ export interface Explanation {
   readonly warnings: readonly string[];
 }
 
-const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
+// Below 1 (joules per token: 0.0622) three significant digits, or two steps 5% apart print alike.
+const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x >= 1 || x === 0 ? x.toFixed(2) : x.toPrecision(3));
 const FIGURE_WORDS: Record<string, string> = { output_throughput_per_gpu: 'tok/s/GPU', energy_per_output_token_j: 'J/token' };
 /**
  * The flags as `vllm serve` (and `lm-bench sim run`) take them, so a line can be pasted: rendered by the

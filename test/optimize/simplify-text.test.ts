@@ -65,3 +65,18 @@ test('the printed pick pastes into `lm-bench sim run` and sets what the pick set
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('joules per token print with three significant digits, so steps a few percent apart read apart', () => {
+  const base = explanation.simplification;
+  assert.ok(base !== null);
+  const energy: Explanation = {
+    simplification: { ...base, figure: 'energy_per_output_token_j', before: { changed: pick, figure: 0.0608, meets_slo: true }, after: { changed: simplified, figure: 0.0622, meets_slo: true } },
+    attribution: { figure: 'energy_per_output_token_j', defaults: { ...step({}, 0.1), gain_pct: null }, steps: [step({ kv_cache_dtype: 'fp8_e4m3' }, 0.0652), step({ enable_prefix_caching: false }, 0.0622)] },
+    warnings: [],
+  };
+  const text = explanationLines(energy).join('\n');
+  assert.match(text, /search's pick\s+0\.0608 J\/token/);
+  assert.match(text, /simplified\s+0\.0622 J\/token/);
+  assert.match(text, /0\.0652 J\/token/);
+  assert.match(text, /vLLM defaults\s+0\.100 J\/token/);
+});
