@@ -90,6 +90,48 @@ export function slidingGroups(r: ResolvedServerConfig, model: ModelSpec): { grou
   return { groups: Math.ceil(sw.layers / Math.max(1, fullAttentionLayers(model))), maxBlocks: Math.ceil(sw.tokens / r.block_size) + 1 };
 }
 
+/**
+ * Blocks one request may hold in each local-attention group at most, as vLLM sizes it when it checks that a
+ * max_model_len request fits and when it logs "Maximum concurrency" (`kv_cache_interface.py`
+ * `SlidingWindowSpec.max_memory_usage_bytes` / `ChunkedLocalAttentionSpec`): during a chunked prefill the
+ * group holds the window plus the step's new tokens, so the budget is the window − 1 plus
+ * max_num_batched_tokens (capped at max_model_len), plus one block a window may straddle; a chunked layer
+ * holds its chunk plus the step's tokens. This is not the steady hold of `slidingGroups.maxBlocks`, which
+ * is what the scheduler keeps once a step's tokens are in the window.
+ */
+export function localBlocksPerRequest(r: ResolvedServerConfig, model: ModelSpec, maxModelLen: number = r.max_model_len): number {
+  const step = r.max_num_batched_tokens;
+  if (model.sliding_window !== null) return Math.ceil(Math.min(model.sliding_window.tokens - 1 + step, maxModelLen) / r.block_size) + 1;
+  if (model.chunked_attention !== null) return Math.ceil(Math.min(model.chunked_attention.tokens + step, maxModelLen) / r.block_size);
+  return 0;
+}
+
+/**
+ * Pool blocks one request of `maxModelLen` tokens may need across all block groups: its full-attention
+ * blocks plus each local group's budget (vLLM `_max_memory_usage_bytes_from_groups` in blocks). vLLM
+ * refuses to start when this exceeds the pool (C13) and divides the pool by it for "Maximum concurrency".
+ */
+export function blocksPerRequest(r: ResolvedServerConfig, model: ModelSpec, maxModelLen: number = r.max_model_len): number {
+  const groups = slidingGroups(r, model)?.groups ?? 0;
+  return Math.ceil(maxModelLen / r.block_size) + groups * localBlocksPerRequest(r, model, maxModelLen);
+}
+
+/**
+ * The longest max_model_len whose one request fits `numBlocks` (vLLM's binary search in
+ * `_estimate_max_model_len_from_groups`, quoted in its C13 message); 0 when not even one token fits.
+ */
+export function estimatedMaxModelLen(r: ResolvedServerConfig, model: ModelSpec, numBlocks: number): number {
+  let lo = 1;
+  let hi = r.max_model_len;
+  if (blocksPerRequest(r, model, lo) > numBlocks) return 0;
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (blocksPerRequest(r, model, mid) <= numBlocks) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
 /** Peak of the profiling forward (max_num_batched_tokens) and the sampler warm-up (min(seqs, tokens) rows). */
 export function activationGib(r: ResolvedServerConfig, model: ModelSpec): number {
   const tokens = r.max_num_batched_tokens;
@@ -127,7 +169,7 @@ export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelS
     blockBytesPerGpu,
     numBlocks,
     kvTokenCapacity: numBlocks * r.block_size,
-    maxConcurrency: numBlocks / Math.ceil(r.max_model_len / r.block_size),
+    maxConcurrency: numBlocks / blocksPerRequest(r, model),
     headroomGib: visibleGib - CONTEXT_RESERVED_GIB - requestedGib - cudagraphGib,
     captureSizes: sizes,
     slidingGroups: slidingGroups(r, model),
@@ -164,14 +206,14 @@ export function checkMemory(r: ResolvedServerConfig, ctx: StartupContext): Start
       `ValueError: No available memory for the cache blocks (${fmt(mem.kvGibPerGpu)} GiB after ${fmt(mem.weightsGibPerGpu)} GiB weights, ${fmt(mem.activationGib)} GiB activation peak and ${fmt(mem.nonTorchGib)} GiB non-torch memory out of ${fmt(mem.requestedGib)} GiB requested). Try increasing \`gpu_memory_utilization\` when initializing the engine.`,
     );
   }
-  const sg = mem.slidingGroups;
-  const fullBlocks = Math.ceil(r.max_model_len / r.block_size);
-  const needBlocks = fullBlocks + (sg === null ? 0 : sg.groups * Math.min(fullBlocks, sg.maxBlocks));
+  const needBlocks = blocksPerRequest(r, ctx.model);
   if (needBlocks > mem.numBlocks) {
     const needGib = (needBlocks * mem.blockBytesPerGpu) / GIB;
+    const estimate = estimatedMaxModelLen(r, ctx.model, mem.numBlocks);
+    const estimated = estimate > 0 ? ` Based on the available memory, the estimated maximum model length is ${estimate}.` : '';
     return memFail(
       'C13',
-      `ValueError: To serve at least one request with the models's max seq len (${r.max_model_len}), (${fmt(needGib)} GiB KV cache is needed, which is larger than the available KV cache memory (${fmt(mem.kvGibPerGpu)} GiB). Based on the available memory, the estimated maximum model length is ${mem.kvTokenCapacity}. Try increasing \`gpu_memory_utilization\` or decreasing \`max_model_len\` when initializing the engine.`,
+      `ValueError: To serve at least one request with the models's max seq len (${r.max_model_len}), (${fmt(needGib)} GiB KV cache is needed, which is larger than the available KV cache memory (${fmt(mem.kvGibPerGpu)} GiB).${estimated} Try increasing \`gpu_memory_utilization\` or decreasing \`max_model_len\` when initializing the engine.`,
     );
   }
   if (mem.headroomGib < 0) {

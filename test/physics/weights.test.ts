@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ModelSpec, ServerConfig } from '../../src/domain/index.js';
-import { checkMemory, expertsTouched, GIB, memoryModel, moeLayout, resolveConfig, startupCheck, weightBytesPerGpu, weightBytesTotal } from '../../src/physics/index.js';
+import { checkMemory, expertsTouched, GIB, localBlocksPerRequest, memoryModel, moeLayout, resolveConfig, startupCheck, weightBytesPerGpu, weightBytesTotal } from '../../src/physics/index.js';
 import { catalog } from '../sim/helpers.js';
 
 const h100 = catalog.gpu('H100-SXM');
@@ -73,11 +73,12 @@ test('sliding-window layers: KV per token from the full-attention layers only, p
   assert.equal(memoryModel(resolved('llama-3.1-8b'), h100, catalog.model('llama-3.1-8b')).slidingGroups, null);
 });
 
-test('C13 edge on a KV-tight GPU: exactly the blocks of one request plus its window start, one block more fails', () => {
+test('C13 edge on a KV-tight GPU: exactly the blocks of one request plus its window budget start, one block more fails', () => {
   const m = catalog.model('gpt-oss-120b');
   const config: ServerConfig = { gpu_memory_utilization: 0.95, max_num_batched_tokens: 1024 };
   const mem = memoryModel(resolved(m, config), h100, m);
-  const room = mem.numBlocks - (mem.slidingGroups?.maxBlocks ?? Number.NaN);
+  // The sliding group's budget as vLLM checks it: the window − 1 plus a step's tokens, plus a block.
+  const room = mem.numBlocks - localBlocksPerRequest(resolved(m, config), m);
   const ctx = { hardware: h100, gpuCount: 1, model: m };
   assert.equal(checkMemory(resolved(m, { ...config, max_model_len: room * 16 }), ctx), null);
   assert.equal(checkMemory(resolved(m, { ...config, max_model_len: (room + 1) * 16 }), ctx)?.rule, 'C13');

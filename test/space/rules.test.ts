@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ServerConfig } from '../../src/domain/index.js';
 import { loadSpace } from '../../src/space/index.js';
+import { startupCheck } from '../../src/physics/index.js';
 import { ctxOf, VLLM_SPACE } from './helpers.js';
 
 const space = loadSpace(VLLM_SPACE);
@@ -54,4 +55,22 @@ test('defaults follow vLLM: 1024/8192 on H100, 256/2048 on A100 and L40S, graphs
     assert.equal(a.max_num_seqs, 256, gpu);
     assert.equal(a.max_num_batched_tokens, 2048, gpu);
   }
+});
+
+test('C13 agrees with the simulator start-up on a sliding-window model: the window and a step\'s tokens count (gpt-oss-120b, H100)', () => {
+  const ctx = ctxOf('H100-SXM', 1, 'gpt-oss-120b');
+  let compared = 0;
+  for (const gmu of [0.94, 0.96]) {
+    for (const mnbt of [1024, 4096]) {
+      for (let mml = 1024; mml <= 131072; mml += 1024) {
+        const config: ServerConfig = { gpu_memory_utilization: gmu, max_num_batched_tokens: mnbt, max_model_len: mml };
+        const v = space.isFeasible(config, ctx);
+        if (!v.ok && v.rule === 'domain') continue;
+        const sim = startupCheck(config, { hardware: ctx.hardware, gpuCount: 1, model: ctx.model });
+        assert.equal(!v.ok && v.rule === 'C13', !sim.ok && sim.failure.rule === 'C13', `${JSON.stringify(config)}: space ${v.ok ? 'ok' : v.rule}, simulator ${sim.ok ? 'ok' : sim.failure.rule}`);
+        compared++;
+      }
+    }
+  }
+  assert.ok(compared > 100, String(compared));
 });
