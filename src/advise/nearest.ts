@@ -129,7 +129,7 @@ function feasibleOn(opts: NearestOptions, gpus: number, keepPrecision: boolean):
   // "A configuration meets the SLOs" as the simulated answer's rule counts it: its run meets them and
   // the simulator's error leaves it at least even odds, or asking again on those GPUs finds nothing.
   const cs = sloConstraints(q.slo);
-  const best = search.simulated.filter((c) => c.meetsSlo && !saturatedRun(c.result) && pMeetsUnderError(c.values, cs) >= SIMULATED_MIN_P_MEETS_SLO).sort((a, b) => b.merit - a.merit)[0];
+  const best = search.simulated.filter((c) => c.meetsSlo && !saturatedRun(c.result) && pMeetsUnderError(c.values, cs, {}, c.result) >= SIMULATED_MIN_P_MEETS_SLO).sort((a, b) => b.merit - a.merit)[0];
   return best === undefined ? null : { config: flagsOnly(opts, best.config, gpus), tput: best.values.output_throughput_per_gpu ?? null };
 }
 

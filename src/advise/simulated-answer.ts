@@ -63,7 +63,7 @@ function intervalOf(value: number, t: TargetName): Interval {
 }
 
 /** P(every SLO holds) under the simulator's measured error (no measurements to correct it). */
-const pMeets = (c: SimulatedCandidate, constraints: ReturnType<typeof sloConstraints>): number => (saturatedRun(c.result) ? 0 : pMeetsUnderError(c.values, constraints));
+const pMeets = (c: SimulatedCandidate, constraints: ReturnType<typeof sloConstraints>): number => (saturatedRun(c.result) ? 0 : pMeetsUnderError(c.values, constraints, {}, c.result));
 
 export interface SimulatedAnswerOptions {
   readonly question: Question;

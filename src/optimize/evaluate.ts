@@ -80,7 +80,7 @@ export function simulatorEvaluate(simulator: PriorSimulator, slo: Slo, gpuCount:
       const r = simulator.simulate(c);
       if (r === null) return null;
       const values = targetsOf(r, gpuCount);
-      return { values, meetsSlo: !saturatedRun(r) && meetsSlo(slo, r) && pMeetsUnderError(values, constraints) >= minPMeetsSlo, source: 'simulated' };
+      return { values, meetsSlo: !saturatedRun(r) && meetsSlo(slo, r) && pMeetsUnderError(values, constraints, {}, r) >= minPMeetsSlo, source: 'simulated' };
     }),
   );
 }

@@ -144,6 +144,8 @@ export interface Constraint {
 /**
  * The SLO's aggregate keys as constraints on targets. The surrogate models p50 and p99; a p90/p95 limit
  * is checked against p99 and a mean limit against p50 (the conservative and the closest statistics).
+ * A simulated or measured run has every statistic and is judged on the one the key names
+ * (sim-search `meetsSlo`, `pMeetsUnderError` given the run); the target then only says whose error applies.
  */
 export function sloConstraints(slo: Slo | undefined): Constraint[] {
   if (slo === undefined) return [];

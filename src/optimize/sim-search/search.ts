@@ -1,4 +1,4 @@
-import type { BenchmarkResult, KnobValue, Objective, ServerConfig, Slo, StudyObjective } from '../../domain/index.js';
+import { meetsSlo as meetsSloOf, type BenchmarkResult, type KnobValue, type Objective, type ServerConfig, type Slo, type StudyObjective } from '../../domain/index.js';
 import { contextFeatures, featureNames, type FeatureContext, type KnobEncoder } from '../../surrogate/features.js';
 import { priorSurrogate } from '../../surrogate/prior.js';
 import { saturatedResult, targetsOf, type TargetName, type TargetValues } from '../../surrogate/targets.js';
@@ -6,7 +6,7 @@ import type { Rng } from '../../util/rng.js';
 import { pMeetsUnderError } from './residual.js';
 import { probabilityMeetsSlo } from '../acquisition.js';
 import { scoreCandidates } from '../candidates.js';
-import { meetsConstraints, merit, objectiveTarget, objectiveVector, pickRule, sloConstraints, studyObjectiveOf, type Constraint, type PickRule } from '../objectives.js';
+import { merit, objectiveTarget, objectiveVector, pickRule, sloConstraints, studyObjectiveOf, type Constraint, type PickRule } from '../objectives.js';
 import { paretoFront } from '../pareto.js';
 import { configKey } from '../sampler.js';
 import type { CandidateSource } from '../samplers.js';
@@ -181,7 +181,8 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
     const result = opts.simulate(config);
     const values = result === null || result.completed === 0 || result.failed > 0 ? {} : targetsOf(result, opts.context.gpuCount);
     // A run whose queue grew without bound cannot sustain the load: its percentiles grew with the run.
-    const meetsSlo = result !== null && !saturatedRun(result) && Object.keys(values).length > 0 && meetsConstraints(values, constraints);
+    // Judged on the run's own statistics (a p90 limit on its p90), as a measured run is (summary.ts).
+    const meetsSlo = result !== null && !saturatedRun(result) && Object.keys(values).length > 0 && meetsSloOf(opts.slo, result);
     return { config, result, values, meetsSlo, goodputPerGpu: meetsSlo ? (values.output_throughput_per_gpu ?? 0) : 0, merit: meetsSlo ? merit(values, rule) : 0, encoded };
   };
   // vLLM's defaults of the best-rated layouts (a quarter of the runs at most) take the place of the
@@ -219,7 +220,7 @@ function localSearch(simulated: SimulatedCandidate[], opts: SimSearchOptions, co
   const budget = opts.refine ?? 0;
   const neighboursOf = opts.source.neighbours?.bind(opts.source);
   if (budget <= 0 || neighboursOf === undefined) return;
-  const value = (c: SimulatedCandidate): number => c.merit * pMeetsUnderError(c.values, constraints);
+  const value = (c: SimulatedCandidate): number => c.merit * pMeetsUnderError(c.values, constraints, {}, c.result);
   const seen = new Set([...simulated.map((c) => configKey(c.config)), ...(opts.exclude ?? [])]);
   const expanded = new Set<string>();
   let spent = 0;
