@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { answerQuestion, priceAnswer, questionDeployment } from '../../advise/answer.js';
 import { formatAnswer } from '../../advise/text.js';
@@ -59,7 +60,9 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   const objective = objectiveFlag(values.objective);
   const vllmVersion = vllmVersionFlag(values['vllm-version']);
   const space = loadSpace(values.space === undefined ? resolve(PROJECT_ROOT, 'search-spaces/vllm.yaml') : resolve(io.cwd, values.space));
-  const store = openStore(dbPath);
+  // A question writes nothing: with no history at the path, none is created (an empty one in memory
+  // answers from the simulator); an existing one is opened as it is (an older one migrated).
+  const store = existsSync(dbPath) ? openStore(dbPath) : openStore(':memory:');
   try {
     // A datasheet must not borrow the history (runs, surrogates) of another GPU filed under its id.
     assertGpuFitsHistory(store, datasheetToCarry(hardware, catalog));
