@@ -162,7 +162,15 @@ export const ModelsShowJson = z.object({
   kv_bytes_per_token: z.object({ bf16: z.number(), fp8: z.number() }),
   /** Layers that keep at most a window (sliding or chunked attention) of KV per request, or null. */
   local_attention: z.object({ tokens: z.int(), layers: z.int() }).nullable(),
+  /** The tensor-parallel sizes vLLM starts the model at, with each GPU's weights. */
   weights_gib_per_gpu: z.array(z.object({ tensor_parallel_size: z.int(), gib: z.number() })),
+  /** Every size tried (1, 2, 4, 8): its weights per GPU and whether it needs --enable-expert-parallel, or why vLLM refuses it. */
+  tensor_parallel: z.array(
+    z.union([
+      z.object({ tensor_parallel_size: z.int(), gib: z.number(), expert_parallel: z.boolean() }),
+      z.object({ tensor_parallel_size: z.int(), refused: z.string() }),
+    ]),
+  ),
   spec: ModelSpec,
 });
 

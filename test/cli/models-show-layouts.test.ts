@@ -35,7 +35,13 @@ test('phi-4 (40 heads, 10 KV heads): TP4 and TP8 are refused (C3), not priced', 
   const text = await show(dir);
   assert.match(text, /weights\/GPU: +TP1 \d+\.\d GiB, TP2 \d+\.\d GiB, TP4 refused, TP8 refused/);
   assert.match(text, /TP4: vLLM refuses it, C3: .*10 is not divisible by 4/);
-  assert.deepEqual(tpSizes(await show(dir, '--json')), [1, 2]);
+  const json = await show(dir, '--json');
+  assert.deepEqual(tpSizes(json), [1, 2]);
+  // The refused sizes are in the JSON too, with vLLM's reason.
+  const tp = (JSON.parse(json) as { tensor_parallel: { tensor_parallel_size: number; refused?: string; gib?: number }[] }).tensor_parallel;
+  assert.deepEqual(tp.map((l) => l.tensor_parallel_size), [1, 2, 4, 8]);
+  assert.match(tp[2]?.refused ?? '', /^C3: .*10 is not divisible by 4/);
+  assert.ok((tp[0]?.gib ?? 0) > 0 && tp[0]?.refused === undefined);
 });
 
 test('Qwen2.5-7B (28 heads) is refused at TP8 (C2); Llama 3.1 8B runs at every size', async (t) => {

@@ -73,6 +73,8 @@ export function modelReport(resolved: ResolvedModel, historyId: string | null, l
     kv_bytes_per_token: { bf16: kvBytesPerToken(spec, 2), fp8: kvBytesPerToken(spec, 1) },
     local_attention: localAttention(spec),
     weights_gib_per_gpu: layouts.flatMap((l) => ('gib' in l ? [{ tensor_parallel_size: l.tensor_parallel_size, gib: l.gib }] : [])),
+    // The sizes vLLM refuses are said with its reason, not left out (a reader could not tell them from untried).
+    tensor_parallel: layouts.map((l) => ({ ...l })),
     spec,
   };
 }
