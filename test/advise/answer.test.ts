@@ -8,37 +8,21 @@ import { priorSimulator } from '../../src/calibration/prior-simulator.js';
 import type { RecommendedConfig } from '../../src/optimize/recommend.js';
 import { formatAnswer } from '../../src/advise/text.js';
 import { enqueueCommand } from '../../src/advise/commands.js';
-import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
+import { PROJECT_ROOT } from '../../src/catalog/index.js';
 import { main } from '../../src/cli/main.js';
-import { BenchmarkResult, Workload } from '../../src/domain/index.js';
-import { loadSurrogateFor } from '../../src/surrogate/registry.js';
+import { BenchmarkResult, type Workload } from '../../src/domain/index.js';
 import { dominates } from '../../src/optimize/pareto.js';
-import { loadSpace } from '../../src/space/index.js';
 import { openStore } from '../../src/store/index.js';
-import { loadYamlFile } from '../../src/util/yaml.js';
 import { captureIo } from '../helpers/cli.js';
 import { shellWords } from '../helpers/shell.js';
 import { startSimServe } from '../helpers/sim-serve.js';
-import { seedTrainedDb } from '../http/helpers.js';
+import { catalog, chat, dir, loaded, space } from './trained-fixture.js';
 
 /**
  * What a recommendation says and promises: the rule it names picks the best, nothing listed beats the
  * pick on the predicted means without saying why, the best precision-keeping configuration stands
  * beside it, and the commands it prints run as printed.
  */
-const catalog = defaultCatalog();
-const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
-const chat = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload);
-
-const dir = mkdtempSync(join(tmpdir(), 'lmb-advise-'));
-const db = join(dir, 'h.db');
-await seedTrainedDb(db, 16);
-const store = openStore(db);
-const loaded = loadSurrogateFor(store, { gpu: 'H100-SXM', model: 'llama-3.1-8b' });
-process.on('exit', () => {
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const question = (over: Partial<Question> = {}): Question => ({
   gpu: 'H100-SXM',

@@ -1,31 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { answerQuestion, type Answer } from '../../src/advise/answer.js';
 import { formatAnswer } from '../../src/advise/text.js';
-import { PROJECT_ROOT, defaultCatalog } from '../../src/catalog/index.js';
-import { Workload, type Slo } from '../../src/domain/index.js';
-import { loadSurrogateFor } from '../../src/surrogate/registry.js';
-import { loadSpace } from '../../src/space/index.js';
-import { openStore } from '../../src/store/index.js';
-import { loadYamlFile } from '../../src/util/yaml.js';
-import { seedTrainedDb } from '../http/helpers.js';
+import type { Slo } from '../../src/domain/index.js';
+import { catalog, chat, loaded, space } from './trained-fixture.js';
 
-const catalog = defaultCatalog();
-const space = loadSpace(join(PROJECT_ROOT, 'search-spaces', 'vllm.yaml'));
-const chat = loadYamlFile(join(PROJECT_ROOT, 'data', 'workloads', 'chat.yaml'), Workload);
-
-const dir = mkdtempSync(join(tmpdir(), 'lmb-nearest-rule-'));
-const db = join(dir, 'h.db');
-await seedTrainedDb(db, 16);
-const store = openStore(db);
-const loaded = loadSurrogateFor(store, { gpu: 'H100-SXM', model: 'llama-3.1-8b' });
-process.on('exit', () => {
-  store.close();
-  rmSync(dir, { recursive: true, force: true });
-});
 
 const ask = (slo: Slo): Answer =>
   answerQuestion({

@@ -6,7 +6,7 @@ import { pMeetsUnderError } from '../../src/optimize/sim-search/index.js';
 import { sloConstraints } from '../../src/optimize/objectives.js';
 import { targetsOf } from '../../src/surrogate/targets.js';
 import { defaultCatalog, PROJECT_ROOT } from '../../src/catalog/index.js';
-import { Workload } from '../../src/domain/index.js';
+import { Workload, type Slo } from '../../src/domain/index.js';
 import { priorSimulator } from '../../src/calibration/prior-simulator.js';
 import { resolveConfig } from '../../src/physics/resolve.js';
 import { loadSpace } from '../../src/space/index.js';
@@ -16,18 +16,24 @@ const catalog = defaultCatalog();
 const space = loadSpace(join(PROJECT_ROOT, 'search-spaces/vllm.yaml'));
 const chat = loadYamlFile(join(PROJECT_ROOT, 'data/workloads/chat.yaml'), Workload, 'LMB_ERR_WORKLOAD_INVALID');
 
-test('the runs a simulated answer asks to measure next are different servers, each written as the flags it changes', () => {
-  // `lm-bench recommend --gpu H100-SXM --gpus 1 --model llama-3.1-8b --workload chat.yaml` with no
-  // history: the search's strongest rival was the pick's simplified flags, so the same server was
-  // listed twice (once per key order).
-  const slo = chat.slo ?? {};
+
+/** The simulated answer for llama-3.1-8b on one H100 under the chat workload, at `slo`, no history. */
+function askSimulated(slo: Slo): ReturnType<typeof simulatedAnswer> {
   const simulator = priorSimulator(null, catalog, { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, slo });
-  const a = simulatedAnswer({
+  return simulatedAnswer({
     question: { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: chat, workloadRef: 'chat.yaml', slo, candidates: 20_000, seed: 0, keepPrecision: false },
     space,
     catalog,
     simulator,
   });
+}
+
+test('the runs a simulated answer asks to measure next are different servers, each written as the flags it changes', () => {
+  // `lm-bench recommend --gpu H100-SXM --gpus 1 --model llama-3.1-8b --workload chat.yaml` with no
+  // history: the search's strongest rival was the pick's simplified flags, so the same server was
+  // listed twice (once per key order).
+  const slo = chat.slo ?? {};
+  const a = askSimulated(slo);
   assert.ok(a.best !== null && a.measure_next.length >= 2, 'a pick and a rival to measure');
   assert.deepEqual(a.measure_next[0]?.config, a.best.config, 'the pick first, as the answer states it');
   const gpu = catalog.gpu('H100-SXM');
@@ -84,13 +90,7 @@ test('a simulated answer whose configurations do not run at all says so, with th
 
 test('the precision-keeping alternative is written as the flags it changes, as the pick is', () => {
   const slo = { ttft_p99_ms: 1000, itl_p99_ms: 100 };
-  const simulator = priorSimulator(null, catalog, { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, slo });
-  const a = simulatedAnswer({
-    question: { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload: chat, workloadRef: 'chat.yaml', slo, candidates: 20_000, seed: 0, keepPrecision: false },
-    space,
-    catalog,
-    simulator,
-  });
+  const a = askSimulated(slo);
   assert.ok(a.precision_keeping !== null && a.precision_keeping_command !== null);
   // `--kv-cache-dtype auto`, `--tensor-parallel-size 1` and the like are what vLLM does unasked.
   assert.doesNotMatch(a.precision_keeping_command, /--kv-cache-dtype auto|--tensor-parallel-size 1\b|--data-parallel-size 1\b|--enable-chunked-prefill\b/);
