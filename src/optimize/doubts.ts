@@ -1,5 +1,6 @@
 import type { Recommendation, RecommendedConfig, ServerConfig } from '../domain/index.js';
 import type { PriorRun, PriorSimulator, RuntimeOomRisk } from '../calibration/prior-simulator.js';
+import { configKey } from './sampler.js';
 
 /**
  * What the simulator holds against a configuration a user is told to deploy. The surrogate that picks
@@ -57,6 +58,7 @@ export function simulatorDoubts(config: ServerConfig, run: PriorRun, simulator: 
 export function withDoubts(trust: Recommendation['trust'], pick: Pick<RecommendedConfig, 'config' | 'doubts'>): Recommendation['trust'] {
   const doubts = pick.doubts ?? [];
   if (doubts.length === 0) return trust;
-  const key = JSON.stringify(pick.config);
-  return { level: 'thin', reasons: [...trust.reasons, ...doubts.map((d) => `the pick: ${d}`)], run_next: [pick.config, ...trust.run_next.filter((c) => JSON.stringify(c) !== key)] };
+  // The same server whatever order its flags were written in.
+  const key = configKey(pick.config);
+  return { level: 'thin', reasons: [...trust.reasons, ...doubts.map((d) => `the pick: ${d}`)], run_next: [pick.config, ...trust.run_next.filter((c) => configKey(c) !== key)] };
 }

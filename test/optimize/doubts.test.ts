@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { priorSimulator } from '../../src/calibration/prior-simulator.js';
 import type { Workload } from '../../src/domain/index.js';
-import { simulatorDoubts } from '../../src/optimize/doubts.js';
+import { simulatorDoubts, withDoubts } from '../../src/optimize/doubts.js';
 
 const catalog = defaultCatalog();
 
@@ -47,4 +47,11 @@ test('a steady open-loop load a short simulated run cannot decide is run longer,
   assert.equal(run.result.saturation?.undecided, undefined);
   assert.ok((run.result.saturation?.sustained_rps ?? 0) < 0.5 * (run.result.saturation?.offered_rps ?? 0));
   assert.deepEqual(simulatorDoubts(config, run, simAt(longAnswers(20))), []);
+});
+
+test('a doubted pick is measured first and once: the same server already in run_next, its flags in another order, is not listed again', () => {
+  const trust = { level: 'ok' as const, reasons: [], run_next: [{ max_num_batched_tokens: 512, max_num_seqs: 256 }, { max_num_seqs: 64 }] };
+  const t = withDoubts(trust, { config: { max_num_seqs: 256, max_num_batched_tokens: 512 }, doubts: ['undecided'] });
+  assert.equal(t.level, 'thin');
+  assert.deepEqual(t.run_next, [{ max_num_seqs: 256, max_num_batched_tokens: 512 }, { max_num_seqs: 64 }]);
 });
