@@ -2,15 +2,16 @@ import type { BenchmarkResult, Bottleneck, ClientEvidence, Diagnosis, EvidenceIt
 import { BOTTLENECK_TEXT, checkSlo, sloField } from '../domain/index.js';
 import { adviseKnobs } from './advice.js';
 import { engineHints } from './engines.js';
-import { evidenceFromServerMetrics } from './evidence.js';
+import { atLimit, evidenceFromServerMetrics, oneTokenPromptsPerStep } from './evidence.js';
 import { boundName, evidencePhrase, saturationText } from './text.js';
 
 /**
  * The bottleneck of one run, from the evidence gathered while it ran (pure). The order of the tests
  * is the order in which one limit hides another:
  *
- * 1. **client**: the load generator's event loop lagged (p99 > 50 ms) or it sent over 5% of requests
- *    more than 100 ms late; nothing the server did can be read from such a run.
+ * 1. **client**: the load generator sent over 5% of requests more than 100 ms late, or its event loop
+ *    lagged (p99 > 50 ms) enough to account for a miss (or for a saturation with none missed); nothing
+ *    the server did can be read from such a run.
  * 2. **kv_cache**: the engine preempted requests, or its KV cache was ≥ 95% full for a quarter of the
  *    run: requests are recomputed or held back for blocks, which inflates TTFT and ITL alike.
  * 3. For a missed TTFT (or E2EL whose time went to the first token) or a saturated run: vLLM's TTFT is
@@ -18,7 +19,9 @@ import { boundName, evidencePhrase, saturationText } from './text.js';
  *    (max_num_seqs × replicas, or the running peak when the limit is unknown) for at least half of the
  *    time requests waited, **admission**; when requests waited below that limit with room in the
  *    cache, the token budget (max_num_batched_tokens) is what admits them, and when prefill time
- *    dominates, prompts take long to prefill: both **prefill**.
+ *    dominates, prompts take long to prefill: both **prefill**. Requests that answer one token finish
+ *    in the step that prefills them, unseen by the running gauge: the prompts a step holds are their
+ *    batch, a cap when it is about max_num_seqs (or, unknown, when the steps are not full of tokens).
  * 4. A missed ITL or TPOT (or E2EL whose time went to decoding): **decode**.
  * 5. **none**: the SLOs held and the server kept up (no standing queue for half the run).
  *
@@ -48,8 +51,17 @@ export const THRESHOLDS = {
   cappedOfWaiting: 0.5,
   /** A client queue (open loop under a cap) longer than this also means the server did not keep up. */
   clientQueueMs: 100,
-  /** A prefill spanning this many engine steps is sliced by the token budget. */
+  /** A prefill spanning this many engine steps (timed: a step's time is a decode's) is sliced by the token budget. */
   slicedPrefillSteps: 4,
+  /**
+   * The same, counted in tokens (requests that answer one token: no decode to time a step by). A count,
+   * not a timing, so no mixed step inflates it: a prompt that needs two steps is sliced.
+   */
+  slicedPrefillStepsByTokens: 2,
+  /** A step holding this share of the token budget is full. */
+  fullStepShare: 0.8,
+  /** vLLM's smallest default max_num_batched_tokens, the budget assumed when none is known. */
+  smallestDefaultBudget: 2048,
   /**
    * Saturation seen from the client (open loop): the requests in flight grew, over the second half of
    * the sending, by at least this many and by more than this share of the arrivals in it.
@@ -61,9 +73,19 @@ export const THRESHOLDS = {
 const TTFT_SIDE = new Set(['ttft']);
 const DECODE_SIDE = new Set(['itl', 'tpot']);
 
-function clientBound(c: ClientEvidence | null): boolean {
+/**
+ * The client's own lag delays when it reads a token, so it inflates a measured latency by about that
+ * lag and no more: a miss still over its limit with the lag taken off is the server's, and a busy
+ * load machine must not hide it (and its advice) behind "client-bound". Late sends are the client's
+ * whatever was missed.
+ */
+function clientBound(c: ClientEvidence | null, checks: ReturnType<typeof checkSlo>): boolean {
   if (c === null) return false;
-  return (c.loop_lag_p99_ms ?? 0) > THRESHOLDS.clientLagP99Ms || (c.late_send_share ?? 0) > THRESHOLDS.clientLateShare;
+  if ((c.late_send_share ?? 0) > THRESHOLDS.clientLateShare) return true;
+  const lagMs = c.loop_lag_p99_ms ?? 0;
+  if (lagMs <= THRESHOLDS.clientLagP99Ms) return false;
+  const misses = checks.filter((ch) => !ch.ok);
+  return misses.length === 0 || misses.some((ch) => ch.valueMs - lagMs <= ch.limitMs);
 }
 
 function kvBound(s: ServerEvidence | null): boolean {
@@ -88,12 +110,33 @@ export function prefillSteps(s: ServerEvidence | null, result: BenchmarkResult):
  * when it slices long prompts (a few requests prefill at a time, the rest wait): a plateau whose
  * prefills span several steps is the budget's, not max_num_seqs's.
  */
-function capped(s: ServerEvidence | null, result: BenchmarkResult): boolean {
+function capped(s: ServerEvidence | null, result: BenchmarkResult, known: ServerConfig): boolean {
   if (s === null || s.waiting_share === null || s.waiting_share < THRESHOLDS.queueShare) return false;
+  const perStep = oneTokenPromptsPerStep(s, result);
+  if (perStep !== null) return oneTokenCapped(s, perStep, known);
   if ((s.capped_share ?? 0) < THRESHOLDS.cappedOfWaiting * s.waiting_share) return false;
   if (s.running_limit_known) return true;
   const steps = prefillSteps(s, result);
   return steps === null || steps < THRESHOLDS.slicedPrefillSteps;
+}
+
+/**
+ * The same for requests that answer one token. Each finishes in the step that prefills it, so the
+ * running gauge (read between steps) misses it and cannot show a plateau; a step's prompts are the
+ * batch. A known max_num_seqs caps when the steps hold about that many; an unknown one when the steps
+ * hold whole prompts but are not full of tokens (a sliced prompt, or a full step, is the budget's).
+ */
+function oneTokenCapped(s: ServerEvidence, perStep: number, known: ServerConfig): boolean {
+  if (s.running_limit_known && s.running_limit !== null) return perStep >= atLimit(s.running_limit);
+  if (perStep < 1 / THRESHOLDS.slicedPrefillStepsByTokens) return false;
+  const budget = known.max_num_batched_tokens ?? THRESHOLDS.smallestDefaultBudget;
+  return (s.step_tokens_mean ?? 0) < THRESHOLDS.fullStepShare * budget;
+}
+
+/** Steps a one-token request's prompt spans (at least one), or null for longer answers. */
+function oneTokenSteps(s: ServerEvidence | null, result: BenchmarkResult): number | null {
+  const perStep = s === null ? null : oneTokenPromptsPerStep(s, result);
+  return perStep === null ? null : Math.max(1, 1 / perStep);
 }
 
 const queued = (s: ServerEvidence | null): boolean => s !== null && (s.waiting_share ?? 0) >= THRESHOLDS.queueShare;
@@ -136,7 +179,7 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
 
   let bottleneck: Bottleneck;
   let also: Bottleneck | null = null;
-  if (clientBound(client)) bottleneck = 'client';
+  if (clientBound(client, checks)) bottleneck = 'client';
   else if (missed.length === 0 && !saturated) bottleneck = 'none';
   else if (kvBound(server)) bottleneck = 'kv_cache';
   else {
@@ -145,7 +188,7 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
       const q = server?.queue_ms_mean ?? null;
       const p = server?.prefill_ms_mean ?? null;
       const queueDominates = q !== null && p !== null ? q > p : queued(server);
-      if (queueDominates && capped(server, result)) return 'admission';
+      if (queueDominates && capped(server, result, known)) return 'admission';
       return 'prefill';
     };
     if (ttftOver > 0 && ttftOver >= decodeOver) {
@@ -154,10 +197,10 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
     } else if (decodeOver > 0) {
       bottleneck = 'decode';
       if (ttftOver > 0) also = ttftSide();
-      else if (saturated && capped(server, result)) also = 'admission';
+      else if (saturated && capped(server, result, known)) also = 'admission';
     } else {
       // Saturated within the SLOs: what stops it taking more.
-      bottleneck = capped(server, result) ? 'admission' : queued(server) ? 'prefill' : 'decode';
+      bottleneck = capped(server, result, known) ? 'admission' : queued(server) ? 'prefill' : 'decode';
     }
   }
   if (also === bottleneck) also = null;
@@ -171,8 +214,12 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   const knobs = vllmLike ? adviseKnobs(bottleneck, { result, server, known }) : [];
   const hints = engine !== null && engine !== 'vllm' ? engineHints(engine, bottleneck) : [];
   const failures = failureFinding(result);
-  // Every request failed: there is no answered request to judge an SLO on, and no "met".
-  const noneAnswered = failures !== null && result.completed === 0;
+  // Every request failed (or none was sent): there is no answered request to judge an SLO on, and no "met".
+  const noneAnswered = result.completed === 0;
+  // A run given no SLO met none and missed none: its text must not say that SLOs held.
+  const judged = checks.length > 0;
+  // Per-request thresholds alone (vLLM's --goodput) set goodput, not a percentile this judges.
+  const unjudged = slo !== null && Object.values(slo.request ?? {}).some((v) => v !== undefined) ? 'no percentile SLO to judge' : 'no SLO given';
   // A queue that grows without bound meets no SLO, whatever its percentiles say: say so before them.
   const missedText = noneAnswered
     ? 'no request completed, so no SLO could be judged'
@@ -180,19 +227,34 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
       ? `${missed.length === 0 ? '' : `missed ${missed.join(', ')}; `}${unbounded}`
       : missed.length === 0
         ? saturated
-          ? 'saturated within its SLOs'
-          : 'met its SLOs'
+          ? judged
+            ? 'saturated within its SLOs'
+            : `saturated; ${unjudged}`
+          : judged
+            ? 'met its SLOs'
+            : unjudged
         : `missed ${missed.join(', ')}`;
   const numbers = evidence.slice(0, 3).map(evidencePhrase).join(', ');
   const failedText = failures === null ? '' : `${failures.count} of ${failures.of} requests failed (${failures.first_errors[0] ?? 'no message'}); `;
-  const head = noneAnswered ? 'the server answered no request' : bottleneck === 'none' && failures !== null ? `the server failed requests; of those it answered, ${missed.length === 0 ? 'none missed an SLO' : `missed ${missed.join(', ')}`}` : BOTTLENECK_TEXT[bottleneck];
+  const head = noneAnswered
+    ? 'the server answered no request'
+    : bottleneck === 'none' && failures !== null
+      ? judged
+        ? `the server failed requests; of those it answered, ${missed.length === 0 ? 'none missed an SLO' : `missed ${missed.join(', ')}`}`
+        : 'the server failed requests'
+      : bottleneck === 'none' && !judged
+        ? 'no bottleneck: the server kept up'
+        : BOTTLENECK_TEXT[bottleneck];
   const blind =
     server !== null || bottleneck === 'client' || bottleneck === 'none'
       ? ''
       : metrics === 'unrecognised'
         ? '; the server’s /metrics has none of the series lm-bench reads (vLLM, SGLang, llama.cpp, TGI): inferred from the client’s timings'
         : '; no server metrics: inferred from the client’s timings';
-  const summary = `${failedText}${head} (${missedText}${numbers === '' ? '' : `; ${numbers}`})${also === null ? '' : `; also ${boundName(also)}`}${blind}`;
+  // A lag too small to account for the miss still shades every latency by that much: say so.
+  const lagMs = client?.loop_lag_p99_ms ?? 0;
+  const lagged = bottleneck !== 'client' && lagMs > THRESHOLDS.clientLagP99Ms ? `; the client lagged too (loop lag p99 ${Math.round(lagMs)} ms), too little to account for the miss` : '';
+  const summary = `${failedText}${head} (${missedText}${numbers === '' ? '' : `; ${numbers}`})${also === null ? '' : `; also ${boundName(also)}`}${blind}${lagged}`;
   return { bottleneck, also, source: input.source, missed, saturated, summary, evidence, knobs, hints, failures };
 }
 
@@ -240,16 +302,20 @@ function evidenceItems(b: Bottleneck, ctx: ItemContext): EvidenceItem[] {
       add('time with requests waiting', s?.waiting_share, 'share');
       add('gpu_memory_utilization', known.gpu_memory_utilization, 'fraction');
       break;
-    case 'admission':
-      add(s?.running_limit_known === true ? 'running (max_num_seqs × replicas)' : 'running (plateau)', s?.running_limit, 'count');
-      add('time at the limit with requests waiting', s?.capped_share, 'share');
+    case 'admission': {
+      // One-token answers never show on the running gauge (no plateau, no time at it): the prompts a step held are the batch.
+      const perStep = s === null ? null : oneTokenPromptsPerStep(s, result);
+      if (s?.running_limit_known === true || perStep === null) add(s?.running_limit_known === true ? 'running (max_num_seqs × replicas)' : 'running (plateau)', s?.running_limit, 'count');
+      if (perStep !== null) add('prompts per engine step', perStep, 'count');
+      else add('time at the limit with requests waiting', s?.capped_share, 'share');
       add('waiting (mean)', s?.waiting_mean, 'count');
       add('queue time (mean)', s?.queue_ms_mean, 'ms');
       add('KV cache (mean)', s?.kv_usage_mean, 'share');
       break;
+    }
     case 'prefill':
       add('prefill time (mean)', s?.prefill_ms_mean, 'ms');
-      add('engine steps per prefill', prefillSteps(s, result), 'steps');
+      add('engine steps per prefill', prefillSteps(s, result) ?? oneTokenSteps(s, result), 'steps');
       add('queue time (mean)', s?.queue_ms_mean, 'ms');
       add('prompt tokens (mean)', meanPrompt, 'tokens');
       add('max_num_batched_tokens', known.max_num_batched_tokens, 'tokens');

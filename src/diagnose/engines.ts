@@ -95,7 +95,9 @@ const HINTS: Record<Exclude<ServerEngine, 'vllm'>, Partial<Record<Bottleneck, re
     decode: ['lower --max-running-requests, or raise --tp'],
   },
   tgi: {
-    admission: ['raise --max-concurrent-requests and --max-batch-size'],
+    // --max-concurrent-requests refuses the excess (HTTP 429) rather than queueing it: the queue waits on
+    // the batch, which --max-batch-size (when set) or the token budget bounds.
+    admission: ['raise --max-batch-size if it is set, else --max-batch-total-tokens (the batch’s token budget, which TGI sizes to the free GPU memory: past that, more GPUs with --num-shard or another replica)'],
     kv_cache: ['raise --max-batch-total-tokens'],
     prefill: ['raise --max-batch-prefill-tokens'],
     decode: ['lower --max-batch-size, or raise --num-shard'],

@@ -1,4 +1,4 @@
-import type { ClientEvidence, RequestRecord, ServerConfig, ServerEngine, ServerEvidence, ServerMetrics } from '../domain/index.js';
+import type { BenchmarkResult, ClientEvidence, RequestRecord, ServerConfig, ServerEngine, ServerEvidence, ServerMetrics } from '../domain/index.js';
 import { ENGINE_METRICS, detectEngine } from './engines.js';
 
 /**
@@ -153,6 +153,20 @@ export function evidenceFromServerMetrics(sm: ServerMetrics | null, known: Serve
     decode_ms_mean: null,
     step_tokens_mean: null,
   };
+}
+
+/**
+ * Prompts one engine step holds, for a run whose requests answer one token (null otherwise, or when
+ * the scrapes lack tokens per step): such a request is prefilled and finished in one step, so the
+ * step's tokens over a prompt's uncached tokens (the prefix cache's hits take no step) count the
+ * batch the running gauge, read between steps, never sees.
+ */
+export function oneTokenPromptsPerStep(s: ServerEvidence, result: BenchmarkResult): number | null {
+  if (s.step_tokens_mean === null || s.step_tokens_mean <= 0 || result.completed === 0) return null;
+  if (result.total_output_tokens / result.completed > 1) return null;
+  const uncached = 1 - Math.min(1, Math.max(0, result.server_metrics?.prefix_cache_hit_rate ?? 0));
+  const prompt = (result.total_input_tokens / result.completed) * uncached;
+  return prompt <= 0 ? null : s.step_tokens_mean / prompt;
 }
 
 /** A request sent this much after its intended time shows a client behind its schedule. */

@@ -1,27 +1,12 @@
 import assert from 'node:assert/strict';
-import { before, test } from 'node:test';
+import { test } from 'node:test';
 import { Diagnosis, type BenchmarkResult, type ClientEvidence, type RunEvidence, type ServerEvidence } from '../../src/domain/index.js';
 import { diagnose, prefillSteps, withDiagnosis, type DiagnoseInput } from '../../src/diagnose/classify.js';
 import { diagnosisLines, knobText } from '../../src/diagnose/text.js';
-import { simulate } from '../../src/sim/index.js';
+import { base, server } from './evidence-fixture.js';
 
 // The decision rules on evidence built by hand, one rule at a time, on a real (simulated) result
 // whose latency fields are then set to what each case needs.
-let base: BenchmarkResult;
-before(() => {
-  const out = simulate({
-    config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', seed: 1,
-    workload: { name: 'base', api: 'completions', input_len: { dist: 'fixed', value: 512 }, output_len: { dist: 'fixed', value: 65 }, arrival: { kind: 'closed', concurrency: 4 }, num_prompts: 20, ignore_eos: true },
-  });
-  assert.ok(out.ok);
-  base = { ...out.result, mean_ttft_ms: 100, p99_ttft_ms: 150, mean_e2el_ms: 1000, p99_e2el_ms: 1200, mean_itl_ms: 10, median_itl_ms: 10, p99_itl_ms: 20, lmb: { ...out.result.lmb, mean_client_queue_ms: 0 } };
-});
-
-const server = (over: Partial<ServerEvidence> = {}): ServerEvidence => ({
-  source: 'metrics', engine: 'vllm', samples: 20, running_mean: 10, running_peak: 16, waiting_mean: 0, waiting_peak: 0, waiting_share: 0, capped_share: 0,
-  running_limit: 16, running_limit_known: true, kv_usage_mean: 0.2, kv_usage_peak: 0.3, kv_full_share: 0, preemptions: 0,
-  queue_ms_mean: 5, prefill_ms_mean: 40, decode_ms_mean: 640, step_tokens_mean: 100, ...over,
-});
 const client = (over: Partial<ClientEvidence> = {}): ClientEvidence => ({ loop_lag_p99_ms: 2, loop_lag_max_ms: 5, late_send_share: 0, cpu_share: 0.3, threads: 1, backlog_growth: null, backlog_arrivals: null, ...over });
 
 function run(over: { result?: Partial<BenchmarkResult>; server?: Partial<ServerEvidence> | null; client?: Partial<ClientEvidence>; slo?: DiagnoseInput['slo']; known?: DiagnoseInput['known']; metrics?: RunEvidence['metrics'] } = {}): Diagnosis {
