@@ -43,15 +43,19 @@ export function scrapesEngine(scrapes: readonly Scrape[]): ServerEngine | null {
  * from the first and last; in the names of the engine the scrapes came from. Null when they hold no
  * series the evidence reads: an unknown server's /metrics is no evidence of an idle one.
  */
-export function serverEvidenceFromScrapes(scrapes: readonly Scrape[], known: ServerConfig): ServerEvidence | null {
+export function serverEvidenceFromScrapes(scrapes: readonly Scrape[], known: ServerConfig, opts: { readonly idleEnds?: boolean } = {}): ServerEvidence | null {
   const first = scrapes[0];
   const last = scrapes[scrapes.length - 1];
   const engine = scrapesEngine(scrapes);
   if (first === undefined || last === undefined || engine === null) return null;
   const METRIC = ENGINE_METRICS[engine];
-  const running = scrapes.map((s) => total(pickMetric(s, METRIC.running)));
-  const waiting = scrapes.map((s) => total(pickMetric(s, METRIC.waiting)));
-  const kv = scrapes.map((s) => {
+  // A fixed run's first scrape is taken before its load and its last after it (`idleEnds`): they bound
+  // the counters' deltas, but counted among the gauges they dilute every share (a short run's KV-full
+  // share read 0.227 for 0.25 with them).
+  const gauged = opts.idleEnds === true && scrapes.length >= 3 ? scrapes.slice(1, -1) : scrapes;
+  const running = gauged.map((s) => total(pickMetric(s, METRIC.running)));
+  const waiting = gauged.map((s) => total(pickMetric(s, METRIC.waiting)));
+  const kv = gauged.map((s) => {
     const v = peakOf(pickMetric(s, METRIC.kvUsage));
     return v === null ? null : Math.min(1, Math.max(0, v));
   });
@@ -63,7 +67,7 @@ export function serverEvidenceFromScrapes(scrapes: readonly Scrape[], known: Ser
   let waitingN = 0;
   let cappedN = 0;
   let kvFullN = 0;
-  for (let i = 0; i < scrapes.length; i++) {
+  for (let i = 0; i < gauged.length; i++) {
     const w = waiting[i] ?? null;
     const r = running[i] ?? null;
     if (w !== null && w > 0) {
@@ -72,7 +76,7 @@ export function serverEvidenceFromScrapes(scrapes: readonly Scrape[], known: Ser
     }
     if ((kv[i] ?? 0) >= KV_FULL) kvFullN++;
   }
-  const n = scrapes.length;
+  const n = gauged.length;
   const delta = (names: readonly string[]): number | null => {
     const a = total(pickMetric(first, names));
     const b = total(pickMetric(last, names));

@@ -200,7 +200,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       const maxLoopLagMs = Math.max(...outs.map((o) => o.maxLoopLagMs));
       const known = opts.knownConfig ?? {};
       const evidence = {
-        server: scraped === null ? null : serverEvidenceFromScrapes(scraped.scrapes, known),
+        server: scraped === null ? null : serverEvidenceFromScrapes(scraped.scrapes, known, { idleEnds: true }),
         client: clientEvidence(records, { loopLagP99Ms: Math.max(...outs.map((o) => o.p99LoopLagMs)), loopLagMaxMs: maxLoopLagMs, cpuMs: (cpu.user + cpu.system) / 1000, wallMs, threads: workers }, arrivals !== null),
         metrics: scraped?.metrics ?? 'absent',
       };

@@ -62,6 +62,19 @@ test('gauges become shares and means over the scrapes; histograms and counters b
   assert.equal(e.step_tokens_mean, 100);
 });
 
+test("a fixed run's idle scrapes before and after its load bound the counters but are no gauge samples", () => {
+  const idle: Point = { running: [0, 0], waiting: [0, 0], kv: [0, 0], preempt: 9, queue: [14, 120], prefill: [6, 120], steps: [5000, 50] };
+  const e = ServerEvidence.parse(serverEvidenceFromScrapes([...points, idle].map((p) => scrape(p)), { max_num_seqs: 8, data_parallel_size: 2 }, { idleEnds: true }));
+  // The gauges of the three scrapes taken under load: two of three waited, one of three had an engine's KV ≥ 95%.
+  assert.equal(e.samples, 3);
+  assert.equal(e.running_mean, (16 + 15 + 7) / 3);
+  assert.equal(e.waiting_share, 2 / 3);
+  assert.equal(e.kv_full_share, 1 / 3);
+  // The counters still from the first scrape to the last.
+  assert.equal(e.preemptions, 2);
+  assert.ok(Math.abs((e.queue_ms_mean ?? 0) - (4 / 20) * 1000) < 1e-9);
+});
+
 test('with max_num_seqs unknown the limit is the running plateau; old KV names read the same', () => {
   const e = serverEvidenceFromScrapes(points.map((p) => scrape(p, 'vllm:gpu_cache_usage_perc')), {});
   assert.equal(e?.running_limit, 16);
