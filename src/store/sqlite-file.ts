@@ -31,15 +31,14 @@ export function openDb(path: string, readonly: boolean): Db {
 }
 
 /**
- * A history file this user may read but not write, with no writer at work on it (no `-wal`). Opened,
+ * A history file this user may read but not write. Opened with no writer at work on it (no `-wal`),
  * SQLite would create `-wal` and `-shm` beside it owned by this user and leave them at close (a
  * read-only connection never removes them); the owner's next write then finds an index it cannot
  * write and fails, "attempt to write a readonly database", until someone deletes them. Such a file is
  * read from a copy in memory instead, which creates nothing.
  */
-export function othersHistory(path: string, options: { evenWithWal?: boolean } = {}): boolean {
+export function othersHistory(path: string): boolean {
   if (path === ':memory:' || statSync(path, { throwIfNoEntry: false })?.isFile() !== true) return false;
-  if (options.evenWithWal !== true && existsSync(`${path}-wal`)) return false;
   try {
     accessSync(path, constants.W_OK);
     return false;

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type Database from 'better-sqlite3';
 import { registerModel } from '../catalog/index.js';
@@ -530,10 +531,12 @@ export interface OpenStoreOptions {
 export function openStore(path: string, options: OpenStoreOptions = {}): SqliteStore {
   // A file this user may not write is opened read-only, as SQLite itself would (its first write then
   // fails), but through lm-bench's read-only path, which leaves no -wal or -shm behind (othersHistory).
-  const readonly = options.readonly === true || othersHistory(path, { evenWithWal: true });
+  const others = othersHistory(path);
+  const readonly = options.readonly === true || others;
   const storeOptions = { now: options.now ?? Date.now };
   let store: SqliteStore;
-  if (readonly && othersHistory(path)) {
+  // With a writer at work (a -wal beside it) the file is not the whole history: SQLite reads it.
+  if (others && !existsSync(`${path}-wal`)) {
     store = new SqliteStore(readonlyCopy(path), storeOptions, path);
   } else {
     try {
