@@ -36,6 +36,17 @@ export interface Connected {
   readonly api: 'completions' | 'chat';
 }
 
+/**
+ * The route the load goes to and its API: a chat path is chat whatever the workload says, and
+ * `--api chat` against …/v1/completions means the chat endpoint beside it. A dry run prints this
+ * route, so what it says is where the run would send.
+ */
+export function routeFor(ep: Endpoint, workloadApi: 'completions' | 'chat'): { readonly api: 'completions' | 'chat'; readonly route: Endpoint } {
+  const api = workloadApi === 'chat' || apiOfPath(ep.path) === 'chat' ? 'chat' : 'completions';
+  const path = api === 'chat' && apiOfPath(ep.path) !== 'chat' ? ep.path.replace(/\/completions(\?|$)/, '/chat/completions$1') : ep.path;
+  return { api, route: { ...ep, path, url: `${ep.origin}${path}` } };
+}
+
 export async function connectTarget(opts: ConnectOptions): Promise<Connected> {
   const ep = parseEndpoint(opts.endpoint);
   assertAllowedTarget(ep, opts.env ?? process.env);
@@ -43,16 +54,15 @@ export async function connectTarget(opts: ConnectOptions): Promise<Connected> {
   // The probes wait no longer than a request may, and never more than 10 s: a dead host fails fast.
   const probeMs = Math.min(opts.timeoutMs, 10_000);
   const w = opts.workload;
-  const api = w.api === 'chat' || apiOfPath(ep.path) === 'chat' ? 'chat' : 'completions';
-  // `--api chat` against …/v1/completions means the chat endpoint beside it.
-  const path = api === 'chat' && apiOfPath(ep.path) !== 'chat' ? ep.path.replace(/\/completions(\?|$)/, '/chat/completions$1') : ep.path;
+  const { api, route } = routeFor(ep, w.api);
+  const path = route.path;
   if (opts.bounds.prompts === 0) throw new LmBenchError('LMB_ERR_WORKLOAD_INVALID', 'the workload has no requests');
-  opts.onTarget?.(describeTarget({ ...ep, path, url: `${ep.origin}${path}` }, transport, { prompts: opts.bounds.prompts, durationS: opts.bounds.durationS, timeoutS: opts.timeoutMs / 1000 }));
+  opts.onTarget?.(describeTarget(route, transport, { prompts: opts.bounds.prompts, durationS: opts.bounds.durationS, timeoutS: opts.timeoutMs / 1000 }));
   const model = opts.model ?? (await discoverModel(ep, transport, probeMs));
   const target: RequestTemplate = {
     path, api, model, ignoreEos: w.ignore_eos, temperature: opts.temperature, timeoutMs: opts.timeoutMs, headers: authHeaders(transport),
     requestIdPrefix: `lmb-${randomBytes(4).toString('hex')}-`,
   };
-  await probeEndpoint({ ...ep, path }, requestBody(target, { index: -1, prompt: PROBE_PROMPT, clientTokens: 10, maxTokens: 1 }), transport, probeMs);
+  await probeEndpoint(route, requestBody(target, { index: -1, prompt: PROBE_PROMPT, clientTokens: 10, maxTokens: 1 }), transport, probeMs);
   return { ep, transport, target, model, api };
 }

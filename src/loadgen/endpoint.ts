@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { LmBenchError } from '../errors.js';
 import { classifyError } from './client.js';
 import { authHeaders, openPool, redactKey, type Transport } from './transport.js';
@@ -31,6 +32,86 @@ export function parseEndpoint(raw: string): Endpoint {
   const path = u.pathname === '/' ? '/v1/completions' : `${u.pathname}${u.search}`;
   const host = u.hostname.replace(/^\[|\]$/g, '');
   return { url: `${u.origin}${path}`, origin: u.origin, host, path, loopback: isLoopbackHost(host), tls: u.protocol === 'https:' };
+}
+
+/**
+ * `vllm bench serve`'s defaults for the parts of the target its flags leave out: `--host` (127.0.0.1,
+ * IPv4 on purpose, as vLLM says), `--port` and `--endpoint` (a path there, appended to the server).
+ */
+export const VLLM_BENCH_TARGET = { host: '127.0.0.1', port: 8000, path: '/v1/completions' } as const;
+
+/** How a command line names the server: lm-bench's `--endpoint URL`, or vllm bench serve's flags. */
+export interface TargetFlags {
+  /** A whole URL (lm-bench), or a path starting with `/` (vllm bench serve's `--endpoint`). */
+  readonly endpoint?: string | undefined;
+  readonly baseUrl?: string | undefined;
+  readonly host?: string | undefined;
+  readonly port?: number | undefined;
+}
+
+const invalid = (field: string, message: string, value?: string): LmBenchError =>
+  new LmBenchError('LMB_ERR_INVALID_ARGUMENT', message, { details: { field, ...(value === undefined ? {} : { value }) } });
+
+/** A scheme before `//`: the value is a whole URL, not vllm bench serve's path. */
+const HAS_SCHEME = /^[a-z][a-z0-9+.-]*:\/\//i;
+
+/**
+ * The endpoint URL the flags name, as `vllm bench serve` builds it: `--base-url` + `--endpoint`, else
+ * `http://--host:--port` + `--endpoint`, each part left out taking vLLM's default; undefined when no
+ * flag names the server (a config file's `endpoint` may). Where vLLM quietly lets `--base-url` win
+ * over `--host`/`--port`, or would glue a second URL onto the first, this refuses: the user meant one
+ * of them and the load must not go to the other.
+ */
+export function endpointOfFlags(f: TargetFlags): string | undefined {
+  const serverFlag = f.baseUrl !== undefined ? '--base-url' : f.host !== undefined ? '--host' : f.port !== undefined ? '--port' : undefined;
+  if (f.baseUrl !== undefined && (f.host !== undefined || f.port !== undefined)) {
+    throw invalid('base-url', `--base-url names the server; --${f.host !== undefined ? 'host' : 'port'} cannot go with it (give --base-url http://host:port, or --host and --port)`);
+  }
+  const ep = f.endpoint;
+  if (ep !== undefined && HAS_SCHEME.test(ep)) {
+    if (serverFlag !== undefined) throw invalid('endpoint', `--endpoint ${ep} is a whole URL and ${serverFlag} names the server too; give one (with ${serverFlag}, --endpoint is the path: --endpoint /v1/chat/completions)`, ep);
+    return ep;
+  }
+  if (ep !== undefined && !ep.startsWith('/')) {
+    throw invalid('endpoint', `--endpoint "${ep}" is neither a URL (http://gpu-box:8000/v1/completions) nor a path starting with / (vllm bench serve's --endpoint /v1/completions)`, ep);
+  }
+  const path = ep ?? VLLM_BENCH_TARGET.path;
+  if (f.baseUrl !== undefined) {
+    const base = baseUrlOf(f.baseUrl);
+    // The OpenAI SDK's base_url ends in /v1; vLLM's --base-url is the server's root, the path brings /v1.
+    if (/\/v1$/.test(base) && path.startsWith('/v1/')) {
+      throw invalid('base-url', `--base-url ${f.baseUrl} ends in /v1 and the endpoint path ${path} starts with it, which makes …/v1/v1/…: give the server's root, --base-url ${base.slice(0, -3)} (as vllm bench serve)`, f.baseUrl);
+    }
+    return `${base}${path}`;
+  }
+  if (serverFlag === undefined && ep === undefined) return undefined;
+  return `http://${hostPart(f.host ?? VLLM_BENCH_TARGET.host)}:${f.port ?? VLLM_BENCH_TARGET.port}${path}`;
+}
+
+/** `--base-url` checked as a server's root (a gateway's prefix allowed) and without a trailing `/`. */
+function baseUrlOf(raw: string): string {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw invalid('base-url', `--base-url "${raw}" is not a URL (http://gpu-box:8000)`, raw);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') throw invalid('base-url', `--base-url must be http(s), got ${u.protocol}`, raw);
+  if (u.username !== '' || u.password !== '') throw invalid('base-url', '--base-url must not carry credentials; pass the key with --api-key or OPENAI_API_KEY');
+  // The endpoint's path is appended: a query or fragment here would end up before it.
+  if (u.search !== '' || u.hash !== '') throw invalid('base-url', `--base-url ${raw}: the server's root, without ?query or #fragment (the --endpoint path is appended to it)`, raw);
+  return `${u.origin}${u.pathname.replace(/\/+$/, '')}`;
+}
+
+/** `--host` as it goes into a URL: a name or an address, IPv6 in brackets (vLLM's join_host_port). */
+function hostPart(raw: string): string {
+  const bare = raw.replace(/^\[(.*)\]$/, '$1');
+  const v6 = isIP(bare) === 6;
+  const part = v6 ? `[${bare}]` : bare;
+  // Anything a URL would read as more than a host (a port, a path, credentials) is not a host.
+  const bad = bare === '' || (!v6 && /[:/@?#[\]\s]/.test(bare)) || !URL.canParse(`http://${part}/`);
+  if (bad) throw invalid('host', `--host "${raw}" is not a host name or address (the port goes in --port)`, raw);
+  return part;
 }
 
 /**
@@ -93,12 +174,33 @@ export async function discoverModel(ep: Endpoint, t: Transport, timeoutMs: numbe
     }
     if (res.statusCode === 401 || res.statusCode === 403) throw unauthorized(ep, res.statusCode, t);
     if (res.statusCode !== 200 || typeof id !== 'string') {
-      throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', `${ep.origin}${path} answered HTTP ${res.statusCode} without a model list; pass --model`, {
+      const url = `${ep.origin}${path}`;
+      throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', `${url} answered HTTP ${res.statusCode}${noModelListWhy(url, res.statusCode, res.headers, t)}`, {
         details: { endpoint: ep.url, status: res.statusCode, body: redactKey(text.slice(0, 200), t) },
       });
     }
     return id;
   });
+}
+
+/**
+ * Why the model list did not come, after its status: a redirect (the load's client follows none, so
+ * `--model` alone would only move the failure to the first request), a server shedding load or not
+ * ready (429, 503: nothing is sent; its Retry-After told), or no list at all (pass --model).
+ */
+function noModelListWhy(url: string, status: number, headers: Record<string, string | string[] | undefined>, t: Transport): string {
+  const one = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v);
+  if (status >= 300 && status < 400) {
+    const to = one(headers['location']);
+    const where = to === undefined || !URL.canParse(to, url) ? '' : ` to ${redactKey(new URL(to, url).href, t)}`;
+    return `, a redirect${where}: the load follows no redirect; name the server where it points (--endpoint, --base-url)`;
+  }
+  if (status === 429 || status === 503) {
+    const after = one(headers['retry-after']);
+    const wait = after === undefined ? '' : ` (Retry-After: ${JSON.stringify(after.slice(0, 40))})`;
+    return `${wait}: the server is shedding load or not ready yet; nothing was sent, try again when it answers`;
+  }
+  return ' without a model list; pass --model';
 }
 
 function unauthorized(ep: Endpoint, status: number, t: Transport): LmBenchError {

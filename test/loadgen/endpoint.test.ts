@@ -98,3 +98,34 @@ test('the model is read from /v1/models when not given', async () => {
     await stub.close();
   }
 });
+
+test('a model list that redirects, or a server shedding load, is told as such before any load', { timeout: 30_000 }, async () => {
+  let posts = 0;
+  let answer: { status: number; headers: Record<string, string>; body: string } = { status: 301, headers: { location: '/api/v1/models' }, body: '' };
+  const s = await listen((req, res) => {
+    if (req.method === 'POST') posts++;
+    res.writeHead(answer.status, answer.headers).end(answer.body);
+  });
+  try {
+    // "pass --model" would only move the failure: the load follows no redirect either.
+    await assert.rejects(runBenchmark({ endpoint: `${s.origin}/v1/completions`, seed: 1, workload }), (e) => {
+      assert.ok(isLmBenchError(e, 'LMB_ERR_ENDPOINT_BAD_RESPONSE'));
+      assert.match((e as Error).message, /\/v1\/models answered HTTP 301, a redirect to http:\/\/127\.0\.0\.1:\d+\/api\/v1\/models: the load follows no redirect/);
+      return true;
+    });
+    answer = { status: 503, headers: { 'retry-after': '30', 'content-type': 'application/json' }, body: '{"error":{"message":"loading"}}' };
+    await assert.rejects(runBenchmark({ endpoint: `${s.origin}/v1/completions`, seed: 1, workload }), (e) => {
+      assert.ok(isLmBenchError(e, 'LMB_ERR_ENDPOINT_BAD_RESPONSE'));
+      assert.match((e as Error).message, /answered HTTP 503 \(Retry-After: "30"\): the server is shedding load or not ready yet; nothing was sent/);
+      return true;
+    });
+    answer = { status: 429, headers: {}, body: '' };
+    await assert.rejects(runBenchmark({ endpoint: `${s.origin}/v1/completions`, seed: 1, workload }), (e) => isLmBenchError(e, 'LMB_ERR_ENDPOINT_BAD_RESPONSE') && /answered HTTP 429: the server is shedding load/.test((e as Error).message));
+    // Any other answer without a list still asks for --model.
+    answer = { status: 200, headers: { 'content-type': 'application/json' }, body: '{"data":[]}' };
+    await assert.rejects(runBenchmark({ endpoint: `${s.origin}/v1/completions`, seed: 1, workload }), (e) => /answered HTTP 200 without a model list; pass --model/.test((e as Error).message));
+    assert.equal(posts, 0);
+  } finally {
+    s.server.close();
+  }
+});

@@ -1,4 +1,3 @@
-import { resolve } from 'node:path';
 import type { BenchmarkResult, RequestRecord, ServerConfig } from '../../domain/index.js';
 import { SLO_KEYS, SLO_METRICS, SLO_STATS, type SloKey } from '../../domain/index.js';
 import { bottleneckLabel, hasBottleneck } from '../../diagnose/text.js';
@@ -9,12 +8,16 @@ import type { PowerSpec } from '../../loadgen/power/index.js';
 import { DEFAULT_TRANSPORT, apiKeyFrom, outputLengthsWarning, parseEndpoint, runBenchmark, type OutputLengths } from '../../loadgen/index.js';
 import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
+import { routeFor } from '../../loadgen/connect.js';
 import { runSloHold, type RatePoint } from '../../loadgen/slo-hold.js';
 import { sweepReportHtml } from '../../report/sweep.js';
 import { meetsSlo, searchMaxRate } from '../../tune/max-rate.js';
 import { numberFlag, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo } from '../io.js';
-import { summaryText, writeOutput } from './run-output.js';
+import { summaryText, writeOutput, type RunOutputPaths } from './run-output.js';
+
+/** What `requireFlag` names when nothing names the server (`run` in every mode). */
+export const ENDPOINT_FLAG = 'endpoint URL (or --base-url URL, --host H --port P, or `endpoint:` in the config file)';
 
 /**
  * `lm-bench run --mode slo-hold` and `--mode max-rate` (docs/load-modes.md): one load point, searched
@@ -30,6 +33,8 @@ export interface AdaptiveInput {
   readonly power?: PowerSpec | undefined;
   /** The run's prompt salt (`--prompt-salt`, else fresh): every load run of the search sends its words. */
   readonly promptSalt: string;
+  /** The output files, checked before the load: written to these paths. */
+  readonly paths: RunOutputPaths;
 }
 
 /** The flags of `run` these modes read. */
@@ -42,10 +47,6 @@ export interface AdaptiveFlags {
   readonly 'window-s'?: string | undefined;
   readonly 'start-rps'?: string | undefined;
   readonly json?: boolean | undefined;
-  readonly output?: string | undefined;
-  readonly records?: string | undefined;
-  readonly 'requests-out'?: string | undefined;
-  readonly html?: string | undefined;
 }
 
 export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveInput, values: AdaptiveFlags, io: CliIo): Promise<number> {
@@ -56,7 +57,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
   const slo = plan.slo;
   const keys = slo === undefined ? [] : SLO_KEYS.filter((k) => slo[k] !== undefined);
   if (slo === undefined || keys.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} needs a latency target: --slo ttft_p95_ms=400 (any of ${SLO_METRICS.join(', ')} at ${SLO_STATS.join(', ')})`, { details: { field: 'slo' } });
-  const endpoint = requireFlag(plan.endpoint, 'endpoint (or `endpoint:` in the config file)');
+  const endpoint = requireFlag(plan.endpoint, ENDPOINT_FLAG);
   const apiKey = apiKeyFrom(values['api-key'], io.env['OPENAI_API_KEY']);
   const transport = { ...plan.transport, apiKey };
   const controlled = mode === 'slo-hold' ? (values.control ?? (keys.length === 1 ? keys[0] : undefined)) : undefined;
@@ -65,7 +66,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
   }
   if (values['dry-run'] === true) {
     const bound = mode === 'slo-hold' ? { prompts: 200_000, durationS: numberFlag(values['duration-s'], 'duration-s', { min: 1 }) ?? 120 } : { prompts: plan.workload.num_prompts * 5, durationS: plan.durationS };
-    const line = describeTarget(parseEndpoint(endpoint), { ...DEFAULT_TRANSPORT, ...transport }, { ...bound, timeoutS: (plan.timeoutMs ?? 600_000) / 1000 });
+    const line = describeTarget(routeFor(parseEndpoint(endpoint), plan.workload.api).route, { ...DEFAULT_TRANSPORT, ...transport }, { ...bound, timeoutS: (plan.timeoutMs ?? 600_000) / 1000 });
     if (values.json === true) writeJson(io, { dry_run: true, mode, target: line });
     else io.stdout.write(`would ${line} (--mode ${mode})\n`);
     return 0;
@@ -89,7 +90,7 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       });
       const { records, ...body } = out;
       const verdict = body.reliable ? `max sustainable rate ${body.max_sustainable_rps?.toFixed(2)} req/s with ${key} ≤ ${body.controlled.limit_ms} ms (settled at ${body.settled_at_s?.toFixed(0)} s)` : `no reliable answer: ${body.unreliable_reasons.join('; ')}`;
-      return finishAdaptive(body, { records, result: body.result, verdict, reliable: body.reliable }, values, io);
+      return finishAdaptive(body, { records, result: body.result, verdict, reliable: body.reliable }, cfg.paths, values, io);
     }
     const probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; result: BenchmarkResult }[] = [];
     /** The first probe whose answers missed their max_tokens although ignore_eos was sent. */
@@ -128,22 +129,22 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       result: chosen.result,
     };
     const verdict = body.reliable ? `max rate ${chosen.maxRateRps.toFixed(2)} req/s meeting ${keys.join(', ')} (${probes.length} load runs)` : `no reliable answer: ${reasons.join('; ')}`;
-    return finishAdaptive(body, { records: probeRecords, result: chosen.result, verdict, reliable: body.reliable }, values, io);
+    return finishAdaptive(body, { records: probeRecords, result: chosen.result, verdict, reliable: body.reliable }, cfg.paths, values, io);
   } finally {
     process.removeListener('SIGINT', onSignal);
   }
 }
 
-async function finishAdaptive(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string; reliable: boolean }, values: AdaptiveFlags, io: CliIo): Promise<number> {
+async function finishAdaptive(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string; reliable: boolean }, paths: RunOutputPaths, values: AdaptiveFlags, io: CliIo): Promise<number> {
   const { records, result, verdict, reliable } = done;
   const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
-  if (values.output !== undefined) writeOutput('output', resolve(io.cwd, values.output), `${JSON.stringify(body, jsonReplacer, 2)}\n`);
-  if (values.records !== undefined) writeOutput('records', resolve(io.cwd, values.records), records.map((r) => `${out(r)}\n`).join(''));
-  if (values['requests-out'] !== undefined) writeOutput('requests-out', resolve(io.cwd, values['requests-out']), requestLatencyLines(records));
-  if (values.html !== undefined) {
+  if (paths.output !== undefined) writeOutput('output', paths.output, `${JSON.stringify(body, jsonReplacer, 2)}\n`);
+  if (paths.records !== undefined) writeOutput('records', paths.records, records.map((r) => `${out(r)}\n`).join(''));
+  if (paths['requests-out'] !== undefined) writeOutput('requests-out', paths['requests-out'], requestLatencyLines(records));
+  if (paths.html !== undefined) {
     const timeline = Array.isArray(body['rate_timeline']) ? (body['rate_timeline'] as RatePoint[]) : null;
     const controlled = body['controlled'] as { key: string; limit_ms: number } | undefined;
-    writeOutput('html', resolve(io.cwd, values.html), await sweepReportHtml([result], {
+    writeOutput('html', paths.html, await sweepReportHtml([result], {
       title: `lm-bench run --mode ${String(body['mode'])}`,
       generatedAt: new Date().toISOString(),
       verdict,

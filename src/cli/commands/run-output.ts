@@ -1,7 +1,7 @@
 import { mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { LmBenchError } from '../../errors.js';
-import type { BenchmarkResult, Energy } from '../../domain/index.js';
+import type { BenchmarkResult, Energy, RequestRecord } from '../../domain/index.js';
 import { diagnosisLines, keepUpLine } from '../../diagnose/text.js';
 import type { OutputLengths, SendLateness } from '../../loadgen/index.js';
 import type { TraceReplay } from '../../loadgen/plan.js';
@@ -56,6 +56,18 @@ export function summaryText(r: BenchmarkResult, tag = ''): string {
   return [line, ...(saturated === null ? [] : [saturated]), ...power, ...diagnosisLines(r.diagnosis)].join('\n');
 }
 
+/**
+ * Completed answers whose stream carried no `usage` (the server ignored `stream_options.include_usage`):
+ * their output tokens are their content chunks, one token each, so a server that sends several tokens a
+ * chunk is undercounted, and its output tok/s and TPOT with it. Null when every answer said its count.
+ */
+export function noUsageWarning(records: readonly RequestRecord[]): string | null {
+  const answered = records.filter((r) => r.phase === 'measure' && r.error_kind === null);
+  const fallback = answered.filter((r) => r.token_source === 'fallback').length;
+  if (fallback === 0) return null;
+  return `${fallback} of ${answered.length} completed answers carried no usage (the server ignores stream_options.include_usage): their output tokens are counted as content chunks, one token each, which undercounts a server that streams several tokens a chunk (output tok/s, TPOT)`;
+}
+
 const SOURCES: Record<Energy['source'], string> = {
   'dcgm-energy': "the DCGM exporter's energy counter",
   'dcgm-power': "the DCGM exporter's power gauge, integrated",
@@ -106,6 +118,26 @@ export function outputPath(flag: string, raw: string | undefined, cwd: string): 
     break;
   }
   return path;
+}
+
+/** The files `run` writes, by flag. */
+export const RUN_OUTPUT_FLAGS = ['output', 'records', 'requests-out', 'html'] as const;
+export type RunOutputFlag = (typeof RUN_OUTPUT_FLAGS)[number];
+/** Each output flag's path as checked before the load, absolute; undefined where the flag was not given. */
+export type RunOutputPaths = Readonly<Record<RunOutputFlag, string | undefined>>;
+
+/**
+ * Every output path of `run`, checked (`outputPath`) and resolved once, before the load: the files are
+ * written to these very paths, so nothing that changes between (the process's working folder, which a
+ * relative `cwd` resolves against) sends a write somewhere the check did not look.
+ */
+export function runOutputPaths(values: Readonly<Partial<Record<RunOutputFlag, string>>>, cwd: string): RunOutputPaths {
+  return {
+    output: outputPath('output', values.output, cwd),
+    records: outputPath('records', values.records, cwd),
+    'requests-out': outputPath('requests-out', values['requests-out'], cwd),
+    html: outputPath('html', values.html, cwd),
+  };
 }
 
 /** Writes an output file a flag named; a path the user cannot write is their error, with the flag (not an internal one). */

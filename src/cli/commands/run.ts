@@ -5,23 +5,27 @@ import { parseKnobAssignments, parseSloString, Workload } from '../../domain/ind
 import { LmBenchError } from '../../errors.js';
 import { BenchConfig, expandSweep, overlay, rawConfigOfWorkload } from '../../loadgen/config.js';
 import { DEFAULT_TRANSPORT, apiKeyFrom, outputLengthsWarning, parseEndpoint, runBenchmark } from '../../loadgen/index.js';
-import { describeTarget } from '../../loadgen/endpoint.js';
+import { describeTarget, endpointOfFlags } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
+import { routeFor } from '../../loadgen/connect.js';
 import { sweepReportHtml } from '../../report/sweep.js';
 import { loadYamlFile, parseYaml, readUserFile } from '../../util/yaml.js';
 import { numberFlag, parseFlags, promptSaltFlag, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo, type Command } from '../io.js';
 import { powerSpecOfFlags } from '../power-flags.js';
-import { runAdaptive } from './run-adaptive.js';
+import { ENDPOINT_FLAG, runAdaptive } from './run-adaptive.js';
 import { parseRateStagesFlag } from '../../workload/stages-flag.js';
 import { requestLatencyLines } from '../../domain/request-latency.js';
-import { summaryText, traceReplayLine, traceReplayReport, outputPath, writeOutput, type RunOutput } from './run-output.js';
+import { noUsageWarning, summaryText, traceReplayLine, traceReplayReport, runOutputPaths, writeOutput, type RunOutput, type RunOutputPaths } from './run-output.js';
 import { usage as USAGE } from '../usage/run.js';
 
 
 
 const FLAGS = {
   endpoint: { type: 'string' },
+  'base-url': { type: 'string' },
+  host: { type: 'string' },
+  port: { type: 'string' },
   'api-key': { type: 'string' },
   'ca-cert': { type: 'string' },
   insecure: { type: 'boolean' },
@@ -79,7 +83,9 @@ function applyFlags(raw: Record<string, unknown>, v: Values, cwd: string): strin
     overlay(raw, path, value);
     set.push(path);
   };
-  put('endpoint', v.endpoint);
+  // `--endpoint URL`, or vllm bench serve's --base-url / --host / --port with --endpoint as the path.
+  const port = numberFlag(v.port, 'port', { int: true, min: 1, max: 65_535 });
+  put('endpoint', endpointOfFlags({ endpoint: v.endpoint, baseUrl: v['base-url'], host: v.host, port }));
   put('ca_cert', v['ca-cert'] === undefined ? undefined : resolve(cwd, v['ca-cert']));
   put('insecure', v.insecure);
   put('connect_timeout_s', numberFlag(v['connect-timeout-s'], 'connect-timeout-s', { min: Number.MIN_VALUE, max: 600 }));
@@ -183,6 +189,18 @@ function validateMerged(raw: Record<string, unknown>, viaFlags: boolean): BenchC
   throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${viaFlags ? 'flags' : 'config'}: ${lines.join('; ')}`, { details: { issues: lines } });
 }
 
+/** Writes the points a stopped sweep measured, and says so; a write that fails then is told, not thrown over the cause. */
+async function keepMeasured(measured: number, of: number, paths: RunOutputPaths, write: () => Promise<void>, io: CliIo): Promise<void> {
+  const files = Object.values(paths).filter((p): p is string => p !== undefined);
+  if (files.length === 0) return;
+  try {
+    await write();
+    io.stderr.write(`lm-bench: the sweep stopped at point ${measured + 1} of ${of}; the ${measured} point${measured === 1 ? '' : 's'} measured before ${measured === 1 ? 'is' : 'are'} in ${files.join(', ')}\n`);
+  } catch (err) {
+    io.stderr.write(`lm-bench: the sweep stopped at point ${measured + 1} of ${of}, and its ${measured} measured point${measured === 1 ? '' : 's'} could not be written: ${err instanceof Error ? err.message : String(err)}\n`);
+  }
+}
+
 export const command: Command = {
   name: 'run',
   summary: 'load runner against an OpenAI-compatible server (like `vllm bench serve`)',
@@ -205,24 +223,25 @@ export const command: Command = {
     const power = powerSpecOfFlags(values, io.env);
     // Checked before any mode runs (a dry run included); drawn here so each invocation sends new words.
     const salt = promptSaltFlag(values['prompt-salt']);
-    // Every output path checked before the load: a run against a real server is not lost to a write
-    // that fails after it (a folder named, a path under a file).
-    for (const flag of ['output', 'records', 'requests-out', 'html'] as const) outputPath(flag, values[flag], io.cwd);
+    // Every output path checked before the load, and kept: a run against a real server is not lost to
+    // a write that fails after it (a folder named, a path under a file), and the write goes where the
+    // check looked.
+    const paths = runOutputPaths(values, io.cwd);
     if (mode !== 'fixed' && base.dataset.kind === 'trace') {
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the request rate; a trace brings its own arrival times (replay it with --mode fixed, or search the rate of its fit: lm-bench workload from-trace, then --workload)`, { details: { field: 'mode' } });
     }
     if (mode !== 'fixed' && base.traffic.stages !== undefined) {
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--mode ${mode} searches the request rate; rate stages set it themselves (run them with --mode fixed)`, { details: { field: 'mode' } });
     }
-    if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig, power, promptSalt: salt }, values, io);
+    if (mode !== 'fixed') return runAdaptive(mode, { raw, base, baseDir, knownConfig, power, promptSalt: salt, paths }, values, io);
     const points = expandSweep(raw, base);
     const plans = points.map((p, i) => planRun(p.config, baseDir, values.label ?? (points.length > 1 ? `${p.config.name}-${i + 1}` : p.config.name)));
     const apiKey = apiKeyFrom(values['api-key'], io.env['OPENAI_API_KEY']);
     const endpointOf = (plan: (typeof plans)[number]): string =>
-      requireFlag(plan.endpoint, 'endpoint (or `endpoint:` in the config file)');
+      requireFlag(plan.endpoint, ENDPOINT_FLAG);
     if (values['dry-run'] === true) {
       const lines = plans.map((plan) => {
-        const ep = parseEndpoint(endpointOf(plan));
+        const ep = routeFor(parseEndpoint(endpointOf(plan)), plan.workload.api).route;
         return describeTarget(ep, { ...DEFAULT_TRANSPORT, ...plan.transport, apiKey }, { prompts: plan.workload.num_prompts + (plan.warmupRequests ?? 0), durationS: plan.durationS, timeoutS: (plan.timeoutMs ?? 600_000) / 1000 });
       });
       if (values.json === true) writeJson(io, { dry_run: true, points: lines.map((target, i) => ({ target, values: points[i]?.values ?? {} })) });
@@ -235,6 +254,20 @@ export const command: Command = {
     const ac = new AbortController();
     const onSignal = (): void => ac.abort();
     process.once('SIGINT', onSignal);
+    /** The files of the points measured so far (a sweep's in JSON Lines, even when one point is in). */
+    const writeFiles = async (): Promise<void> => {
+      const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
+      if (paths.output !== undefined) {
+        const text = points.length === 1 ? `${JSON.stringify(results[0], jsonReplacer, 2)}\n` : `${results.map(out).join('\n')}\n`;
+        writeOutput('output', paths.output, text);
+      }
+      if (paths.records !== undefined) writeOutput('records', paths.records, allRecords.map((r) => `${out(r)}\n`).join(''));
+      if (paths['requests-out'] !== undefined) writeOutput('requests-out', paths['requests-out'], requestLatencyLines(allRecords));
+      if (paths.html !== undefined) {
+        const html = await sweepReportHtml(results, { title: `lm-bench run: ${base.name}`, generatedAt: new Date().toISOString() });
+        writeOutput('html', paths.html, html);
+      }
+    };
     try {
       for (const [i, plan] of plans.entries()) {
         const tag = points.length > 1 ? `[${i + 1}/${points.length}] ${JSON.stringify(points[i]?.values)} ` : '';
@@ -265,24 +298,20 @@ export const command: Command = {
         for (const r of records) allRecords.push(points.length > 1 ? { ...r, request_id: `p${i + 1}-${r.request_id}` } : r);
         if (values.json !== true) io.stdout.write(`${summaryText(result, tag)}${replay === undefined ? '' : `\n${traceReplayLine(replay)}`}\n`);
         if (run.outputLengths !== null) io.stderr.write(`lm-bench: warning: ${tag}${outputLengthsWarning(run.outputLengths)}\n`);
+        const uncounted = noUsageWarning(records);
+        if (uncounted !== null) io.stderr.write(`lm-bench: warning: ${tag}${uncounted}\n`);
         if (result.diagnosis?.bottleneck === 'client') {
           io.stderr.write(`lm-bench: warning: the load generator itself fell behind (${result.diagnosis.summary}); its latencies include its own delay (try --workers on a machine with spare cores, or a less loaded one)\n`);
         }
       }
+    } catch (err) {
+      // A sweep that stops at a later point (the server went away, Ctrl-C) keeps the points it measured.
+      if (results.length > 0) await keepMeasured(results.length, points.length, paths, writeFiles, io);
+      throw err;
     } finally {
       process.removeListener('SIGINT', onSignal);
     }
-    const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
-    if (values.output !== undefined) {
-      const text = results.length === 1 ? `${JSON.stringify(results[0], jsonReplacer, 2)}\n` : `${results.map(out).join('\n')}\n`;
-      writeOutput('output', resolve(io.cwd, values.output), text);
-    }
-    if (values.records !== undefined) writeOutput('records', resolve(io.cwd, values.records), allRecords.map((r) => `${out(r)}\n`).join(''));
-    if (values['requests-out'] !== undefined) writeOutput('requests-out', resolve(io.cwd, values['requests-out']), requestLatencyLines(allRecords));
-    if (values.html !== undefined) {
-      const html = await sweepReportHtml(results, { title: `lm-bench run: ${base.name}`, generatedAt: new Date().toISOString() });
-      writeOutput('html', resolve(io.cwd, values.html), html);
-    }
+    await writeFiles();
     if (values.json === true) writeJson(io, results.length === 1 ? results[0] : { results });
     const failedAll = results.every((r) => r.completed === 0);
     return failedAll ? 1 : 0;

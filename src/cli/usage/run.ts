@@ -2,9 +2,15 @@
 export const usage = `lm-bench run: load an OpenAI-compatible server and report vLLM-compatible metrics
 
 Usage: lm-bench run --endpoint URL [--config FILE] [flags]
+       lm-bench run --host H --port P [--endpoint PATH] [flags]     (as vllm bench serve)
 
   --endpoint URL         any http(s) server, e.g. http://gpu-box:8000/v1/completions (or …/v1/chat/completions);
                          may also come from the config file's \`endpoint\`
+  --base-url URL         or vllm bench serve's flags: the server's root (a gateway's prefix kept, e.g.
+  --host H  --port P     http://gw/llama), or its host (default 127.0.0.1) and port (default 8000), with
+                         --endpoint the path under it (default /v1/completions). They replace the config
+                         file's endpoint; --base-url with --host or --port, or a whole --endpoint URL with
+                         any of them, is refused (vLLM lets --base-url win silently)
   --api-key KEY          sent as a bearer token (vllm serve --api-key); default: $OPENAI_API_KEY. Never printed or stored
   --ca-cert FILE         trust this CA (PEM) for https, e.g. a self-signed server's certificate
   --insecure             https without certificate verification
@@ -18,7 +24,8 @@ Usage: lm-bench run --endpoint URL [--config FILE] [flags]
                          time ÷ K (--trace-speed K, default 1) with a prompt of its input tokens and
                          max_tokens = its output tokens; --trace-limit N replays the first N. The result
                          says how late the sends were against the trace's schedule (trace_replay)
-  --output FILE          result JSON (one object; a sweep writes one object per line, like --append-result)
+  --output FILE          result JSON (one object; a sweep writes one object per line, like --append-result;
+                         a sweep stopped part-way, its server gone or Ctrl-C, writes the points it measured)
   --html FILE            self-contained HTML summary (tables and plots, no network)
   --records FILE         per-request records as JSON Lines
   --requests-out FILE    one JSON line per request: arrival_s, ttft_ms, itl_ms, e2e_ms, input/output tokens
@@ -58,6 +65,10 @@ Power (the result's \`energy\`: average W, J, J per output token over the load w
                          server runs here
   --power-gpus LIST      the GPUs that count, e.g. 0,1 (default: every GPU the source reports)
                          A source that fails or hangs leaves the run measured and power unavailable, with why
+
+Answers whose stream carried no usage (a server that ignores stream_options.include_usage) are
+counted one token per content chunk, and warned about: a server that streams several tokens a chunk
+is undercounted (\`lmb.token_source_counts\` in the JSON says how many).
 
 Answers that end before their max_tokens although ignore_eos was sent (a server that does not honour
 it, or caps max_tokens), or run past it, are counted in the JSON's \`output_lengths\` and warned about:
