@@ -39,7 +39,14 @@ export const GpuFile = Hardware.extend({
   name: z.string().optional(),
   vendor: z.enum(['nvidia', 'amd']).default('nvidia'),
   arch: z.string().default('custom'),
-  compute_capability: z.number().nullable().default(null),
+  // vLLM compares capabilities as major × 10 + minor (75 for 7.5); typed that way here, 75 would pass
+  // every minimum (a quantization method's, fp8 tensor cores' 8.9) for a GPU that has none of them.
+  compute_capability: z
+    .number()
+    .min(1, 'under 1: write the CUDA compute capability as major.minor (7.5 for a T4, 9.0 for an H100), or null')
+    .max(20, 'over 20: write the CUDA compute capability as major.minor (7.5 for a T4, 9.0 for an H100), not as vLLM prints it (75, 90)')
+    .nullable()
+    .default(null),
   /** Defaults to the vendor's: ROCm for AMD, CUDA for NVIDIA. */
   platform: z.enum(['cuda', 'rocm']).optional(),
   /** Defaults to 99% of the datasheet's memory (H100 80GB: 79.2 GiB visible to torch). */

@@ -1,15 +1,31 @@
-import type { BenchmarkResult, Bottleneck, KnobAdvice, ServerConfig, ServerEvidence } from '../domain/index.js';
+import type { BenchmarkResult, Bottleneck, KnobAdvice, ModelSpec, ServerConfig, ServerEvidence } from '../domain/index.js';
 import { KV_FULL, oneTokenPromptsPerStep } from './evidence.js';
 
 /**
  * The knob changes that address a bottleneck, most direct first, with a value to try where the
  * evidence gives one (vLLM's optimization guide, docs.vllm.ai/en/latest/configuration/optimization.html, for what each knob does). A change the
- * configuration already has (fp8 set, CUDA graphs on) is not suggested.
+ * configuration already has (fp8 set, CUDA graphs on) is not suggested, nor a quantization to a
+ * checkpoint that has its own.
  */
 interface AdviceContext {
   readonly result: BenchmarkResult;
   readonly server: ServerEvidence | null;
   readonly known: ServerConfig;
+  /** The checkpoint's own weight format (`native_quantization`), or null when the run does not say. */
+  readonly checkpoint?: ModelSpec['native_quantization'] | null | undefined;
+}
+
+/**
+ * `--quantization fp8` for a decode-bound run, or null. Only a 16-bit checkpoint takes it: a quantized
+ * one's config.json names its method, which vLLM reads without a flag, and any other method is refused
+ * (C19: a ModelOpt FP8 checkpoint refuses `fp8`); an FP8 checkpoint already reads one byte per weight.
+ * When the run does not say which checkpoint it served, the advice says whom it is for.
+ */
+function quantizationWhy(k: ServerConfig, checkpoint: ModelSpec['native_quantization'] | null): string | null {
+  if (k.quantization === 'fp8') return null;
+  const why = 'half the weight bytes read per step; changes numerics, so check quality';
+  if (checkpoint === null) return `for a 16-bit checkpoint (a quantized one's config.json already sets its format, no flag needed): ${why}`;
+  return checkpoint === 'none' ? why : null;
 }
 
 const pow2Above = (x: number): number => 2 ** Math.ceil(Math.log2(Math.max(1, x)));
@@ -114,7 +130,8 @@ export function adviseKnobs(b: Bottleneck, ctx: AdviceContext): KnobAdvice[] {
       const to = running !== null && running < 4 ? undefined : belowSeqs(running, 0.6, 4, k.max_num_seqs);
       if (to !== undefined) push('max_num_seqs', 'lower', to, 'a smaller batch takes shorter steps, so tokens come faster');
       push('tensor_parallel_size', 'raise', twiceTp, 'each step reads the weights over more GPUs’ memory bandwidth');
-      if (k.quantization !== 'fp8') push('quantization', 'set', 'fp8', 'half the weight bytes read per step; changes numerics, so check quality');
+      const quantWhy = quantizationWhy(k, ctx.checkpoint ?? null);
+      if (quantWhy !== null) push('quantization', 'set', 'fp8', quantWhy);
       if (k.enforce_eager === true) push('enforce_eager', 'set', false, 'CUDA graphs cut the per-step launch overhead');
       if (result.median_itl_ms > 0 && result.p99_itl_ms > 3 * result.median_itl_ms) {
         const tail = `ITL p99 is ${(result.p99_itl_ms / result.median_itl_ms).toFixed(1)}× its median`;

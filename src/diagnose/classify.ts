@@ -1,4 +1,4 @@
-import type { BenchmarkResult, Bottleneck, ClientEvidence, Diagnosis, EvidenceItem, ServerConfig, RunEvidence, ServerEvidence, Slo, SloKey } from '../domain/index.js';
+import type { BenchmarkResult, Bottleneck, ClientEvidence, Diagnosis, EvidenceItem, ModelSpec, ServerConfig, RunEvidence, ServerEvidence, Slo, SloKey } from '../domain/index.js';
 import { BOTTLENECK_TEXT, checkSlo, sloField } from '../domain/index.js';
 import { adviseKnobs } from './advice.js';
 import { engineHints } from './engines.js';
@@ -35,6 +35,11 @@ export interface DiagnoseInput {
   readonly known: ServerConfig;
   readonly slo: Slo | null;
   readonly source: Diagnosis['source'];
+  /**
+   * The served checkpoint, where the caller knows it: a pre-quantized one (an FP8 repo, AWQ, GPTQ) is
+   * not advised `--quantization` (advice.ts). Absent or null: the advice says whom it is for.
+   */
+  readonly model?: Pick<ModelSpec, 'native_quantization'> | null | undefined;
 }
 
 export const THRESHOLDS = {
@@ -211,7 +216,7 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   const metrics = input.evidence?.metrics ?? null;
   const engine = server?.engine ?? (metrics === 'unrecognised' || metrics === 'absent' || metrics === null ? null : metrics);
   const vllmLike = engine === 'vllm' || (engine === null && metrics !== 'unrecognised');
-  const knobs = vllmLike ? adviseKnobs(bottleneck, { result, server, known }) : [];
+  const knobs = vllmLike ? adviseKnobs(bottleneck, { result, server, known, checkpoint: input.model?.native_quantization ?? null }) : [];
   const hints = engine !== null && engine !== 'vllm' ? engineHints(engine, bottleneck) : [];
   const failures = failureFinding(result);
   // Every request failed (or none was sent): there is no answered request to judge an SLO on, and no "met".
@@ -221,9 +226,13 @@ export function diagnose(input: DiagnoseInput): Diagnosis {
   // Per-request thresholds alone (vLLM's --goodput) set goodput, not a percentile this judges.
   const unjudged = slo !== null && Object.values(slo.request ?? {}).some((v) => v !== undefined) ? 'no percentile SLO to judge' : 'no SLO given';
   // A queue that grows without bound meets no SLO, whatever its percentiles say: say so before them.
+  // A request the server lost was not served within any SLO: a run that lost some met none of them,
+  // however fast it answered the rest (a llama.cpp server dropping half a load read "met its SLOs").
   const missedText = noneAnswered
     ? 'no request completed, so no SLO could be judged'
-    : unbounded !== null
+    : failures !== null && missed.length === 0 && judged && unbounded === null
+      ? `not met: ${failures.count} of ${failures.of} requests were lost`
+      : unbounded !== null
       ? `${missed.length === 0 ? '' : `missed ${missed.join(', ')}; `}${unbounded}`
       : missed.length === 0
         ? saturated
@@ -339,9 +348,10 @@ function evidenceItems(b: Bottleneck, ctx: ItemContext): EvidenceItem[] {
 
 /**
  * A result as a trial stores it: its own diagnosis when the run made one, else one from what the
- * result holds (a harness's result: its `server_metrics` peaks at most) and the trial's knobs.
+ * result holds (a harness's result: its `server_metrics` peaks at most), the trial's knobs and, where
+ * the caller knows it, the served checkpoint.
  */
-export function withDiagnosis(result: BenchmarkResult, config: ServerConfig, slo: Slo | null): BenchmarkResult {
+export function withDiagnosis(result: BenchmarkResult, config: ServerConfig, slo: Slo | null, model?: Pick<ModelSpec, 'native_quantization'> | null): BenchmarkResult {
   if (result.diagnosis !== undefined || result.completed === 0) return result;
-  return { ...result, diagnosis: diagnose({ result, evidence: result.evidence ?? null, known: config, slo, source: result.lmb.source === 'sim' ? 'simulated' : 'measured' }) };
+  return { ...result, diagnosis: diagnose({ result, evidence: result.evidence ?? null, known: config, slo, source: result.lmb.source === 'sim' ? 'simulated' : 'measured', model }) };
 }

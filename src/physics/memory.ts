@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hasFp8Compute, localAttention, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
+import { atLeastVersion, hasFp8Compute, localAttention, parseVllmVersion, type Hardware, type ModelSpec, type ResolvedServerConfig, type VllmVersion } from '../domain/index.js';
 import type { StartupFailure } from './failure.js';
 import { cudagraphCaptureSizes, kvDtypeBytes } from './resolve.js';
 import { linearFormat, weightBytesPerGpu } from './weights.js';
@@ -28,14 +28,38 @@ export const CONTEXT_RESERVED_GIB = 0.6;
 const CUDAGRAPH_BASE_GIB = 0.1;
 const CUDAGRAPH_PER_SIZE_LAYER_GIB = 0.00018;
 
+/**
+ * The first release that charges the CUDA graphs to the gpu_memory_utilization budget: its memory
+ * profile captures graphs on a dummy KV cache and takes their estimate off the KV cache
+ * (`VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS`, vllm#30515, opt-in at first and on by default since
+ * 0.21.0, as vLLM's `gpu_worker.determine_available_memory` logs: "CUDA graph memory profiling is
+ * enabled (default since v0.21.0) … To disable, set VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS=0").
+ * Earlier releases capture the graphs after sizing the KV cache, in the 1 − utilization headroom.
+ */
+export const CUDAGRAPH_IN_BUDGET_SINCE: readonly [number, number] = [0, 21];
+
+/**
+ * Whether this vLLM budgets its CUDA graphs inside gpu_memory_utilization. No release given: the model
+ * lm-bench was fitted with (the graphs outside, as the 0.10–0.12 logs it was checked against); a release
+ * without a number (`nightly`, `main`) is a current one.
+ */
+export function cudagraphsInBudget(vllmVersion: VllmVersion | undefined): boolean {
+  if (vllmVersion === undefined) return false;
+  return parseVllmVersion(vllmVersion) === null || atLeastVersion(vllmVersion, CUDAGRAPH_IN_BUDGET_SINCE[0], CUDAGRAPH_IN_BUDGET_SINCE[1]);
+}
+
 export const MemoryBreakdown = z.strictObject({
   visibleGib: z.number(),
   requestedGib: z.number(),
   weightsGibPerGpu: z.number(),
   activationGib: z.number(),
   nonTorchGib: z.number(),
-  /** Allocated after the KV cache, in the 1 − utilization headroom (it does not reduce KV). */
+  /**
+   * The CUDA-graph pool: allocated after the KV cache in the 1 − utilization headroom (it does not
+   * reduce KV) before vLLM 0.21, taken off the KV cache inside the budget since (`cudagraphInBudget`).
+   */
   cudagraphGib: z.number(),
+  cudagraphInBudget: z.boolean(),
   kvGibPerGpu: z.number(),
   kvBytesPerTokenPerGpu: z.number(),
   blockBytesPerGpu: z.number(),
@@ -43,7 +67,7 @@ export const MemoryBreakdown = z.strictObject({
   kvTokenCapacity: z.int(),
   /** `Maximum concurrency for max_model_len tokens per request` as vLLM logs it. */
   maxConcurrency: z.number(),
-  /** Free headroom left on the GPU after the requested pool and the CUDA graphs. */
+  /** Free headroom left on the GPU after the requested pool and the CUDA graphs (those outside it). */
   headroomGib: z.number(),
   captureSizes: z.int(),
   /** Sliding-window block groups (hybrid KV cache), or null. */
@@ -145,7 +169,8 @@ export function activationGib(r: ResolvedServerConfig, model: ModelSpec): number
   return base + (tokens * perToken + logits) / GIB;
 }
 
-export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec): MemoryBreakdown {
+/** The breakdown for one GPU of a replica, as `vllmVersion` sizes it (absent: see `cudagraphsInBudget`). */
+export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelSpec, vllmVersion?: VllmVersion): MemoryBreakdown {
   const visibleGib = hw.memory_visible_gib;
   const requestedGib = Math.ceil(visibleGib * r.gpu_memory_utilization * GIB) / GIB;
   const weightsGibPerGpu = weightBytesPerGpu(r, model) / GIB;
@@ -153,7 +178,8 @@ export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelS
   const nonTorchGib = r.tensor_parallel_size > 1 ? NON_TORCH_TPN_GIB : NON_TORCH_TP1_GIB;
   const sizes = cudagraphCaptureSizes(r).length;
   const cudagraphGib = sizes === 0 ? 0 : CUDAGRAPH_BASE_GIB + CUDAGRAPH_PER_SIZE_LAYER_GIB * sizes * model.layers;
-  const kvGibPerGpu = requestedGib - weightsGibPerGpu - act - nonTorchGib;
+  const inBudget = cudagraphsInBudget(vllmVersion);
+  const kvGibPerGpu = requestedGib - weightsGibPerGpu - act - nonTorchGib - (inBudget ? cudagraphGib : 0);
   const perToken = kvBytesPerTokenPerGpu(r, model);
   const blockBytesPerGpu = perToken * r.block_size;
   const numBlocks = kvGibPerGpu > 0 ? Math.floor((kvGibPerGpu * GIB) / blockBytesPerGpu) : 0;
@@ -164,13 +190,14 @@ export function memoryModel(r: ResolvedServerConfig, hw: Hardware, model: ModelS
     activationGib: act,
     nonTorchGib,
     cudagraphGib,
+    cudagraphInBudget: inBudget,
     kvGibPerGpu,
     kvBytesPerTokenPerGpu: perToken,
     blockBytesPerGpu,
     numBlocks,
     kvTokenCapacity: numBlocks * r.block_size,
     maxConcurrency: numBlocks / blocksPerRequest(r, model),
-    headroomGib: visibleGib - CONTEXT_RESERVED_GIB - requestedGib - cudagraphGib,
+    headroomGib: visibleGib - CONTEXT_RESERVED_GIB - requestedGib - (inBudget ? 0 : cudagraphGib),
     captureSizes: sizes,
     slidingGroups: slidingGroups(r, model),
   };
@@ -185,7 +212,7 @@ const fmt = (x: number): string => x.toFixed(2);
  */
 export function checkMemory(r: ResolvedServerConfig, ctx: StartupContext): StartupFailure | null {
   const hw = ctx.hardware;
-  const mem = memoryModel(r, hw, ctx.model);
+  const mem = memoryModel(r, hw, ctx.model, ctx.vllmVersion);
   const freeAtStart = mem.visibleGib - CONTEXT_RESERVED_GIB;
   const memFail = (rule: 'C12' | 'C13' | 'C14', message: string): StartupFailure => ({ rule, message, phase: 'memory' });
   if (mem.requestedGib > freeAtStart) {
@@ -203,7 +230,7 @@ export function checkMemory(r: ResolvedServerConfig, ctx: StartupContext): Start
   if (mem.numBlocks <= 0) {
     return memFail(
       'C12',
-      `ValueError: No available memory for the cache blocks (${fmt(mem.kvGibPerGpu)} GiB after ${fmt(mem.weightsGibPerGpu)} GiB weights, ${fmt(mem.activationGib)} GiB activation peak and ${fmt(mem.nonTorchGib)} GiB non-torch memory out of ${fmt(mem.requestedGib)} GiB requested). Try increasing \`gpu_memory_utilization\` when initializing the engine.`,
+      `ValueError: No available memory for the cache blocks (${fmt(mem.kvGibPerGpu)} GiB after ${fmt(mem.weightsGibPerGpu)} GiB weights, ${fmt(mem.activationGib)} GiB activation peak${mem.cudagraphInBudget ? `, ${fmt(mem.nonTorchGib)} GiB non-torch memory and ${fmt(mem.cudagraphGib)} GiB of CUDA graphs` : ` and ${fmt(mem.nonTorchGib)} GiB non-torch memory`} out of ${fmt(mem.requestedGib)} GiB requested). Try increasing \`gpu_memory_utilization\` when initializing the engine.`,
     );
   }
   const needBlocks = blocksPerRequest(r, ctx.model);

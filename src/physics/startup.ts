@@ -9,7 +9,7 @@ export type StartupOutcome =
   | { readonly ok: true; readonly resolved: ResolvedServerConfig; readonly memory: MemoryBreakdown; readonly startupTimeS: number }
   | { readonly ok: false; readonly resolved: ResolvedServerConfig; readonly failure: StartupFailure; readonly startupTimeS: number };
 
-/** Resolve, validate (C1–C11) and check memory (C12–C14) in one go, as `vllm serve` would start. */
+/** Resolve, validate (C1–C11, C17–C20) and check memory (C12–C14) in one go, as `vllm serve` (of `ctx.vllmVersion`) would start. */
 export function startupCheck(config: ServerConfig, ctx: StartupContext): StartupOutcome {
   const resolved = resolveConfig(config, ctx.hardware, ctx.model);
   const invalid = validateConfig(resolved, ctx);
@@ -19,7 +19,7 @@ export function startupCheck(config: ServerConfig, ctx: StartupContext): Startup
     // Memory failures surface after weights load and the profile run: costly for a tuner.
     return { ok: false, resolved, failure: noMemory, startupTimeS: INIT_S + weightLoadS(resolved, ctx.model) + PROFILE_S };
   }
-  return { ok: true, resolved, memory: memoryModel(resolved, ctx.hardware, ctx.model), startupTimeS: startupTimeS(resolved, ctx.hardware, ctx.model) };
+  return { ok: true, resolved, memory: memoryModel(resolved, ctx.hardware, ctx.model, ctx.vllmVersion), startupTimeS: startupTimeS(resolved, ctx.hardware, ctx.model) };
 }
 
 /** Process start, NCCL and worker init (docs/references/vllm-engine.md#start-up-phases: 5–10 s). */

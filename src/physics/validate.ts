@@ -1,11 +1,17 @@
-import { checkpointQuantMethod, quantGroupColumns, type Hardware, type ModelSpec, type ResolvedServerConfig } from '../domain/index.js';
+import { checkpointQuantMethod, quantGroupColumns, type Hardware, type ModelSpec, type ResolvedServerConfig, type VllmVersion } from '../domain/index.js';
 import type { StartupFailure, StartupRule } from './failure.js';
 
-/** What validation needs besides the config: the GPU, how many of them, and the model. */
+/** What validation needs besides the config: the GPU, how many of them, the model, and which vLLM starts it. */
 export interface StartupContext {
   readonly hardware: Hardware;
   readonly gpuCount: number;
   readonly model: ModelSpec;
+  /**
+   * The vLLM release that starts the server (`vllm --version`), for the rules that changed between
+   * releases (memory.ts `memoryModel`: where the CUDA graphs are budgeted). Absent: the memory model
+   * lm-bench was fitted with (graphs outside the pool, vLLM before 0.21).
+   */
+  readonly vllmVersion?: VllmVersion | undefined;
 }
 
 const fail = (rule: StartupRule, message: string): StartupFailure => ({ rule, message, phase: 'validation' });
@@ -15,7 +21,8 @@ const fail = (rule: StartupRule, message: string): StartupFailure => ({ rule, me
  * Returns the first violation in vLLM's order of checks, or null. C5 (pipeline parallelism on a
  * model without SupportsPP) cannot fire: PP is not a knob here. C11's fp8 W8A8 on SM < 8.9 is a
  * silent downgrade to weight-only fp8 in vLLM, not an error, so only fp8_e5m2 KV on ROCm fails.
- * C17–C19 are the rules a quantized checkpoint and an MoE layout add.
+ * C17–C19 are the rules a quantized checkpoint and an MoE layout add; C20 a GPU older than the
+ * quantization method's floor (below which not even the weight-only fallback runs).
  */
 export function validateConfig(r: ResolvedServerConfig, ctx: StartupContext): StartupFailure | null {
   const { model: m, hardware: hw } = ctx;
@@ -39,7 +46,7 @@ export function validateConfig(r: ResolvedServerConfig, ctx: StartupContext): St
   if (m.num_kv_heads % tp !== 0 && tp % m.num_kv_heads !== 0) {
     return fail('C3', `AssertionError: ${m.num_kv_heads} is not divisible by ${tp} (total number of KV heads must be divisible by tensor parallel size, or tensor parallel size by it)`);
   }
-  const quant = checkCheckpoint(r, m);
+  const quant = checkCheckpoint(r, m) ?? checkCapability(r, m, hw);
   if (quant !== null) return quant;
   // An MoE model's MLPs are its experts (C17); a dense MLP is sharded over TP.
   if (m.moe === null && m.intermediate_size % tp !== 0) {
@@ -85,6 +92,58 @@ function checkCheckpoint(r: ResolvedServerConfig, m: ModelSpec): StartupFailure 
   return fail(
     'C19',
     `ValueError: Quantization method specified in the model config (${method}) does not match the quantization method specified in the \`quantization\` argument (${r.quantization}).`,
+  );
+}
+
+/**
+ * The quantization method vLLM loads the weights with: the checkpoint's own (a ModelOpt checkpoint's
+ * FP8 and NVFP4 are two methods, `modelopt` and `modelopt_fp4`), `fp8` under `--quantization fp8` on a
+ * 16-bit checkpoint, or null for none.
+ */
+export function loadedQuantMethod(r: ResolvedServerConfig, m: ModelSpec): string | null {
+  const method = checkpointQuantMethod(m);
+  if (method === 'none') return r.quantization === 'fp8' ? 'fp8' : null;
+  return method === 'modelopt' && m.native_quantization === 'fp4' ? 'modelopt_fp4' : method;
+}
+
+/**
+ * The lowest CUDA compute capability (major × 10 + minor, as vLLM compares them) each method loads on:
+ * its `QuantizationConfig.get_min_capability`, checked in `VllmConfig._get_quantization_config`. Since
+ * vLLM's Marlin kernels run on Turing (vllm#29901), an fp8 checkpoint or `--quantization fp8` loads
+ * from SM 7.5 as weight-only W8A16 (fp8 tensor cores from 8.9, `fp8Compute`); the Fp8Config of vLLM's
+ * 2025 sources asked for 8.0 (Ampere's FP8 Marlin). ModelOpt FP8 asks for 8.0 (as vllm#56660 describes
+ * main in September 2026; earlier 2026 sources say 8.9). compressed-tensors passes its config's 7.0 and refuses in its
+ * scheme check instead (`_check_scheme_supported`): every scheme lm-bench models (W8A16 fp8, W8A8 int8,
+ * WNA16, NVFP4) needs Marlin's or CUTLASS's 7.5. GPTQ's own kernels need 6.0 (GPTQ-Marlin 7.5, tried first).
+ */
+export const QUANT_MIN_CAPABILITY: Readonly<Record<string, number>> = {
+  fp8: 75,
+  fbgemm_fp8: 80,
+  modelopt: 80,
+  modelopt_fp4: 75,
+  'compressed-tensors': 75,
+  awq: 75,
+  gptq: 60,
+  mxfp4: 80,
+};
+
+/**
+ * C20: a quantization method the GPU is too old for (vLLM refuses it before loading; a GPU above the
+ * floor but below 8.9 runs fp8 weight-only, which is not an error). ROCm parts and GPUs whose
+ * capability the datasheet leaves unknown are not checked.
+ */
+function checkCapability(r: ResolvedServerConfig, m: ModelSpec, hw: Hardware): StartupFailure | null {
+  const method = loadedQuantMethod(r, m);
+  const min = method === null ? undefined : QUANT_MIN_CAPABILITY[method];
+  if (method === null || min === undefined || hw.platform !== 'cuda' || hw.compute_capability === null) return null;
+  const current = Math.round(hw.compute_capability * 10);
+  if (current >= min) return null;
+  // compressed-tensors raises from its scheme check, a RuntimeError of three strings printed as a tuple.
+  return fail(
+    'C20',
+    method === 'compressed-tensors'
+      ? `RuntimeError: ('Quantization scheme is not supported for ', 'the current GPU. Min capability: ${min}. ', 'Current capability: ${current}.') (${hw.name})`
+      : `ValueError: The quantization method ${method} is not supported for the current GPU. Minimum capability: ${min}. Current capability: ${current}. (${hw.name})`,
   );
 }
 

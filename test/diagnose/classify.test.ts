@@ -126,6 +126,10 @@ test('failed requests are a finding of their own: counted, quoted, and never "no
   assert.match(d.summary, /^18 of 40 requests failed \(18× the server closed the connection before answering\)/);
   assert.ok(diagnosisLines(d).length > 0, 'the terminal shows it');
   assert.equal(run({ slo: null }).failures, null);
+  // Some lost, the rest fast: the head says what the answered ones did, and nothing says the SLOs held.
+  const some = run({ result: { ...lost, completed: 2, failed: 2 }, slo: { ttft_p99_ms: 500 } });
+  assert.doesNotMatch(some.summary, /met its SLOs/);
+  assert.match(some.summary, /of those it answered, none missed an SLO \(not met: 2 of 4 requests were lost/);
   // Every request failed: nothing was answered, so nothing "met its SLOs".
   const all = run({ result: { ...base, completed: 0, failed: 12, lmb: { ...base.lmb, error_samples: [{ status: 404, message: 'The model `x` does not exist.', count: 12 }] } }, slo: { ttft_p99_ms: 500 } });
   assert.match(all.summary, /^12 of 12 requests failed \(12× .*\); the server answered no request \(no request completed, so no SLO could be judged/);
