@@ -78,6 +78,9 @@ const FileReport = z.object({
   runs: z.int(),
   accepted: z.int(),
   skipped: z.int(),
+  /** Of the skipped, the runs `--replace` gave this ingest's context. */
+  replaced: z.int(),
+  replaced_ids: z.array(z.int()),
   run_ids: z.array(z.int()),
   stored: z.array(StoredRun),
   warnings: z.array(z.string()),
@@ -89,6 +92,7 @@ export const IngestJson = z.object({
   db: z.string(),
   accepted: z.int(),
   skipped: z.int(),
+  replaced: z.int(),
   rejected: z.array(z.object({ path: z.string(), code: z.string(), reason: z.string() })),
   files: z.array(FileReport),
   ignored: z.array(z.string()),

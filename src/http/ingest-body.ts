@@ -1,18 +1,21 @@
 import type { Catalog } from '../catalog/index.js';
 import { LmBenchError, isLmBenchError } from '../errors.js';
-import { contentHash, parseFile, parseSidecar, resolveRun, storedRuns, contextNotes, type IngestContext, type StoredRun } from '../ingest/index.js';
-import type { NewRun, SourceFormat, Store } from '../store/store.js';
+import { contentHash, parseFile, parseSidecar, resolveRun, storedRun, contextJudge, replacedNotes, type IngestContext, type StoredRun } from '../ingest/index.js';
+import type { NewRun, RunOutcome, SourceFormat, Store } from '../store/store.js';
 import type { IngestRequest } from './schemas.js';
 
 /**
  * `POST /v1/runs`: every file of the body is parsed and given its context first; only when all of
- * them pass are their runs stored, in one transaction (`insertRuns`). A rejected body leaves the
- * store as it was, and the 400 names each rejected file with its code and reason.
+ * them pass are their runs stored, in one transaction (`storeRuns`). A rejected body leaves the
+ * store as it was, and the 400 names each rejected file with its code and reason. Figures already
+ * stored under another GPU, count, model or server config reject the body, as `lm-bench ingest` does,
+ * unless `replace` gives the stored runs this request's context.
  */
 export interface IngestReply {
   readonly accepted: number;
   readonly skipped: number;
-  readonly files: { name: string; format: SourceFormat | null; runs: number; accepted: number; skipped: number; run_ids: number[]; stored: StoredRun[]; warnings: string[] }[];
+  readonly replaced: number;
+  readonly files: { name: string; format: SourceFormat | null; runs: number; accepted: number; skipped: number; replaced_ids: number[]; run_ids: number[]; stored: StoredRun[]; warnings: string[] }[];
 }
 
 function bytesOf(content: IngestRequest['files'][number]['content']): Uint8Array {
@@ -49,17 +52,30 @@ export function ingestBody(store: Store, catalog: Catalog, body: IngestRequest):
       details: { field: 'files', rejected },
     });
   }
-  const ids = store.insertRuns(prepared.flatMap((p) => p.rows));
+  let outcomes: RunOutcome[];
+  try {
+    outcomes = store.storeRuns(
+      prepared.flatMap((p) => p.rows),
+      { replace: body.replace === true, change: contextJudge(catalog) },
+    );
+  } catch (err) {
+    if (!isLmBenchError(err, 'LMB_ERR_INGEST_REJECTED')) throw err;
+    throw new LmBenchError('LMB_ERR_INGEST_REJECTED', `${err.message}. If this request's context is the right one, send it again with "replace": true (the stored runs keep their ids and figures and take this context)`, {
+      details: { ...err.details, field: 'replace' },
+      cause: err,
+    });
+  }
   let k = 0;
   const files = prepared.map((p) => {
-    const mine = ids.slice(k, k + p.rows.length);
+    const mine = outcomes.slice(k, k + p.rows.length);
     k += p.rows.length;
-    const runIds = mine.filter((id): id is number => id !== 'duplicate');
-    const stored = storedRuns(store, p.rows, mine, p.format);
-    // A run already stored keeps the context it was stored with: say what this request gave differently
-    // (another GPU, model or knob), as `lm-bench ingest` does, rather than a silent "skipped".
-    const warnings = [...p.warnings, ...contextNotes(store, p.rows, mine, stored)];
-    return { name: p.name, format: p.format, runs: mine.length, accepted: runIds.length, skipped: mine.length - runIds.length, run_ids: runIds, stored, warnings };
+    const runIds = mine.flatMap((o) => (o.status === 'new' ? [o.id] : []));
+    const replaced = mine.flatMap((o) => (o.status === 'replaced' ? [o] : []));
+    const stored = p.rows.map((row, i) => storedRun(row, mine[i]?.id ?? null));
+    const warnings = [...p.warnings, ...replacedNotes(replaced)];
+    const skipped = mine.filter((o) => o.status === 'duplicate').length;
+    return { name: p.name, format: p.format, runs: mine.length, accepted: runIds.length, skipped, replaced_ids: replaced.map((r) => r.id), run_ids: runIds, stored, warnings };
   });
-  return { accepted: files.reduce((s, f) => s + f.accepted, 0), skipped: files.reduce((s, f) => s + f.skipped, 0), files };
+  const sum = (f: (x: (typeof files)[number]) => number): number => files.reduce((s, x) => s + f(x), 0);
+  return { accepted: sum((f) => f.accepted), skipped: sum((f) => f.skipped), replaced: sum((f) => f.replaced_ids.length), files };
 }

@@ -77,6 +77,8 @@ export const IngestRequest = z.strictObject({
   /** As `lm-bench ingest --gpus` takes it (1–4096): a count past any deployment would be stored as given. */
   gpus: z.int().positive().max(4096).optional(),
   model: z.string().min(1).optional(),
+  /** Figures already stored under another context take this request's (`lm-bench ingest --replace`); without it such a body is rejected. */
+  replace: z.boolean().optional(),
 });
 export type IngestRequest = z.infer<typeof IngestRequest>;
 

@@ -39,9 +39,26 @@ export function csvNumber(raw: string | undefined, where: string): number | unde
   const s = raw.trim();
   if (s === '' || /^(n\/a|none|null|nan)$/i.test(s)) return undefined;
   const cleaned = /^-?\d{1,3}(,\d{3})+(\.\d+)?$/.test(s) ? s.replaceAll(',', '') : s;
-  const v = Number(cleaned);
-  if (cleaned === '' || !Number.isFinite(v)) throw rejected(`${where}: "${raw}" is not a number`);
+  // Decimal notation only: Number() also reads "0x8D" as 141 and "0b11" as 3, which no exporter writes.
+  const v = DECIMAL.test(cleaned) ? Number(cleaned) : NaN;
+  if (!Number.isFinite(v)) throw rejected(`${where}: "${raw}" is not a number`);
   return v;
+}
+
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/**
+ * Why a data row does not line up with its header of `width` columns, or null. Shorter: a file cut off
+ * mid-row. Longer, with something in the extra cells: a figure with an unquoted comma ("11,205.91"
+ * split in two), which would move every later figure one column over, under another statistic's name.
+ * (Empty cells past the header, a trailing comma, are harmless.)
+ */
+export function misfit(row: CsvRow, width: number): string | null {
+  if (row.cells.length < width) return `${row.cells.length} cells where the header has ${width} (the file is cut off?)`;
+  if (row.cells.slice(width).some((c) => c.trim() !== '')) {
+    return `${row.cells.length} cells where the header has ${width} (a number written with an unquoted comma, such as 11,205.91? every figure after it would be read one column over)`;
+  }
+  return null;
 }
 
 /** Whether text looks like a CSV table (first non-empty line has a comma and no JSON/YAML opener). */

@@ -30,7 +30,28 @@ export function describeIssue(error: z.ZodError, input?: unknown): string {
     let cur: unknown = input;
     for (const k of issue.path) cur = cur !== null && typeof cur === 'object' ? (cur as Record<PropertyKey, unknown>)[k] : undefined;
     const missing = input !== undefined && cur === undefined && issue.code !== 'unrecognized_keys';
-    return missing ? `${path === '' ? '(root)' : path}: missing` : formatZodIssues([issue], undefined, (p) => (p.length === 0 ? '(root)' : dottedPath(p)));
+    if (missing) return `${path === '' ? '(root)' : path}: missing`;
+    // A union (RawNum: a number, or a non-finite token) says only "Invalid input": say what was expected
+    // and what the file holds, so "12 ms" or "12" in quotes is seen for what it is.
+    if (issue.code === 'invalid_union' && input !== undefined) {
+      const expected = [...new Set(issue.errors.flat().filter((i) => i.path.length === 0 && i.code === 'invalid_type').map((i) => (i as { expected: string }).expected))];
+      // YAML's .nan and .inf arrive as numbers, which z.number() refuses: the same words as put's.
+      if (typeof cur === 'number' && !Number.isFinite(cur)) return `${path === '' ? '(root)' : path}: ${String(cur)} is not a measurement (a finite number is needed)`;
+      if (expected.length > 0) {
+        const held =
+          typeof cur === 'string'
+            ? `the string ${JSON.stringify(cur.length > 40 ? `${cur.slice(0, 40)}…` : cur)}`
+            : cur === null
+              ? 'null'
+              : Array.isArray(cur)
+                ? 'a list'
+                : typeof cur === 'object'
+                  ? 'an object'
+                  : `${typeof cur} ${JSON.stringify(cur) ?? typeof cur}`;
+        return `${path === '' ? '(root)' : path}: expected ${expected.map((e) => `a ${e}`).join(' or ')}, found ${held}`;
+      }
+    }
+    return formatZodIssues([issue], undefined, (p) => (p.length === 0 ? '(root)' : dottedPath(p)));
   };
   return [...new Set(error.issues.map(one))].join('; ');
 }

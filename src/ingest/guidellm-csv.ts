@@ -1,4 +1,4 @@
-import { csvNumber, readCsv, type CsvRow } from './csv-text.js';
+import { csvNumber, misfit, readCsv, type CsvRow } from './csv-text.js';
 import { buildResult, newDraft, put, putStats } from './draft.js';
 import { rejected } from './json-text.js';
 import type { ParsedRun } from './parsed.js';
@@ -26,13 +26,21 @@ export function parseGuidellmCsv(text: string, file: string): ParsedRun[] {
   if (rows.length < 4) throw rejected(`${file}: a GuideLLM CSV needs three header rows and at least one benchmark row`);
   const [g, f, s] = rows as [CsvRow, CsvRow, CsvRow];
   const cols: Col[] = g.cells.map((_, i) => [g.cells[i]?.trim() ?? '', f.cells[i]?.trim() ?? '', s.cells[i]?.trim() ?? ''] as const);
-  const index = (group: string, field: string, stat = ''): number => cols.findIndex((c) => c[0] === group && c[1] === field && c[2] === stat);
+  const index = (group: string, field: string, stat = ''): number => {
+    const at = cols.findIndex((c) => c[0] === group && c[1] === field && c[2] === stat);
+    // A column read twice in the header: which of the two holds the figure is unknown.
+    if (at >= 0 && cols.findIndex((c, i) => i > at && c[0] === group && c[1] === field && c[2] === stat) >= 0) {
+      throw rejected(`${file}: column "${[group, field, stat].filter(Boolean).join(' / ')}" appears twice in the header, so which one holds the figure is unknown`);
+    }
+    return at;
+  };
   if (index('Request Counts', 'Successful') < 0 || index('Timings', 'Duration', 'Sec') < 0) {
     throw rejected(`${file}: no "Request Counts, Successful" or "Timings, Duration" column: not a GuideLLM v0.7+ benchmarks.csv`);
   }
   return rows.slice(3).map((row, i) => {
-    // A row shorter than the header is a file cut off mid-row: never half-read.
-    if (row.cells.length < cols.length) throw rejected(`${file} line ${row.line}: ${row.cells.length} cells where the header has ${cols.length} (the file is cut off?)`);
+    // A row that does not line up with the header is never half-read, nor read one column over.
+    const bad = misfit(row, cols.length);
+    if (bad !== null) throw rejected(`${file} line ${row.line}: ${bad}`);
     return parseRow(row, i, index, file);
   });
 }

@@ -5,5 +5,5 @@ export { parseSidecar, resolveRun, Sidecar, type IngestContext, type SidecarInfo
 export { parseFile } from './parse-file.js';
 export type { ParsedFile, ParsedRun, FileHints } from './parsed.js';
 export { decodeText, parseJsonDocuments, quoteNonFinite } from './json-text.js';
-export { StoredRun, contextNotes, storedRun, storedRuns } from './stored.js';
+export { StoredRun, contextJudge, replacedNotes, storedRun } from './stored.js';
 export type { PassedOver } from './parsed.js';

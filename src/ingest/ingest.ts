@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
-import { isLmBenchError, type ErrorCode } from '../errors.js';
-import type { NewRun, SourceFormat, Store } from '../store/index.js';
+import { isLmBenchError, LmBenchError, type ErrorCode } from '../errors.js';
+import type { NewRun, RunOutcome, SourceFormat, Store } from '../store/index.js';
 import { parseSidecar, resolveRun, type IngestContext, type SidecarInfo } from './context.js';
 import { rejected } from './json-text.js';
 import type { PassedOver } from './parsed.js';
 import { parseFile } from './parse-file.js';
-import { contextNotes, storedRuns, type StoredRun } from './stored.js';
+import { contextJudge, replacedNotes, storedRun, type StoredRun } from './stored.js';
 
 /** Files larger than this are rejected unread (vLLM's legacy files with per-request arrays reach tens of MB). */
 export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
@@ -14,6 +14,11 @@ export const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
 export interface IngestOptions extends IngestContext {
   readonly catalog?: Catalog;
   readonly maxFileBytes?: number;
+  /**
+   * A run whose figures are already stored under another context (GPU, GPU count, model, server
+   * config) takes this ingest's context; without it the file is rejected, nothing stored.
+   */
+  readonly replace?: boolean;
   /** Called after each file (progress on a TTY). */
   readonly onFile?: ((report: FileReport, index: number) => void) | undefined;
 }
@@ -26,13 +31,20 @@ export interface Rejection {
 
 export interface FileReport {
   readonly path: string;
-  /** accepted: at least one new run stored; skipped: every run was already stored; rejected: nothing stored. */
+  /**
+   * accepted: at least one run stored or given this ingest's context (`--replace`); skipped: every run
+   * was already stored as it is; rejected: nothing stored.
+   */
   readonly status: 'accepted' | 'skipped' | 'rejected';
   readonly format: SourceFormat | null;
   readonly runs: number;
   readonly accepted: number;
   readonly skipped: number;
+  /** Runs already stored under another context that took this ingest's (`--replace`); counted in `skipped` too, not in `accepted`. */
+  readonly replaced: number;
   readonly run_ids: number[];
+  /** The runs counted in `replaced`. */
+  readonly replaced_ids: number[];
   /** One entry per run stored or skipped as already stored: its id and headline figures (null: not in the file). */
   readonly stored: StoredRun[];
   readonly warnings: string[];
@@ -45,6 +57,8 @@ export interface IngestSummary {
   readonly accepted: number;
   /** Runs already in the store (same content hash), not stored again. */
   readonly skipped: number;
+  /** Of those, runs that took this ingest's context (`--replace`). */
+  readonly replaced: number;
   readonly rejected: Rejection[];
   readonly files: FileReport[];
   /** JSON files a directory walk passed over as companions (summary.json, inputs.json, warmup.json, …). */
@@ -83,7 +97,7 @@ export interface LoadedFile {
 }
 
 /**
- * One file, one transaction: parse (pure), attach context, then `store.insertRuns` stores every run or,
+ * One file, one transaction: parse (pure), attach context, then `store.storeRuns` stores every run or,
  * if anything fails, none. A file-level problem becomes a rejected report; a store failure propagates.
  */
 export function ingestOne(store: Store, file: LoadedFile, options: IngestOptions): FileReport {
@@ -103,28 +117,50 @@ export function ingestOne(store: Store, file: LoadedFile, options: IngestOptions
   } catch (err) {
     return rejectedReport(file.path, err);
   }
-  const ids = store.insertRuns(rows);
-  const runIds = ids.filter((id): id is number => id !== 'duplicate');
-  const skipped = ids.length - runIds.length;
-  const stored = storedRuns(store, rows, ids, format);
-  warnings.push(...contextNotes(store, rows, ids, stored));
+  let outcomes: RunOutcome[];
+  try {
+    outcomes = store.storeRuns(rows, { replace: options.replace === true, change: contextJudge(options.catalog ?? defaultCatalog()) });
+  } catch (err) {
+    if (isLmBenchError(err, 'LMB_ERR_INGEST_REJECTED')) return rejectedReport(file.path, replaceHint(err));
+    throw err;
+  }
+  const runIds = outcomes.flatMap((o) => (o.status === 'new' ? [o.id] : []));
+  const replaced = outcomes.filter((o) => o.status === 'replaced');
+  warnings.push(...replacedNotes(replaced));
   return {
     path: file.path,
-    status: runIds.length > 0 ? 'accepted' : 'skipped',
+    status: runIds.length > 0 || replaced.length > 0 ? 'accepted' : 'skipped',
     format,
-    runs: ids.length,
+    runs: outcomes.length,
     accepted: runIds.length,
-    skipped,
+    skipped: outcomes.length - runIds.length,
+    replaced: replaced.length,
     run_ids: runIds,
-    stored,
+    replaced_ids: replaced.map((o) => o.id),
+    stored: rows.map((row, i) => storedRun(row, outcomes[i]?.id ?? null)),
     warnings,
   };
+}
+
+/** The store's refusal of figures stored under another context, with the way to replace that context. */
+function replaceHint(err: LmBenchError): LmBenchError {
+  const runs = Array.isArray(err.details['runs']) ? (err.details['runs'] as unknown[]).filter((x): x is number => typeof x === 'number') : [];
+  const hint =
+    runs.length === 1
+      ? `run #${String(runs[0])} keeps its id and figures and takes this context; its old one is kept in its notes`
+      : 'those runs keep their ids and figures and take this context; their old ones are kept in their notes';
+  return new LmBenchError(
+    'LMB_ERR_INGEST_REJECTED',
+    `${err.message}. The same figures cannot have been measured under both: if this ingest's context is the right one, ingest the file again with --replace (${hint})`,
+    { details: err.details, cause: err },
+  );
 }
 
 export function summarize(files: FileReport[], ignored: string[], passedOver: PassedOver[]): IngestSummary {
   return {
     accepted: files.reduce((s, f) => s + f.accepted, 0),
     skipped: files.reduce((s, f) => s + f.skipped, 0),
+    replaced: files.reduce((s, f) => s + f.replaced, 0),
     rejected: files.flatMap((f) => (f.status === 'rejected' && f.code !== undefined ? [{ path: f.path, code: f.code, reason: f.reason ?? '' }] : [])),
     files,
     ignored,
@@ -156,7 +192,7 @@ export function rejectedReport(path: string, err: unknown): FileReport {
   if (isLmBenchError(err) && !FILE_CODES.has(err.code)) throw err;
   // A non-catalog error while parsing (e.g. a RangeError on a pathological file) still only concerns this file.
   const e = isLmBenchError(err) ? err : rejected(err instanceof Error ? err.message : String(err), err);
-  return { path, status: 'rejected', format: null, runs: 0, accepted: 0, skipped: 0, run_ids: [], stored: [], warnings: [], code: e.code, reason: e.message };
+  return { path, status: 'rejected', format: null, runs: 0, accepted: 0, skipped: 0, replaced: 0, run_ids: [], replaced_ids: [], stored: [], warnings: [], code: e.code, reason: e.message };
 }
 
 function tooLarge(size: number, max: number) {

@@ -43,7 +43,10 @@ export function parseJsonDocuments(text: string): JsonDocuments {
   if (trimmed === '') throw rejected('the file is empty');
   if (trimmed[0] !== '{' && trimmed[0] !== '[') throw unknownFormat('not JSON (does not start with { or [)');
   const whole = tryParse(trimmed);
-  if (whole.ok) return { docs: [{ value: whole.value, label: 'document' }], jsonLines: false };
+  if (whole.ok) {
+    refuseDuplicateKey(text, 0);
+    return { docs: [{ value: whole.value, label: 'document' }], jsonLines: false };
+  }
 
   // JSON Lines: every non-empty line one document. A file whose lines do not all parse is rejected
   // whole (an interrupted append leaves a truncated last line; storing the rest would hide that).
@@ -57,11 +60,72 @@ export function parseJsonDocuments(text: string): JsonDocuments {
         if (docs.length === 0 && i === 0) break; // a pretty-printed document, broken somewhere
         throw rejected(`invalid JSON on line ${i + 1}: ${one.message}`);
       }
+      refuseDuplicateKey(line, i);
       docs.push({ value: one.value, label: `line ${i + 1}` });
     }
     if (docs.length > 1) return { docs, jsonLines: true };
   }
   throw rejected(`invalid JSON: ${whole.message}`);
+}
+
+/**
+ * JSON.parse keeps the last of two equal keys in one object without a word, so `"completed": 3, …,
+ * "completed": 300` would store 300 where the tool may have meant 3 (a hand-merged or hand-edited
+ * file). YAML results are refused for it (parse-file.ts, uniqueKeys); so is JSON, naming the key and
+ * its line. `firstLine` is the 0-based line of the text in its file.
+ */
+function refuseDuplicateKey(text: string, firstLine: number): void {
+  const dup = duplicateKey(text);
+  if (dup === null) return;
+  const line = (offset: number): number => firstLine + 1 + (text.slice(0, offset).match(/\n/g)?.length ?? 0);
+  throw rejected(`line ${line(dup.offset)}: key "${dup.key}" appears twice in one object (first on line ${line(dup.firstOffset)}); JSON keeps only the last, so which value the tool wrote is unknown`);
+}
+
+/**
+ * The first key that appears twice in one object of a JSON text (also with bare NaN/Infinity tokens),
+ * with the offsets of both, or null. One pass over the text, tracking strings, escapes and nesting.
+ */
+export function duplicateKey(text: string): { key: string; offset: number; firstOffset: number } | null {
+  // One entry per open container: an object's keys with their offsets, or null for an array.
+  const stack: (Map<string, number> | null)[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      let j = i + 1;
+      let escaped = false;
+      for (; j < text.length; j++) {
+        const d = text.charCodeAt(j);
+        if (d === 0x5c) {
+          j++;
+          escaped = true;
+        } else if (d === 0x22) break;
+      }
+      const keys = stack.at(-1);
+      if (expectKey && keys) {
+        const raw = text.slice(i, j + 1);
+        // An escaped key is compared as JSON.parse reads it ("\u0061" is "a").
+        const key = escaped ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+        const first = keys.get(key);
+        if (first !== undefined) return { key, offset: i, firstOffset: first };
+        keys.set(key, i);
+        expectKey = false;
+      }
+      i = j;
+    } else if (c === 0x7b) {
+      stack.push(new Map());
+      expectKey = true;
+    } else if (c === 0x5b) {
+      stack.push(null);
+      expectKey = false;
+    } else if (c === 0x7d || c === 0x5d) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 0x2c) {
+      expectKey = (stack.at(-1) ?? null) !== null;
+    }
+  }
+  return null;
 }
 
 type Parsed = { ok: true; value: unknown } | { ok: false; message: string };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { RawNum, put, putStats, type Draft } from './draft.js';
-import { csvNumber, csvSections, type CsvRow } from './csv-text.js';
+import { csvNumber, csvSections, misfit, type CsvRow } from './csv-text.js';
 import { rejected } from './json-text.js';
 import { formatZodIssues } from '../util/zod-issues.js';
 
@@ -99,6 +99,8 @@ function splitName(cell: string): { name: string; unit: string | undefined } {
  */
 export function csvBlocks(rows: readonly CsvRow[], names: Readonly<Record<string, string>>, file: string): { blocks: Blocks; skipped: string[] } {
   const blocks: Blocks = {};
+  /** The line each tag was read from, and what it held: a metric written twice must say the same. */
+  const seen = new Map<string, { line: number; block: string }>();
   const skipped: string[] = [];
   for (const section of csvSections(rows)) {
     const header = section[0];
@@ -106,10 +108,14 @@ export function csvBlocks(rows: readonly CsvRow[], names: Readonly<Record<string
     const cols = header.cells.map((c) => c.trim().toLowerCase());
     // Per-GPU tables ("Metric,GPU,…", "Endpoint,GPU_Index,…") are telemetry, not request metrics.
     if (cols.includes('gpu')) continue;
+    // Two "avg" columns: the second would replace the first unseen.
+    const twice = cols.find((c, i) => c !== '' && cols.indexOf(c) !== i);
+    if (twice !== undefined) throw rejected(`${file} line ${header.line}: column "${twice}" appears twice in the header, so which one holds the figure is unknown`);
     const single = cols.length === 2 && cols[1] === 'value';
     for (const row of section.slice(1)) {
-      // A row shorter than its header is a file cut off mid-row (or a broken export): never half-read.
-      if (row.cells.length < cols.length) throw rejected(`${file} line ${row.line}: ${row.cells.length} cells where the header has ${cols.length} (the file is cut off?)`);
+      // A row that does not line up with its header is never half-read, nor read one column over.
+      const bad = misfit(row, cols.length);
+      if (bad !== null) throw rejected(`${file} line ${row.line}: ${bad}`);
       const { name, unit } = splitName(row.cells[0] ?? '');
       const tag = names[name];
       if (tag === undefined) {
@@ -127,7 +133,14 @@ export function csvBlocks(rows: readonly CsvRow[], names: Readonly<Record<string
         }
       }
       const parsed = Block.safeParse(block);
-      if (parsed.success) blocks[tag] = parsed.data;
+      if (!parsed.success) continue;
+      const text = JSON.stringify(parsed.data);
+      const first = seen.get(tag);
+      if (first !== undefined && first.block !== text) {
+        throw rejected(`${where}: ${row.cells[0] ?? ''} is written twice with different figures (first on line ${first.line}), so which is the measurement is unknown`);
+      }
+      seen.set(tag, first ?? { line: row.line, block: text });
+      blocks[tag] = parsed.data;
     }
   }
   return { blocks, skipped };

@@ -1,5 +1,8 @@
 import { z } from 'zod';
-import { runMetric, type NewRun, type SourceFormat, type Store } from '../store/index.js';
+import type { Catalog } from '../catalog/index.js';
+import type { ServerConfig } from '../domain/index.js';
+import { resolveConfig } from '../physics/index.js';
+import { contextChange, describeContext, runMetric, type NewRun, type RunContext } from '../store/index.js';
 
 /**
  * What ingest says it stored, per run (`lm-bench ingest --json` → `files[].stored`, and the table the
@@ -29,53 +32,36 @@ export function storedRun(row: NewRun, runId: number | null): StoredRun {
   };
 }
 
-/**
- * One entry per row: its new id, or for a duplicate the id of the stored run with the same content
- * hash (looked up among the runs of that format only when the batch had duplicates).
- */
-export function storedRuns(store: Store, rows: readonly NewRun[], ids: readonly (number | 'duplicate')[], format: SourceFormat): StoredRun[] {
-  let existing: Map<string, number> | null = null;
-  return rows.map((row, i) => {
-    const id = ids[i];
-    if (typeof id === 'number') return storedRun(row, id);
-    existing ??= new Map(store.listRuns({ sourceFormat: format }).map((r) => [r.content_hash, r.id]));
-    // An export of a run is the run it came from, stored under its own source's format.
-    if (!existing.has(row.contentHash)) for (const r of store.listRuns({})) existing.set(r.content_hash, r.id);
-    return storedRun(row, existing.get(row.contentHash) ?? null);
-  });
+/** One note per run whose context `--replace` replaced: what it was. */
+export function replacedNotes(replaced: readonly { readonly id: number; readonly was: RunContext }[]): string[] {
+  return replaced.map((r) => `run #${r.id} already held these figures under another context, replaced by this ingest's (--replace): it was ${describeContext(r.was)}`);
 }
 
 /**
- * Runs skipped as already stored whose stored context (GPU, GPU count, model, server config) differs
- * from the one this ingest gave them: the dedupe key is the file's figures alone, so re-ingesting a file
- * with a corrected `--gpu` or `--model` changes nothing, and without a word the user would believe it
- * did. One note per difference, naming the runs and what they keep.
+ * How ingest tells two contexts of the same figures apart (`store.storeRuns`' `change`): GPU, GPU count
+ * and model as named; the server config as vLLM runs it on that GPU and model (physics/resolve.ts), so
+ * an unset knob and the same knob set to vLLM's default are one config (an llm-d report states
+ * `tensor_parallel_size: 1` where the run it was exported from left it unset). The difference is told
+ * with the knobs as written, those whose resolved value differs.
  */
-export function contextNotes(store: Store, rows: readonly NewRun[], ids: readonly (number | 'duplicate')[], stored: readonly StoredRun[]): string[] {
-  const byChange = new Map<string, number[]>();
-  for (const [i, row] of rows.entries()) {
-    // A run this ingest stored has the context it was given; only a skipped one may keep another.
-    const id = ids[i] === 'duplicate' ? stored[i]?.run_id : null;
-    if (id === null || id === undefined) continue;
-    const prev = store.getRun(id);
-    const diffs: string[] = [];
-    const was = `${prev.hardware.count}× ${prev.hardware.gpu}`;
-    const now = `${row.hardware.count}× ${row.hardware.gpu}`;
-    if (was !== now) diffs.push(`GPUs ${was} (this ingest: ${now})`);
-    if (prev.model !== row.model) diffs.push(`model ${prev.model} (this ingest: ${row.model})`);
-    const knobs = [...new Set([...Object.keys(prev.server_config), ...Object.keys(row.serverConfig)])].sort();
-    // Knob values are scalars (ServerConfig); JSON.stringify keeps anything else readable all the same.
-    const cfg = (c: Readonly<Record<string, unknown>>, k: string): string => {
-      const x = c[k];
-      return x === undefined ? 'unset' : typeof x === 'string' ? x : JSON.stringify(x);
-    };
-    const changed = knobs.filter((k) => cfg(prev.server_config, k) !== cfg(row.serverConfig, k));
-    if (changed.length > 0) diffs.push(`${changed.map((k) => `${k}=${cfg(prev.server_config, k)}`).join(' ')} (this ingest: ${changed.map((k) => `${k}=${cfg(row.serverConfig, k)}`).join(' ')})`);
-    if (diffs.length === 0) continue;
-    const key = diffs.join(', ');
-    byChange.set(key, [...(byChange.get(key) ?? []), id]);
-  }
-  return [...byChange].map(
-    ([change, ids]) => `already stored with another context, kept as first stored: run${ids.length === 1 ? '' : 's'} ${ids.map((i) => `#${i}`).join(', ')} ${ids.length === 1 ? 'has' : 'have'} ${change}`,
-  );
+export function contextJudge(catalog: Catalog): (stored: RunContext, given: RunContext) => string | null {
+  return (stored, given) => {
+    const literal = contextChange(stored, given, 'this ingest');
+    if (literal === null) return null;
+    if (stored.hardware.gpu !== given.hardware.gpu || stored.hardware.count !== given.hardware.count || stored.model !== given.model) return literal;
+    let keys: string[];
+    try {
+      const hw = catalog.gpu(stored.hardware.gpu);
+      const model = catalog.model(stored.model);
+      const a: Record<string, unknown> = resolveConfig(stored.server_config, hw, model);
+      const b: Record<string, unknown> = resolveConfig(given.server_config, hw, model);
+      keys = Object.keys(a).filter((k) => JSON.stringify(a[k]) !== JSON.stringify(b[k]));
+    } catch {
+      // A GPU or model this catalog cannot price: the configs as written.
+      return literal;
+    }
+    if (keys.length === 0) return null;
+    const only = (c: ServerConfig): ServerConfig => Object.fromEntries(Object.entries(c).filter(([k]) => keys.includes(k)));
+    return contextChange({ ...stored, server_config: only(stored.server_config) }, { ...given, server_config: only(given.server_config) }, 'this ingest') ?? literal;
+  };
 }

@@ -5,15 +5,31 @@ import { isFinished, type StudySpec, type Trial } from '../domain/index.js';
  * Faithful JSON for stored columns. Plain JSON turns ±Infinity and NaN into null, which would make a
  * failed trial's `Infinity` latency look like "no value"; here a non-finite number is written as
  * `{"$lmb_num":"Infinity"|"-Infinity"|"NaN"}` and revived on read. Absent keys stay absent and null
- * stays null. (An object whose only key is `$lmb_num` is reserved for this.)
+ * stays null. (An object whose only key is `$lmb_num` is reserved for this.) JSON.stringify also writes
+ * -0 as `0`; here it is written `-0`, which is JSON, which JSON.parse reads back as -0 and SQLite's
+ * json_extract as 0, so a figure comes back with the sign it was stored with and a knob filter on 0
+ * still matches it. (The string NEG_ZERO is reserved for this.)
  */
 const TAG = '$lmb_num';
+/** What -0 stands as while JSON.stringify runs: a string no figure holds (NUL-delimited), replaced by `-0` after. */
+const NEG_ZERO = '\u0000$lmb_num:-0\u0000';
+const NEG_ZERO_JSON = JSON.stringify(NEG_ZERO);
 
 export function encodeJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (typeof v === 'number' && !Number.isFinite(v)) return { [TAG]: String(v) };
+  let negativeZero = false;
+  const text = JSON.stringify(value, (_key, v: unknown) => {
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return { [TAG]: String(v) };
+      if (Object.is(v, -0)) {
+        negativeZero = true;
+        return NEG_ZERO;
+      }
+    } else if (v === NEG_ZERO || (v !== null && typeof v === 'object' && Object.hasOwn(v, NEG_ZERO))) {
+      throw new LmBenchError('LMB_ERR_STORE_FAILED', "a string equal to the store's reserved -0 marker cannot be stored");
+    }
     return v;
   });
+  return negativeZero ? text.replaceAll(NEG_ZERO_JSON, '-0') : text;
 }
 
 export function decodeJson<T = unknown>(text: string): T {
@@ -63,12 +79,16 @@ export function valueFromStored(value: number | null, valueType: string): number
   }
 }
 
-/** Key-order-independent JSON, for comparing study specs. */
+/**
+ * Key-order-independent JSON, for comparing study specs. -0 compares as 0: a spec stored before the
+ * codec kept the sign of zero reads back 0, and a resumed study is the same study.
+ */
 export function canonicalJson(value: unknown): string {
   return encodeJson(sortKeys(value));
 }
 
 function sortKeys(v: unknown): unknown {
+  if (Object.is(v, -0)) return 0;
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v !== null && typeof v === 'object' && !(v instanceof Uint8Array)) {
     const out: Record<string, unknown> = {};
@@ -91,6 +111,19 @@ export function studyExists(name: string): LmBenchError {
 export function studyNotFound(idOrName: number | string): LmBenchError {
   return new LmBenchError('LMB_ERR_STUDY_NOT_FOUND', `no study ${typeof idOrName === 'number' ? `with id ${idOrName}` : `named "${idOrName}"`}`, {
     details: { study: idOrName },
+  });
+}
+
+/**
+ * Figures already stored under another context (storeRuns), grouped by what differs: "run #3 has
+ * GPUs 1× A100-80GB (this ingest: 1× H100-SXM)"; `details.runs` holds the stored runs' ids.
+ */
+export function runContextConflict(conflicts: readonly { readonly id: number; readonly change: string }[]): LmBenchError {
+  const byChange = new Map<string, number[]>();
+  for (const c of conflicts) byChange.set(c.change, [...(byChange.get(c.change) ?? []), c.id]);
+  const parts = [...byChange].map(([change, ids]) => `run${ids.length === 1 ? '' : 's'} ${ids.map((i) => `#${i}`).join(', ')} ${ids.length === 1 ? 'has' : 'have'} ${change}`);
+  return new LmBenchError('LMB_ERR_INGEST_REJECTED', `already stored under another context: ${parts.join('; ')}; nothing stored`, {
+    details: { runs: conflicts.map((c) => c.id) },
   });
 }
 

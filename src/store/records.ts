@@ -121,6 +121,74 @@ export const RunRecord = z.strictObject({
 });
 export type RunRecord = z.infer<typeof RunRecord>;
 
+/**
+ * What a run was measured on, as ingest attaches it to a file's figures: the GPU, how many, the model
+ * and the server config. One measurement has one context: the same figures (content hash) under two
+ * contexts means one of them is wrong (`SqliteStore.storeRuns`).
+ */
+export interface RunContext {
+  readonly hardware: HardwareRef;
+  readonly model: string;
+  readonly server_config: ServerConfig;
+}
+
+export function contextOf(run: Pick<RunRecord, 'hardware' | 'model' | 'server_config'>): RunContext {
+  return { hardware: run.hardware, model: run.model, server_config: run.server_config };
+}
+
+export function newRunContext(run: NewRun): RunContext {
+  return { hardware: run.hardware, model: run.model, server_config: run.serverConfig };
+}
+
+/** A knob's value as text ("unset" when the config lacks it); values are scalars, JSON keeps anything else readable. */
+function knobText(c: Readonly<Record<string, unknown>>, k: string): string {
+  const x = c[k];
+  return x === undefined ? 'unset' : typeof x === 'string' ? x : JSON.stringify(x);
+}
+
+/**
+ * How `next` differs from `prev`, in words ("GPUs 1× A100-80GB (this ingest: 1× H100-SXM),
+ * max_num_seqs=128 (this ingest: max_num_seqs=64)"), `label` naming where `next` comes from; null when
+ * they are the same context (knobs compared by value, whatever their order).
+ */
+export function contextChange(prev: RunContext, next: RunContext, label: string): string | null {
+  const diffs: string[] = [];
+  const was = `${prev.hardware.count}× ${prev.hardware.gpu}`;
+  const now = `${next.hardware.count}× ${next.hardware.gpu}`;
+  if (was !== now) diffs.push(`GPUs ${was} (${label}: ${now})`);
+  if (prev.model !== next.model) diffs.push(`model ${prev.model} (${label}: ${next.model})`);
+  const knobs = [...new Set([...Object.keys(prev.server_config), ...Object.keys(next.server_config)])].sort();
+  const changed = knobs.filter((k) => knobText(prev.server_config, k) !== knobText(next.server_config, k));
+  if (changed.length > 0) {
+    const list = (c: ServerConfig): string => changed.map((k) => `${k}=${knobText(c, k)}`).join(' ');
+    diffs.push(`${list(prev.server_config)} (${label}: ${list(next.server_config)})`);
+  }
+  return diffs.length === 0 ? null : diffs.join(', ');
+}
+
+/** A context in words, for the note a run keeps when its context is replaced. */
+export function describeContext(c: RunContext): string {
+  const knobs = Object.keys(c.server_config).sort();
+  return `GPUs ${c.hardware.count}× ${c.hardware.gpu}, model ${c.model}, server config ${knobs.length === 0 ? '(none)' : knobs.map((k) => `${k}=${knobText(c.server_config, k)}`).join(' ')}`;
+}
+
+export interface StoreRunsOptions {
+  /** A run whose figures are stored under another context takes the new one (else: the batch is refused). */
+  readonly replace?: boolean;
+  /** How the stored context differs from the given one, in words, or null where they are the same. */
+  readonly change?: (stored: RunContext, given: RunContext) => string | null;
+}
+
+/**
+ * What `storeRuns` did with each run: stored it (`new`), found its figures stored with the same
+ * context (`duplicate`: nothing written), or, asked to, gave the stored run this run's context
+ * (`replaced`: `was` is the context it had).
+ */
+export type RunOutcome =
+  | { readonly status: 'new'; readonly id: number }
+  | { readonly status: 'duplicate'; readonly id: number }
+  | { readonly status: 'replaced'; readonly id: number; readonly was: RunContext };
+
 /** A numeric result field of a run, or null when the source did not provide it (RunMeta.unavailable). */
 export function runMetric(run: Pick<RunRecord, 'result' | 'meta'>, key: string): number | null {
   if (run.meta.unavailable.includes(key)) return null;

@@ -59,6 +59,11 @@ export function prepare(db: Database.Database) {
        ON CONFLICT (content_hash) DO NOTHING`,
     ),
     runById: db.prepare(`SELECT * FROM runs WHERE id = ?`),
+    runByHash: db.prepare(`SELECT * FROM runs WHERE content_hash = ?`),
+    replaceRunContext: db.prepare(
+      `UPDATE runs SET model = @model, gpu = @gpu, gpu_count = @gpu_count, server_config = @server_config, result = @result, meta = @meta
+       WHERE id = @id`,
+    ),
     listRuns: db.prepare(`SELECT * FROM runs WHERE ${RUN_FILTER_SQL} ORDER BY id DESC LIMIT @limit OFFSET @offset`),
     countRuns: db.prepare(`SELECT COUNT(*) AS n FROM runs WHERE ${RUN_FILTER_SQL}`),
 

@@ -8,6 +8,7 @@ import {
   assertWaiting,
   encodeJson,
   notFound,
+  runContextConflict,
   sameSpec,
   staleReason,
   studyExists,
@@ -29,7 +30,8 @@ import {
   type ValueRow,
 } from './sqlite-rows.js';
 import { prepare, type Statements } from './sqlite-statements.js';
-import { adoptedIdentity, DEFAULT_RUN_META } from './records.js';
+import { LmBenchError } from '../errors.js';
+import { adoptedIdentity, contextChange, contextOf, DEFAULT_RUN_META, describeContext, newRunContext } from './records.js';
 import { registerStoredGpus } from './adopt-gpu.js';
 import type {
   CompleteOutcome,
@@ -46,8 +48,11 @@ import type {
   PruneOutcome,
   RequeueReport,
   RunFilter,
+  RunContext,
+  RunOutcome,
   RunRecord,
   StoreOptions,
+  StoreRunsOptions,
   StoredModelSpec,
 } from './records.js';
 
@@ -69,7 +74,12 @@ type Db = Database.Database;
  * - **Time is passed in.** Timestamps come from `StoreOptions.now()` (epoch milliseconds), never from
  *   the clock directly, so a study can be replayed.
  * - **Numbers are stored faithfully.** ±Infinity and NaN in trial values, results, attributes and
- *   payloads come back as they went in; `null` stays `null` and an absent key stays absent.
+ *   payloads come back as they went in, and so does -0 in results, attributes and payloads (a trial
+ *   value of -0 comes back 0: SQLite's REAL column keeps no sign of zero); `null` stays `null` and an
+ *   absent key stays absent.
+ * - **One measurement, one context.** A run's content hash names its figures; `storeRuns` refuses the
+ *   same figures under another GPU, GPU count, model or server config, or replaces the stored context
+ *   when asked, and never keeps two.
  * - **One writer.** The store is synchronous; one process writes (design: the service or the study
  *   process), others may read. A connection is not shared across worker threads: a worker opens the
  *   file by path.
@@ -290,23 +300,43 @@ export class SqliteStore {
   insertRuns(runs: readonly NewRun[]): (number | 'duplicate')[] {
     return this.#tx('insertRuns', true, () => {
       const now = this.#now();
-      return runs.map((run): number | 'duplicate' => {
-        const info = this.#s.insertRun.run({
-          content_hash: run.contentHash,
-          source_format: run.sourceFormat,
-          source_path: run.sourcePath,
-          model: run.model,
-          gpu: run.hardware.gpu,
-          gpu_count: run.hardware.count,
-          server_config: encodeJson(run.serverConfig),
-          workload: run.workload === null ? null : encodeJson(run.workload),
-          result: encodeJson(run.result),
-          meta: encodeJson(run.meta ?? DEFAULT_RUN_META),
-          now,
-        });
-        // ON CONFLICT (content_hash) DO NOTHING: zero changes means the hash was already stored.
-        return info.changes === 0 ? 'duplicate' : Number(info.lastInsertRowid);
+      return runs.map((run): number | 'duplicate' => this.#insertRun(run, now) ?? 'duplicate');
+    });
+  }
+
+  /**
+   * Ingest's write: several runs in one transaction, each stored as new or found already stored (its
+   * content hash) with the same context — GPU, GPU count, model, server config. A run whose figures are
+   * stored under another context is a conflict, since one measurement has one context and one of the
+   * two is wrong: the whole batch is refused (LMB_ERR_INGEST_REJECTED, nothing written) naming the
+   * stored runs and what differs, `details.runs` their ids. With `replace`, the stored run takes the
+   * new context instead: its id, figures, workload and provenance stay, the context it had goes into
+   * its notes. `change` says how two contexts differ, or null where they are one (default: knob by
+   * knob as written, `contextChange`; ingest reads an unset knob as vLLM's default for the GPU and model).
+   */
+  storeRuns(runs: readonly NewRun[], options: StoreRunsOptions = {}): RunOutcome[] {
+    const change = options.change ?? ((stored: RunContext, given: RunContext) => contextChange(stored, given, 'this ingest'));
+    return this.#tx('storeRuns', true, () => {
+      const now = this.#now();
+      const conflicts: { id: number; change: string }[] = [];
+      const outcomes = runs.map((run): RunOutcome => {
+        const id = this.#insertRun(run, now);
+        if (id !== null) return { status: 'new', id };
+        const row = this.#s.runByHash.get(run.contentHash) as Row | undefined;
+        if (row === undefined) throw new LmBenchError('LMB_ERR_STORE_FAILED', `run ${run.contentHash} neither inserted nor found`);
+        const stored = runFromRow(row);
+        const diff = change(contextOf(stored), newRunContext(run));
+        if (diff === null) return { status: 'duplicate', id: stored.id };
+        if (options.replace !== true) {
+          conflicts.push({ id: stored.id, change: diff });
+          return { status: 'duplicate', id: stored.id };
+        }
+        this.#replaceContext(stored, run, now);
+        return { status: 'replaced', id: stored.id, was: contextOf(stored) };
       });
+      // Thrown inside the transaction, so the runs inserted before the conflict are rolled back.
+      if (conflicts.length > 0) throw runContextConflict(conflicts);
+      return outcomes;
     });
   }
 
@@ -449,6 +479,44 @@ export class SqliteStore {
     } catch (err) {
       throw storeError(err, op);
     }
+  }
+
+  /** The new run's id, or null when its content hash is already stored (nothing written). */
+  #insertRun(run: NewRun, now: number): number | null {
+    const info = this.#s.insertRun.run({
+      content_hash: run.contentHash,
+      source_format: run.sourceFormat,
+      source_path: run.sourcePath,
+      model: run.model,
+      gpu: run.hardware.gpu,
+      gpu_count: run.hardware.count,
+      server_config: encodeJson(run.serverConfig),
+      workload: run.workload === null ? null : encodeJson(run.workload),
+      result: encodeJson(run.result),
+      meta: encodeJson(run.meta ?? DEFAULT_RUN_META),
+      now,
+    });
+    // ON CONFLICT (content_hash) DO NOTHING: zero changes means the hash was already stored.
+    return info.changes === 0 ? null : Number(info.lastInsertRowid);
+  }
+
+  /** `stored` takes `run`'s context, in its columns and in the copy its result holds; a note keeps the old one. */
+  #replaceContext(stored: RunRecord, run: NewRun, now: number): void {
+    const result = { ...stored.result };
+    // An ingested result carries its context (resolveRun); one that carries none is left so.
+    if (result.server_config !== null) result.server_config = run.serverConfig;
+    if (result.hardware !== null) result.hardware = run.hardware;
+    if (result.model !== null) result.model = run.model;
+    const note = `context replaced ${new Date(now).toISOString()} (ingest --replace): was ${describeContext(contextOf(stored))}`;
+    this.#s.replaceRunContext.run({
+      id: stored.id,
+      model: run.model,
+      gpu: run.hardware.gpu,
+      gpu_count: run.hardware.count,
+      server_config: encodeJson(run.serverConfig),
+      result: encodeJson(result),
+      meta: encodeJson({ ...stored.meta, notes: [...stored.meta.notes, note] }),
+    });
   }
 
   #findStudy(idOrName: number | string): Study | null {

@@ -36,6 +36,7 @@ export const INGEST_CASES: readonly CliCase[] = [
   file('ingest-missing-keys', '$F/ingest-missing-keys.json', REJECTED, /ingest-missing-keys\.json: .*output_throughput/),
   file('ingest-object-for-number', '$F/ingest-object-for-number.json', REJECTED, /ingest-object-for-number\.json: .*mean_ttft_ms/),
   file('ingest-huge-number', '$F/ingest-huge-number.json', REJECTED, /ingest-huge-number\.json: .*completed/),
+  file('ingest-duplicate-key', '$F/ingest-duplicate-key.json', REJECTED, /ingest-duplicate-key\.json: line 20: key "output_throughput" appears twice in one object \(first on line 19\)/),
   file('ingest-jsonl-truncated-last-line', '$F/ingest-bad-last-line.jsonl', REJECTED, /ingest-bad-last-line\.jsonl: .*line 3/),
   file('ingest-jsonl-number-line', '$F/ingest-jsonl-wrong-line.jsonl', [UNKNOWN, REJECTED], /ingest-jsonl-wrong-line\.jsonl: .*line 2/),
   // YAML is a result format now: a broken one is rejected naming its line, a workload file is not a result.

@@ -83,10 +83,20 @@ describe('ingestFiles', () => {
       { tensor_parallel_size: 1, max_num_batched_tokens: 8192, max_num_seqs: 128, enable_prefix_caching: true },
     );
     assert.equal(store.listRuns()[0]?.model, 'llama-3.1-8b');
-    // summary.json holds the same runs: named explicitly, it is read and skipped as duplicates.
+    // summary.json holds the same runs: named explicitly, it is read and skipped as duplicates, with the
+    // base serve command the folder's sidecar gave them or without it (TP 1 and 8,192 batched tokens are
+    // vLLM's defaults on an H100); with another base its runs' configs contradict the stored ones, and
+    // the file is refused naming them.
     const summary = join(FIXTURES, 'sweep/20260101_120000/SERVE-max_num_seqs=64-enable_prefix_caching=False-BENCH-max_concurrency=16/summary.json');
-    const again = ingestFiles(store, [summary], { gpu: 'H100-SXM', serverConfig: {} });
-    assert.deepEqual([again.accepted, again.skipped], [0, 2]);
+    const before = store.listRuns();
+    for (const serverConfig of [{ tensor_parallel_size: 1, max_num_batched_tokens: 8192 }, {}]) {
+      const again = ingestFiles(store, [summary], { gpu: 'H100-SXM', serverConfig });
+      assert.deepEqual([again.accepted, again.skipped, again.rejected], [0, 2, []]);
+    }
+    const other = ingestFiles(store, [summary], { gpu: 'H100-SXM', serverConfig: { max_num_batched_tokens: 2048 } });
+    assert.deepEqual([other.accepted, other.skipped, other.rejected.map((r) => r.code)], [0, 0, ['LMB_ERR_INGEST_REJECTED']]);
+    assert.match(other.rejected[0]?.reason ?? '', /already stored under another context: runs #\d+, #\d+ have max_num_batched_tokens=8192 \(this ingest: max_num_batched_tokens=2048\)/);
+    assert.deepEqual(store.listRuns(), before);
     store.close();
   });
 
@@ -184,8 +194,11 @@ describe('ingestBuffer', () => {
     assert.equal(s.accepted, 3);
     assert.deepEqual(store.listRuns().map((r) => r.server_config.max_num_seqs), [512, 512, 512]);
     assert.equal(ingestBuffer(store, { name: 'again.json', bytes, sidecarYaml: 'gpu: H100-SXM\n' }).skipped, 0, 'no config: rejected before dedupe');
-    const again = ingestBuffer(store, { name: 'again.json', bytes }, { serverConfig: {}, gpu: 'H100-SXM' });
+    const again = ingestBuffer(store, { name: 'again.json', bytes }, { serverConfig: { max_num_seqs: 512 }, gpu: 'H100-SXM' });
     assert.deepEqual([again.accepted, again.skipped, again.files[0]?.status], [0, 3, 'skipped']);
+    // The same figures with another config: refused, not skipped as if it had been stored so.
+    const other = ingestBuffer(store, { name: 'again.json', bytes }, { serverConfig: {}, gpu: 'H100-SXM' });
+    assert.deepEqual([other.accepted, other.skipped, other.files[0]?.status, other.rejected[0]?.code], [0, 0, 'rejected', 'LMB_ERR_INGEST_REJECTED']);
     const g = ingestBuffer(store, { name: 'x.bin', bytes: garbage(1000) }, { serverConfig: {}, gpu: 'H100-SXM' });
     assert.equal(g.rejected[0]?.code, 'LMB_ERR_INGEST_UNKNOWN_FORMAT');
     assert.equal(store.countRuns(), 3);

@@ -30,6 +30,18 @@ describe('ingest JSON text', () => {
     assert.throws(() => parseJsonDocuments('hello'), code('LMB_ERR_INGEST_UNKNOWN_FORMAT'));
   });
 
+  it('refuses a key written twice in one object, naming it and both lines (JSON.parse kept the last: 300 stored for 3)', () => {
+    const refused = (text: string, re: RegExp) =>
+      assert.throws(() => parseJsonDocuments(text), (e: unknown) => code('LMB_ERR_INGEST_REJECTED')(e) && re.test((e as Error).message), text);
+    refused('{\n  "completed": 3,\n  "x": {"completed": 1},\n  "completed": 300\n}', /^line 4: key "completed" appears twice in one object \(first on line 2\)/);
+    // Escaped spellings of one key are one key; bare NaN does not hide it.
+    refused('{"a": NaN, "\\u0061": 1}', /key "a" appears twice/);
+    refused('{"ok": 1}\n{"n": 1, "m": [{"n": 2}], "n": Infinity}\n', /^line 2: key "n" appears twice in one object \(first on line 2\)/);
+    // The same key in sibling or nested objects, in arrays, or inside a string is no duplicate.
+    const { docs } = parseJsonDocuments('{"a": 1, "b": {"a": 2}, "c": [{"a": 3}, {"a": 4}], "s": "\\"a\\": 5, \\"a\\""}');
+    assert.deepEqual(docs[0]?.value, { a: 1, b: { a: 2 }, c: [{ a: 3 }, { a: 4 }], s: '"a": 5, "a"' });
+  });
+
   it('refuses binary content and strips a UTF-8 byte-order mark', () => {
     assert.throws(() => decodeText(garbage(4096)), code('LMB_ERR_INGEST_UNKNOWN_FORMAT'));
     assert.throws(() => decodeText(new Uint8Array([0x7b, 0x00, 0x7d])), code('LMB_ERR_INGEST_UNKNOWN_FORMAT'));

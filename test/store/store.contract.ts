@@ -271,6 +271,39 @@ export function storeContract(label: string, factory: StoreFactory): void {
     );
 
     it(
+      'storeRuns: one measurement, one context — another context refuses the whole batch, or with replace takes the stored run',
+      withStore(({ store, advance }) => {
+        const [first] = store.storeRuns([sampleRun('c1')]);
+        assert.equal(first?.status, 'new');
+        const id = first?.id ?? -1;
+        // Same figures and context (knobs in another order): a duplicate naming the stored run.
+        assert.deepEqual(store.storeRuns([sampleRun('c1', { serverConfig: { enable_prefix_caching: true, max_num_seqs: 128 } })]), [{ status: 'duplicate', id }]);
+        // Another GPU for c1 after a new run c2 in the same batch: refused, c2 rolled back.
+        assert.throws(
+          () => store.storeRuns([sampleRun('c2'), sampleRun('c1', { hardware: { gpu: 'A100-80GB', count: 1 } })]),
+          (e: unknown) =>
+            isLmBenchError(e, 'LMB_ERR_INGEST_REJECTED') &&
+            e.message === `already stored under another context: run #${id} has GPUs 1× H100-SXM (this ingest: 1× A100-80GB); nothing stored` &&
+            JSON.stringify(e.details['runs']) === JSON.stringify([id]),
+        );
+        assert.deepEqual(store.listRuns().map((r) => r.content_hash), ['c1']);
+        // replace: same id, figures and provenance, the new context, the old one in a note.
+        advance(1000);
+        const was = store.getRun(id);
+        const out = store.storeRuns([sampleRun('c2'), sampleRun('c1', { model: 'qwen2.5-7b', serverConfig: { max_num_seqs: 64 }, sourcePath: '/elsewhere.json' })], { replace: true });
+        assert.deepEqual(out[1], { status: 'replaced', id, was: { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', server_config: { max_num_seqs: 128, enable_prefix_caching: true } } });
+        assert.equal(out[0]?.status, 'new');
+        const now = store.getRun(id);
+        assert.deepEqual([now.model, now.server_config, now.hardware], ['qwen2.5-7b', { max_num_seqs: 64 }, { gpu: 'H100-SXM', count: 1 }]);
+        assert.deepEqual([now.result, now.source_path, now.created_at_ms, now.content_hash], [was.result, was.source_path, was.created_at_ms, was.content_hash]);
+        assert.match(now.meta.notes.at(-1) ?? '', /^context replaced .*: was GPUs 1× H100-SXM, model llama-3.1-8b, server config enable_prefix_caching=true max_num_seqs=128$/);
+        // A judge that calls the contexts one: a duplicate, nothing written.
+        assert.deepEqual(store.storeRuns([sampleRun('c1')], { change: () => null }), [{ status: 'duplicate', id }]);
+        assert.equal(store.getRun(id).model, 'qwen2.5-7b');
+      }),
+    );
+
+    it(
       'saves models with their blobs and returns the latest of a kind',
       withStore(({ store, advance }) => {
         const blob = new Uint8Array([0, 1, 2, 255, 128]);

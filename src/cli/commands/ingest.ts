@@ -31,6 +31,7 @@ export const command: Command = {
         db: { type: 'string' },
         json: { type: 'boolean' },
         offline: { type: 'boolean' },
+        replace: { type: 'boolean' },
       },
       true,
     );
@@ -57,7 +58,7 @@ export const command: Command = {
     let summary: IngestSummary;
     try {
       // The runs name the model by the id its checkpoint has in this history; its spec is stored only
-      // when a run is (a rejected file leaves the database as it was).
+      // when a run is, or takes it with --replace (a rejected file leaves the database as it was).
       const model = resolved === undefined ? undefined : identifyResolvedModel(store, resolved, catalog).spec.id;
       summary = ingestFiles(store, positionals, {
         cwd: io.cwd,
@@ -66,9 +67,10 @@ export const command: Command = {
         gpu,
         gpus,
         model,
+        replace: values.replace === true,
         onFile: progress ? (r, i) => io.stderr.write(`\r\x1b[K[${i + 1}] ${r.status} ${relative(io.cwd, r.path)}`) : undefined,
       });
-      if (resolved !== undefined && summary.accepted > 0) adoptResolvedModel(store, resolved, catalog);
+      if (resolved !== undefined && summary.accepted + summary.replaced > 0) adoptResolvedModel(store, resolved, catalog);
     } finally {
       store.close();
     }
@@ -85,13 +87,13 @@ export function formatSummary(s: IngestSummary, cwd: string, dbPath: string): st
     return r.startsWith('..') ? p : r;
   };
   const lines = [
-    `${s.files.length} file(s) into ${rel(dbPath)}: ${s.accepted} run(s) accepted, ${s.skipped} skipped as already stored, ${s.rejected.length} file(s) rejected`,
+    `${s.files.length} file(s) into ${rel(dbPath)}: ${s.accepted} run(s) accepted, ${s.skipped} skipped as already stored${s.replaced > 0 ? ` (${s.replaced} given this ingest's context)` : ''}, ${s.rejected.length} file(s) rejected`,
   ];
   for (const f of s.files) {
     if (f.status === 'rejected') lines.push(`  rejected  ${rel(f.path)}: ${f.code ?? ''} ${f.reason ?? ''}`);
     else {
-      lines.push(`  ${f.status.padEnd(8)}  ${rel(f.path)} (${f.format ?? '?'}): ${f.accepted} new, ${f.skipped} already stored`);
-      lines.push(...storedTable(f.stored, new Set(f.run_ids)));
+      lines.push(`  ${f.status.padEnd(8)}  ${rel(f.path)} (${f.format ?? '?'}): ${f.accepted} new, ${f.skipped} already stored${f.replaced > 0 ? ` (${f.replaced} given this ingest's context)` : ''}`);
+      lines.push(...storedTable(f.stored, new Set(f.run_ids), new Set(f.replaced_ids)));
     }
     for (const w of f.warnings) lines.push(`            note: ${w}`);
   }
@@ -105,7 +107,7 @@ export function formatSummary(s: IngestSummary, cwd: string, dbPath: string): st
 const STORED_COLUMNS = ['run', 'completed', 'failed', 'duration_s', 'mean_ttft_ms', 'output_tok_s', ''] as const;
 
 /** The runs of one file as a table; "-" where the file has no such figure. */
-function storedTable(stored: readonly StoredRun[], fresh: ReadonlySet<number>): string[] {
+function storedTable(stored: readonly StoredRun[], fresh: ReadonlySet<number>, replaced: ReadonlySet<number>): string[] {
   if (stored.length === 0) return [];
   const fmt = (x: number | null, digits: number): string => (x === null ? '-' : Number.isInteger(x) ? String(x) : x.toFixed(digits));
   const rows = stored.map((r) => [
@@ -115,7 +117,7 @@ function storedTable(stored: readonly StoredRun[], fresh: ReadonlySet<number>): 
     fmt(r.duration_s, 2),
     fmt(r.mean_ttft_ms, 1),
     fmt(r.output_throughput, 1),
-    r.run_id !== null && fresh.has(r.run_id) ? 'new' : 'already stored',
+    r.run_id !== null && fresh.has(r.run_id) ? 'new' : r.run_id !== null && replaced.has(r.run_id) ? 'context replaced' : 'already stored',
   ]);
   const widths = STORED_COLUMNS.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: readonly string[]): string => `            ${cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd()}`;

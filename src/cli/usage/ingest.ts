@@ -1,5 +1,5 @@
 /** `lm-bench ingest --help`: kept apart from the command so the text loads without the command's modules. */
-export const usage = `Usage: lm-bench ingest PATH… [--server-config FILE] [--set knob=value…] [--gpu G --gpus N --model M] [--offline] [--db PATH] [--json]
+export const usage = `Usage: lm-bench ingest PATH… [--server-config FILE] [--set knob=value…] [--gpu G --gpus N --model M] [--replace] [--offline] [--db PATH] [--json]
 
 Stores existing benchmark results in the history database, one transaction per file (all of it or
 none). Directories are walked (*.json, *.jsonl, *.yaml, *.yml, *.csv; companions, sidecars, tool
@@ -11,8 +11,11 @@ profile_export_genai_perf.json (flat and nested input_config) and .csv, GuideLLM
 JSON, YAML, CSV), SGLang bench_serving JSONL, inference-perf lifecycle reports (summary and stage,
 JSON or YAML), llm-d Benchmark Reports v0.2 (YAML or JSON), ML.ENERGY v3 leaderboard records (with
 power and J/token), lm-bench results. Every figure is the one the tool measured; what a file lacks
-is stored as unavailable, never as 0. Runs already stored (same content) are skipped. A run is
-rejected when its server config, GPU or model cannot be established.
+is stored as unavailable, never as 0. Runs already stored with the same figures and context are
+skipped; figures already stored under another GPU, GPU count, model or server config (an unset knob
+counts as vLLM's default) reject the file, naming the run, unless --replace gives the stored run this
+ingest's context (its id and figures kept, the old context in its notes). A run is rejected when its
+server config, GPU or model cannot be established.
 
 The server config comes from the file itself (lm-bench, sweep, vLLM tables, llm-d reports, ML.ENERGY),
 over --server-config/--set, over a sidecar <file>.config.yaml (or lm-bench.config.yaml in the folder);
@@ -28,6 +31,7 @@ files[].stored.
   --gpus N              GPUs the server used (default tensor_parallel_size × data_parallel_size)
   --model M             model from data/models.yaml, a directory holding its config.json (or the
                         file), or a Hugging Face repo id (the local cache, else the hub)
+  --replace             a run already stored under another context takes this one
   --offline             never ask the Hugging Face hub (as HF_HUB_OFFLINE=1)
   --db PATH             database (default $LMB_DB, else .lm-bench/lm-bench.db)
   --json                one JSON document on stdout

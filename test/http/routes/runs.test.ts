@@ -78,23 +78,42 @@ test('GET /v1/runs?config.<knob>= and the CLI read a knob value alike', async (t
   assert.ok(accepted >= 8 && refused >= 8, `both sides exercised (${accepted} accepted, ${refused} refused)`);
 });
 
-test('POST /v1/runs of a run already stored under another context says what it keeps, as the CLI does', async (t) => {
-  const app = await testApp(t, tempDb(t));
-  const post = async (gpu: string, maxNumSeqs: number) => {
+test('POST /v1/runs of a run already stored under another context is rejected, unchanged, unless it says replace', async (t) => {
+  const db = tempDb(t);
+  const app = await testApp(t, db);
+  const post = async (gpu: string, maxNumSeqs: number, replace?: boolean) => {
     const res = await app.inject({
       method: 'POST',
       url: '/v1/runs',
       headers: { ...AUTH, 'content-type': 'application/json' },
-      payload: { files: [{ name: 'vllm-serve-2025.json', content: readFileSync(join(FIXTURES, 'vllm-serve-2025.json'), 'utf8') }], server_config: { max_num_seqs: maxNumSeqs }, gpu, model: 'llama-3.1-8b' },
+      payload: {
+        files: [{ name: 'vllm-serve-2025.json', content: readFileSync(join(FIXTURES, 'vllm-serve-2025.json'), 'utf8') }],
+        server_config: { max_num_seqs: maxNumSeqs },
+        gpu,
+        model: 'llama-3.1-8b',
+        ...(replace === undefined ? {} : { replace }),
+      },
     });
-    return { status: res.statusCode, body: res.json<{ accepted: number; skipped: number; files: { warnings: string[] }[] }>() };
+    return { status: res.statusCode, body: res.json<{ accepted: number; skipped: number; replaced: number; files: { warnings: string[]; replaced_ids: number[] }[]; error?: { code: string; message: string } }>() };
   };
   const first = await post('A100-80GB', 128);
   assert.equal(first.status, 201, JSON.stringify(first.body));
   assert.equal(first.body.accepted, 1);
+  const runs = async () => (await app.inject({ method: 'GET', url: '/v1/runs', headers: AUTH })).json<{ runs: { id: number; hardware: { gpu: string } }[] }>().runs;
+  // The same figures under another GPU and knob: one of the two contexts is wrong, so nothing is kept silently.
   const again = await post('H100-SXM', 64);
-  assert.equal(again.body.skipped, 1);
-  const notes = again.body.files[0]?.warnings.filter((w) => w.startsWith('already stored')) ?? [];
-  assert.equal(notes.length, 1, JSON.stringify(again.body));
-  assert.match(notes[0] ?? '', /1× A100-80GB \(this ingest: 1× H100-SXM\).*max_num_seqs=128 \(this ingest: max_num_seqs=64\)/);
+  assert.equal(again.status, 400, JSON.stringify(again.body));
+  assert.equal(again.body.error?.code, 'LMB_ERR_INGEST_REJECTED');
+  assert.match(again.body.error?.message ?? '', /1× A100-80GB \(this ingest: 1× H100-SXM\).*max_num_seqs=128 \(this ingest: max_num_seqs=64\).*"replace": true/);
+  assert.deepEqual((await runs()).map((r) => r.hardware.gpu), ['A100-80GB']);
+  // The same context again is a plain duplicate.
+  assert.equal((await post('A100-80GB', 128)).body.skipped, 1);
+  // Asked to, the stored run takes the new context, keeping its id.
+  const replaced = await post('H100-SXM', 64, true);
+  assert.equal(replaced.status, 201, JSON.stringify(replaced.body));
+  assert.equal(replaced.body.replaced, 1);
+  assert.match(replaced.body.files[0]?.warnings.join('\n') ?? '', /replaced by this ingest's/);
+  const after = await runs();
+  assert.deepEqual(after.map((r) => r.hardware.gpu), ['H100-SXM']);
+  assert.deepEqual(replaced.body.files[0]?.replaced_ids, [after[0]?.id]);
 });
