@@ -7,6 +7,7 @@ import { pickReplica, Replica, type NoiseModel } from './scheduler.js';
 import type { StepModel } from '../physics/step-time.js';
 import type { PowerModel } from '../physics/power.js';
 import type { WeightedSample } from './weighted.js';
+import type { TokenRate } from './token-rate.js';
 import type { SlidingGroups } from './kv-cache.js';
 import { atLimit, KV_FULL } from '../diagnose/evidence.js';
 
@@ -40,6 +41,18 @@ export interface DesInput {
   readonly crashAtRequest?: number | null;
   /** Price every step's energy with this power model (each replica's `energy`); none without it. */
   readonly power?: PowerModel | null;
+  /** Count every token's time per second of the run (`recordTokens: false` keeps no token times to count later). */
+  readonly tokenRate?: TokenRate;
+  /**
+   * Called once for each request when its answer is complete: a refused one at its send, the others at
+   * the end of the step that emitted their last token, `position` their place in `specs`.
+   */
+  readonly onDone?: (req: DesRequest, position: number) => void;
+  /**
+   * After `onDone`, drop the request's token times (`recordTokens`): a run that streams its records
+   * holds the tokens of the requests in flight only.
+   */
+  readonly releaseTokens?: boolean;
 }
 
 export interface DesRequest {
@@ -54,7 +67,8 @@ export interface DesRequest {
  * The engine's state integrated over virtual time (what a /metrics scrape samples, without gaps):
  * seconds with requests waiting, with requests waiting while the running count sat at max_num_seqs ×
  * replicas, with the KV cache ≥ 95% full; and the time integrals of the running and waiting counts and
- * of KV usage (the fullest replica's), for their means.
+ * of KV usage (the fullest replica's), for their means. A step's KV usage is its fullest
+ * (`Replica.kvStepUsage`: 1 when it preempted), not what is left once it freed its victims.
  */
 export interface DesTrace {
   durationS: number;
@@ -98,6 +112,7 @@ export function runDes(input: DesInput): DesOutput {
         rng: input.rng.fork(`replica-${i}`),
         recordTokens: input.recordTokens ?? true,
         itl: input.itl ?? null,
+        tokenRate: input.tokenRate ?? null,
         power: input.power === undefined || input.power === null ? null : { model: input.power, keepSteps: true },
       }),
     );
@@ -135,6 +150,16 @@ export function runDes(input: DesInput): DesOutput {
     if (kvNow >= KV_FULL) trace.kvFullS += dt;
   };
 
+  const onDone = input.onDone ?? null;
+  /** Where each request in flight sits in `specs` (kept only for `onDone`). */
+  const positionOf = new Map<SimRequest, number>();
+  /** The request at `position` has its whole answer. */
+  const done = (position: number): void => {
+    const req = owner[position] as DesRequest;
+    onDone?.(req, position);
+    if (input.releaseTokens === true && req.sim !== null) req.sim.chunkTimes.length = 0;
+  };
+
   const sendTime = (): number => (next < n && inFlight < input.cap ? Math.max(nowS, arrivals === null ? nowS : (arrivals[next] as number)) : Number.POSITIVE_INFINITY);
   const startStep = (rep: Replica): void => {
     running -= rep.running.length;
@@ -153,7 +178,7 @@ export function runDes(input: DesInput): DesOutput {
     if (waiting > waitingPeak) waitingPeak = waiting;
     rep.busyUntilS = end;
     kvNow = 0;
-    for (const r of replicas) if (r.kv.usage > kvNow) kvNow = r.kv.usage;
+    for (const r of replicas) if (r.kvStepUsage > kvNow) kvNow = r.kvStepUsage;
     if (kvNow > trace.kvPeak) trace.kvPeak = kvNow;
   };
 
@@ -168,6 +193,12 @@ export function runDes(input: DesInput): DesOutput {
       nowS = tStep;
       advance(nowS);
       inFlight -= rep.finished.length;
+      if (onDone !== null) {
+        for (const sim of rep.finished) {
+          done(positionOf.get(sim) as number);
+          positionOf.delete(sim);
+        }
+      }
       startStep(rep);
     } else if (tFront <= tSend) {
       nowS = tFront;
@@ -193,10 +224,13 @@ export function runDes(input: DesInput): DesOutput {
       const prompt = spec.prefixTokens + spec.inputTokens;
       if (prompt + spec.outputTokens > maxLen) {
         req.rejected = true; // the OpenAI server answers 400 before the engine sees it
+        if (onDone !== null) done(next - 1);
         continue;
       }
+      input.tokenRate?.origin(nowS);
       const sim = newSimRequest(spec.index, prompt, spec.outputTokens, spec.prefixGroup, spec.prefixTokens, spec.blocks ?? null);
       req.sim = sim;
+      if (onDone !== null) positionOf.set(sim, next - 1);
       inFlight++;
       front.push(nowS + frontendDelayS(input.frontend, prompt), sim);
     }

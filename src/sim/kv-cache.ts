@@ -113,6 +113,8 @@ export class KvCache {
   queriedTokens = 0;
   hitTokens = 0;
   peakUsedBlocks = 0;
+  /** The most blocks in use since `beginStep` (a step's fullest, before it frees anything). */
+  stepPeakBlocks = 0;
 
   private readonly sliding: SlidingGroups | null;
 
@@ -253,11 +255,17 @@ export class KvCache {
     req.hashedBlocks = 0;
   }
 
+  /** A step starts: its peak starts from the blocks in use now. */
+  beginStep(): void {
+    this.stepPeakBlocks = this.usedBlocks;
+  }
+
   private take(n: number): void {
     const fromFree = Math.min(n, this.freeUncached);
     this.freeUncached -= fromFree;
     for (let i = fromFree; i < n; i++) this.refs.delete(this.lru.popOldest());
     const used = this.usedBlocks;
     if (used > this.peakUsedBlocks) this.peakUsedBlocks = used;
+    if (used > this.stepPeakBlocks) this.stepPeakBlocks = used;
   }
 }

@@ -1,8 +1,10 @@
-import type { BenchmarkResult, Energy, HardwareRef, ModelSpec, RequestRecord, ResolvedServerConfig, ServerMetrics, Slo, Workload } from '../domain/index.js';
-import { energyOf, energyUnavailable, requestThresholds, withoutTraceData } from '../domain/index.js';
-import { computeMetrics, errorSamples, percentileSorted } from '../metrics/index.js';
+import type { BenchmarkMetrics, BenchmarkResult, Energy, HardwareRef, ModelSpec, RequestRecord, RequestSlo, ResolvedServerConfig, ServerMetrics, Slo, StatKey, Workload } from '../domain/index.js';
+import { energyOf, energyUnavailable, RESULT_METRICS, withoutTraceData } from '../domain/index.js';
+import { errorSamples, percentileSorted, summarize, type Summary } from '../metrics/index.js';
 import { concurrencyCap, offeredRate } from '../workload/sample.js';
-import type { DesOutput } from './engine.js';
+import type { DesOutput, DesRequest } from './engine.js';
+import type { WeightedSample } from './weighted.js';
+import type { TokenRate } from './token-rate.js';
 import { simEvidence } from './evidence.js';
 import { detectSaturation, saturationBlock, stageSpansS } from './saturation.js';
 import { diagnose } from '../diagnose/classify.js';
@@ -13,52 +15,177 @@ import type { SimEnergy } from './summary.js';
 /** lm-bench's version as written into results. */
 export const SIM_VERSION = '0.1.0';
 
+/** The refusal's wording names `max_model_len` with its value when known. */
+export function limitText(maxModelLen: number | undefined): string {
+  return maxModelLen === undefined ? 'max_model_len' : `max_model_len (${maxModelLen})`;
+}
+
 /** DES outcome → per-request records, as a client would have seen them (`maxModelLen` named in a refusal's message). */
 export function buildRecords(des: DesOutput, maxModelLen?: number): RequestRecord[] {
-  const limit = maxModelLen === undefined ? 'max_model_len' : `max_model_len (${maxModelLen})`;
-  return des.requests.map((r): RequestRecord => {
-    const sim = r.sim;
-    const prompt = r.spec.prefixTokens + r.spec.inputTokens;
-    const base = {
-      request_id: `cmpl-sim-${r.spec.index}`,
-      sched_time_s: r.schedS,
-      enqueue_time_s: r.schedS,
-      send_time_s: r.sendS,
-      prompt_tokens: prompt,
-      prompt_tokens_client: null,
-      token_source: 'sim' as const,
-      phase: 'measure' as const,
-      worker_id: 0,
-      loop_lag_ms: null,
-    };
-    if (r.rejected || sim === null) {
-      return {
-        ...base,
-        first_byte_time_s: r.sendS,
-        chunk_times_s: [],
-        done_time_s: r.sendS,
-        output_tokens: 0,
-        cached_tokens: null,
-        finish_reason: null,
-        http_status: 400,
-        error_kind: 'http_status',
-        error: `This model's maximum context length is exceeded: prompt (${prompt} tokens) + max_tokens (${r.spec.outputTokens}) > ${limit}`,
-      };
-    }
-    const chunks = sim.chunkTimes;
+  const limit = limitText(maxModelLen);
+  return des.requests.map((r) => recordOf(r, limit));
+}
+
+/**
+ * One request's record; its token times are those the DES kept (`recordTokens`), so a run that keeps
+ * none builds a request's record in `onDone`, before they are dropped (simulate.ts `onRecord`).
+ */
+export function recordOf(r: DesRequest, limit: string): RequestRecord {
+  const sim = r.sim;
+  const prompt = r.spec.prefixTokens + r.spec.inputTokens;
+  const base = {
+    request_id: `cmpl-sim-${r.spec.index}`,
+    sched_time_s: r.schedS,
+    enqueue_time_s: r.schedS,
+    send_time_s: r.sendS,
+    prompt_tokens: prompt,
+    prompt_tokens_client: null,
+    token_source: 'sim' as const,
+    phase: 'measure' as const,
+    worker_id: 0,
+    loop_lag_ms: null,
+  };
+  if (r.rejected || sim === null) {
     return {
       ...base,
-      first_byte_time_s: chunks[0] ?? null,
-      chunk_times_s: chunks,
-      done_time_s: chunks[chunks.length - 1] ?? null,
-      output_tokens: sim.numOutput,
-      cached_tokens: sim.cachedTokens,
-      finish_reason: 'length',
-      http_status: 200,
-      error_kind: null,
-      error: null,
+      first_byte_time_s: r.sendS,
+      chunk_times_s: [],
+      done_time_s: r.sendS,
+      output_tokens: 0,
+      cached_tokens: null,
+      finish_reason: null,
+      http_status: 400,
+      error_kind: 'http_status',
+      error: `This model's maximum context length is exceeded: prompt (${prompt} tokens) + max_tokens (${r.spec.outputTokens}) > ${limit}`,
     };
-  });
+  }
+  const chunks = sim.chunkTimes;
+  return {
+    ...base,
+    first_byte_time_s: chunks[0] ?? null,
+    chunk_times_s: chunks,
+    done_time_s: chunks[chunks.length - 1] ?? null,
+    output_tokens: sim.numOutput,
+    cached_tokens: sim.cachedTokens,
+    finish_reason: 'length',
+    http_status: 200,
+    error_kind: null,
+    error: null,
+  };
+}
+
+/** The refused requests' records (no token times: small, whatever the run's length). */
+export function refusedRecords(des: DesOutput, maxModelLen?: number): RequestRecord[] {
+  const limit = limitText(maxModelLen);
+  return des.requests.filter((r) => r.rejected || r.sim === null).map((r) => recordOf(r, limit));
+}
+
+/**
+ * metrics/benchmark.ts `computeMetrics(buildRecords(des))`, equal to the last bit, without a single
+ * token time: first and last token per request, the inter-token gaps pooled as (gap, count) pairs by
+ * the replicas (`itl`, one pair per step) and the tokens per second counted as they were emitted
+ * (`rate`). A run's memory is then its requests', not its tokens' (100,000 prompts × 500 tokens held
+ * ~3.5 GB of token times). test/sim/lean-metrics.test.ts holds the two equal on runs that preempt,
+ * refuse, cache prefixes and spread over replicas.
+ */
+export function desMetrics(des: DesOutput, itl: WeightedSample, rate: TokenRate, goodput: RequestSlo | undefined): BenchmarkMetrics {
+  const ttftS: number[] = [];
+  const tpotS: number[] = [];
+  const e2elS: number[] = [];
+  let start = Number.POSITIVE_INFINITY;
+  let end = Number.NEGATIVE_INFINITY;
+  let totalIn = 0;
+  let totalOut = 0;
+  let good = 0;
+  const sends: number[] = [];
+  const lasts: number[] = [];
+  for (const r of des.requests) {
+    start = Math.min(start, r.sendS);
+    const sim = r.sim;
+    if (r.rejected || sim === null || sim.numOutput === 0) {
+      end = Math.max(end, r.sendS);
+      continue;
+    }
+    const first = sim.firstTokenS;
+    const last = sim.lastTokenS;
+    end = Math.max(end, last);
+    const ttft = first - r.sendS;
+    const e2el = last - r.sendS;
+    ttftS.push(ttft);
+    e2elS.push(e2el);
+    if (sim.numOutput > 1) tpotS.push((e2el - ttft) / (sim.numOutput - 1));
+    totalIn += r.spec.prefixTokens + r.spec.inputTokens;
+    totalOut += sim.numOutput;
+    sends.push(r.sendS);
+    lasts.push(last);
+    if (goodput !== undefined && isGood(first, last, r.sendS, sim.numOutput, goodput)) good++;
+  }
+  const completed = ttftS.length;
+  const duration = des.requests.length === 0 ? 0 : Math.max(0, end - start);
+  const per = (n: number): number => (duration > 0 ? n / duration : 0);
+  const byMetric: Record<(typeof RESULT_METRICS)[number], Summary> = {
+    ttft: summarize(ttftS, 1000),
+    tpot: summarize(tpotS, 1000),
+    itl: itl.summary(1000),
+    e2el: summarize(e2elS, 1000),
+  };
+  const stats = {} as Record<StatKey, number>;
+  for (const m of RESULT_METRICS) {
+    const x = byMetric[m];
+    stats[`mean_${m}_ms`] = x.mean;
+    stats[`median_${m}_ms`] = x.median;
+    stats[`std_${m}_ms`] = x.std;
+    stats[`p50_${m}_ms`] = x.p50;
+    stats[`p90_${m}_ms`] = x.p90;
+    stats[`p95_${m}_ms`] = x.p95;
+    stats[`p99_${m}_ms`] = x.p99;
+  }
+  return {
+    duration,
+    completed,
+    failed: des.requests.length - completed,
+    total_input_tokens: totalIn,
+    total_output_tokens: totalOut,
+    request_throughput: per(completed),
+    request_goodput: goodput === undefined ? null : per(good),
+    output_throughput: per(totalOut),
+    total_token_throughput: per(totalIn + totalOut),
+    max_output_tokens_per_s: rate.peak(),
+    max_concurrent_requests: peakInFlight(sends, lasts),
+    ...stats,
+  };
+}
+
+/** metrics/benchmark.ts `isGood` on a request's first and last token times. */
+function isGood(firstS: number, lastS: number, sendS: number, outputTokens: number, slo: RequestSlo): boolean {
+  const ttftMs = (firstS - sendS) * 1000;
+  const e2elMs = (lastS - sendS) * 1000;
+  const tpotMs = outputTokens > 1 ? (e2elMs - ttftMs) / (outputTokens - 1) : 0;
+  if (slo.ttft_ms !== undefined && ttftMs > slo.ttft_ms) return false;
+  if (slo.tpot_ms !== undefined && tpotMs > slo.tpot_ms) return false;
+  if (slo.e2el_ms !== undefined && e2elMs > slo.e2el_ms) return false;
+  return true;
+}
+
+/** metrics/benchmark.ts `maxConcurrent`: the most requests between send and last token, departures first at ties. */
+function peakInFlight(sends: readonly number[], lasts: readonly number[]): number {
+  const s = Float64Array.from(sends).sort();
+  const l = Float64Array.from(lasts).sort();
+  let i = 0;
+  let j = 0;
+  let cur = 0;
+  let peak = 0;
+  while (i < s.length) {
+    if (j < l.length && (l[j] as number) <= (s[i] as number)) {
+      cur--;
+      j++;
+    } else {
+      cur++;
+      i++;
+      if (cur > peak) peak = cur;
+    }
+  }
+  return peak;
 }
 
 export function serverMetrics(des: DesOutput, memory: MemoryBreakdown): ServerMetrics {
@@ -111,10 +238,14 @@ export function energyBlock(e: SimEnergy | null | undefined, resolved: ResolvedS
   return energyOf('sim', e.gpus, { start_s: e.startS, end_s: e.endS, rule: e.rule }, e.avgPowerW, e.outputTokens);
 }
 
-export function buildResult(records: readonly RequestRecord[], des: DesOutput, ctx: ResultContext): BenchmarkResult {
-  const metrics = computeMetrics(records, { goodput: requestThresholds(ctx.slo) });
-  const queue = records.map((r) => (r.send_time_s - r.sched_time_s) * 1000).sort((a, b) => a - b);
-  const rejected = records.filter((r) => r.http_status === 400).length;
+/**
+ * The result of a run from its metrics (`computeMetrics` on its records, or `desMetrics`) and the DES;
+ * `refused` the records of the requests the server refused (`refusedRecords`), for their messages.
+ */
+export function buildResult(metrics: BenchmarkMetrics, des: DesOutput, refused: readonly RequestRecord[], ctx: ResultContext): BenchmarkResult {
+  const queue = Float64Array.from(des.requests, (r) => (r.sendS - r.schedS) * 1000).sort();
+  const rejected = refused.length;
+  const numPrompts = des.requests.length;
   const arrival = ctx.workload.arrival;
   const result: BenchmarkResult = {
     ...metrics,
@@ -124,9 +255,9 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
     label: 'lm-bench-sim',
     model_id: ctx.model.hf_name,
     tokenizer_id: ctx.model.hf_name,
-    num_prompts: records.length,
+    num_prompts: numPrompts,
     // The offered rate of what was scheduled (a stage cut short by num_prompts counts for what it sent).
-    request_rate: offeredRate(arrival, records.length),
+    request_rate: offeredRate(arrival, numPrompts),
     burstiness: arrival.kind === 'gamma' ? arrival.burstiness : 1,
     max_concurrency: concurrencyCap(arrival),
     server_config: { ...ctx.resolved },
@@ -144,8 +275,8 @@ export function buildResult(records: readonly RequestRecord[], des: DesOutput, c
       source: 'sim',
       start_epoch_ms: ctx.startEpochMs,
       errors_by_kind: rejected > 0 ? { http_status: rejected } : {},
-      ...(rejected > 0 ? { error_samples: errorSamples(records) } : {}),
-      token_source_counts: { sim: records.length - rejected },
+      ...(rejected > 0 ? { error_samples: errorSamples(refused) } : {}),
+      token_source_counts: { sim: numPrompts - rejected },
       mean_client_queue_ms: queue.length === 0 ? 0 : queue.reduce((s, x) => s + x, 0) / queue.length,
       p99_client_queue_ms: percentileSorted(queue, 99),
       max_loop_lag_ms: null,

@@ -1,9 +1,9 @@
-import type { BenchmarkResult, Hardware, HardwareRef, ModelSpec, PowerProfile, RequestRecord, ResolvedServerConfig, ServerConfig, SimProfile, Slo, Workload } from '../domain/index.js';
+import type { BenchmarkMetrics, BenchmarkResult, Hardware, HardwareRef, ModelSpec, PowerProfile, RequestRecord, ResolvedServerConfig, ServerConfig, SimProfile, Slo, Workload } from '../domain/index.js';
 import { defaultCatalog, type Catalog } from '../catalog/index.js';
 import { createRng } from '../util/rng.js';
 import { concurrencyCap, sampleRequests, trafficStreams, withPoolBlocks, workloadArrivals } from '../workload/sample.js';
 import { stageSpansS } from './saturation.js';
-import { runDes, type DesOutput } from './engine.js';
+import { runDes, type DesOutput, type DesRequest } from './engine.js';
 import { runEnergy, steadyStateSpec, steadyWindow, summarizeDes, type SimEnergy, type SimSummary, type WindowSpec } from './summary.js';
 import { WeightedSample } from './weighted.js';
 import type { ServerFailure } from '../physics/failure.js';
@@ -12,7 +12,10 @@ import type { MemoryBreakdown } from '../physics/memory.js';
 import { DEFAULT_NOISE, type NoiseModel } from './scheduler.js';
 import { startupCheck } from '../physics/startup.js';
 import { makeStepModel } from '../physics/step-time.js';
-import { buildRecords, buildResult } from './result.js';
+import { buildRecords, buildResult, desMetrics, limitText, recordOf, refusedRecords } from './result.js';
+import { TokenRate } from './token-rate.js';
+import { computeMetrics } from '../metrics/index.js';
+import { requestThresholds } from '../domain/index.js';
 import { idleGpus, makePowerModel } from '../physics/power.js';
 import { defaultPowerProfile } from './power-profile.js';
 
@@ -44,6 +47,18 @@ export interface SimulateInput {
   readonly runtimeFailures?: boolean | undefined;
   /** The GPU power model's parameters (default: data/sim-profile.yaml's `power`); null: no energy figures. */
   readonly power?: PowerProfile | null | undefined;
+  /**
+   * Return every request's record, every token's time in it, in `records` (default true). False keeps
+   * no token time (the result's figures are the same, result.ts `desMetrics`): a run's memory grows
+   * with its requests, not its tokens. For `sim run`, whose 1,000,000 prompts would hold billions.
+   */
+  readonly keepRecords?: boolean | undefined;
+  /**
+   * Each request's record as soon as it is complete (a refused one at its send, the others at their
+   * last token), with its place in the workload; with `keepRecords: false` its token times are dropped
+   * once it returns, so only the requests in flight hold theirs (`sim run --requests-out/--records`).
+   */
+  readonly onRecord?: ((record: RequestRecord, position: number) => void) | undefined;
 }
 
 export type SimulateOutput =
@@ -70,12 +85,26 @@ export interface SimulateFailed {
  * (the catalog is read once unless one is passed in).
  */
 export function simulate(input: SimulateInput): SimulateOutput {
-  const run = runSimulation(input, true);
+  const keep = input.keepRecords !== false;
+  const onRecord = input.onRecord;
+  const itl = keep ? undefined : new WeightedSample();
+  const tokenRate = keep ? undefined : new TokenRate();
+  const run = runSimulation(input, keep || onRecord !== undefined, itl, {
+    tokenRate,
+    onRecord: keep ? undefined : onRecord,
+  });
   if (!run.ok) return run;
   const { des, resolved, memory, model, hw, startupTimeS } = run;
-  const records = buildRecords(des, resolved.max_model_len);
   const slo = input.slo ?? input.workload.slo;
-  const result = buildResult(records, des, {
+  const goodput = requestThresholds(slo);
+  let records: RequestRecord[] = [];
+  let metrics: BenchmarkMetrics;
+  if (itl === undefined || tokenRate === undefined) {
+    records = buildRecords(des, resolved.max_model_len);
+    if (onRecord !== undefined) records.forEach(onRecord);
+    metrics = computeMetrics(records, { goodput });
+  } else metrics = desMetrics(des, itl, tokenRate, goodput);
+  const result = buildResult(metrics, des, refusedRecords(des, resolved.max_model_len), {
     energy: simulateEnergy(des, resolved, input.workload, idleGpus(input.hardware.count, resolved)),
     energyUnavailableReason: run.powered ? 'the run never generated a token' : 'no power model: data/sim-profile.yaml has no `power` block',
     resolved,
@@ -142,7 +171,13 @@ type Prepared =
     }
   | SimulateFailed;
 
-function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: WeightedSample): Prepared {
+/** What a run that keeps no records counts as it goes, and where it hands each request's record. */
+interface Streamed {
+  readonly tokenRate?: TokenRate | undefined;
+  readonly onRecord?: ((record: RequestRecord, position: number) => void) | undefined;
+}
+
+function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: WeightedSample, streamed: Streamed = {}): Prepared {
   const catalog = input.catalog ?? defaultCatalog();
   const hw = catalog.gpu(input.hardware.gpu);
   const model = typeof input.model === 'string' ? catalog.model(input.model) : input.model;
@@ -163,6 +198,8 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   const oomRng = rng.fork('runtime-oom');
   const crashAtRequest = input.runtimeFailures === false ? null : runtimeOomAt(memory, specs.length, () => oomRng.next());
   const powerProfile = input.power === undefined ? defaultPowerProfile() : input.power;
+  const onRecord = streamed.onRecord;
+  const limit = limitText(resolved.max_model_len);
   const des = runDes({
     resolved,
     numBlocks: memory.numBlocks,
@@ -178,6 +215,8 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
     crashAtRequest,
     power: powerProfile === null ? null : makePowerModel(hw, powerProfile, resolved.tensor_parallel_size),
     ...(itl === undefined ? {} : { itl }),
+    ...(streamed.tokenRate === undefined ? {} : { tokenRate: streamed.tokenRate }),
+    ...(onRecord === undefined ? {} : { onDone: (req: DesRequest, position: number) => onRecord(recordOf(req, limit), position), releaseTokens: true }),
   });
   if (des.crashedAtS !== null) {
     return { ok: false, failure: runtimeOomFailure(resolved, hw, memory, des.crashedAtS, crashAtRequest ?? 0), resolved, startupTimeS: start.startupTimeS };

@@ -1,24 +1,24 @@
-import { keepUpLine } from '../../diagnose/text.js';
+import { diagnosisLines, keepUpLine } from '../../diagnose/text.js';
 import { loadPrices } from '../../cost/prices.js';
 import { withCost } from '../../cost/result-cost.js';
 import type { Cost } from '../../domain/index.js';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
-import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, readDecimal, type BenchmarkResult, type Energy, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
-import { defaultCatalog } from '../../catalog/index.js';
+import { ALL_KNOB_NAMES, coerceKnobValue, knobKind, Workload, maxRequestTokens, parseKnobAssignments, readDecimal, type BenchmarkResult, type Energy, type RequestRecord, type ServerConfig, type WorkloadInput } from '../../domain/index.js';
+import { defaultCatalog, type Catalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { loadYamlFile } from '../../util/yaml.js';
 import { dottedPath, formatZodIssues } from '../../util/zod-issues.js';
 import type { ServerFailure } from '../../physics/index.js';
-import { simulate } from '../../sim/index.js';
+import { simulate, type SimulateInput } from '../../sim/index.js';
 import { traceWorkloadOfFile } from '../../trace/index.js';
 import { calibrateCmd } from './sim-calibrate.js';
 import { predictCmd } from './sim-predict.js';
-import { outputPath, writeOutput } from './run-output.js';
-import { requestLatencyLines } from '../../domain/request-latency.js';
+import { outputPath } from './run-output.js';
+import { requestLatencyOf } from '../../domain/request-latency.js';
 import { parseRateStagesFlag } from '../../workload/stages-flag.js';
 import { profileFromFlags, vllmVersionFlag } from '../sim-profile-flag.js';
 import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
@@ -51,6 +51,55 @@ const COMMON = {
   db: { type: 'string' },
   offline: { type: 'boolean' },
 } as const;
+
+/**
+ * `vllm serve` flags a pasted command line carries that change nothing the simulator models (logging,
+ * where weights download, remote code a catalog model does not run): accepted, and each named on stderr
+ * as ignored. vLLM's own names only.
+ */
+const VLLM_NO_EFFECT = {
+  'trust-remote-code': { type: 'boolean' },
+  'disable-log-requests': { type: 'boolean' },
+  'enable-log-requests': { type: 'boolean' },
+  'disable-log-stats': { type: 'boolean' },
+  'disable-uvicorn-access-log': { type: 'boolean' },
+  'uvicorn-log-level': { type: 'string' },
+  'download-dir': { type: 'string' },
+  dtype: { type: 'string' },
+} as const;
+
+/** vLLM's `--uvicorn-log-level` choices. */
+const UVICORN_LOG_LEVELS = ['critical', 'error', 'warning', 'info', 'debug', 'trace'];
+/** vLLM's `--dtype` choices the simulator prices alike (16-bit weights, or the model's own quantization). */
+const DTYPES_16_BIT = ['auto', 'half', 'float16', 'bfloat16'];
+/** vLLM's other `--dtype` choices: 32-bit weights, which the simulator does not price. */
+const DTYPES_32_BIT = ['float', 'float32'];
+
+/**
+ * The pasted `vllm serve` flags that have no effect, as notes for stderr; a value vLLM would refuse, or a
+ * float32 `--dtype` (twice the weight memory, which the simulator does not model), is refused.
+ * `also` names the serving flags sim run takes and ignores (it answers no HTTP: `--port`).
+ */
+function noEffectNotes(values: Record<string, unknown>, also: readonly string[]): string[] {
+  const level = values['uvicorn-log-level'];
+  if (typeof level === 'string' && !UVICORN_LOG_LEVELS.includes(level)) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--uvicorn-log-level must be one of ${UVICORN_LOG_LEVELS.join(', ')} (as in vLLM), got "${level}"`, { details: { field: 'uvicorn-log-level', value: level } });
+  }
+  const dtype = values['dtype'];
+  if (typeof dtype === 'string' && !DTYPES_16_BIT.includes(dtype)) {
+    const why = DTYPES_32_BIT.includes(dtype)
+      ? 'the simulator prices 16-bit weights (or the model\'s quantization); float32 weights take twice the memory and are not modelled'
+      : `vLLM's choices are ${[...DTYPES_16_BIT, ...DTYPES_32_BIT].join(', ')}`;
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--dtype ${dtype}: ${why}`, { details: { field: 'dtype', value: dtype } });
+  }
+  const flags = (names: readonly string[]): string => names.filter((k) => values[k] !== undefined).map((k) => `--${k}`).join(', ');
+  const vllm = flags(Object.keys(VLLM_NO_EFFECT));
+  const own = flags(also);
+  return [
+    ...(vllm === '' ? [] : [`note: ${vllm}: no effect on the simulation (logging, downloads, remote code; --dtype's 16-bit types are priced alike); ignored`]),
+    ...(own === '' ? [] : [`note: ${own}: sim run answers no HTTP (sim serve does); ignored`]),
+  ];
+}
 
 /** vLLM-style flags and --set pairs → one validated ServerConfig (--set wins). */
 export function configFromFlags(values: Record<string, unknown>): ServerConfig {
@@ -259,8 +308,14 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
     'prompt-pool': { type: 'string' },
     'requests-out': { type: 'string' },
     records: { type: 'string' },
+    ...VLLM_NO_EFFECT,
+    // A pasted `vllm serve` line's address and key: sim run answers no HTTP (sim serve does).
+    host: { type: 'string' },
+    port: { type: 'string' },
+    'api-key': { type: 'string' },
   });
   const v = values as Record<string, unknown>;
+  for (const note of noEffectNotes(v, ['host', 'port', 'api-key', 'served-model-name'])) io.stderr.write(`${note}\n`);
   const catalog = defaultCatalog();
   const gpu = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
   const model = (await resolveModelFlag(requireFlag(values.model, 'model'), io, values.offline)).spec;
@@ -270,10 +325,36 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 0;
   const vllmVersion = vllmVersionFlag(values['vllm-version']);
   const { profile, source } = profileFromFlags(values, io, catalog, gpu, vllmVersion);
-  const requestsOut = outputPath('requests-out', values['requests-out'], io.cwd);
-  const recordsOut = outputPath('records', values.records, io.cwd);
-  const out = simulate({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, profile, vllmVersion, startEpochMs: Date.now() });
+  const requestsPath = outputPath('requests-out', values['requests-out'], io.cwd);
+  const recordsPath = outputPath('records', values.records, io.cwd);
+  // Per-request output: latencies to pool across stages or runs (`run --requests-out` writes the same
+  // lines), or the whole records (`run --records`'s format), each written as its request completes:
+  // the run keeps no token times (simulate's keepRecords), which a million prompts would not fit.
+  const requestsOut = requestsPath === undefined ? null : new OrderedLines('requests-out', requestsPath);
+  const recordsOut = recordsPath === undefined ? null : new OrderedLines('records', recordsPath);
+  const streams = [requestsOut, recordsOut].filter((x): x is OrderedLines => x !== null);
+  const onRecord =
+    streams.length === 0
+      ? undefined
+      : (r: RequestRecord, position: number): void => {
+          requestsOut?.put(position, `${JSON.stringify(requestLatencyOf(r))}\n`);
+          recordsOut?.put(position, `${JSON.stringify(r)}\n`);
+        };
+  try {
+    const result = simulateForCli({ config, hardware: { gpu: gpu.id, count: gpuCount(values.gpus) }, model, workload, seed, catalog, profile, vllmVersion, startEpochMs: Date.now(), keepRecords: false, onRecord });
+    for (const f of streams) f.finish();
+    printResult(io, result, values.json === true, source, traced?.line ?? '', catalog);
+    return 0;
+  } finally {
+    for (const f of streams) f.discard();
+  }
+}
+
+/** `simulate` for `sim run`: its start-up failure or a workload the server refused whole as errors. */
+function simulateForCli(input: SimulateInput): BenchmarkResult {
+  const out = simulate(input);
   if (!out.ok) throw startupFailedError(out.failure);
+  const workload = input.workload;
   if (out.result.completed === 0) {
     // vLLM's server answered every request with HTTP 400: the workload does not fit this max_model_len.
     const longest = maxRequestTokens(workload);
@@ -281,14 +362,93 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
       details: { field: 'max_model_len', max_model_len: out.resolved.max_model_len, longest },
     });
   }
-  // Per-request output: latencies to pool across stages or runs (`run --requests-out` writes the same
-  // lines), or the whole records (`run --records`'s format).
-  if (requestsOut !== undefined) writeOutput('requests-out', requestsOut, requestLatencyLines(out.records));
-  if (recordsOut !== undefined) writeOutput('records', recordsOut, out.records.map((r) => `${JSON.stringify(r)}\n`).join(''));
-  const result = withCost(out.result, loadPrices(catalog), catalog);
-  if (values.json === true) writeJson(io, { ...result, lmb: { ...result.lmb, sim_profile: source } });
-  else io.stdout.write(`${traced?.line ?? ''}${formatResultText(result)}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);
-  return 0;
+  return out.result;
+}
+
+// eslint-disable-next-line max-params -- what `sim run` prints: the result, how, and the lines around it
+function printResult(io: CliIo, simulated: BenchmarkResult, json: boolean, source: string, traceLine: string, catalog: Catalog): void {
+  const result = withCost(simulated, loadPrices(catalog), catalog);
+  if (json) writeJson(io, { ...result, lmb: { ...result.lmb, sim_profile: source } });
+  else {
+    // Why the run missed its SLOs or saturated, and the knobs to try, as `run` prints it after its figures.
+    const why = diagnosisLines(result.diagnosis).map((l) => `${l}\n`).join('');
+    io.stdout.write(`${traceLine}${formatResultText(result)}${why}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);
+  }
+}
+
+/**
+ * A JSON Lines file written while the run goes, in the workload's order: answers complete out of order,
+ * so a request's line waits until every earlier one is out, then goes with its neighbours in writes of
+ * about a megabyte. It is written beside its path and renamed onto it once the run succeeded, so a run
+ * that fails leaves the path as it was (the whole file used to be written at the end).
+ */
+class OrderedLines {
+  private readonly pending = new Map<number, string>();
+  private next = 0;
+  private buffered: string[] = [];
+  private bufferedChars = 0;
+  private fd: number | null = null;
+  private done = false;
+  private readonly partial: string;
+  private readonly flag: string;
+  private readonly path: string;
+
+  constructor(flag: string, path: string) {
+    this.flag = flag;
+    this.path = path;
+    this.partial = `${path}.${process.pid}.partial`;
+  }
+
+  put(position: number, line: string): void {
+    this.pending.set(position, line);
+    for (let l = this.pending.get(this.next); l !== undefined; l = this.pending.get(this.next)) {
+      this.pending.delete(this.next++);
+      this.buffered.push(l);
+      this.bufferedChars += l.length;
+    }
+    if (this.bufferedChars >= 1 << 20) this.flush();
+  }
+
+  /** Every line out, the file in place. */
+  finish(): void {
+    this.flush();
+    this.io(() => {
+      closeSync(this.fd as number);
+      this.fd = null;
+      renameSync(this.partial, this.path);
+    });
+    this.done = true;
+  }
+
+  /** A run that failed: the partial file removed (nothing once finished). */
+  discard(): void {
+    if (this.done) return;
+    if (this.fd !== null) closeSync(this.fd);
+    this.fd = null;
+    rmSync(this.partial, { force: true });
+  }
+
+  private flush(): void {
+    this.io(() => {
+      if (this.fd === null) {
+        mkdirSync(dirname(this.path), { recursive: true });
+        this.fd = openSync(this.partial, 'w');
+      }
+      writeSync(this.fd, this.buffered.join(''));
+    });
+    this.buffered = [];
+    this.bufferedChars = 0;
+  }
+
+  /** A write the user's path refused is their error, with the flag (run-output.ts `writeOutput` words it so). */
+  private io(f: () => void): void {
+    try {
+      f();
+    } catch (err) {
+      const why = err instanceof Error ? err.message : String(err);
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${this.flag} ${this.path}: cannot write there (${why})`, { cause: err, details: { field: this.flag, value: this.path } });
+    }
+  }
 }
 
 /** "Cost: $3.95/h, $0.31 per million output tokens at the goodput (source)", or nothing without a price. */
@@ -328,10 +488,12 @@ async function serveCmd(argv: readonly string[], io: CliIo): Promise<number> {
       'ssl-certfile': { type: 'string' },
       'ssl-keyfile': { type: 'string' },
       'startup-scale': { type: 'string' },
+      ...VLLM_NO_EFFECT,
     },
     true,
   );
   const v = values as Record<string, unknown>;
+  for (const note of noEffectNotes(v, [])) io.stderr.write(`${note}\n`);
   const catalog = defaultCatalog();
   const gpu = resolveGpuFlag(requireFlag(values.gpu, 'gpu'), io);
   const modelName = values.model ?? positionals.find((p) => p !== 'serve');
