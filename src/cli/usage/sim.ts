@@ -29,6 +29,11 @@ input/output tokens), --records the full per-request records (\`run --records\`'
 Knobs come from --set or from vLLM's own flags
 (--max-num-seqs 256, --no-enable-chunked-prefill, --tensor-parallel-size 2, --enforce-eager, …);
 --api-key and --ssl-certfile/--ssl-keyfile behave as vllm serve's (bearer token on /v1, https).
+Flags of a pasted vllm serve line that change nothing simulated are accepted and named as ignored on
+stderr: --trust-remote-code, --download-dir, --dtype auto|half|float16|bfloat16 (float32 is refused:
+32-bit weights are not modelled), the logging flags (--disable-log-requests, --disable-log-stats,
+--uvicorn-log-level, …); \`run\` answers no HTTP, so it also ignores --host, --port, --api-key and
+--served-model-name. The text output ends with the run's diagnosis (why:, try:), as \`lm-bench run\`'s.
 \`serve\` answers as vLLM's OpenAI server: /v1/completions and /v1/chat/completions (streamed or not; n, a batch of
 prompts, max_tokens (16 for completions when unset), min_tokens, ignore_eos, stop, logprobs; vLLM's 400s),
 /v1/models, /tokenize, /version, /health and /metrics; a client that hangs up frees its requests' KV blocks.
