@@ -107,6 +107,10 @@ export const SpaceJson = z.object({
   attribution: z.literal('first-match'),
   points_before: z.number(),
   points_after: z.number(),
+  /** `exact`, or `estimate` when the rules' walk over the grid would have cost too much (a sample's shares). */
+  method: z.enum(['exact', 'estimate']),
+  samples: z.int().nullable(),
+  costliest: z.object({ rule: z.string(), combinations: z.number(), knobs: z.array(z.object({ name: z.string(), points: z.int() })) }).nullable(),
   rules: z.array(z.object({ id: z.string(), kind: z.string(), source: z.string(), require: z.string(), removed: z.number(), message: z.string() })),
   evaluations: z.int(),
   knobs: z.array(z.object({ name: z.string(), flag: z.string(), type: z.string(), when: z.string().nullable() })),

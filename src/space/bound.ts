@@ -1,8 +1,8 @@
 import type { KnobValue, ServerConfig } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import { contextVars, formatMessage, knobToCel, type CelMap, type CelVars } from './cel.js';
+import { contextVars, formatMessage, knobToCel, type CelMap, type CelVars, type Compiled } from './cel.js';
 import type { SpaceContext } from './context.js';
-import { gridValues } from './knob.js';
+import { gridValues, type SymbolValue } from './knob.js';
 import type { CompiledRule, SpaceDefinition } from './load.js';
 import { MEMORY_FUNCTIONS, memoryFacts, type MemoryFacts, type MemoryFunctionName } from './memory.js';
 
@@ -40,11 +40,20 @@ export interface RuleTable {
   readonly cells: Uint8Array | Map<number, number>;
 }
 
+/**
+ * A memory built-in's values cached by grid cell over the knobs it reads: one number per cell and
+ * field (NaN: not yet computed), not the facts object, which cost ~100 bytes per cell and most of a
+ * prune's garbage collection when millions of cells are filled.
+ */
 interface MemTable {
   readonly reads: readonly number[];
   readonly strides: readonly number[];
-  readonly facts: (MemoryFacts | undefined)[] | Map<number, MemoryFacts>;
+  readonly size: number;
+  readonly values: Map<keyof MemoryFacts, Float64Array | Map<number, number>>;
 }
+
+/** Dense value arrays up to this many cells (8 bytes each); a Map cache past it. */
+const MAX_DENSE_CELLS = 1 << 25;
 
 function pick(config: ServerConfig, keys: readonly string[]): ServerConfig {
   const sub: Record<string, unknown> = {};
@@ -53,6 +62,24 @@ function pick(config: ServerConfig, keys: readonly string[]): ServerConfig {
     if (v !== undefined) sub[r] = v;
   }
   return sub;
+}
+
+/** A symbol's value in a context: a finite number or a list of them (ints of CEL as numbers). */
+function symbolValue(name: string, expr: Compiled, vars: Omit<CelVars, 'config'>): SymbolValue {
+  const fail = (what: string): never => {
+    throw new LmBenchError('LMB_ERR_RULE_INVALID', `symbol ${name}: ${expr.source} ${what}; a symbol yields a number or a list of numbers`, { details: { symbol: name, expression: expr.source } });
+  };
+  let v: unknown;
+  try {
+    v = expr.run({ ...vars, config: {} });
+  } catch (err) {
+    return fail(`fails: ${err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err)}`);
+  }
+  const num = (x: unknown): number => {
+    const n = typeof x === 'bigint' ? Number(x) : x;
+    return typeof n === 'number' && Number.isFinite(n) ? n : fail(`yields ${JSON.stringify(x, (_k, y: unknown) => (typeof y === 'bigint' ? Number(y) : y))}`);
+  };
+  return Array.isArray(v) ? v.map(num) : num(v);
 }
 
 export interface Verdict {
@@ -65,7 +92,8 @@ export class BoundSpace {
   readonly def: SpaceDefinition;
   readonly ctx: SpaceContext | undefined;
   readonly vars: Omit<CelVars, 'config'>;
-  readonly symbols: ReadonlyMap<string, number>;
+  /** Symbol values: a number (`native`), or a list of numbers spliced into a grid (`replica_counts`). */
+  readonly symbols: ReadonlyMap<string, SymbolValue>;
   /** Per knob, the values a point may take (conditional knobs: `undefined` first). */
   readonly options: readonly (readonly (KnobValue | undefined)[])[];
   readonly conditional: readonly boolean[];
@@ -88,21 +116,23 @@ export class BoundSpace {
     this.ctx = ctx;
     this.vars = ctx === undefined ? { model: {}, hardware: {}, workload: {} } : contextVars(ctx);
     this.#evalVars = { ...this.vars, config: {} };
-    const symbols = new Map<string, number>();
-    for (const [name, expr] of ctx === undefined ? [] : def.symbols) {
-      const v = expr.run({ ...this.vars, config: {} });
-      const n = typeof v === 'bigint' ? Number(v) : v;
-      if (typeof n !== 'number' || !Number.isFinite(n)) {
-        throw new LmBenchError('LMB_ERR_RULE_INVALID', `symbol ${name}: ${expr.source} does not yield a number`);
-      }
-      symbols.set(name, n);
-    }
+    const symbols = new Map<string, SymbolValue>();
+    for (const [name, expr] of ctx === undefined ? [] : def.symbols) symbols.set(name, symbolValue(name, expr, this.vars));
     this.symbols = symbols;
     this.conditional = def.knobs.map((k) => k.when !== undefined);
     this.options = def.knobs.map((k, i) => {
       const grid = gridValues(k.knob, symbols);
       return this.conditional[i] === true ? [undefined, ...grid] : grid;
     });
+    if (ctx !== undefined) {
+      for (const [i, k] of def.knobs.entries()) {
+        if ((this.options[i]?.length ?? 0) > (this.conditional[i] === true ? 1 : 0)) continue;
+        const syms = k.knob.type === 'int' || k.knob.type === 'float' ? k.knob.grid.flatMap((g) => (typeof g === 'number' ? [] : [g.symbol])) : [];
+        throw new LmBenchError('LMB_ERR_SPACE_INVALID', `${k.file}${k.line === null ? '' : `:${k.line}`}: knobs.${k.knob.name}.grid: no value in this context (${syms.map((x) => `symbol ${x} yields ${JSON.stringify(symbols.get(x))}`).join(', ')}): every configuration would lack the knob`, {
+          details: { file: k.file, line: k.line, field: `knobs.${k.knob.name}.grid` },
+        });
+      }
+    }
     this.#index = this.options.map((opts) => new Map(opts.map((v, i) => [v, i])));
     this.#whenMemo = def.knobs.map(() => new Map<string, boolean>());
     const position = new Map(def.knobs.map((k, i) => [k.knob.name, i]));
@@ -128,11 +158,18 @@ export class BoundSpace {
       const t = this.#memTable(fn);
       let cell = 0;
       for (let i = 0; i < t.reads.length; i++) cell += (point[t.reads[i] ?? 0] ?? 0) * (t.strides[i] ?? 0);
-      let facts = t.facts instanceof Map ? t.facts.get(cell) : t.facts[cell];
-      if (facts === undefined) {
-        facts = memoryFacts(pick(config(), MEMORY_FUNCTIONS[fn].reads), this.#context());
-        if (t.facts instanceof Map) remember(t.facts, cell, facts);
-        else t.facts[cell] = facts;
+      let values = t.values.get(field);
+      if (values === undefined) {
+        values = t.size <= MAX_DENSE_CELLS ? new Float64Array(t.size).fill(Number.NaN) : new Map<number, number>();
+        t.values.set(field, values);
+      }
+      const known = values instanceof Map ? values.get(cell) : values[cell];
+      if (known !== undefined && !Number.isNaN(known)) return known;
+      const facts = memoryFacts(pick(config(), MEMORY_FUNCTIONS[fn].reads), this.#context());
+      // Every field this table caches gets the cell: built-ins reading the same knobs share it.
+      for (const [f, v] of t.values) {
+        if (v instanceof Map) remember(v, cell, facts[f]);
+        else v[cell] = facts[f];
       }
       return facts[field];
     }
@@ -155,8 +192,7 @@ export class BoundSpace {
         strides.push(size);
         size *= this.options[p]?.length ?? 1;
       }
-      // An array past 2^32 - 1 slots is a RangeError; past MAX_TABLE a Map cache is kinder to memory.
-      t = { reads: pos, strides, facts: size <= MAX_TABLE ? new Array<MemoryFacts | undefined>(size) : new Map<number, MemoryFacts>() };
+      t = { reads: pos, strides, size, values: new Map() };
       this.#memTables.set(sig, t);
     }
     this.#memByFn.set(fn, t);
@@ -197,8 +233,19 @@ export class BoundSpace {
     const memo = this.#whenMemo[knob];
     const hit = memo?.get(key);
     if (hit !== undefined) return hit;
-    const v = k.when.run({ ...this.vars, config: this.celConfig(point, positions) });
-    if (typeof v !== 'boolean') throw new LmBenchError('LMB_ERR_RULE_INVALID', `knobs.${k.knob.name}.when does not yield a bool`);
+    const at = `${k.file}${k.line === null ? '' : `:${k.line}`}: knobs.${k.knob.name}.when`;
+    let v: unknown;
+    try {
+      v = k.when.run({ ...this.vars, config: this.celConfig(point, positions) });
+    } catch (err) {
+      // A CEL error here was an uncaught LMB_ERR_INTERNAL (exit 70) naming neither file nor knob.
+      const msg = err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
+      throw new LmBenchError('LMB_ERR_RULE_INVALID', `${at}: ${msg} (at ${JSON.stringify(this.configOf(point.slice(0, knob)))})`, {
+        cause: err,
+        details: { file: k.file, line: k.line, field: `knobs.${k.knob.name}.when` },
+      });
+    }
+    if (typeof v !== 'boolean') throw new LmBenchError('LMB_ERR_RULE_INVALID', `${at} does not yield a bool`, { details: { file: k.file, line: k.line, field: `knobs.${k.knob.name}.when` } });
     memo?.set(key, v);
     return v;
   }

@@ -130,8 +130,14 @@ export function defaultGrid(type: 'int' | 'float', low: number, high: number, lo
   return out;
 }
 
-/** The concrete values of a knob's grid with symbols resolved (deduplicated, in grid order). */
-export function gridValues(knob: Knob, symbols: ReadonlyMap<string, number> | undefined): KnobValue[] {
+/** A symbol resolved in a context: one number (`native`) or a list spliced into a grid (`replica_counts`). */
+export type SymbolValue = number | readonly number[];
+
+/**
+ * The concrete values of a knob's grid with symbols resolved: deduplicated and ascending, so one grid
+ * step (a neighbour, the nearest grid value) is one step in value wherever a symbol's values land.
+ */
+export function gridValues(knob: Knob, symbols: ReadonlyMap<string, SymbolValue> | undefined): KnobValue[] {
   switch (knob.type) {
     case 'categorical':
       return [...knob.values];
@@ -139,12 +145,9 @@ export function gridValues(knob: Knob, symbols: ReadonlyMap<string, number> | un
       return [false, true];
     case 'int':
     case 'float': {
-      const out: number[] = [];
-      for (const g of knob.grid) {
-        const v = typeof g === 'number' ? g : symbols?.get(g.symbol);
-        if (v !== undefined && !out.includes(v)) out.push(v);
-      }
-      return out;
+      const out = new Set<number>();
+      for (const g of knob.grid) for (const v of typeof g === 'number' ? [g] : [symbols?.get(g.symbol) ?? []].flat()) out.add(v);
+      return [...out].sort((a, b) => a - b);
     }
   }
 }

@@ -2,12 +2,14 @@ import { existsSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { LineCounter, isNode, parseDocument } from 'yaml';
 import { PROJECT_ROOT } from '../catalog/index.js';
-import { ServerConfig } from '../domain/index.js';
+import { ServerConfig, type AnyKnobName } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import { parseYaml, readUserFile, schemaError } from '../util/yaml.js';
-import { CelEngine, type Compiled } from './cel.js';
+import { CelEngine, CONTEXT_FIELDS, type Compiled } from './cel.js';
+import { MEMORY_FUNCTIONS } from './memory.js';
 import { MAX_GRID_POINTS, contains, defaultGrid, defaultGridSize, type GridValue, type Knob } from './knob.js';
 import { SpaceFile, type KnobDef, type RuleDef, type RuleKind } from './schema.js';
+import { expectedType, vllmRefuses } from './vllm-values.js';
 
 /**
  * Loads one or more search-space files into a compiled definition. Files are merged in order, each
@@ -104,6 +106,42 @@ function collect(file: string, stack: string[], out: Loaded[]): void {
 const invalid = (file: string, line: number | null, path: string, message: string): LmBenchError =>
   schemaError('LMB_ERR_SPACE_INVALID', file, [{ path, line, message }]);
 
+/**
+ * The knob's type is the one its vLLM argument has, and every value it can take (bounds, grid, the
+ * grid its step generates, categorical values, alias targets, a literal default) is one vLLM accepts.
+ */
+function checkVllmValues(name: AnyKnobName, def: KnobDef, f: Loaded): void {
+  const at = (...path: (string | number)[]): number | null => f.lineOf(['knobs', name, ...path]);
+  const want = expectedType(name);
+  if (def.type !== want) throw invalid(f.file, at('type'), `knobs.${name}.type`, `${name} is ${want === 'int' ? 'an int' : `a ${want}`} in vLLM, not ${def.type === 'int' ? 'an int' : `a ${def.type}`}`);
+  const refuse = (value: number | string | boolean, ...path: (string | number)[]): void => {
+    const why = vllmRefuses(name, value, { bound: path[0] === 'low' || path[0] === 'high' });
+    if (why !== null) throw invalid(f.file, at(...path), ['knobs', name, ...path].join('.'), why);
+  };
+  switch (def.type) {
+    case 'int':
+    case 'float': {
+      refuse(def.low, 'low');
+      refuse(def.high, 'high');
+      for (const [i, g] of (def.grid ?? []).entries()) if (typeof g === 'number') refuse(g, 'grid', i);
+      // A generated grid: its size is checked (MAX_GRID_POINTS) before it is built.
+      if (def.grid === undefined && defaultGridSize(def.low, def.high, def.log, def.step) <= MAX_GRID_POINTS) {
+        for (const v of defaultGrid(def.type, def.low, def.high, def.log, def.step)) {
+          const why = vllmRefuses(name, v);
+          if (why !== null) throw invalid(f.file, at(def.step === undefined ? 'low' : 'step'), `knobs.${name}.${def.step === undefined ? 'low' : 'step'}`, `${why} (a value of the grid the range generates; give a grid)`);
+        }
+      }
+      break;
+    }
+    case 'categorical':
+      for (const [i, v] of def.values.entries()) refuse(v, 'values', i);
+      break;
+    case 'bool':
+      break;
+  }
+  if (def.default !== undefined && typeof def.default !== 'object' && !(typeof def.default === 'string' && def.type !== 'categorical')) refuse(def.default, 'default');
+}
+
 export function loadSpaceDefinition(paths: string | readonly string[]): SpaceDefinition {
   const list = [paths].flat();
   if (list.length === 0) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', 'no search-space file given');
@@ -123,6 +161,7 @@ export function loadSpaceDefinition(paths: string | readonly string[]): SpaceDef
       if (!SERVER_KNOBS.includes(k)) {
         throw invalid(f.file, f.lineOf(['knobs', k]), `knobs.${k}`, `"${k}" is not a vLLM engine argument lm-bench can pass; known: ${SERVER_KNOBS.join(', ')}`);
       }
+      checkVllmValues(k as AnyKnobName, def, f);
       knobs.set(k, { def, file: f.file, line: f.lineOf(['knobs', k]) });
     }
     // Within one file an id names one rule: a second would silently replace the first (only a later
@@ -152,6 +191,7 @@ export function loadSpaceDefinition(paths: string | readonly string[]): SpaceDef
   }
   const compiledRules: CompiledRule[] = [...rules.values()].map(({ def, file, line }) => {
     const require = def.require ?? 'true'; // the schema demands it of every rule not disabled
+    checkPlaceholders(def, file, line, knobNames);
     return {
       id: def.id,
       kind: def.kind,
@@ -172,6 +212,25 @@ export function loadSpaceDefinition(paths: string | readonly string[]): SpaceDef
     rules: compiledRules,
     engine,
   };
+}
+
+const MEMORY_FIELDS: readonly string[] = Object.values(MEMORY_FUNCTIONS).map((f) => f.field);
+
+/**
+ * A `{root.field}` of a rule message names a knob of the space or a field its context has: a typo
+ * (`{config.max_num_seq}`) was printed as written in every removal the rule explained.
+ */
+function checkPlaceholders(def: RuleDef, file: string, line: number | null, knobs: readonly string[]): void {
+  for (const m of (def.message ?? '').matchAll(/\{(config|model|hardware|workload|memory)\.([a-z_][a-z0-9_]*)\}/g)) {
+    const root = m[1] as 'config' | 'model' | 'hardware' | 'workload' | 'memory';
+    const field = m[2] ?? '';
+    const known = root === 'config' ? knobs : root === 'memory' ? MEMORY_FIELDS : CONTEXT_FIELDS[root];
+    if (!known.includes(field)) {
+      throw new LmBenchError('LMB_ERR_RULE_INVALID', `${line === null ? file : `${file}:${line}`}: rule ${def.id}: its message shows {${root}.${field}}, which ${root === 'config' ? 'is not a knob of this space' : `no ${root} has`}; known: ${known.join(', ')}`, {
+        details: { file, line, rule: def.id, field: 'message' },
+      });
+    }
+  }
 }
 
 interface KnobScope {

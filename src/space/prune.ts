@@ -1,3 +1,4 @@
+import type { Rng } from '../util/rng.js';
 import type { BoundSpace } from './bound.js';
 import type { RuleKind } from './schema.js';
 
@@ -26,6 +27,95 @@ export interface PruneCounts {
   readonly rules: readonly RuleRemoval[];
   /** CEL evaluations this prune cost (cached per rule over the knobs it reads). */
   readonly evaluations: number;
+  /** Counted point by point (exact), or estimated from `samples` uniform draws where counting would not end. */
+  readonly method: 'exact' | 'estimate';
+  readonly samples: number | null;
+  /** Why the counts are estimated: the rule whose knobs multiply to the most combinations. */
+  readonly costliest: Costliest | null;
+}
+
+/** The rule whose table (combinations of the knobs it reads) is largest, with those knobs, largest grid first. */
+export interface Costliest {
+  readonly rule: string;
+  readonly combinations: number;
+  readonly knobs: readonly { readonly name: string; readonly points: number }[];
+}
+
+/**
+ * What an exact count may cost before it gives way to an estimate: rule evaluations (each may run
+ * the memory model) and walk steps. The shipped space on 8 GPUs costs about 3×10^6 evaluations; a
+ * file with fine steps on a dozen knobs would cost 10^12 and more (it never finished).
+ */
+export const EXACT_BUDGET = { evaluations: 8_000_000, steps: 100_000_000 } as const;
+/** A rule table this many times the evaluation budget is not even tried (the walk cannot finish within it). */
+const HOPELESS_FACTOR = 100;
+/** Draws behind an estimate: a rule removing 1% of the grid is seen ~200 times. */
+export const ESTIMATE_SAMPLES = 20_000;
+
+class OverBudget extends Error {}
+
+export function costliestRule(b: BoundSpace): Costliest | null {
+  let best: Costliest | null = null;
+  for (const t of b.tables) {
+    const knobs = t.reads.map((p) => ({ name: b.def.knobs[p]?.knob.name ?? '', points: b.options[p]?.length ?? 1 }));
+    const combinations = knobs.reduce((a, k) => a * k.points, 1);
+    if (best === null || combinations > best.combinations) best = { rule: t.rule.id, combinations, knobs: [...knobs].sort((x, y) => y.points - x.points) };
+  }
+  return best;
+}
+
+/**
+ * Exact counts where they fit the budget, else an estimate from uniform draws over the grid (the
+ * point count itself stays exact: it needs no rule).
+ */
+export function pruneCountsOrEstimate(b: BoundSpace, rng: Rng, budget: { readonly evaluations: number; readonly steps: number } = EXACT_BUDGET): PruneCounts {
+  const costliest = costliestRule(b);
+  if ((costliest?.combinations ?? 0) <= budget.evaluations * HOPELESS_FACTOR) {
+    try {
+      return pruneCounts(b, budget);
+    } catch (err) {
+      if (!(err instanceof OverBudget)) throw err;
+    }
+  }
+  return estimateCounts(b, ESTIMATE_SAMPLES, rng, costliest);
+}
+
+/**
+ * Estimated removals per rule (first-match, as the exact count) from n points drawn uniformly from
+ * the grid. A conditional knob's options are drawn where active and the draw weighted by their
+ * number, so every point of the space, not every parent value, is equally likely.
+ */
+export function estimateCounts(b: BoundSpace, n: number, rng: Rng, costliest: Costliest | null = costliestRule(b)): PruneCounts {
+  const start = b.evaluations;
+  const R = b.tables.length;
+  const weight = new Float64Array(R + 1);
+  const point = new Array<number>(b.options.length).fill(0);
+  for (let i = 0; i < n; i++) {
+    let w = 1;
+    for (let k = 0; k < point.length; k++) {
+      const size = b.options[k]?.length ?? 1;
+      if (b.conditional[k] !== true) point[k] = rng.int(size);
+      else if (b.isActive(k, point)) {
+        point[k] = 1 + rng.int(size - 1);
+        w *= size - 1;
+      } else point[k] = 0;
+    }
+    let first = R;
+    for (let r = 0; r < R; r++) {
+      const t = b.tables[r];
+      if (t !== undefined && !b.passes(t, point)) {
+        first = r;
+        break;
+      }
+    }
+    weight[first] = (weight[first] ?? 0) + w;
+  }
+  const total = weight.reduce((a, x) => a + x, 0);
+  const before = spaceSize(b);
+  const removed = Array.from(weight.subarray(0, R), (x) => (total > 0 ? Math.round((before * x) / total) : 0));
+  const rules = b.tables.map((t, i) => ({ id: t.rule.id, kind: t.rule.kind, source: t.rule.source, require: t.rule.require, removed: removed[i] ?? 0 }));
+  const after = Math.max(0, before - removed.reduce((a, x) => a + x, 0));
+  return { pointsBefore: before, pointsAfter: after, rules, evaluations: b.evaluations - start, method: 'estimate', samples: n, costliest };
 }
 
 interface Plan {
@@ -81,8 +171,11 @@ function range(b: BoundSpace, k: number, point: readonly number[]): [number, num
   return b.isActive(k, point) ? [1, size] : [0, 1];
 }
 
-export function pruneCounts(b: BoundSpace): PruneCounts {
+/** Exact counts; throws OverBudget past the budget (see pruneCountsOrEstimate). */
+export function pruneCounts(b: BoundSpace, budget: { readonly evaluations: number; readonly steps: number } = { evaluations: Infinity, steps: Infinity }): PruneCounts {
   const p = plan(b);
+  const start = b.evaluations;
+  let steps = 0;
   const point = new Array<number>(b.def.knobs.length).fill(0);
   const L = p.order.length;
   const restMemo = new Map<string, number>();
@@ -176,6 +269,7 @@ export function pruneCounts(b: BoundSpace): PruneCounts {
     const deeper = p.minDeeper[d + 1] ?? INF;
     const saved = point[k] ?? 0;
     for (let o = lo; o < hi; o++) {
+      if (++steps > budget.steps || b.evaluations - start > budget.evaluations) throw new OverBudget();
       point[k] = o;
       let f = first;
       for (const ri of checks) {
@@ -204,7 +298,7 @@ export function pruneCounts(b: BoundSpace): PruneCounts {
   const kept = (acc[R] ?? 0) * p.freeProduct;
 
   const rules = b.tables.map((t, i) => ({ id: t.rule.id, kind: t.rule.kind, source: t.rule.source, require: t.rule.require, removed: removed[i] ?? 0 }));
-  return { pointsBefore: kept + removed.reduce((a, x) => a + x, 0), pointsAfter: kept, rules, evaluations: b.evaluations };
+  return { pointsBefore: kept + removed.reduce((a, x) => a + x, 0), pointsAfter: kept, rules, evaluations: b.evaluations - start, method: 'exact', samples: null, costliest: null };
 }
 
 /** Number of points of the discretised space (conditional knobs counted only where active). */

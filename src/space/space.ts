@@ -1,14 +1,14 @@
 import type { KnobValue, ServerConfig } from '../domain/index.js';
 import { maxRequestTokens } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import type { Rng } from '../util/rng.js';
+import { createRng, type Rng } from '../util/rng.js';
 import { BoundSpace, type Verdict } from './bound.js';
-import { knobToCel, type CelMap } from './cel.js';
+import { knobToCel, type CelMap, type CelVars, type Compiled } from './cel.js';
 import type { SpaceContext } from './context.js';
 import { Encoder } from './encode.js';
 import { canonical, contains, type Knob } from './knob.js';
 import { loadSpaceDefinition, type CompiledKnob, type SpaceDefinition } from './load.js';
-import { feasiblePoints, pruneCounts, spaceSize, type RuleRemoval } from './prune.js';
+import { feasiblePoints, pruneCountsOrEstimate, spaceSize, type Costliest, type RuleRemoval } from './prune.js';
 import { neighbour, neighbours, sampleFeasible } from './sample.js';
 import type { RuleKind } from './schema.js';
 
@@ -34,6 +34,13 @@ export interface PruneReport {
   readonly points_after: number;
   readonly rules: readonly (RuleRemoval & { readonly message: string })[];
   readonly evaluations: number;
+  /**
+   * `exact`: every point counted; `estimate`: removals from `samples` uniform draws over the grid,
+   * where counting point by point would not end (`costliest` names the rule and knobs why).
+   */
+  readonly method: 'exact' | 'estimate';
+  readonly samples: number | null;
+  readonly costliest: Costliest | null;
 }
 
 export type { SpaceContext, Verdict };
@@ -129,13 +136,16 @@ export class SearchSpace {
     for (const ck of this.#defaultOrder) {
       const k = ck.knob;
       const d = ck.default;
-      if (d === undefined) throw new LmBenchError('LMB_ERR_SPACE_INVALID', `${ck.file}: knob ${k.name} has no default`);
+      if (d === undefined) {
+        throw new LmBenchError('LMB_ERR_SPACE_INVALID', `${ck.line === null ? ck.file : `${ck.file}:${ck.line}`}: knobs.${k.name}.default: the knob has no default (vLLM's value when the flag is not given)`, {
+          details: { file: ck.file, line: ck.line, field: `knobs.${k.name}.default` },
+        });
+      }
       let v: KnobValue;
       if ('value' in d) {
-        v = typeof d.value === 'string' && k.type !== 'categorical' ? (b.symbols.get(d.value) ?? Number.NaN) : d.value;
+        v = typeof d.value === 'string' && k.type !== 'categorical' ? scalarSymbol(b, d.value, ck) : d.value;
       } else {
-        const out = d.expr.run({ ...b.vars, config: this.#celOf(values) });
-        v = typeof out === 'bigint' ? Number(out) : (out as KnobValue);
+        v = runDefault(ck, d.expr, { ...b.vars, config: this.#celOf(values) });
       }
       values.set(k.name, v);
     }
@@ -158,8 +168,7 @@ export class SearchSpace {
     const out: Record<string, KnobValue> = { ...(config as Record<string, KnobValue>) };
     for (const ck of this.#def.knobs) {
       if (ck.when === undefined) continue;
-      const v = ck.when.run({ ...b.vars, config: this.#celOf(new Map(Object.entries(out))) });
-      if (v !== true) delete out[ck.knob.name];
+      if (!runWhen(ck, ck.when, { ...b.vars, config: this.#celOf(new Map(Object.entries(out))) })) delete out[ck.knob.name];
     }
     return out;
   }
@@ -173,11 +182,12 @@ export class SearchSpace {
     const withAct = this.#withActivity(merged, b) as Record<string, KnobValue>;
     for (const ck of this.#def.knobs) {
       if (ck.when === undefined || withAct[ck.knob.name] !== undefined) continue;
-      const active = ck.when.run({ ...b.vars, config: this.#celOf(new Map(Object.entries(withAct))) }) === true;
+      const active = runWhen(ck, ck.when, { ...b.vars, config: this.#celOf(new Map(Object.entries(withAct))) });
       if (active && ck.default !== undefined) {
         const d = ck.default;
-        const v = 'value' in d ? d.value : d.expr.run({ ...b.vars, config: this.#celOf(new Map(Object.entries(withAct))) });
-        withAct[ck.knob.name] = typeof v === 'bigint' ? Number(v) : (v as KnobValue);
+        // A literal naming a symbol (`default: native`) is its number here too, as in defaultsFor.
+        withAct[ck.knob.name] =
+          'value' in d ? (typeof d.value === 'string' && ck.knob.type !== 'categorical' ? scalarSymbol(b, d.value, ck) : d.value) : runDefault(ck, d.expr, { ...b.vars, config: this.#celOf(new Map(Object.entries(withAct))) });
       }
     }
     return withAct;
@@ -292,7 +302,8 @@ export class SearchSpace {
   /** What the rules remove from the discretised space in this context. */
   prune(ctx: SpaceContext): PruneReport {
     const b = this.bind(ctx);
-    const counts = pruneCounts(b);
+    // A fixed seed: the same file and context give the same estimate.
+    const counts = pruneCountsOrEstimate(b, createRng(0x5eed).fork('prune'));
     return {
       space: this.name,
       files: this.files,
@@ -302,13 +313,65 @@ export class SearchSpace {
       points_after: counts.pointsAfter,
       rules: counts.rules.map((r, i) => ({ ...r, message: this.rules[i]?.message ?? '' })),
       evaluations: counts.evaluations,
+      method: counts.method,
+      samples: counts.samples,
+      costliest: counts.costliest,
     };
   }
 }
 
 function symbolValues(b: BoundSpace | undefined, knob: Knob | undefined): number[] {
   if (b === undefined || knob === undefined || (knob.type !== 'int' && knob.type !== 'float')) return [];
-  return knob.grid.flatMap((g) => (typeof g === 'number' ? [] : [b.symbols.get(g.symbol) ?? Number.NaN]));
+  return knob.grid.flatMap((g) => (typeof g === 'number' ? [] : [b.symbols.get(g.symbol) ?? Number.NaN].flat()));
+}
+
+/**
+ * A default expression's value, of the knob's type (it may lie outside the tuning domain: vLLM's own
+ * max_num_batched_tokens default follows max_model_len). A CEL error or a value of another type names
+ * the knob and its line, where it was an uncaught error or a config vLLM cannot take.
+ */
+function runDefault(ck: CompiledKnob, expr: Compiled, vars: CelVars): KnobValue {
+  const k = ck.knob;
+  const field = `knobs.${k.name}.default`;
+  const at = `${ck.line === null ? ck.file : `${ck.file}:${ck.line}`}: ${field}`;
+  let out: unknown;
+  try {
+    out = expr.run(vars);
+  } catch (err) {
+    const msg = err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
+    throw new LmBenchError('LMB_ERR_RULE_INVALID', `${at}: ${msg}`, { cause: err, details: { file: ck.file, line: ck.line, field } });
+  }
+  const v = typeof out === 'bigint' ? Number(out) : out;
+  const ok =
+    k.type === 'bool' ? typeof v === 'boolean'
+    : k.type === 'categorical' ? typeof v === 'string' && contains(k, v)
+    : typeof v === 'number' && Number.isFinite(v) && (k.type === 'float' || Number.isInteger(v));
+  if (!ok) {
+    const want = k.type === 'categorical' ? `one of ${k.values.join(', ')}` : k.type === 'int' ? 'an integer' : k.type === 'float' ? 'a number' : 'a bool';
+    throw new LmBenchError('LMB_ERR_RULE_INVALID', `${at}: ${expr.source} yields ${JSON.stringify(v)}, not ${want}`, { details: { file: ck.file, line: ck.line, field } });
+  }
+  return v as KnobValue;
+}
+
+/** Whether a knob's condition holds for a config; a CEL error names the knob and its line. */
+function runWhen(ck: CompiledKnob, when: Compiled, vars: CelVars): boolean {
+  const field = `knobs.${ck.knob.name}.when`;
+  try {
+    return when.run(vars) === true;
+  } catch (err) {
+    const msg = err instanceof Error ? (err.message.split('\n')[0] ?? err.message) : String(err);
+    throw new LmBenchError('LMB_ERR_RULE_INVALID', `${ck.line === null ? ck.file : `${ck.file}:${ck.line}`}: ${field}: ${msg}`, { cause: err, details: { file: ck.file, line: ck.line, field } });
+  }
+}
+
+/** A default naming a symbol takes its one number; a symbol yielding a list cannot be a default. */
+function scalarSymbol(b: BoundSpace, name: string, ck: CompiledKnob): number {
+  const v = b.symbols.get(name);
+  if (typeof v === 'number') return v;
+  const at = ck.line === null ? ck.file : `${ck.file}:${ck.line}`;
+  throw new LmBenchError('LMB_ERR_SPACE_INVALID', `${at}: knobs.${ck.knob.name}.default: symbol ${name} yields ${v === undefined ? 'nothing' : `a list (${v.join(', ')})`}, not one number`, {
+    details: { file: ck.file, line: ck.line, field: `knobs.${ck.knob.name}.default` },
+  });
 }
 
 function nearestOnGrid(b: BoundSpace, k: number, v: number): number {

@@ -13,15 +13,16 @@ const spacePath = join(PROJECT_ROOT, 'search-spaces/vllm.yaml');
 const workload = loadYamlFile(join(PROJECT_ROOT, 'data/workloads/chat-busy.yaml'), Workload, 'LMB_ERR_WORKLOAD_INVALID');
 
 test('a pick on fewer GPUs than the question has says the others serve nothing, and that its throughput per GPU counts them', () => {
-  // Three H100s: no tensor × data parallel layout of the space (1, 2, 4, 8 each) makes three ranks.
-  const a = simulatedFor(null, spacePath, { gpu: 'H100-SXM', gpus: 3, model: 'llama-3.1-8b', workload, workloadRef: 'chat-busy.yaml', slo: workload.slo ?? {}, candidates: 3000, seed: 1, keepPrecision: false });
+  // Nine H100s: no tensor × data parallel layout of the space (TP 1, 2, 4, 8; DP up to 8) makes nine ranks.
+  const n = 9;
+  const a = simulatedFor(null, spacePath, { gpu: 'H100-SXM', gpus: n, model: 'llama-3.1-8b', workload, workloadRef: 'chat-busy.yaml', slo: workload.slo ?? {}, candidates: 3000, seed: 1, keepPrecision: false });
   assert.ok(a.best !== null);
   const r = resolveConfig(a.best.config, catalog.gpu('H100-SXM'), catalog.model('llama-3.1-8b'));
   const used = r.tensor_parallel_size * r.data_parallel_size;
-  assert.ok(used < 3);
+  assert.ok(used < n);
   const w = a.warnings.find((x) => x.startsWith('the pick uses'));
-  assert.equal(w, `the pick uses ${used} of the 3 GPUs (tensor_parallel_size ${r.tensor_parallel_size} × data_parallel_size ${r.data_parallel_size}): the other ${3 - used === 1 ? 'GPU serves' : `${3 - used} serve`} nothing, and its throughput per GPU counts all 3.`);
-  assert.match(formatAnswer(a), /Warning: the pick uses \d of the 3 GPUs/);
+  assert.equal(w, `the pick uses ${used} of the ${n} GPUs (tensor_parallel_size ${r.tensor_parallel_size} × data_parallel_size ${r.data_parallel_size}): the other ${n - used === 1 ? 'GPU serves' : `${n - used} serve`} nothing, and its throughput per GPU counts all ${n}.`);
+  assert.match(formatAnswer(a), /Warning: the pick uses \d of the 9 GPUs/);
   // All the GPUs in use: nothing to say.
   const full = simulatedFor(null, spacePath, { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload, workloadRef: 'chat-busy.yaml', slo: workload.slo ?? {}, candidates: 3000, seed: 1, keepPrecision: false });
   assert.ok(!full.warnings.some((x) => x.startsWith('the pick uses')));

@@ -12,8 +12,9 @@ test('lm-bench space --json prints one report: before, per-rule removals (first-
   const t = io();
   const code = await main([...args, '--json'], t);
   assert.equal(code, 0, t.err());
-  const r = JSON.parse(t.out()) as { attribution: string; points_before: number; points_after: number; rules: { id: string; removed: number }[]; knobs: unknown[] };
+  const r = JSON.parse(t.out()) as { attribution: string; method: string; points_before: number; points_after: number; rules: { id: string; removed: number }[]; knobs: unknown[] };
   assert.equal(r.attribution, 'first-match');
+  assert.equal(r.method, 'exact', 'the shipped space is counted point by point');
   assert.equal(r.points_before, 62_208_000);
   assert.equal(r.points_before, r.points_after + r.rules.reduce((a, x) => a + x.removed, 0));
   assert.equal(r.rules.length, 18);

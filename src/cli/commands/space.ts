@@ -2,6 +2,7 @@ import { isAbsolute, join } from 'node:path';
 import { PROJECT_ROOT } from '../../catalog/index.js';
 import { Workload } from '../../domain/index.js';
 import { loadYamlFile } from '../../util/yaml.js';
+import { LmBenchError } from '../../errors.js';
 import { loadSpace, type PruneReport } from '../../space/index.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
 import { writeJson, type CliIo, type Command } from '../io.js';
@@ -37,6 +38,7 @@ export const command: Command = {
     if (io.stderr.isTTY === true && values.json !== true) io.stderr.write('         \r');
     if (values.json === true) writeJson(io, { ...report, knobs: space.knobs.map((k) => ({ name: k.name, flag: k.flag, type: k.type, when: k.when ?? null })) });
     else io.stdout.write(formatReport(report, space.knobs.length));
+    if (report.points_after === 0) throw nothingLeft(report);
     return 0;
   },
 };
@@ -59,6 +61,36 @@ export function formatReport(r: PruneReport, knobCount: number): string {
     `${'after'.padEnd(idW + 10)}  ${num(r.points_after).padStart(nW)}  ${pct(r.points_after).padStart(5)}`,
     '',
     `Each removed configuration counts for the first rule it breaks, in rule order (${num(r.evaluations)} rule evaluations).`,
+    ...estimateNote(r),
   ];
   return `${lines.join('\n')}\n`;
+}
+
+/** Why the counts are an estimate: the rule whose knobs multiply past what counting point by point can walk. */
+function estimateNote(r: PruneReport): string[] {
+  if (r.method === 'exact') return [];
+  const c = r.costliest;
+  const knobs = c === null ? '' : c.knobs.slice(0, 4).map((k) => `${k.name} ${num(k.points)}`).join(' × ');
+  return [
+    `Removals are ESTIMATED from ${num(r.samples ?? 0)} configurations drawn uniformly from the grid (before is exact)${
+      c === null ? '' : `: counting exactly would walk rule ${c.rule}'s ${c.combinations.toExponential(1)} combinations of its knobs (${knobs}${c.knobs.length > 4 ? ' × …' : ''} grid points); a coarser grid or step on those knobs makes it exact`
+    }.`,
+  ];
+}
+
+/**
+ * An empty space is an error (any tune of it would fail), after the report that shows why: the rules
+ * that removed points, in file order, and what the last of them says.
+ */
+function nothingLeft(r: PruneReport): LmBenchError {
+  const removers = r.rules.filter((x) => x.removed > 0);
+  const last = removers.at(-1);
+  const approx = r.method === 'estimate' ? '≈' : '';
+  const list = removers.map((x) => `${x.id} removed ${approx}${num(x.removed)}`).join(', ');
+  const where = `${r.context.model} on ${r.context.gpus}× ${r.context.gpu}, workload ${r.context.workload}`;
+  return new LmBenchError(
+    'LMB_ERR_SPACE_EMPTY',
+    `nothing is left of the ${num(r.points_before)} configurations of ${r.space} for ${where}: ${list || 'no rule removed any (the grid is empty)'}${last === undefined ? '' : `; the last rule, ${last.id}, says: ${last.message}`}`,
+    { details: { field: 'space', rules: removers.map((x) => x.id) } },
+  );
 }
