@@ -138,7 +138,7 @@ export function pruneSection(a: StudyAnalysis): Section {
   return {
     kind: 'html',
     title: 'What the rules pruned',
-    html: `<p>The discretised space of <code>${escapeHtml(p.space)}</code> holds ${p.points_before.toLocaleString('en-US')} configurations for this GPU, model and workload; ${p.points_after.toLocaleString('en-US')} (${p.points_before > 0 ? ((p.points_after / p.points_before) * 100).toFixed(2) : '–'}%) survive the rules. Each removed point counts for the first rule (file order) it breaks.</p>
+    html: `<p>The discretised space of <code>${escapeHtml(p.space)}</code> holds ${p.points_before.toLocaleString('en-US')} configurations for this GPU, model and workload; ${p.points_after.toLocaleString('en-US')} (${p.points_before > 0 ? ((p.points_after / p.points_before) * 100).toFixed(2) : '–'}%) survive the rules. Each removed point counts for the first rule (file order) it breaks.${p.method === 'estimate' ? ` These counts are estimated from ${(p.samples ?? 0).toLocaleString('en-US')} configurations drawn uniformly from the grid: counting every point would have cost too much.` : ''}</p>
 <table><thead><tr><th>rule</th><th>kind</th><th>removed</th><th>of the space</th><th>message</th><th>source</th></tr></thead><tbody>${rows
       .map((r) => `<tr>${r.map((c) => (typeof c === 'number' ? `<td class="num">${c.toLocaleString('en-US')}</td>` : `<td>${escapeHtml(String(c ?? '–'))}</td>`)).join('')}</tr>`)
       .join('')}</tbody></table>`,
