@@ -208,9 +208,36 @@ function spread(p: CandidatePredictions, objectives: readonly Objective[], i: nu
 }
 
 /**
+ * The order a batch falls back to when no candidate has any expected improvement (every draw breaks an
+ * SLO, say): P(start) × P(meets SLO) × P(keeps up) × (1 + spread) first; where that is 0 everywhere,
+ * P(start) × P(keeps up), then P(start). A trial that cannot start costs a real GPU a server launch
+ * and teaches the front nothing, so a candidate believed never to start (P(start) = 0) is left out:
+ * ranked by the product alone, every candidate tied at 0 and the first of them (which may be one that
+ * cannot start) was picked, while others could. All candidates are ranked, not the EHVI pool, which is
+ * arbitrary when EHVI is 0 everywhere.
+ */
+function fallbackOrder(p: CandidatePredictions, ctx: AcquisitionContext, pSlo: Float64Array): number[] {
+  const keys: [number, number, number][] = [];
+  let order: number[] = [];
+  for (let i = 0; i < p.count; i++) {
+    const start = p.pStart[i] ?? 0;
+    const keep = sustains(p, ctx.constraints, i, ctx.objectives);
+    keys.push([start * (pSlo[i] ?? 0) * unconstrainedSustain(p, ctx, i) * (1 + spread(p, ctx.objectives, i)), start * keep, start]);
+    if (start > 0) order.push(i);
+  }
+  // Where nothing is believed to start (a feasibility model fitted on failures alone is 0 everywhere), the
+  // order is the candidates' own: a trial then is how the model learns, and stopping would end the study.
+  if (order.length === 0) order = [...Array(p.count).keys()];
+  const key = (i: number): [number, number, number] => keys[i] ?? [0, 0, 0];
+  return order.sort((a, b) => key(b)[0] - key(a)[0] || key(b)[1] - key(a)[1] || key(b)[2] - key(a)[2] || a - b);
+}
+
+/**
  * q proposals by greedy constrained EHVI with a kriging-believer step: after each pick its mean
  * prediction joins the front as if measured (when believed to meet the SLOs), the pool is rescored,
- * and candidates within `minDistance` of a pick are skipped, so the q are not near-duplicates.
+ * and candidates within `minDistance` of a pick are skipped, so the q are not near-duplicates. With
+ * no expected improvement left, the rest come from `fallbackOrder`; fewer than q come back when only
+ * candidates believed never to start are left beside ones that can.
  */
 export function selectBatch(p: CandidatePredictions, ctx: AcquisitionContext, opts: BatchOptions): BatchPick[] {
   const first = ctx.objectives.length === 2 ? constrainedEhvi(p, ctx) : null;
@@ -225,27 +252,23 @@ export function selectBatch(p: CandidatePredictions, ctx: AcquisitionContext, op
   const picks: BatchPick[] = [];
   const front = [...ctx.front];
   const minD2 = opts.minDistance * opts.minDistance;
+  const excluded = (i: number): boolean => picks.some((k) => k.index === i || distance2(opts.encoded, opts.dims, i, k.index) < minD2);
+  let fallbacks: number[] | null = null;
   for (let round = 0; round < opts.q; round++) {
     const scores = constrainedEhvi(p, { ...ctx, front }, pool);
     let best = -1;
     let bestScore = 0;
-    let fallbackBest = -1;
-    let fallbackScore = -1;
     for (const i of pool) {
-      if (picks.some((k) => k.index === i || distance2(opts.encoded, opts.dims, i, k.index) < minD2)) continue;
+      if (excluded(i)) continue;
       const sc = scores[i] ?? 0;
       if (sc > bestScore) {
         bestScore = sc;
         best = i;
       }
-      const fb = (p.pStart[i] ?? 0) * (pSlo[i] ?? 0) * unconstrainedSustain(p, ctx, i) * (1 + spread(p, ctx.objectives, i));
-      if (fb > fallbackScore) {
-        fallbackScore = fb;
-        fallbackBest = i;
-      }
     }
     const fallback = best < 0;
-    const index = fallback ? fallbackBest : best;
+    if (fallback) fallbacks ??= fallbackOrder(p, ctx, pSlo);
+    const index = fallback ? (fallbacks?.find((i) => !excluded(i)) ?? -1) : best;
     if (index < 0) break;
     picks.push({ index, ehvi: fallback ? 0 : bestScore, pMeetsSlo: pSlo[index] ?? 0, pStart: p.pStart[index] ?? 0, fallback });
     if ((pSlo[index] ?? 0) >= 0.5) front.push(meanVector(p, ctx.objectives, index));

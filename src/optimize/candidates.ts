@@ -32,7 +32,7 @@ export interface ScoreOptions {
   readonly constraints: readonly Constraint[];
   readonly targets: readonly TargetName[];
   readonly keep: number;
-  /** configKeys never to return (trials already run or pending); checked only on the survivors. */
+  /** configKeys on `context` (`configKey(config, context)`) never to return (trials already run or pending); checked only on the pool's survivors. */
   readonly exclude?: ReadonlySet<string>;
   /** What the physics stage ranks by (default: ideal throughput per GPU). */
   readonly rule?: PickRule;
@@ -58,9 +58,15 @@ export function scoreCandidates(pool: readonly ServerConfig[], always: readonly 
   const capCol = opts.surrogate.featureNames.indexOf(KV_CAPACITY_COL);
   const want = Math.max(opts.keep, always.length);
   const kept: number[] = [];
+  // Two survivors of the pool can be one configuration written two ways (a CUDA-graph capture size past
+  // max_num_batched_tokens is capped to it): one of them is kept, or a batch could measure it twice.
+  // `always` comes first in `order` (its score is infinite), and every one of it is kept.
+  const keptKeys = new Set<string>();
   for (const i of order) {
     if (kept.length >= want) break;
-    if (i >= always.length && opts.exclude?.has(configKey(all[i] as ServerConfig)) === true) continue;
+    const key = configKey(all[i] as ServerConfig, opts.context);
+    if (i >= always.length && (opts.exclude?.has(key) === true || keptKeys.has(key))) continue;
+    keptKeys.add(key);
     kept.push(i);
   }
   const configs = kept.map((i) => all[i] as ServerConfig);

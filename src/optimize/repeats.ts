@@ -1,5 +1,5 @@
 import { meetsSlo, type BenchmarkResult, type ServerConfig, type Slo, type Trial } from '../domain/index.js';
-import { configKey } from './sampler.js';
+import { configKey, type KeyDeployment } from './sampler.js';
 
 /**
  * Measurement noise, repeats and ties. A study may measure one configuration more than once (a
@@ -67,12 +67,25 @@ export interface Ties {
 
 const mean = (xs: readonly number[]): number => (xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length);
 
-/** Finished trials grouped by configuration, in order of first appearance. */
-export function configGroups(trials: readonly Trial[], slo: Slo, ranking: Ranking = BY_THROUGHPUT): ConfigGroup[] {
+/**
+ * A trial a stopped or killed controller left running, failed as stale when the study resumed and run
+ * again as a new trial (store `requeueStaleTrials`): it says nothing of its configuration and spent no
+ * budget.
+ */
+export function orphaned(t: Pick<Trial, 'state' | 'attrs' | 'failure_reason'>): boolean {
+  return t.state === 'failed' && (t.attrs['stale'] === true || (t.failure_reason ?? '').startsWith('stale'));
+}
+
+/**
+ * Finished trials grouped by configuration, in order of first appearance (as resolved on `deployment`
+ * when given: `configKey`). Orphans are left out: a crash mid-run made a configuration "failed once",
+ * and its re-run, however good, was never recommended.
+ */
+export function configGroups(trials: readonly Trial[], slo: Slo, ranking: Ranking = BY_THROUGHPUT, deployment?: KeyDeployment): ConfigGroup[] {
   const byKey = new Map<string, Trial[]>();
   for (const t of trials) {
-    if (t.state !== 'complete' && t.state !== 'failed') continue;
-    const k = configKey(t.config);
+    if ((t.state !== 'complete' && t.state !== 'failed') || orphaned(t)) continue;
+    const k = configKey(t.config, deployment);
     const g = byKey.get(k);
     if (g === undefined) byKey.set(k, [t]);
     else g.push(t);
@@ -131,8 +144,8 @@ export function rankFeasible(groups: readonly ConfigGroup[], ranking: Ranking = 
 }
 
 /** The best feasible configuration and every one within noise of it; null when fewer than two are tied. */
-export function findTies(trials: readonly Trial[], slo: Slo, ranking: Ranking = BY_THROUGHPUT): Ties | null {
-  const groups = configGroups(trials, slo, ranking);
+export function findTies(trials: readonly Trial[], slo: Slo, ranking: Ranking = BY_THROUGHPUT, deployment?: KeyDeployment): Ties | null {
+  const groups = configGroups(trials, slo, ranking, deployment);
   const noise = estimateNoise(groups);
   const ranked = rankFeasible(groups, ranking);
   const best = ranked[0];
@@ -146,12 +159,12 @@ export function findTies(trials: readonly Trial[], slo: Slo, ranking: Ranking = 
  * tied one measured fewest times (the leader first among equals), while it has fewer than
  * MAX_MEASUREMENTS, none of it is running, and re-measurements have not used their share of the budget.
  */
-export function remeasureCandidate(trials: readonly Trial[], slo: Slo, budgetTrials: number, ranking: Ranking = BY_THROUGHPUT): { config: ServerConfig; tied: number[] } | null {
+export function remeasureCandidate(trials: readonly Trial[], slo: Slo, budgetTrials: number, ranking: Ranking = BY_THROUGHPUT, deployment?: KeyDeployment): { config: ServerConfig; tied: number[] } | null {
   const spent = trials.filter((t) => t.origin === 'remeasure').length;
   if (spent >= Math.max(1, Math.floor(budgetTrials * REMEASURE_SHARE))) return null;
-  const ties = findTies(trials, slo, ranking);
+  const ties = findTies(trials, slo, ranking, deployment);
   if (ties === null) return null;
-  const pending = new Set(trials.filter((t) => t.state === 'running' || t.state === 'waiting').map((t) => configKey(t.config)));
+  const pending = new Set(trials.filter((t) => t.state === 'running' || t.state === 'waiting').map((t) => configKey(t.config, deployment)));
   const open = ties.groups.filter((g) => g.measured.length < MAX_MEASUREMENTS && !pending.has(g.key));
   if (open.length === 0) return null;
   // The leader first among equals: `ties.groups` is ranked best first, and the sort is stable.

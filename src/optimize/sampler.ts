@@ -1,4 +1,5 @@
-import { ALL_KNOB_NAMES, type ServerConfig, type Study, type Trial, type TrialOrigin } from '../domain/index.js';
+import { ALL_KNOB_NAMES, type Hardware, type ModelSpec, type ServerConfig, type Study, type Trial, type TrialOrigin } from '../domain/index.js';
+import { resolveConfig } from '../physics/resolve.js';
 import type { Rng } from '../util/rng.js';
 
 /**
@@ -11,6 +12,8 @@ export interface SamplerContext {
   readonly study: Study;
   readonly trials: readonly Trial[];
   readonly rng: Rng;
+  /** The study's GPU and model, which vLLM's defaults depend on: keys (`configKey`) are resolved on it. */
+  readonly deployment?: KeyDeployment;
 }
 
 export interface Proposal {
@@ -28,16 +31,31 @@ export interface Sampler {
 
 const KEY_ORDER: readonly string[] = ALL_KNOB_NAMES;
 
+/** What vLLM's defaults depend on (batch sizes on the GPU, the context length on the model); a FeatureContext is one. */
+export interface KeyDeployment {
+  readonly hardware: Hardware;
+  readonly model: ModelSpec;
+}
+
 /**
- * A canonical key for a config (knobs in a fixed order), to spot duplicates among proposals and
- * trials. Built by joining values rather than JSON with sorting: it runs on every one of ≥ 100k candidates.
+ * A key for a config (knobs in a fixed order), to spot duplicates among proposals and trials. With the
+ * deployment it is canonical: the config as vLLM resolves it there (physics/resolve.ts), so `{}` and a
+ * config that spells vLLM's defaults out are one configuration, run once, found in the history either
+ * way. Without it knobs are compared as written (two spellings of one default differ): for callers that
+ * know no deployment. Keys are never stored, so the two never meet in a file. Built by joining values
+ * rather than JSON with sorting: it runs on thousands of candidates.
  */
-export function configKey(config: ServerConfig): string {
-  const c = config as Record<string, number | boolean | string | undefined>;
+export function configKey(config: ServerConfig, deployment?: KeyDeployment): string {
+  const raw = config as Record<string, number | boolean | string | undefined>;
+  const c = deployment === undefined ? raw : (resolveConfig(config, deployment.hardware, deployment.model) as Record<string, number | boolean | string | undefined>);
   let key = '';
   for (const k of KEY_ORDER) {
-    const v = c[k];
+    // A knob resolution does not fill (none today) is compared as written.
+    const v = c[k] ?? raw[k];
     key += v === undefined ? '|' : `${v}|`;
   }
   return key;
 }
+
+/** `configKey` bound to a deployment (or as written, without one). */
+export const keyOn = (deployment: KeyDeployment | undefined): ((config: ServerConfig) => string) => (config) => configKey(config, deployment);

@@ -1,6 +1,6 @@
-import type { ServerConfig, Trial } from '../domain/index.js';
+import type { ServerConfig } from '../domain/index.js';
 import type { Rng } from '../util/rng.js';
-import { configKey, type Proposal, type Sampler, type SamplerContext } from './sampler.js';
+import { configKey, type KeyDeployment, type Proposal, type Sampler, type SamplerContext } from './sampler.js';
 
 /**
  * The search space as samplers see it, bound to one study's hardware, model and workload by the
@@ -39,8 +39,8 @@ export function sampleStartable(source: CandidateSource, n: number, rng: Rng): S
   return out.slice(0, n);
 }
 
-function seen(trials: readonly Trial[]): Set<string> {
-  return new Set(trials.map((t) => configKey(t.config)));
+function seen(ctx: SamplerContext): Set<string> {
+  return new Set(ctx.trials.map((t) => configKey(t.config, ctx.deployment)));
 }
 
 /** Uniform over the pruned space, skipping configurations already tried or pending. */
@@ -48,10 +48,10 @@ export function randomSampler(source: CandidateSource): Sampler {
   return {
     name: 'random',
     propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
-      const taken = seen(ctx.trials);
+      const taken = seen(ctx);
       const out: Proposal[] = [];
       for (const config of sampleStartable(source, n * 4 + 8, ctx.rng)) {
-        const k = configKey(config);
+        const k = configKey(config, ctx.deployment);
         if (taken.has(k)) continue;
         taken.add(k);
         out.push({ config, origin: 'random' });
@@ -68,11 +68,11 @@ export function gridSampler(source: CandidateSource): Sampler {
     name: 'grid',
     propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
       if (source.enumerate === undefined) return Promise.resolve([]);
-      const taken = seen(ctx.trials);
+      const taken = seen(ctx);
       const out: Proposal[] = [];
       for (const config of source.enumerate()) {
         if (out.length === n) break;
-        if (!taken.has(configKey(config))) out.push({ config, origin: 'grid' });
+        if (!taken.has(configKey(config, ctx.deployment))) out.push({ config, origin: 'grid' });
       }
       return Promise.resolve(out);
     },
@@ -81,9 +81,12 @@ export function gridSampler(source: CandidateSource): Sampler {
 
 /**
  * Greedy maximin design: from a random pool, repeatedly take the point farthest (encoded space, each
- * dimension scaled to [0, 1] over the pool) from everything already chosen or tried.
+ * dimension scaled to [0, 1] over the pool) from everything already chosen or tried (told apart as
+ * resolved on `deployment` when given: `configKey`).
  */
-export function spaceFilling(source: CandidateSource, existing: readonly ServerConfig[], n: number, rng: Rng, poolSize = 2000): ServerConfig[] {
+export function spaceFilling(source: CandidateSource, existing: readonly ServerConfig[], n: number, rng: Rng, opts: { readonly poolSize?: number; readonly deployment?: KeyDeployment } = {}): ServerConfig[] {
+  const key = (c: ServerConfig): string => configKey(c, opts.deployment);
+  const poolSize = opts.poolSize ?? 2000;
   const pool = sampleStartable(source, poolSize, rng);
   if (pool.length === 0) return [];
   const enc = pool.map((c) => source.encode(c));
@@ -103,13 +106,13 @@ export function spaceFilling(source: CandidateSource, existing: readonly ServerC
   const d2 = (a: readonly number[], b: readonly number[]): number => a.reduce((s, x, j) => s + (x - (b[j] ?? 0)) ** 2, 0);
   for (const o of old.map(scale)) pts.forEach((p, i) => (minD[i] = Math.min(minD[i] ?? 0, d2(p, o))));
   const out: ServerConfig[] = [];
-  const taken = new Set(existing.map(configKey));
+  const taken = new Set(existing.map(key));
   for (let k = 0; k < n; k++) {
     let best = -1;
     let bestD = -1;
     pts.forEach((_, i) => {
       const c = pool[i];
-      if (c === undefined || taken.has(configKey(c))) return;
+      if (c === undefined || taken.has(key(c))) return;
       if ((minD[i] ?? 0) > bestD) {
         bestD = minD[i] ?? 0;
         best = i;
@@ -119,7 +122,7 @@ export function spaceFilling(source: CandidateSource, existing: readonly ServerC
     const p = pts[best];
     if (chosen === undefined || p === undefined) break;
     out.push(chosen);
-    taken.add(configKey(chosen));
+    taken.add(key(chosen));
     pts.forEach((q, i) => (minD[i] = Math.min(minD[i] ?? 0, d2(p, q))));
   }
   return out;
@@ -140,7 +143,7 @@ export function restrictSource(source: CandidateSource, excluded: (config: Serve
       // Refill only what the rules removed, and never with a configuration already drawn (a space
       // smaller than n would otherwise come back several times over).
       if (out.length < first.length) {
-        const seen = new Set(first.map(configKey));
+        const seen = new Set(first.map((c) => configKey(c)));
         for (let round = 0; out.length < n && round < 3; round++) {
           const fresh = source.sample(n, rng.fork(`restricted-${round}`)).filter((c) => !seen.has(configKey(c)));
           if (fresh.length === 0) break;

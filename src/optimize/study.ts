@@ -7,7 +7,7 @@ import { paretoFront } from './pareto.js';
 import type { Sampler } from './sampler.js';
 import { targetsOf, type TargetValues } from '../surrogate/targets.js';
 import { remeasureCandidate, type Ranking } from './repeats.js';
-import { configKey } from './sampler.js';
+import { configKey, type KeyDeployment } from './sampler.js';
 import { initialDesignSize } from './surrogate-sampler.js';
 
 /**
@@ -46,6 +46,7 @@ export class OptimizationStudy {
   readonly #sampler: Sampler;
   readonly #rng: Rng;
   readonly #remeasure: boolean;
+  readonly #deployment: KeyDeployment | undefined;
   readonly id: number;
 
   /** Use `createOptimizationStudy`. */
@@ -54,6 +55,7 @@ export class OptimizationStudy {
     this.#sampler = sampler;
     this.#rng = rng;
     this.#remeasure = opts.remeasure ?? true;
+    this.#deployment = opts.deployment;
     this.id = study.id;
   }
 
@@ -88,12 +90,12 @@ export class OptimizationStudy {
     const finished = this.trials().filter((t) => t.state === 'complete' || t.state === 'failed').length;
     if (out.length < q && this.#remeasure && finished >= initialDesignSize(spec.budget_trials)) {
       // A pick within noise of others is not a pick: measuring one of them again is worth more than a new candidate.
-      const again = remeasureCandidate(this.trials(), spec.slo, spec.budget_trials, studyRanking(spec));
+      const again = remeasureCandidate(this.trials(), spec.slo, spec.budget_trials, studyRanking(spec), this.#deployment);
       if (again !== null) out.push(this.#store.createTrial(this.id, { config: again.config, origin: 'remeasure', state: 'running', attrs: { tied: again.tied } }));
     }
     if (out.length < q) {
       const proposals = await this.#sampler.propose(
-        { study: this.study, trials: this.trials(), rng: this.#rng.fork(`ask-${this.trials().length}`) },
+        { study: this.study, trials: this.trials(), rng: this.#rng.fork(`ask-${this.trials().length}`), ...(this.#deployment === undefined ? {} : { deployment: this.#deployment }) },
         q - out.length,
       );
       for (const p of proposals) {
@@ -155,7 +157,7 @@ export class OptimizationStudy {
       if (t.result === null) continue;
       const targets = targetsOf(t.result, spec.hardware.count);
       const ok = lostBreaks(spec.slo, t.result).length === 0 && constraints.every((c) => (targets[c.target] ?? Number.POSITIVE_INFINITY) <= c.limitMs);
-      const k = configKey(t.config);
+      const k = configKey(t.config, this.#deployment);
       const g = groups.get(k);
       if (g === undefined) groups.set(k, { first: t, targets: [targets], ok });
       else {
@@ -173,6 +175,11 @@ export class OptimizationStudy {
 export interface StudyOptions {
   /** Re-measure tied best configurations before proposing new ones (default true; benchmarks of samplers turn it off). */
   readonly remeasure?: boolean;
+  /**
+   * The study's GPU and model: configurations are told apart as vLLM resolves them there (`configKey`),
+   * so vLLM's defaults written out are the defaults. Without it, as written.
+   */
+  readonly deployment?: KeyDeployment;
 }
 
 /** The mean of each target over repeated measurements of one configuration. */

@@ -57,8 +57,9 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
     name: 'surrogate',
     async propose(ctx: SamplerContext, n: number): Promise<Proposal[]> {
       const out: Proposal[] = [];
-      // What the study holds and what this batch has proposed so far (defaults, design, prior picks).
-      const takenKeys = (): Set<string> => new Set([...ctx.trials.map((t) => configKey(t.config)), ...out.map((p) => configKey(p.config))]);
+      // What the study holds and what this batch has proposed so far (defaults, design, prior picks), as
+      // vLLM resolves them on the study's deployment: vLLM's defaults spelled out are the defaults.
+      const takenKeys = (): Set<string> => new Set([...ctx.trials.map((t) => configKey(t.config, o.context)), ...out.map((p) => configKey(p.config, o.context))]);
       // Picks made from a search run earlier: a failure rule learned since may rule some out (the source knows them).
       const stillStartable = (configs: readonly ServerConfig[], k: number): ServerConfig[] => {
         const ok = o.source.startable?.(configs) ?? configs.map(() => true);
@@ -80,7 +81,7 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       }
       if (surrogate === null) {
         const existing = [...ctx.trials.map((t) => t.config), ...out.map((p) => p.config)];
-        for (const config of spaceFilling(o.source, existing, n - out.length, ctx.rng.fork('fill'))) out.push({ config, origin: 'space_filling' });
+        for (const config of spaceFilling(o.source, existing, n - out.length, ctx.rng.fork('fill'), { deployment: o.context })) out.push({ config, origin: 'space_filling' });
         return out.slice(0, n);
       }
       const spec = ctx.study.spec;
@@ -114,14 +115,14 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       const dedupe = (cs: readonly ServerConfig[]): ServerConfig[] => {
         const seen = new Set<string>();
         return cs.filter((c) => {
-          const k = configKey(c);
+          const k = configKey(c, o.context);
           if (taken.has(k) || seen.has(k)) return false;
           seen.add(k);
           return true;
         });
       };
       const local = dedupe(mutations);
-      for (const c of local) taken.add(configKey(c));
+      for (const c of local) taken.add(configKey(c, o.context));
       // The pool is distinct already; tried and local configurations are dropped among the survivors only.
       const pool = o.source.sample(o.candidates, ctx.rng.fork('candidates'));
       const scored = scoreCandidates(pool, local, { surrogate, context: o.context, encoder: o.encoder, constraints, targets, keep: o.keep, exclude: taken, rule: pickRule(studyObjectiveOf(spec)) });

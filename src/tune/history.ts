@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ServerConfig, Study, Trial } from '../domain/index.js';
 import { meetsSlo, withoutTraceData } from '../domain/index.js';
-import { configKey } from '../optimize/sampler.js';
+import { configKey, type KeyDeployment } from '../optimize/sampler.js';
 import { studyRanking } from '../optimize/study.js';
 import type { Store } from '../store/store.js';
 
@@ -38,9 +38,10 @@ export function backfillTrialRuns(store: Store, study: Study): void {
  * The best configurations the history already knows for this GPU count, model and workload name:
  * runs meeting the study's SLOs, by the study's objective (output throughput per GPU, or joules per
  * output token). They seed the study after vLLM's
- * defaults, so a tuner with history does not start from scratch.
+ * defaults, so a tuner with history does not start from scratch. Runs of one configuration written two
+ * ways (vLLM's defaults left out or spelled out) are one seed when the study's `deployment` is given.
  */
-export function historySeeds(store: Store, study: Study, k: number): ServerConfig[] {
+export function historySeeds(store: Store, study: Study, k: number, deployment?: KeyDeployment): ServerConfig[] {
   const spec = study.spec;
   const runs = store
     .listRuns({ gpu: spec.hardware.gpu, model: spec.model, limit: 5000 })
@@ -57,7 +58,7 @@ export function historySeeds(store: Store, study: Study, k: number): ServerConfi
   const out: ServerConfig[] = [];
   const seen = new Set<string>();
   for (const r of runs) {
-    const key = configKey(r.server_config);
+    const key = configKey(r.server_config, deployment);
     if (seen.has(key)) continue;
     seen.add(key);
     out.push(r.server_config);

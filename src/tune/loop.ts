@@ -2,6 +2,7 @@ import type { Trial } from '../domain/index.js';
 import { isLmBenchError, LmBenchError } from '../errors.js';
 import { claimStudy } from './controller-claim.js';
 import type { OptimizationStudy } from '../optimize/study.js';
+import { orphaned } from '../optimize/repeats.js';
 import type { Store } from '../store/store.js';
 import type { Executor, RunHooks, TrialInput, TrialOutcome, TrialPhase } from '../targets/types.js';
 import type { FailureRule } from '../optimize/failure-rules.js';
@@ -67,7 +68,7 @@ export interface TuneSummary {
 /** A trial that spent budget: measured, failed for a reason of its own, or pruned — not a stale orphan. */
 export function countsAgainstBudget(t: Trial): boolean {
   if (t.state === 'complete' || t.state === 'pruned') return true;
-  if (t.state === 'failed') return t.attrs['stale'] !== true && !(t.failure_reason ?? '').startsWith('stale');
+  if (t.state === 'failed') return !orphaned(t);
   return false;
 }
 

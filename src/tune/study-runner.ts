@@ -1,11 +1,11 @@
 import { registerModel, type Catalog } from '../catalog/index.js';
 import { configAssignments, type ServerConfig, type StudySpec, type Trial } from '../domain/index.js';
 import type { FeatureContext } from '../surrogate/features.js';
-import { configKey } from '../optimize/sampler.js';
+import { keyOn } from '../optimize/sampler.js';
 import { studyObjectiveOf } from '../optimize/objectives.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import { createOptimizationStudy, type OptimizationStudy } from '../optimize/study.js';
-import { randomSampler, restrictSource } from '../optimize/samplers.js';
+import { randomSampler, restrictSource, sampleStartable, type CandidateSource } from '../optimize/samplers.js';
 import { surrogateSampler } from '../optimize/surrogate-sampler.js';
 import type { Sampler } from '../optimize/sampler.js';
 import type { SearchSpace } from '../space/index.js';
@@ -16,7 +16,7 @@ import { simSpecRelease } from '../targets/sim-target.js';
 import type { TargetSpec } from '../targets/spec.js';
 import type { TrialInput } from '../targets/types.js';
 import { LmBenchError } from '../errors.js';
-import { createRng } from '../util/rng.js';
+import { createRng, type Rng } from '../util/rng.js';
 import { createFailureBook, type FailureBook } from './failure-book.js';
 import { historySeeds } from './history.js';
 import { priorSimulator } from '../calibration/prior-simulator.js';
@@ -149,7 +149,7 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
   }
   const isNew = opts.store.findStudy(opts.spec.name) === null;
   if (isNew) assertGpuFitsHistory(opts.store, opts.spec.hardware_spec);
-  if (isNew && source.sample(1, rng.fork('space-check')).length === 0) {
+  if (isNew && nothingStarts(opts.space, source, ctx, rng)) {
     // Nothing to tune: say which rules leave nothing, before a study is stored.
     const report = opts.space.prune(ctx);
     const culprits = report.rules.filter((r) => r.removed > 0).map((r) => `${r.id} (${r.message})`);
@@ -158,8 +158,10 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
     });
   }
   if (isNew) adoptStudyModel(opts);
-  const study = createOptimizationStudy(opts.store, opts.spec, sampler, rng.fork('study'));
-  const seen = new Set(study.trials().map((t) => configKey(t.config)));
+  const study = createOptimizationStudy(opts.store, opts.spec, sampler, rng.fork('study'), { deployment: ctx });
+  // Keys as vLLM resolves the config on this deployment: `{}` and its defaults spelled out are one configuration.
+  const key = keyOn(ctx);
+  const seen = new Set(study.trials().map((t) => key(t.config)));
   if (isNew) {
     // A new study: vLLM's defaults first (the baseline every answer is compared with), unless the
     // space's own rules forbid them (a user's policy file): then there is no baseline trial.
@@ -168,23 +170,39 @@ export function buildStudy(opts: StudyRunOptions, failures: FailureBook = create
     if (verdict.ok && learned === null) opts.store.createTrial(study.id, { config: {}, origin: 'default', state: 'waiting' });
     else if (learned !== null) opts.store.appendEvent({ studyId: study.id, kind: 'defaults_skipped', payload: { rule: `learned:${learned.class}`, message: learned.text } });
     else opts.store.appendEvent({ studyId: study.id, kind: 'defaults_skipped', payload: { rule: verdict.rule ?? null, message: verdict.message ?? null } });
-    seen.add(configKey({}));
+    seen.add(key({}));
   }
   // Configurations the user queued, once each however often the command is repeated.
   for (const config of opts.enqueue ?? []) {
-    if (seen.has(configKey(config))) continue;
-    seen.add(configKey(config));
+    if (seen.has(key(config))) continue;
+    seen.add(key(config));
     study.enqueue(config, { enqueued_by: 'user' });
   }
   if (isNew) {
     // Then the best configurations the history already has for this deployment.
-    for (const config of historySeeds(opts.store, study.study, opts.historySeeds ?? 2)) {
-      if (seen.has(configKey(config)) || !opts.space.isFeasible(config, ctx).ok || failures.ruleFor(config) !== null) continue;
-      seen.add(configKey(config));
+    for (const config of historySeeds(opts.store, study.study, opts.historySeeds ?? 2, ctx)) {
+      if (seen.has(key(config)) || !opts.space.isFeasible(config, ctx).ok || failures.ruleFor(config) !== null) continue;
+      seen.add(key(config));
       opts.store.createTrial(study.id, { config, origin: 'history', state: 'waiting' });
     }
   }
   return study;
+}
+
+/**
+ * True when no configuration of the space can start on the study's deployment. `sample` skips the
+ * memory rules (the physics stage screens them), so a model that fits on no configuration of these GPUs
+ * (70B on one L4) passed the first check, stored a study, ran no trial and stopped "exhausted" with
+ * advice to give it more trials. Draws that all fail to start are confirmed by the exact count
+ * (`prune`, seconds) before the study is refused, since startable points can be rare (70B on one
+ * H100: 0.25% of the grid); an estimated count never refuses.
+ */
+function nothingStarts(space: SearchSpace, source: CandidateSource, ctx: FeatureContext, rng: Rng): boolean {
+  if (source.sample(1, rng.fork('space-check')).length === 0) return true;
+  if (sampleStartable(source, 1, rng.fork('space-check-start')).length > 0) return false;
+  // An estimated count (a fine grid too costly to count) can miss rare startable points: not proof.
+  const report = space.prune(ctx);
+  return report.method === 'exact' && report.points_after === 0;
 }
 
 /**
@@ -209,13 +227,14 @@ function checkEnqueued(opts: StudyRunOptions, ctx: FeatureContext): void {
   const budget = existing?.spec.budget_trials ?? opts.spec.budget_trials;
   // (buildStudy creates the defaults trial when the space allows them.)
   const defaultsFirst = existing === null && opts.space.isFeasible({}, ctx).ok;
-  const stored = new Set(trials.map((t) => configKey(t.config)));
-  if (defaultsFirst) stored.add(configKey({}));
-  const fresh = [...new Map(queued.filter((c) => !stored.has(configKey(c))).map((c) => [configKey(c), c])).values()];
+  const key = keyOn(ctx);
+  const stored = new Set(trials.map((t) => key(t.config)));
+  if (defaultsFirst) stored.add(key({}));
+  const fresh = [...new Map(queued.filter((c) => !stored.has(key(c))).map((c) => [key(c), c])).values()];
   const waiting = trials.filter((t) => t.state === 'waiting');
-  const waitingKeys = new Set(waiting.map((t) => configKey(t.config)));
+  const waitingKeys = new Set(waiting.map((t) => key(t.config)));
   const ahead = trials.filter(countsAgainstBudget).length + waiting.length + (defaultsFirst ? 1 : 0);
-  const left = queued.filter((c) => waitingKeys.has(configKey(c))).concat(fresh);
+  const left = queued.filter((c) => waitingKeys.has(key(c))).concat(fresh);
   const first = left[0];
   if (first === undefined || ahead + fresh.length <= budget) return;
   const room = Math.max(0, budget - ahead);

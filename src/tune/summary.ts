@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { BenchmarkResult, Diagnosis, ModelSpec, Study, StudySpec, Trial } from '../domain/index.js';
+import type { BenchmarkResult, Diagnosis, Hardware, ModelSpec, Study, StudySpec, Trial } from '../domain/index.js';
 import { withDiagnosis } from '../diagnose/classify.js';
 import { Cost, costOf, meetsSlo, ServerConfig, StudyObjective, vllmServeArgs } from '../domain/index.js';
 import { defaultCatalog } from '../catalog/index.js';
@@ -7,7 +7,7 @@ import { loadPrices, type Prices } from '../cost/prices.js';
 import { goodputOutputTokS } from '../cost/result-cost.js';
 import { measuredPickText, studyObjectiveOf } from '../optimize/objectives.js';
 import { studyRanking } from '../optimize/study.js';
-import { configGroups, estimateNoise, rankFeasible, withinNoise, type ConfigGroup, type Noise } from '../optimize/repeats.js';
+import { configGroups, estimateNoise, orphaned, rankFeasible, withinNoise, type ConfigGroup, type Noise } from '../optimize/repeats.js';
 import { configKey } from '../optimize/sampler.js';
 import { LOST_SHARE_LIMIT, trialRequests, type RequestCounts } from './lost-requests.js';
 import { FAILURE_CLASS_TEXT, type FailureClass } from '../optimize/failure-classes.js';
@@ -107,7 +107,11 @@ export interface StudySummary {
   readonly trials: TrialSummary[];
   readonly front: number[];
   readonly recommendation: StudyRecommendation | null;
-  readonly counts: { readonly complete: number; readonly failed: number; readonly failed_to_start: number; readonly feasible: number; readonly remeasured: number; readonly lost_requests: number };
+  /**
+   * `failed`: trials that failed for a reason of their configuration's or the run's; `orphaned`: trials a
+   * stopped or killed controller left running, failed as stale on resume and run again (repeats.ts `orphaned`).
+   */
+  readonly counts: { readonly complete: number; readonly failed: number; readonly failed_to_start: number; readonly orphaned: number; readonly feasible: number; readonly remeasured: number; readonly lost_requests: number };
   /** The relative run-to-run noise ties are judged by (optimize/repeats.ts): from repeats, or the default. */
   readonly noise: Noise;
   /** What failed and what was learned from it: failures per class and the rules they became. */
@@ -134,6 +138,11 @@ export function summarizeStudy(opts: {
   readonly trials: readonly Trial[];
   readonly front: readonly Trial[];
   readonly model: ModelSpec;
+  /**
+   * The study's GPU: with it, configurations are told apart as vLLM resolves them on it (`configKey`), so
+   * vLLM's defaults written out are grouped with `{}`; without it, as written.
+   */
+  readonly hardware?: Hardware;
   readonly stopReason: StopReason | null;
   /** The space's `numericsChanges`; without it, no configuration is taken to change numerics. */
   readonly numericsChanges?: (config: ServerConfig) => string[];
@@ -144,12 +153,13 @@ export function summarizeStudy(opts: {
 }): StudySummary {
   const changes = opts.numericsChanges ?? (() => []);
   const { study, model } = opts;
+  const deployment = opts.hardware === undefined ? undefined : { hardware: opts.hardware, model };
   const gpus = study.spec.hardware.count;
   const firstOf = new Map<string, number>();
   const trials: TrialSummary[] = opts.trials.map((t) => {
-    const key = configKey(t.config);
+    const key = configKey(t.config, deployment);
     const first = firstOf.get(key);
-    if (first === undefined && (t.state === 'complete' || t.state === 'failed')) firstOf.set(key, t.number);
+    if (first === undefined && (t.state === 'complete' || t.state === 'failed') && !orphaned(t)) firstOf.set(key, t.number);
     return {
       number: t.number,
       state: t.state,
@@ -171,13 +181,13 @@ export function summarizeStudy(opts: {
   // Configurations, not trials, are ranked: repeats of one are averaged, and one that missed on any run is out.
   const ranking = studyRanking(study.spec);
   const objective = studyObjectiveOf(study.spec);
-  const groups = configGroups(opts.trials, study.spec.slo, ranking);
+  const groups = configGroups(opts.trials, study.spec.slo, ranking, deployment);
   const noise = estimateNoise(groups);
   const ranked = rankFeasible(groups, ranking);
   const best = ranked[0];
   const firstNumber = (g: ConfigGroup): number => (g.trials[0] as Trial).number;
   const def = trials.find((t) => t.origin === 'default');
-  const defGroup = def === undefined ? undefined : groups.find((g) => g.key === configKey(def.config));
+  const defGroup = def === undefined ? undefined : groups.find((g) => g.key === configKey(def.config, deployment));
   let recommendation: StudyRecommendation | null = null;
   if (best !== undefined) {
     const measured = meanMetrics(best.measured, gpus);
@@ -200,7 +210,8 @@ export function summarizeStudy(opts: {
         .filter((g) => g !== best && withinNoise(best, g, noise))
         .map((g) => ({ trial: firstNumber(g), measurements: g.measured.length, output_throughput: g.meanThroughput, energy_per_output_token_j: meanMetrics(g.measured, gpus).energy_per_output_token_j })),
       vs_default: {
-        default_trial: def?.number ?? null,
+        // The defaults' first trial that says something of them: a crash's orphan was run again under another number.
+        default_trial: defGroup === undefined ? (def?.number ?? null) : firstNumber(defGroup),
         default_meets_slo: defGroup === undefined || defGroup.measured.length === 0 ? (def?.meets_slo ?? null) : defGroup.feasible,
         throughput_gain_pct: defTput === null || defTput === 0 ? null : (measured.output_throughput / defTput - 1) * 100,
         energy_per_output_token_change_pct: defJ === null || defJ === 0 || measured.energy_per_output_token_j === null ? null : (measured.energy_per_output_token_j / defJ - 1) * 100,
@@ -228,8 +239,9 @@ export function summarizeStudy(opts: {
     recommendation,
     counts: {
       complete: trials.filter((t) => t.state === 'complete').length,
-      failed: trials.filter((t) => t.state === 'failed').length,
+      failed: opts.trials.filter((t) => t.state === 'failed' && !orphaned(t)).length,
       failed_to_start: opts.trials.filter((t) => t.state === 'failed' && t.started === false).length,
+      orphaned: opts.trials.filter(orphaned).length,
       feasible: feasible.length,
       remeasured: trials.filter((t) => t.origin === 'remeasure').length,
       lost_requests: trials.reduce((n, t) => n + (t.requests?.lost ?? 0), 0),
@@ -321,7 +333,8 @@ export function formatSummary(s: StudySummary): string {
   lines.push(`Study "${s.study.name}": ${sp.model} on ${sp.hardware.count}× ${sp.hardware.gpu}, workload ${sp.workload.name}, stopped: ${s.stop_reason ?? s.study.state}`);
   const remeasured = s.counts.remeasured > 0 ? `, ${s.counts.remeasured} re-measurements` : '';
   const lost = s.counts.lost_requests > 0 ? `; ${s.counts.lost_requests} requests lost in all` : '';
-  lines.push(`Trials: ${s.trials.length} (${s.counts.complete} measured, ${s.counts.failed} failed, ${s.counts.failed_to_start} of them failed to start; ${s.counts.feasible} meet the SLOs${remeasured}${lost})`);
+  const orphans = s.counts.orphaned > 0 ? `; ${s.counts.orphaned} cut short by a stopped run and run again` : '';
+  lines.push(`Trials: ${s.trials.length} (${s.counts.complete} measured, ${s.counts.failed} failed, ${s.counts.failed_to_start} of them failed to start; ${s.counts.feasible} meet the SLOs${remeasured}${lost}${orphans})`);
   const r = s.recommendation;
   if (r === null) {
     lines.push('No measured configuration met the SLOs: loosen them, add GPUs, or give the study more trials.');

@@ -108,6 +108,24 @@ test('with no expected improvement anywhere the batch falls back to feasibility'
   assert.equal(picks[0]?.index, 0);
 });
 
+test('with no expected improvement anywhere the fallback never picks a candidate that cannot start while one can', () => {
+  // Every draw breaks the 300 ms SLO, so EHVI and P(meets SLO) are 0 everywhere. The first candidates
+  // (the ones an all-zero ranking reaches first, and the whole EHVI pool) cannot start.
+  const cands: [number, number][][] = [[[500, 900]], [[500, 900]], [[400, 800]], [[300, 700]], [[200, 600]]];
+  const p = preds(cands, [0, 0, 0.2, 0.7, 0]);
+  const picks = selectBatch(p, { objectives, constraints, front: [], ref: [0, 300] }, { q: 3, poolSize: 2, encoded: Float32Array.from([0, 1, 2, 3, 4]), dims: 1, minDistance: 0.1 });
+  assert.ok(picks.length > 0 && picks.every((k) => k.fallback));
+  assert.ok(picks.every((k) => k.pStart > 0), `picked ${JSON.stringify(picks.map((k) => [k.index, k.pStart]))}`);
+  assert.deepEqual(picks.map((k) => k.index), [3, 2], 'likelier to start first; none that cannot start fills the batch');
+});
+
+test('where no candidate is believed to start (a feasibility model fitted on failures alone), the fallback still proposes', () => {
+  const p = preds([[[500, 900]], [[400, 800]]], [0, 0]);
+  const picks = selectBatch(p, { objectives, constraints, front: [], ref: [0, 300] }, { q: 2, poolSize: 2, encoded: Float32Array.from([0, 1]), dims: 1, minDistance: 0.1 });
+  assert.equal(picks.length, 2);
+  assert.ok(picks.every((k) => k.fallback));
+});
+
 test('P(meets SLO) as an answer states it reads the same widened spread as its intervals: members all under the SLO are not a certainty', () => {
   // Three members at 200, 250 and 300 ms p99 TTFT against a 300 ms SLO: every member meets it.
   const p = preds([[[1000, 200], [1000, 250], [1000, 299]], [[1000, 250], [1000, 250], [1000, 250]], [[1000, 400], [1000, 400], [1000, 400]]]);

@@ -18,7 +18,7 @@ test('candidates are distinct, replay from the seed and pass every non-memory ru
   const b = src.sample(400, createRng(1));
   assert.equal(a.length, 400);
   assert.deepEqual(a, b);
-  assert.equal(new Set(a.map(configKey)).size, 400);
+  assert.equal(new Set(a.map((c) => configKey(c))).size, 400);
   for (const c of a) {
     const v = space.isFeasible(c, context);
     assert.ok(v.ok || memoryRules.has(v.rule ?? ''), `${JSON.stringify(c)} broke ${v.rule}: ${v.message}`);

@@ -99,7 +99,7 @@ test('random and grid samplers skip what the study already holds; space filling 
   const props = await rnd.propose({ study: study.study, trials: study.trials(), rng: createRng(4) }, 5);
   assert.equal(new Set(props.map((p) => configKey(p.config))).size, 5);
 
-  const spread = spaceFilling(source, [], 4, createRng(5), 300);
+  const spread = spaceFilling(source, [], 4, createRng(5), { poolSize: 300 });
   const seqs = spread.map((c) => c.max_num_seqs ?? 0);
   assert.ok(Math.max(...seqs) / Math.min(...seqs) >= 8, `space filling should span the range: ${seqs.join(',')}`);
   store.close();

@@ -31,15 +31,18 @@ function trialStates(db: string): string[] {
 test('the same study started again while another process runs it is refused, and that process\'s trial is left alone; once it is gone, the study resumes', { timeout: 120_000 }, async (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'lmb-tune-twice-'));
   const pids = join(dir, 'pids');
-  // A harness that takes a while: each run notes its pid (to be stopped at the end), waits, then measures.
+  const release = join(dir, 'release');
+  // A harness that runs until the test lets it: each run notes its pid (to be stopped at the end), waits
+  // for the release file, then measures. A fixed wait (3 s) was a race on a loaded machine: the first
+  // trial finished and the next one started before the second controller had been refused.
   const slow = join(dir, 'slow.mjs');
   writeFileSync(
     slow,
     [
-      "import { appendFileSync } from 'node:fs';",
+      "import { appendFileSync, existsSync } from 'node:fs';",
       "import { spawnSync } from 'node:child_process';",
       `appendFileSync(${JSON.stringify(pids)}, process.pid + '\\n');`,
-      'await new Promise((r) => setTimeout(r, 3000));',
+      `while (!existsSync(${JSON.stringify(release)})) await new Promise((r) => setTimeout(r, 50));`,
       `const r = spawnSync(process.execPath, [${JSON.stringify(harness)}], { stdio: 'inherit', env: process.env });`,
       'process.exit(r.status ?? 1);',
     ].join('\n'),
@@ -73,6 +76,7 @@ test('the same study started again while another process runs it is refused, and
 
   first.kill('SIGKILL');
   await new Promise((r) => first.once('exit', r));
+  writeFileSync(release, '');
   const resumed = spawnSync(process.execPath, [...args, '--json'], { encoding: 'utf8', timeout: 90_000 });
   assert.equal(resumed.status, 0, resumed.stderr);
   const store = openStore(db, { readonly: true });

@@ -1,7 +1,7 @@
 import { Slo, type BenchmarkResult, type ServerConfig, type Trial } from '../../domain/index.js';
 import { merit, sloConstraints } from '../objectives.js';
 import { targetsOf, type TargetValues } from '../../surrogate/targets.js';
-import { configKey } from '../sampler.js';
+import { configKey, type KeyDeployment } from '../sampler.js';
 import { diversePicks, layoutOf, saturatedRun, simulatedSearch, type SimSearch, type SimSearchOptions, type SimulatedCandidate } from './search.js';
 import { pMeetsUnderError, residualPosterior, type ResidualPosterior } from './residual.js';
 
@@ -19,21 +19,22 @@ export function simulatorSlo(slo: Slo, residual: ResidualPosterior): Slo {
  * The simulated candidates re-read through what has been measured: each metric moved by the
  * residual's posterior mean, P(meets the SLOs) from its predictive spread, ranked by expected
  * goodput (the search's merit, corrected: throughput per GPU or tokens per joule, × P(meets)); those in
- * `taken` left out.
+ * `taken` left out (its keys resolved on `opts.deployment` when given, as `configKey` makes them); a
+ * layout in `opts.byLayout` corrected by its own runs.
  */
 export function rankCorrected(
   search: SimSearch,
   global: ResidualPosterior,
   slo: Slo,
   taken: ReadonlySet<string>,
-  byLayout: ReadonlyMap<string, ResidualPosterior> = new Map(),
+  opts: { readonly byLayout?: ReadonlyMap<string, ResidualPosterior>; readonly deployment?: KeyDeployment } = {},
 ): { candidate: SimulatedCandidate; expected: number; pMeets: number }[] {
   const constraints = sloConstraints(slo);
   const ranked: { candidate: SimulatedCandidate; expected: number; pMeets: number }[] = [];
   for (const c of search.simulated) {
-    if (c.result === null || taken.has(configKey(c.config))) continue;
+    if (c.result === null || taken.has(configKey(c.config, opts.deployment))) continue;
     // A layout measured already is corrected by its own runs; others by all of them.
-    const residual = byLayout.get(layoutOf(c.config)) ?? global;
+    const residual = opts.byLayout?.get(layoutOf(c.config)) ?? global;
     const t = search.rule.target;
     const v = c.values[t];
     if (v === undefined) continue;
@@ -52,6 +53,7 @@ export function rankCorrected(
  * measured configuration simulated once for the comparison. So an 8-trial study is model-guided from
  * its second or third trial, and a wrong simulator is corrected by the first measurement.
  */
+/** `taken`: configKeys on the guide's context (`configKey(config, context)`). */
 export interface SimulatorGuide {
   design(k: number, taken: ReadonlySet<string>): Promise<ServerConfig[]>;
   propose(k: number, trials: readonly Trial[], taken: ReadonlySet<string>): Promise<ServerConfig[]>;
@@ -73,9 +75,9 @@ export function simulatorGuide(opts: Omit<SimSearchOptions, 'exclude'>): Simulat
   const get = (): SimSearch => searchFor(opts.slo);
   const simulatedOf = new Map<string, TargetValues | null>();
   const simulatedValues = (config: ServerConfig): TargetValues | null => {
-    const key = configKey(config);
+    const key = configKey(config, opts.context);
     if (!simulatedOf.has(key)) {
-      const hit = get().simulated.find((c) => configKey(c.config) === key);
+      const hit = get().simulated.find((c) => configKey(c.config, opts.context) === key);
       const r: BenchmarkResult | null = hit !== undefined ? hit.result : opts.simulate(config);
       simulatedOf.set(key, r === null || r.completed === 0 ? null : targetsOf(r, opts.context.gpuCount));
     }
@@ -84,7 +86,7 @@ export function simulatorGuide(opts: Omit<SimSearchOptions, 'exclude'>): Simulat
   return {
     design(k, taken) {
       // Over-pick by what is taken, so the spread is the same one a fresh study would get.
-      const picks = diversePicks(get(), k + taken.size).filter((c) => !taken.has(configKey(c.config)));
+      const picks = diversePicks(get(), k + taken.size).filter((c) => !taken.has(configKey(c.config, opts.context)));
       return Promise.resolve(picks.slice(0, k).map((c) => c.config));
     },
     propose(k, trials, taken) {
@@ -98,7 +100,7 @@ export function simulatorGuide(opts: Omit<SimSearchOptions, 'exclude'>): Simulat
       const byLayout = new Map<string, ResidualPosterior>();
       for (const layout of new Set(pairs.map((p) => p.layout))) byLayout.set(layout, residualPosterior(pairs.filter((p) => p.layout === layout)));
       const search = pairs.length === 0 ? get() : searchFor(simulatorSlo(opts.slo, residual));
-      const ranked = rankCorrected(search, residual, opts.slo, taken, byLayout).filter((r) => r.expected > 0);
+      const ranked = rankCorrected(search, residual, opts.slo, taken, { byLayout, deployment: opts.context }).filter((r) => r.expected > 0);
       return Promise.resolve(ranked.slice(0, k).map((r) => r.candidate.config));
     },
   };

@@ -41,7 +41,7 @@ export interface SimSearchOptions {
    * (`source.neighbours`), keeping what improves expected goodput.
    */
   readonly refine?: number;
-  /** configKeys not to simulate again (trials already run). */
+  /** configKeys on `context` (`configKey(config, context)`) not to simulate again (trials already run). */
   readonly exclude?: ReadonlySet<string>;
 }
 
@@ -195,8 +195,8 @@ export function simulatedSearch(opts: SimSearchOptions): SimSearch {
   for (const [i, config] of proposed.entries()) {
     if (anchors.length >= Math.floor(want / 4)) break;
     const encoded = opts.source.encode(config);
-    if (startable[i] !== true || anchorKeys.has(configKey(config)) || picked.some((j) => encodedDistance(encoded, vec(j)) === 0)) continue;
-    anchorKeys.add(configKey(config));
+    if (startable[i] !== true || anchorKeys.has(configKey(config, opts.context)) || picked.some((j) => encodedDistance(encoded, vec(j)) === 0)) continue;
+    anchorKeys.add(configKey(config, opts.context));
     anchors.push({ config, encoded });
   }
   const top = picked.slice(0, Math.max(0, want - anchors.length));
@@ -221,26 +221,26 @@ function localSearch(simulated: SimulatedCandidate[], opts: SimSearchOptions, co
   const neighboursOf = opts.source.neighbours?.bind(opts.source);
   if (budget <= 0 || neighboursOf === undefined) return;
   const value = (c: SimulatedCandidate): number => c.merit * pMeetsUnderError(c.values, constraints, {}, c.result);
-  const seen = new Set([...simulated.map((c) => configKey(c.config)), ...(opts.exclude ?? [])]);
+  const seen = new Set([...simulated.map((c) => configKey(c.config, opts.context)), ...(opts.exclude ?? [])]);
   const expanded = new Set<string>();
   let spent = 0;
   while (spent < budget) {
     const bestOfLayout = new Map<string, SimulatedCandidate>();
     for (const c of simulated) {
-      if (value(c) <= 0 || expanded.has(configKey(c.config))) continue;
+      if (value(c) <= 0 || expanded.has(configKey(c.config, opts.context))) continue;
       const l = layoutOf(c.config);
       const held = bestOfLayout.get(l);
       if (held === undefined || value(c) > value(held)) bestOfLayout.set(l, c);
     }
     const seeds = [...bestOfLayout.values()].sort((a, b) => value(b) - value(a));
     if (seeds.length === 0) return;
-    for (const s of seeds) expanded.add(configKey(s.config));
-    const queues = seeds.map((s) => physicsOrder(s.config, neighboursOf(s.config).filter((c) => !seen.has(configKey(c))), opts.context, constraints, rule));
+    for (const s of seeds) expanded.add(configKey(s.config, opts.context));
+    const queues = seeds.map((s) => physicsOrder(s.config, neighboursOf(s.config).filter((c) => !seen.has(configKey(c, opts.context))), opts.context, constraints, rule));
     for (let turn = 0; spent < budget && queues.some((q) => turn < q.length); turn++) {
       for (const q of queues) {
         const config = q[turn];
-        if (config === undefined || spent >= budget || seen.has(configKey(config))) continue;
-        seen.add(configKey(config));
+        if (config === undefined || spent >= budget || seen.has(configKey(config, opts.context))) continue;
+        seen.add(configKey(config, opts.context));
         simulated.push(run(config, opts.source.encode(config)));
         spent++;
       }

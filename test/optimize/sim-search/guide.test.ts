@@ -32,19 +32,20 @@ test('the guide designs from the simulated front and, once a run is measured, pr
   const context = { hardware: catalog.gpu('H100-SXM'), gpuCount: 1, model: catalog.model('llama-3.1-8b'), workload };
   const sim = priorSimulator(null, catalog, { hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, slo });
   const guide = simulatorGuide({ source: spaceSource(space, context), context, encoder: spaceEncoder(space), slo, objectives: DEFAULT_OBJECTIVES, simulate: sim.simulate, rng: createRng(2), candidates: 3000, simulateTop: 12 });
+  // `taken` holds keys on the guide's deployment (configKey with its context), as the study's sampler passes them.
   const [first, second] = await guide.design(2, new Set());
-  assert.ok(first !== undefined && second !== undefined && configKey(first) !== configKey(second));
-  const again = await guide.design(1, new Set([configKey(first)]));
-  assert.ok(again.length === 1 && configKey(again[0] ?? {}) !== configKey(first), 'what is taken is not designed again');
+  assert.ok(first !== undefined && second !== undefined && configKey(first, context) !== configKey(second, context));
+  const again = await guide.design(1, new Set([configKey(first, context)]));
+  assert.ok(again.length === 1 && configKey(again[0] ?? {}, context) !== configKey(first, context), 'what is taken is not designed again');
   // One measured trial: a server whose TTFT is 3x the simulated one; proposals come from the simulator
   // re-searched at the tighter limit this implies, and never repeat what was measured.
   const measured = simulate({ config: first, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, seed: 9, slo, catalog });
   assert.ok(measured.ok);
   const result = { ...measured.result, p99_ttft_ms: measured.result.p99_ttft_ms * 3 };
   const trial = { id: 1, study_id: 1, number: 0, state: 'complete', origin: 'simulated', config: first, values: {}, result, failure_reason: null, started: true, created_at_ms: 0, started_at_ms: 0, finished_at_ms: 0, heartbeat_at_ms: null, attrs: {} } satisfies Trial;
-  const next = await guide.propose(3, [trial], new Set([configKey(first)]));
+  const next = await guide.propose(3, [trial], new Set([configKey(first, context)]));
   assert.ok(next.length >= 1);
-  assert.ok(next.every((c) => configKey(c) !== configKey(first)));
+  assert.ok(next.every((c) => configKey(c, context) !== configKey(first, context)));
 });
 
 test('a `sim calibrate` profile stored for the GPU prices the prior: it sharpens as real runs come in', () => {

@@ -83,7 +83,7 @@ test("each parallel layout the screen rates well has vLLM's defaults simulated i
     const s = simulatedSearch({ source: spaceSource(space, ctx70), context: ctx70, encoder: spaceEncoder(space), slo: slo70, objectives: DEFAULT_OBJECTIVES, simulate: sim70.simulate, rng: createRng(seed), candidates: 3000, simulateTop: 16 });
     assert.equal(s.simulated.length, 16, 'the anchors take runs from the sample, not on top of it');
     const anchors = s.simulated.filter((c) => configKey(layoutDefaults(c.config)) === configKey(c.config));
-    const excluded = simulatedSearch({ source: spaceSource(space, ctx70), context: ctx70, encoder: spaceEncoder(space), slo: slo70, objectives: DEFAULT_OBJECTIVES, simulate: sim70.simulate, rng: createRng(seed), candidates: 3000, simulateTop: 16, exclude: new Set(anchors.map((c) => configKey(c.config))) });
+    const excluded = simulatedSearch({ source: spaceSource(space, ctx70), context: ctx70, encoder: spaceEncoder(space), slo: slo70, objectives: DEFAULT_OBJECTIVES, simulate: sim70.simulate, rng: createRng(seed), candidates: 3000, simulateTop: 16, exclude: new Set(anchors.map((c) => configKey(c.config, ctx70))) });
     assert.ok(!excluded.simulated.some((c) => anchors.some((a) => configKey(a.config) === configKey(c.config))), 'an anchor already run (a trial) is not run again');
     assert.ok(anchors.length >= 1 && anchors.length <= 4, `seed ${seed}: ${anchors.length} anchors`);
     assert.equal(new Set(anchors.map((c) => layoutOf(c.config))).size, anchors.length, 'one per layout');
