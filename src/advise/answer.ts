@@ -12,12 +12,13 @@ import type { Evaluate } from '../optimize/simplify.js';
 import type { FeatureContext } from '../surrogate/features.js';
 import type { TargetValues } from '../surrogate/targets.js';
 import { nearestAnswer } from './nearest.js';
+import { judgedOnLines } from './judged-on.js';
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
 import { explainRecommendation } from './explain.js';
 import { simulatorDoubts, withDoubts } from '../optimize/doubts.js';
-import { enqueueCommand, measureCommands, modelRefOf, vllmServeCommand, type Deployment } from './commands.js';
+import { enqueueCommand, measureCommands, modelRefOf, servableModel, servedModelWarning, vllmServeCommand, type Deployment } from './commands.js';
 
 /**
  * One recommendation as plain data: the answer `lm-bench recommend`, `POST /v1/recommendations` and
@@ -112,7 +113,7 @@ export function questionDeployment(q: Question, gpus = q.gpus): PriorDeployment 
 
 /** The deployment a question asks about, as the commands it prints name it (commands.ts). */
 export function commandDeployment(q: Question, catalog: Catalog, model: ModelSpec): Deployment {
-  return { gpu: q.gpu, gpus: q.gpus, model, modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion, keepPrecision: q.keepPrecision };
+  return { gpu: q.gpu, gpus: q.gpus, model: servableModel(model), modelRef: modelRefOf(catalog, model), workload: q.workload, workloadRef: q.workloadRef, slo: q.slo, vllmVersion: q.vllmVersion, keepPrecision: q.keepPrecision };
 }
 
 /** The simulator of the question's deployment on another GPU count (the default profile). */
@@ -128,7 +129,9 @@ function judgedSample(space: SearchSpace, context: FeatureContext, q: Question, 
 export function answerQuestion(opts: { readonly model: AnsweringModel; readonly question: Question; readonly space: SearchSpace; readonly catalog: Catalog; readonly simulator?: PriorSimulator; readonly simulatorFor?: (gpus: number) => PriorSimulator }): Answer {
   const { question: q, space, catalog } = opts;
   const { info, surrogate } = opts.model;
-  const model = catalog.model(q.model);
+  const spec = catalog.model(q.model);
+  // As the commands serve it (commands.ts `servableModel`): the figures do not depend on the name.
+  const model = servableModel(spec);
   const context = { hardware: catalog.gpu(q.gpu), gpuCount: q.gpus, model, workload: q.workload };
   const historyRuns = historyRunsOf(info, q);
   const mape = info.metrics['output_throughput_per_gpu.mape'];
@@ -173,7 +176,7 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     meets,
     simulatorFor: opts.simulatorFor ?? defaultSimulatorFor(catalog, q),
   });
-  const deployment = commandDeployment(q, catalog, model);
+  const deployment = commandDeployment(q, catalog, spec);
   const study = info.metadata['study'];
   return priceAnswer({
     ...rec,
@@ -186,6 +189,8 @@ export function answerQuestion(opts: { readonly model: AnsweringModel; readonly 
     precision_keeping_command: rec.precision_keeping === null ? null : vllmServeCommand(model, rec.precision_keeping.config),
     measure_next: measureCommands(deployment, rec.trust.run_next),
     enqueue_command: enqueueCommand(deployment, rec.trust.run_next),
+    // A p90/p95 limit read on the predicted p99, a mean on the median: said where it happens.
+    warnings: [...judgedOnLines(q.slo, 'predicted'), ...servedModelWarning(spec), ...rec.warnings],
     nearest,
   }, q, catalog);
 }

@@ -10,7 +10,8 @@ import { pMeetsUnderError, saturatedRun, simulatedSearch } from '../optimize/sim
 import { spaceEncoder, spaceSource } from '../optimize/space-source.js';
 import type { SearchSpace } from '../space/index.js';
 import { createRng } from '../util/rng.js';
-import { vllmServeCommand } from './commands.js';
+import { servableModel, vllmServeCommand } from './commands.js';
+import { simulatableSource } from './simulatable-source.js';
 
 /**
  * What to say when nothing meets the SLOs (issue 30): the configurations that come nearest, each with
@@ -114,14 +115,15 @@ function feasibleOn(opts: NearestOptions, gpus: number, keepPrecision: boolean):
   const q = opts.question;
   const context = contextOn(opts, gpus);
   const objectives = q.objectives ?? DEFAULT_OBJECTIVES;
+  const simulator = opts.simulatorFor(gpus);
   const search = simulatedSearch({
-    source: spaceSource(opts.space, context, keepPrecision ? { pins: opts.space.precisionPins() } : {}),
+    source: simulatableSource(spaceSource(opts.space, context, keepPrecision ? { pins: opts.space.precisionPins() } : {}), simulator),
     context,
     encoder: spaceEncoder(opts.space),
     slo: q.slo,
     objectives,
     objective: studyObjectiveOf({ objectives }),
-    simulate: opts.simulatorFor(gpus).simulate,
+    simulate: simulator.simulate,
     rng: createRng(q.seed),
     candidates: Math.min(q.candidates, 5000),
     simulateTop: 12,
@@ -135,7 +137,7 @@ function feasibleOn(opts: NearestOptions, gpus: number, keepPrecision: boolean):
 
 export function nearestAnswer(opts: NearestOptions): Nearest {
   const q = opts.question;
-  const model = opts.catalog.model(q.model);
+  const model = servableModel(opts.catalog.model(q.model));
   const candidates = nearestMisses(opts.judged, q.slo, 3, opts.meets).map((m) => {
     const config = flagsOnly(opts, m.config, q.gpus);
     return { ...m, config, vllm_command: vllmServeCommand(model, config) };

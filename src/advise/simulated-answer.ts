@@ -19,7 +19,9 @@ import { simulatorDoubts, withDoubts } from '../optimize/doubts.js';
 import { effectiveFlags, spaceJudges } from '../optimize/simplify.js';
 import { configKey } from '../optimize/sampler.js';
 import { nearestAnswer, saturatedShare, SIMULATED_MIN_P_MEETS_SLO } from './nearest.js';
-import { enqueueCommand, measureCommands, vllmServeCommand } from './commands.js';
+import { enqueueCommand, measureCommands, servableModel, servedModelWarning, vllmServeCommand } from './commands.js';
+import { judgedOnLines } from './judged-on.js';
+import { simulatableSource } from './simulatable-source.js';
 
 /**
  * A recommendation with no history: the simulator answers. A simulated search of the pruned space
@@ -78,14 +80,18 @@ export interface SimulatedAnswerOptions {
 
 export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
   const { question: q, space, catalog } = opts;
-  const model = catalog.model(q.model);
+  const spec = catalog.model(q.model);
+  // As the commands serve it (commands.ts `servableModel`): the figures do not depend on the name.
+  const model = servableModel(spec);
   const context = { hardware: catalog.gpu(q.gpu), gpuCount: q.gpus, model, workload: q.workload };
   const objectives = q.objectives ?? DEFAULT_OBJECTIVES;
   const objective = studyObjectiveOf({ objectives });
   const constraints = sloConstraints(q.slo);
-  const search1 = (pins: boolean, top: number): ReturnType<typeof simulatedSearch> =>
-    simulatedSearch({
-      source: spaceSource(space, context, pins ? { pins: space.precisionPins() } : {}),
+  const search1 = (pins: boolean, top: number): ReturnType<typeof simulatedSearch> & { refused: number } => {
+    // Only what the simulator lets start and survive its run (simulatable-source.ts): a larger pool must not fill the runs with failures.
+    const source = simulatableSource(spaceSource(space, context, pins ? { pins: space.precisionPins() } : {}), opts.simulator);
+    const s = simulatedSearch({
+      source,
       context,
       encoder: spaceEncoder(space),
       slo: q.slo,
@@ -97,6 +103,8 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
       simulateTop: top,
       refine: top,
     });
+    return { ...s, refused: source.refused() };
+  };
   const search = search1(q.keepPrecision, opts.simulateTop ?? SIMULATED_TOP);
   const targets = [...new Set<TargetName>(['output_throughput_per_gpu', 'output_throughput', 'ttft_p99_ms', 'itl_p99_ms', 'tpot_p99_ms', 'energy_per_output_token_j', ...objectives.map((o) => objectiveTarget(o.name)), ...constraints.map((c) => c.target)])];
   const describe = (c: SimulatedCandidate): RecommendedConfig => {
@@ -142,7 +150,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     });
   if (best !== null && !pareto.some((m) => m.recommended)) pareto.unshift({ ...describe(best), recommended: true, note: null });
   const next = measurementsThatMatter(best, ran, constraints, SIMULATOR_LOG_SD[search.rule.target]);
-  const deployment = commandDeployment(q, catalog, model);
+  const deployment = commandDeployment(q, catalog, spec);
   const sd = SIMULATOR_LOG_SD;
   const rec0: Recommendation = {
     rule: simulatedRule(SIMULATED_MIN_P_MEETS_SLO, objective),
@@ -159,7 +167,8 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
       ],
       run_next: next,
     },
-    candidates_scored: search.screened,
+    // The candidates the simulator's memory model refused were screened as well.
+    candidates_scored: search.screened + search.refused,
   };
   // Knobs whose change moves the simulated figure less than run-to-run noise go back to vLLM's defaults.
   // A revert may cost the pick a little of its P(meets the SLOs) under the simulator's error, not more.
@@ -229,6 +238,7 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     precision_keeping_command: rec.precision_keeping === null ? null : vllmServeCommand(model, rec.precision_keeping.config),
     measure_next: measureCommands(deployment, measured),
     enqueue_command: enqueueCommand(deployment, measured),
+    warnings: [...judgedOnLines(q.slo, 'simulated'), ...servedModelWarning(spec), ...rec.warnings],
     nearest,
   };
 }

@@ -4,6 +4,9 @@ import { explanationLines } from '../optimize/simplify-text.js';
 import type { Interval, RecommendedConfig } from '../optimize/recommend.js';
 import { bottleneckLabel, hasBottleneck, knobText, saturationText } from '../diagnose/text.js';
 import type { Answer } from './answer.js';
+import { MEASURED_PREFIX } from './measured.js';
+
+const isMeasured = (reason: string): boolean => reason.startsWith(MEASURED_PREFIX);
 
 /** An answer as the terminal shows it (`lm-bench recommend` without --json). */
 const fmt = (x: number): string => (x >= 100 ? x.toFixed(0) : x >= 10 ? x.toFixed(1) : x.toFixed(2));
@@ -50,7 +53,13 @@ export function formatAnswer(a: Answer): string {
     // The rule's floor on P(meets the SLOs), not the means, decides: a Pareto member below may meet them on its means.
     const limits = sloConstraints(a.slo);
     const onMeans = limits.length > 0 && a.pareto.some((m) => limits.every((c) => (m.predicted[c.target]?.mean ?? Number.POSITIVE_INFINITY) <= c.limitMs));
-    lines.push(`No configuration is predicted to start and meet the SLOs as the rule asks${onMeans ? ' (the Pareto set below holds some that meet them on their means, less surely than that)' : ''}.`, ...nearestLines(a));
+    lines.push(`No configuration is predicted to start and meet the SLOs as the rule asks${onMeans ? ' (the Pareto set below holds some that meet them on their means, less surely than that)' : ''}.`);
+    // The history's own evidence (measured.ts) stands with the verdict it contradicts, before any prediction.
+    const measured = a.trust.reasons.filter(isMeasured);
+    if (measured.length > 0) lines.push('', 'But your history holds measured runs that met these SLOs (MEASURED, not predicted):', ...measured.map((r) => `  - ${r.slice(MEASURED_PREFIX.length).trim()}`));
+    lines.push(...nearestLines(a));
+    // With no pick there are no flags to warn about: what is left is how the limits were judged (judged-on.ts).
+    for (const w of a.warnings) lines.push('', `Warning: ${w}`);
   }
   else {
     lines.push(...block(a.source.kind === 'simulator' ? 'Recommended configuration (simulated)' : 'Recommended configuration', a.best, a.vllm_command));
@@ -77,7 +86,8 @@ export function formatAnswer(a: Answer): string {
     }
   }
   if (a.trust.level === 'thin') {
-    lines.push('', 'Do not trust this yet:', ...a.trust.reasons.map((r) => `  - ${r}`));
+    // Measured evidence was printed with the verdict (above) where there is no pick.
+    lines.push('', 'Do not trust this yet:', ...a.trust.reasons.filter((r) => a.best !== null || !isMeasured(r)).map((r) => `  - ${r}`));
     if (a.measure_next.length > 0) {
       lines.push(
         a.source.kind === 'simulator'

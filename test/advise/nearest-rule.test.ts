@@ -13,7 +13,7 @@ const ask = (slo: Slo): Answer =>
     space,
     catalog,
     // More GPUs are beside the point here: no simulated search of them.
-    simulatorFor: () => ({ profileSource: 'none', simulate: () => null, run: () => ({ ok: false as const, reason: 'not simulated' }) }) as never,
+    simulatorFor: () => ({ profileSource: 'none', simulate: () => null, run: () => ({ ok: false as const, reason: 'not simulated' }), runtimeOomRisk: () => null }) as never,
   });
 
 test('the relaxed SLO offered when nothing meets the asked one is one the rule (P(meets) ≥ 0.9) then meets, not the bare predicted means', () => {

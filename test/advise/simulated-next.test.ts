@@ -71,12 +71,14 @@ test('the relaxed SLO a simulated answer offers when nothing meets the asked one
 });
 
 test('a simulated answer whose configurations do not run at all says so, with the simulated server’s own error', () => {
-  // llama-3.1-70b in fp8 on two A100-40GB: the weights leave no room for the KV cache of 2k–6k-token prompts.
+  // Qwen3-32B in bf16 on one L4: its 32 GiB of weights do not load on 22 GiB. (70B in fp8 on two
+  // A100-40GB, once this case, does run: 2,000 candidates found six that did, and 20,000 had sent only
+  // failures to the simulator; simulatable-source.ts.)
   const workload = loadYamlFile(join(PROJECT_ROOT, 'data/workloads/summarize.yaml'), Workload, 'LMB_ERR_WORKLOAD_INVALID');
   const slo = workload.slo ?? {};
-  const simulator = priorSimulator(null, catalog, { hardware: { gpu: 'A100-40GB', count: 2 }, model: 'llama-3.1-70b-fp8', workload, slo });
+  const simulator = priorSimulator(null, catalog, { hardware: { gpu: 'L4', count: 1 }, model: 'qwen3-32b', workload, slo });
   const a = simulatedAnswer({
-    question: { gpu: 'A100-40GB', gpus: 2, model: 'llama-3.1-70b-fp8', workload, workloadRef: 'summarize.yaml', slo, candidates: 20_000, seed: 0, keepPrecision: false },
+    question: { gpu: 'L4', gpus: 1, model: 'qwen3-32b', workload, workloadRef: 'summarize.yaml', slo, candidates: 20_000, seed: 0, keepPrecision: false },
     space,
     catalog,
     simulator,
@@ -85,7 +87,7 @@ test('a simulated answer whose configurations do not run at all says so, with th
   assert.equal(a.best, null);
   const why = a.trust.reasons.find((r) => r.startsWith('not one of the'));
   assert.ok(why !== undefined, a.trust.reasons.join('\n'));
-  assert.match(why, /^not one of the \d+ configurations simulated (starts|runs to the end|survives its run.*) on 2× A100-40GB; the first: .*(memory|OOM)/i);
+  assert.match(why, /^not one of the \d+ configurations simulated (starts|runs to the end|survives its run.*) on 1× L4; the first: .*(memory|OOM)/i);
 });
 
 test('the precision-keeping alternative is written as the flags it changes, as the pick is', () => {

@@ -1,9 +1,11 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { answerQuestion, priceAnswer, questionDeployment } from '../../advise/answer.js';
 import { formatAnswer } from '../../advise/text.js';
+import { withMeasuredEvidence } from '../../advise/measured.js';
+import { nameOrPathHint, unservableModelFile } from '../../advise/commands.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
-import { StudyObjective, Workload, parseSloString, type Slo } from '../../domain/index.js';
+import { StudyObjective, Workload, parseSloString, type ModelSpec, type Slo } from '../../domain/index.js';
 import { objectivesFor } from '../../optimize/objectives.js';
 import { isLmBenchError, LmBenchError } from '../../errors.js';
 import { simulatedAnswer } from '../../advise/simulated-answer.js';
@@ -92,16 +94,37 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     }
     // The simulator answers when no model covers the deployment, and says what limits each configuration either way.
     const simulator = priorSimulator(store, catalog, questionDeployment(question));
-    const answer =
+    const predicted =
       loaded === null
         ? priceAnswer(simulatedAnswer({ question, space, catalog, simulator }), question, catalog)
         : answerQuestion({ model: { info: loaded.record, surrogate: loaded.surrogate }, space, catalog, question, simulator });
+    // Where nothing is predicted to qualify, the runs of this deployment that met the SLOs are named, as measured.
+    const runs = predicted.best !== null ? [] : store.listRuns({ model: model.id, gpu: hardware.id, gpuCount }).map((r) => ({ id: r.id, config: r.server_config, result: r.result, workload: r.workload, unavailable: r.meta.unavailable }));
+    const answer = withNameOrPathHint(withMeasuredEvidence(predicted, runs, question, model), model);
     if (values.json === true) writeJson(io, answer);
     else io.stdout.write(`${formatAnswer(answer)}${energyLine(answer, objective)}\n`);
     return 0;
   } finally {
     store.close();
   }
+}
+
+/**
+ * A model read from a JSON file other than config.json is served from a placeholder (advise/commands.ts
+ * `servableModel`); the file's own `_name_or_path`, when it has one, is offered beside the warning that
+ * says so. Read here, at the edge: the answer itself reads no file.
+ */
+function withNameOrPathHint<A extends { readonly warnings: string[] }>(a: A, model: ModelSpec): A {
+  const file = unservableModelFile(model);
+  if (file === null) return a;
+  let name: unknown;
+  try {
+    name = (JSON.parse(readFileSync(file, 'utf8')) as Record<string, unknown>)['_name_or_path'];
+  } catch {
+    // The file the spec was read from is gone or changed since: nothing to offer.
+    return a;
+  }
+  return typeof name === 'string' && name.trim() !== '' ? { ...a, warnings: [...a.warnings, nameOrPathHint(name)] } : a;
 }
 
 /** --objective: goodput (default), tokens_per_joule or usd_per_mtok; anything else is a usage error. */
