@@ -160,7 +160,7 @@ export function contextFor(w: Workload, model: ModelSpec): number {
 
 function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: ModelSpec, tp: number): Candidate | { why: string } {
   const config: ServerConfig = { tensor_parallel_size: tp, max_model_len: contextFor(q.workload, model) };
-  const start = startupCheck(config, { hardware: hw, gpuCount: tp, model });
+  const start = startupCheck(config, { hardware: hw, gpuCount: tp, model, vllmVersion: q.vllmVersion });
   if (!start.ok) return { why: `TP ${tp}: ${start.failure.message}` };
   const correction = deps.correction(hw.id);
   const speed = correction?.speedFactor ?? 1;

@@ -204,7 +204,8 @@ export function serverMetrics(des: DesOutput, memory: MemoryBreakdown): ServerMe
     kv_cache_usage_peak: memory.numBlocks === 0 ? 0 : peakBlocks / memory.numBlocks,
     kv_cache_peak_gib: (peakBlocks * memory.blockBytesPerGpu) / GIB,
     kv_cache_capacity_tokens: memory.kvTokenCapacity,
-    gpu_memory_reserved_gib: memory.requestedGib + memory.cudagraphGib,
+    // From vLLM 0.21 the graphs are profiled inside the requested share; before, they came on top of it.
+    gpu_memory_reserved_gib: memory.requestedGib + (memory.cudagraphInBudget ? 0 : memory.cudagraphGib),
     num_preemptions: preemptions,
     num_requests_running_peak: des.runningPeak,
     num_requests_waiting_peak: des.waitingPeak,
@@ -285,6 +286,6 @@ export function buildResult(metrics: BenchmarkMetrics, des: DesOutput, refused: 
     },
   };
   const evidence = { server: simEvidence(des, ctx.resolved), client: null, metrics: null };
-  const diagnosis = metrics.completed === 0 ? null : diagnose({ result, evidence, known: ctx.resolved, slo: ctx.slo ?? null, source: 'simulated' });
+  const diagnosis = metrics.completed === 0 ? null : diagnose({ result, evidence, known: ctx.resolved, slo: ctx.slo ?? null, source: 'simulated', model: ctx.model });
   return { ...result, evidence, diagnosis };
 }

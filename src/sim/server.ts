@@ -142,7 +142,7 @@ export async function startSimServer(opts: SimServerOptions): Promise<SimServer>
   const catalog = opts.catalog ?? defaultCatalog();
   const hw = catalog.gpu(opts.hardware.gpu);
   const model = typeof opts.model === 'string' ? catalog.model(opts.model) : opts.model;
-  const start = startupCheck(opts.config, { hardware: hw, gpuCount: opts.hardware.count, model });
+  const start = startupCheck(opts.config, { hardware: hw, gpuCount: opts.hardware.count, model, vllmVersion: opts.vllmVersion });
   if (!start.ok) {
     throw new LmBenchError('LMB_ERR_STARTUP_FAILED', `${start.failure.rule} (${start.failure.phase}): ${start.failure.message}`, {
       details: { rule: start.failure.rule, phase: start.failure.phase },

@@ -181,7 +181,7 @@ function runSimulation(input: SimulateInput, recordTokens: boolean, itl?: Weight
   const catalog = input.catalog ?? defaultCatalog();
   const hw = catalog.gpu(input.hardware.gpu);
   const model = typeof input.model === 'string' ? catalog.model(input.model) : input.model;
-  const start = startupCheck(input.config, { hardware: hw, gpuCount: input.hardware.count, model });
+  const start = startupCheck(input.config, { hardware: hw, gpuCount: input.hardware.count, model, vllmVersion: input.vllmVersion });
   if (!start.ok) return { ok: false, failure: start.failure, resolved: start.resolved, startupTimeS: start.startupTimeS };
   const { resolved, memory } = start;
   const rng = createRng(input.seed);
