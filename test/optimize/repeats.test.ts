@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import type { BenchmarkResult, ServerConfig, StudySpec } from '../../src/domain/index.js';
-import { DEFAULT_NOISE_REL, estimateNoise, configGroups, findTies, MAX_MEASUREMENTS } from '../../src/optimize/repeats.js';
+import { DEFAULT_NOISE_REL, estimateNoise, configGroups, findTies, MAX_MEASUREMENTS, remeasureCandidate } from '../../src/optimize/repeats.js';
 import { randomSampler } from '../../src/optimize/samplers.js';
 import { createOptimizationStudy } from '../../src/optimize/study.js';
 import { simulate } from '../../src/sim/index.js';
@@ -123,4 +123,52 @@ test('noise comes from repeats when there are some, shrunk toward the 3% default
   // Four identical repeats: 0 observed, pulled up by the prior's two degrees of freedom, sqrt(2·0.03²/6).
   assert.equal(n.dof, 4);
   assert.ok(Math.abs(n.rel - Math.sqrt((2 * 0.03 ** 2) / 6)) < 1e-12, String(n.rel));
+});
+
+/**
+ * A trial a killed controller left running is failed as stale on resume and run again under a new
+ * number (store `requeueStaleTrials`). The crash says nothing of the configuration: its re-run is the
+ * configuration's one measurement, and the summary counts no failure.
+ */
+test('an orphan of a crash does not make its configuration "failed once": its re-run is recommended, and the summary counts no failure', async () => {
+  let now = 0;
+  const store = openStore(':memory:', { now: () => ++now });
+  const study = createOptimizationStudy(store, { ...spec, name: 'orphans', budget_trials: 8 }, randomSampler(source), createRng(3));
+  const best: ServerConfig = { max_num_seqs: 64 };
+  const other: ServerConfig = { max_num_seqs: 128 };
+  study.enqueue(best);
+  study.enqueue(other);
+  const measure = (id: number, config: ServerConfig, tokS: number): void => {
+    const out = simulate({ config, hardware: spec.hardware, model: spec.model, workload, seed: id, catalog });
+    assert.ok(out.ok);
+    study.tell(id, { state: 'complete', result: { ...out.result, output_throughput: tokS } });
+  };
+  // The best configuration's trial is running when the controller dies; the resume fails it as stale and queues it again.
+  const [crashed] = await study.ask(1);
+  assert.ok(crashed !== undefined);
+  assert.deepEqual(crashed.config, best);
+  const requeue = store.requeueStaleTrials(study.id, now + 1_000);
+  assert.equal(requeue.requeued.length, 1);
+  const asked = await study.ask(2);
+  const b = asked.find((t) => t.config.max_num_seqs === 64);
+  const o = asked.find((t) => t.config.max_num_seqs === 128);
+  assert.ok(b !== undefined && o !== undefined && b.attrs['retry_of'] === crashed.id);
+  measure(o.id, o.config, 200);
+  measure(b.id, b.config, 300);
+
+  const trials = study.trials();
+  assert.equal(trials.find((t) => t.id === crashed.id)?.state, 'failed', 'the orphan failed as stale');
+  const groups = configGroups(trials, spec.slo);
+  const ofBest = groups.find((g) => g.config.max_num_seqs === 64);
+  assert.ok(ofBest !== undefined);
+  assert.equal(ofBest.feasible, true, 'measured once, meeting the SLOs');
+  assert.deepEqual(ofBest.trials.map((t) => t.number), [b.number]);
+  // Not taken for a tie to measure again either (300 against 200 is clear).
+  assert.equal(remeasureCandidate(trials, spec.slo, 8), null);
+
+  const s = summarizeStudy({ study: study.study, trials, front: study.bestTrials(), model, stopReason: 'budget' });
+  assert.equal(s.recommendation?.trial, b.number, 'the best measured configuration is the pick');
+  assert.equal(s.counts.failed, 0);
+  assert.equal(s.counts.orphaned, 1);
+  assert.match(formatSummary(s), /Trials: 3 \(2 measured, 0 failed, 0 of them failed to start; 2 meet the SLOs; 1 cut short by a stopped run and run again\)/);
 });

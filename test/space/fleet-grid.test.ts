@@ -1,10 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { loadSpace } from '../../src/space/index.js';
-import { ctxOf, VLLM_SPACE } from './helpers.js';
+import { ctxOf, spaceEditor, VLLM_SPACE } from './helpers.js';
 
 // vLLM takes any data_parallel_size (only tensor_parallel_size must divide the heads): the shipped
 // grid [1, 2, 4, 8] never tried 3 replicas on 3 GPUs, nor DP 3 × TP 2 or DP 6 on 6.
@@ -55,14 +52,7 @@ test('neighbours step to the new replica counts', () => {
   assert.deepEqual([...dps].filter((d) => d !== 2).sort(), [1, 3]);
 });
 
-const dir = mkdtempSync(join(tmpdir(), 'lmb-fleet-grid-'));
-const shipped = readFileSync(VLLM_SPACE, 'utf8');
-const edited = (name: string, from: string, to: string): string => {
-  assert.ok(shipped.includes(from), `the shipped space no longer holds ${from}`);
-  const file = join(dir, name);
-  writeFileSync(file, shipped.replace(from, to));
-  return file;
-};
+const edited = spaceEditor('lmb-fleet-grid-');
 
 test('a list symbol as a default, or a symbol yielding no numbers, is refused naming the knob or symbol', () => {
   const asDefault = loadSpace(edited('list-default.yaml', 'grid: [1, 2, 4, 8, replica_counts]\n    default: 1', 'grid: [1, 2, 4, 8, replica_counts]\n    default: replica_counts'));

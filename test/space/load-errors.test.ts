@@ -1,22 +1,12 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { remember } from '../../src/space/bound.js';
 import { CONTEXT_FIELDS, contextVars } from '../../src/space/cel.js';
 import { loadSpace } from '../../src/space/index.js';
-import { ctxOf, VLLM_SPACE } from './helpers.js';
+import { ctxOf, spaceEditor } from './helpers.js';
 
 // Edited copies of the shipped space, as a user would make them (`tune --space FILE`).
-const dir = mkdtempSync(join(tmpdir(), 'lmb-space-load-'));
-const shipped = readFileSync(VLLM_SPACE, 'utf8');
-const edited = (name: string, from: string, to: string): string => {
-  assert.ok(shipped.includes(from), `the shipped space no longer holds ${from}`);
-  const file = join(dir, name);
-  writeFileSync(file, shipped.replace(from, to));
-  return file;
-};
+const edited = spaceEditor('lmb-space-load-');
 const loadError = (file: string): Error & { code?: string } => {
   try {
     loadSpace(file);
