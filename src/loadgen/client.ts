@@ -1,5 +1,5 @@
 import type { ErrorKindName, RequestRecord } from '../domain/index.js';
-import type { H1Call, H1Handler, H1Pool } from './http1.js';
+import type { H1Call, H1Handler, H1Head, H1Pool } from './http1.js';
 import { createSseParser } from './sse.js';
 import type { PreparedRequest } from './prompts.js';
 
@@ -7,7 +7,7 @@ import type { PreparedRequest } from './prompts.js';
  * One streaming request to an OpenAI-compatible server, timed at the I/O layer: `send_time_s` just
  * before the request is handed to the socket pool, each chunk's time when its bytes arrive (before any
  * JSON parsing of later events). Token counts come from the final `usage` chunk (requested with
- * `stream_options.include_usage`); without one, output tokens are the content chunks, marked
+ * `stream_options.include_usage`); without one they are estimated (`fallbackOutputTokens`), marked
  * `token_source: 'fallback'`. Every failure becomes an `error_kind` on the record, never a throw.
  *
  * A chunk counts as a token chunk when it has choices with non-empty text, content, reasoning or
@@ -78,6 +78,43 @@ function hasToken(c: ChunkChoice): boolean {
     (typeof d.reasoning_content === 'string' && d.reasoning_content.length > 0) ||
     (Array.isArray(d.tool_calls) && d.tool_calls.length > 0)
   );
+}
+
+/**
+ * Output tokens of an answer whose stream carried no usage. Each token chunk holds at least one token,
+ * so the chunks are a floor, and the count when a server sends one token a chunk; but llama.cpp, TGI
+ * and servers that batch their stream (or decode speculatively) send several, and counting chunks then
+ * undercounts the output and inflates TPOT by the same factor. An answer that finished for `length`
+ * says it stopped at its length limit, and the only limit the request set is its max_tokens: vLLM, TGI
+ * and SGLang refuse a prompt plus max_tokens past the context (HTTP 400/422) rather than stop short, and
+ * output-lengths.ts already counts such an answer as having its length. So a `length` answer is its
+ * max_tokens (or its chunks, when a server that ignores max_tokens sent more); any other answer, its
+ * chunks. No tokenizer of the served model is at hand to count the text as `vllm bench serve` does
+ * (prompts.ts's words are one token each only for our own prompts), and a characters-per-token guess
+ * would overcount a server of one token a chunk, whose chunk count is exact. Still an estimate (a
+ * server that stops at its context with `length` is overcounted): the record says `fallback`.
+ */
+export function fallbackOutputTokens(chunks: number, finishReason: string | null, maxTokens: number): number {
+  return finishReason === 'length' ? Math.max(chunks, maxTokens) : chunks;
+}
+
+/**
+ * The message of an answer other than 200: its body alone (the record's http_status carries the code,
+ * and every reader of the message, the diagnosis and a trial's lost-requests reason, puts "HTTP 503"
+ * before it, as for the simulator's), with what its headers say that the body does not: where a
+ * redirect points (the load follows none, and its body is usually empty), and when a server shedding
+ * load asks to be tried again (nothing is retried: the request is counted failed, and Retry-After
+ * says how long the server expected to stay busy).
+ */
+export function statusMessage(status: number, body: string, head: H1Head | null): string {
+  const said = body === '' ? null : body.slice(0, 300);
+  const quote = (v: string): string => JSON.stringify(v.slice(0, 200));
+  if (status >= 300 && status < 400) {
+    const where = head?.location == null ? 'a redirect without a Location' : `a redirect to ${quote(head.location)}`;
+    return `${where}, not followed (the load follows no redirect: name the URL it points to with --endpoint)${said === null ? '' : `: ${said}`}`;
+  }
+  const wait = (status === 429 || status === 503) && head?.retryAfter != null ? ` (Retry-After: ${quote(head.retryAfter)})` : '';
+  return `${said ?? 'an empty body'}${wait}`;
 }
 
 /** Socket, HTTP-framing (http1.ts) and undici errors → the record's error kinds. */
@@ -200,6 +237,7 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
     const chunkTimes: number[] = [];
     let firstByte: number | null = null;
     let status: number | null = null;
+    let head: H1Head | null = null;
     let usageOut: number | null = null;
     let usageIn: number | null = null;
     let cached: number | null = null;
@@ -285,10 +323,7 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
         const k = abortReason !== null ? (abortReason instanceof TimeoutError ? 'timeout' : 'aborted') : classifyError(errEnd);
         fail(k, abortReason?.message ?? (errEnd instanceof Error ? errEnd.message : 'the request failed'));
       } else if (status !== null && status !== 200) {
-        // The body alone: the record's http_status carries the code, and every reader of the message
-        // (the diagnosis, a trial's lost-requests reason) puts "HTTP 503" before it, as for the simulator's.
-        const body = errorText.trim();
-        fail('http_status', body === '' ? 'an empty body' : body.slice(0, 300));
+        fail('http_status', statusMessage(status, errorText.trim(), head));
       } else if (kind === null) {
         parser.end();
         drain();
@@ -311,7 +346,8 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
         done_time_s: done,
         prompt_tokens: usageIn ?? req.clientTokens,
         prompt_tokens_client: req.clientTokens,
-        output_tokens: fromUsage ? (usageOut as number) : chunkTimes.length,
+        // A failed answer's are the chunks it got: its finish reason did not end a whole answer.
+        output_tokens: fromUsage ? (usageOut as number) : kind === null ? fallbackOutputTokens(chunkTimes.length, finish, req.maxTokens) : chunkTimes.length,
         token_source: fromUsage ? 'usage' : 'fallback',
         cached_tokens: cached,
         finish_reason: finish,
@@ -331,10 +367,11 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
     };
 
     const handler: H1Handler = {
-      onStart(statusCode, atS) {
+      onStart(statusCode, atS, h) {
         // The read's time, as the chunks' are: timed after parsing, the first byte came after the first token.
         firstByte = atS;
         status = statusCode;
+        if (statusCode !== 200) head = h;
       },
       onBody(chunk, atS) {
         if (status !== 200) {

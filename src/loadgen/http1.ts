@@ -15,9 +15,17 @@ import type { Transport } from './transport.js';
  * (net's `onread`: no allocation per read), each read is timed once when it arrives, and its bytes are
  * handed on as views of that buffer, which the handler must consume before it returns.
  */
+/** Headers of an answer that no stream follows, kept to say why (the rest are read for framing only). */
+export interface H1Head {
+  /** Where a redirect points (the load follows none). */
+  readonly location: string | null;
+  /** When a server shedding load (429, 503) asks to be tried again: seconds or an HTTP date. */
+  readonly retryAfter: string | null;
+}
+
 export interface H1Handler {
   /** The status line and headers arrived; `atS`: when the read that completed them arrived. */
-  onStart(status: number, atS: number): void;
+  onStart(status: number, atS: number, head: H1Head): void;
   /** Body bytes (de-chunked), a view valid only during the call; `atS`: when the read arrived. */
   onBody(bytes: Buffer, atS: number): void;
   /** The response ended; the connection is already free for the next request. */
@@ -240,12 +248,17 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
     let length: number | null = null;
     let chunked = false;
     let keepAlive = m[1] === '1';
+    let location: string | null = null;
+    let retryAfter: string | null = null;
     for (const line of head.slice(lineEnd + 2).split('\r\n')) {
       const colon = line.indexOf(':');
       if (colon <= 0) continue;
       const name = line.slice(0, colon).trim().toLowerCase();
-      const value = line.slice(colon + 1).trim().toLowerCase();
-      if (name === 'content-length') {
+      const raw = line.slice(colon + 1).trim();
+      const value = raw.toLowerCase();
+      if (name === 'location') location = raw;
+      else if (name === 'retry-after') retryAfter = raw;
+      else if (name === 'content-length') {
         if (!/^\d+$/.test(value)) throw new H1Error('LMB_HTTP_PARSE', `bad Content-Length: ${JSON.stringify(value.slice(0, 40))}`);
         length = Number(value);
       } else if (name === 'transfer-encoding') {
@@ -267,7 +280,7 @@ export function createH1Pool(opts: H1PoolOptions): H1Pool {
       return conn.phase;
     }
     conn.keepAlive = keepAlive;
-    conn.call?.handler.onStart(status, atS);
+    conn.call?.handler.onStart(status, atS, { location, retryAfter });
     if (status === 204 || status === 304 || (length === 0 && !chunked)) conn.phase = Phase.Idle;
     else if (chunked) conn.phase = Phase.ChunkSize;
     else if (length !== null) {

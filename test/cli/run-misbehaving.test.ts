@@ -134,7 +134,7 @@ test('answers without usage are flagged: their tokens are chunks, which a server
   });
   assert.equal(r.result.completed, 4);
   assert.deepEqual(r.result.lmb.token_source_counts, { fallback: 4 });
-  assert.match(r.err, /warning: 4 of 4 completed answers carried no usage \(the server ignores stream_options\.include_usage\): their output tokens are counted as content chunks/);
+  assert.match(r.err, /warning: 4 of 4 completed answers carried no usage \(the server ignores stream_options\.include_usage\): their output tokens are estimated: max_tokens for an answer that finished for length/);
 });
 
 test('429 and 503 with Retry-After, and a redirect, fail their requests with the status; nothing is retried or followed', { timeout: 60_000 }, async () => {

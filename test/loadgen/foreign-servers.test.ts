@@ -207,7 +207,7 @@ test("a refused request's error is the server's body, the status beside it, so n
   const { result, records } = await runBenchmark({ endpoint: `${s.origin}/v1/completions`, workload, seed: 1, scrapeMetrics: false });
   assert.deepEqual(result.lmb.errors_by_kind, { http_status: 8 });
   assert.deepEqual(records.map((r) => r.http_status), Array(8).fill(429));
-  assert.deepEqual(result.lmb.error_samples, [{ status: 429, message: '{"error":{"message":"Rate limit reached","type":"rate_limit_error","code":429}}', count: 8 }]);
+  assert.deepEqual(result.lmb.error_samples, [{ status: 429, message: '{"error":{"message":"Rate limit reached","type":"rate_limit_error","code":429}} (Retry-After: "1")', count: 8 }]);
   assert.match(result.diagnosis?.summary ?? '', /8× HTTP 429: \{"error"/);
   assert.doesNotMatch(result.diagnosis?.summary ?? '', /HTTP 429: HTTP 429/);
 });

@@ -92,51 +92,106 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
       const verdict = body.reliable ? `max sustainable rate ${body.max_sustainable_rps?.toFixed(2)} req/s with ${key} ≤ ${body.controlled.limit_ms} ms (settled at ${body.settled_at_s?.toFixed(0)} s)` : `no reliable answer: ${body.unreliable_reasons.join('; ')}`;
       return finishAdaptive(body, { records, result: body.result, verdict, reliable: body.reliable }, cfg.paths, values, io);
     }
-    const probes: { rate_rps: number | 'inf'; meets_slo: boolean; request_throughput: number; result: BenchmarkResult }[] = [];
+    const probes: Probe[] = [];
     /** The first probe whose answers missed their max_tokens although ignore_eos was sent. */
     let lengths: OutputLengths | null = null;
     // Every probe's requests, for --records and --requests-out: each id says its probe (probe3-r17 is
     // request r17 of probes[2]), as a sweep's say their point; times are from that probe's own start.
     const probeRecords: RequestRecord[] = [];
-    const found = await searchMaxRate(async (w, k) => {
-      const t0 = Date.now();
-      // Each probe draws its own requests; its result records the seed that drew them.
-      const seed = plan.seed + k * 7919;
-      const { result, records, outputLengths } = await runBenchmark({ ...plan, workload: { ...w, seed }, seed, promptSalt: cfg.promptSalt, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
-      for (const r of records) probeRecords.push({ ...r, request_id: `probe${k + 1}-${r.request_id}` });
-      lengths ??= outputLengths;
-      const ok = meetsSlo(slo, result);
-      probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
-      const why = hasBottleneck(result.diagnosis) ? ` (${bottleneckLabel(result.diagnosis)})` : '';
-      say(`probe ${k + 1}: ${w.arrival.kind === 'poisson' ? `${w.arrival.rate_rps.toFixed(2)} req/s` : 'all at once'} → ${result.request_throughput.toFixed(2)} req/s, SLOs ${ok ? 'met' : 'missed'}${why}`);
-      return { status: 'ok', result, durationMs: Date.now() - t0 };
-    }, plan.workload, slo);
+    /** The search's answer in words and JSON, from the probes measured (all of them, or those before a stop). */
+    const answer = (chosen: { maxRateRps: number; result: BenchmarkResult }, stopped: string | null): { body: Record<string, unknown> & { reliable: boolean }; verdict: string } => {
+      const reasons: string[] = [];
+      if (stopped !== null) reasons.push(stopped);
+      if (!probes.some((p) => p.meets_slo)) reasons.push('no probed rate met the SLOs');
+      const clientBound = probes.find((p) => p.result.diagnosis?.bottleneck === 'client');
+      if (clientBound !== undefined) reasons.push(`the client itself was the bottleneck in a probe: ${clientBound.result.diagnosis?.summary ?? ''}`);
+      if (probes.some((p) => p.result.failed > 0 && p.meets_slo)) reasons.push('the server failed requests at a rate counted as met');
+      // A rate found on shorter (or longer) answers than the workload's is not the workload's rate.
+      if (lengths !== null) reasons.push(outputLengthsWarning(lengths));
+      const body = {
+        mode: 'max-rate' as const,
+        max_rate_rps: reasons.length === 0 ? chosen.maxRateRps : null,
+        reliable: reasons.length === 0,
+        unreliable_reasons: reasons,
+        probes: probes.map(({ result, ...p }) => ({ ...p, p95_ttft_ms: result.p95_ttft_ms, p99_ttft_ms: result.p99_ttft_ms, p99_itl_ms: result.p99_itl_ms, failed: result.failed, diagnosis: result.diagnosis ?? null })),
+        result: chosen.result,
+      };
+      const verdict = body.reliable ? `max rate ${chosen.maxRateRps.toFixed(2)} req/s meeting ${keys.join(', ')} (${probes.length} load runs)` : `no reliable answer: ${reasons.join('; ')}`;
+      return { body, verdict };
+    };
+    let found: Awaited<ReturnType<typeof searchMaxRate>>;
+    try {
+      found = await searchMaxRate(async (w, k) => {
+        const t0 = Date.now();
+        // Each probe draws its own requests; its result records the seed that drew them.
+        const seed = plan.seed + k * 7919;
+        const { result, records, outputLengths } = await runBenchmark({ ...plan, workload: { ...w, seed }, seed, promptSalt: cfg.promptSalt, endpoint, transport, env: io.env, signal: ac.signal, onTarget: k === 0 ? say : undefined, knownConfig, power, powerEnv: io.env });
+        for (const r of records) probeRecords.push({ ...r, request_id: `probe${k + 1}-${r.request_id}` });
+        lengths ??= outputLengths;
+        const ok = meetsSlo(slo, result);
+        probes.push({ rate_rps: w.arrival.kind === 'poisson' ? w.arrival.rate_rps : 'inf', meets_slo: ok, request_throughput: result.request_throughput, result });
+        const why = hasBottleneck(result.diagnosis) ? ` (${bottleneckLabel(result.diagnosis)})` : '';
+        say(`probe ${k + 1}: ${w.arrival.kind === 'poisson' ? `${w.arrival.rate_rps.toFixed(2)} req/s` : 'all at once'} → ${result.request_throughput.toFixed(2)} req/s, SLOs ${ok ? 'met' : 'missed'}${why}`);
+        return { status: 'ok', result, durationMs: Date.now() - t0 };
+      }, plan.workload, slo);
+    } catch (err) {
+      // A search that stops at a later probe (the server went away, Ctrl-C) keeps the probes it measured,
+      // as a stopped sweep keeps its points: each is a load run the server did.
+      await keepProbes(err, { probes, records: probeRecords, answer }, cfg.paths, io);
+      throw err;
+    }
     if (found.status !== 'ok' || found.maxRate === undefined) throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', 'the max-rate search could not measure the server');
     const chosen = found.maxRate;
-    const reasons: string[] = [];
-    if (!probes.some((p) => p.meets_slo)) reasons.push('no probed rate met the SLOs');
-    const clientBound = probes.find((p) => p.result.diagnosis?.bottleneck === 'client');
-    if (clientBound !== undefined) reasons.push(`the client itself was the bottleneck in a probe: ${clientBound.result.diagnosis?.summary ?? ''}`);
-    if (probes.some((p) => p.result.failed > 0 && p.meets_slo)) reasons.push('the server failed requests at a rate counted as met');
-    // A rate found on shorter (or longer) answers than the workload's is not the workload's rate.
-    if (lengths !== null) reasons.push(outputLengthsWarning(lengths));
-    const body = {
-      mode: 'max-rate' as const,
-      max_rate_rps: reasons.length === 0 ? chosen.maxRateRps : null,
-      reliable: reasons.length === 0,
-      unreliable_reasons: reasons,
-      probes: probes.map(({ result, ...p }) => ({ ...p, p95_ttft_ms: result.p95_ttft_ms, p99_ttft_ms: result.p99_ttft_ms, p99_itl_ms: result.p99_itl_ms, failed: result.failed, diagnosis: result.diagnosis ?? null })),
-      result: chosen.result,
-    };
-    const verdict = body.reliable ? `max rate ${chosen.maxRateRps.toFixed(2)} req/s meeting ${keys.join(', ')} (${probes.length} load runs)` : `no reliable answer: ${reasons.join('; ')}`;
+    const { body, verdict } = answer(chosen, null);
     return finishAdaptive(body, { records: probeRecords, result: chosen.result, verdict, reliable: body.reliable }, cfg.paths, values, io);
   } finally {
     process.removeListener('SIGINT', onSignal);
   }
 }
 
-async function finishAdaptive(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string; reliable: boolean }, paths: RunOutputPaths, values: AdaptiveFlags, io: CliIo): Promise<number> {
-  const { records, result, verdict, reliable } = done;
+interface Probe {
+  readonly rate_rps: number | 'inf';
+  readonly meets_slo: boolean;
+  readonly request_throughput: number;
+  readonly result: BenchmarkResult;
+}
+
+/** What a max-rate search measured so far, and how it words an answer from it. */
+interface MeasuredProbes {
+  readonly probes: readonly Probe[];
+  /** Every probe's requests, ids naming their probe. */
+  readonly records: readonly RequestRecord[];
+  readonly answer: (chosen: { maxRateRps: number; result: BenchmarkResult }, stopped: string) => { body: Record<string, unknown>; verdict: string };
+}
+
+/**
+ * Writes the probes a stopped max-rate search measured to the output files, and says so; no rate is
+ * answered from them (the bisection did not finish). Their `result` is the fastest probe that met the
+ * SLOs, else the last one measured. A write that fails then is told, not thrown over the cause.
+ */
+async function keepProbes(err: unknown, search: MeasuredProbes, paths: RunOutputPaths, io: CliIo): Promise<void> {
+  const { probes, records, answer } = search;
+  const files = Object.values(paths).filter((p): p is string => p !== undefined);
+  const last = probes[probes.length - 1];
+  if (files.length === 0 || last === undefined) return;
+  const n = probes.length;
+  const at = n + 1;
+  const rateOf = (p: Probe): number => (p.rate_rps === 'inf' ? p.request_throughput : p.rate_rps);
+  const met = probes.filter((p) => p.meets_slo).sort((a, b) => rateOf(b) - rateOf(a))[0];
+  const shown = met ?? last;
+  const cause = err instanceof Error ? err.message : String(err);
+  const { body, verdict } = answer({ maxRateRps: rateOf(shown), result: shown.result }, `the search stopped at probe ${at}: ${cause}`);
+  try {
+    await writeAdaptiveFiles(body, { records, result: shown.result, verdict }, paths);
+    io.stderr.write(`lm-bench: the max-rate search stopped at probe ${at}; the ${n} probe${n === 1 ? '' : 's'} measured before ${n === 1 ? 'is' : 'are'} in ${files.join(', ')}\n`);
+  } catch (e) {
+    io.stderr.write(`lm-bench: the max-rate search stopped at probe ${at}, and its ${n} measured probe${n === 1 ? '' : 's'} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
+  }
+}
+
+/** The output files of an adaptive run: its JSON body, every request sent, and the HTML summary. */
+async function writeAdaptiveFiles(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string }, paths: RunOutputPaths): Promise<void> {
+  const { records, result, verdict } = done;
   const out = (v: unknown): string => JSON.stringify(v, jsonReplacer);
   if (paths.output !== undefined) writeOutput('output', paths.output, `${JSON.stringify(body, jsonReplacer, 2)}\n`);
   if (paths.records !== undefined) writeOutput('records', paths.records, records.map((r) => `${out(r)}\n`).join(''));
@@ -152,8 +207,11 @@ async function finishAdaptive(body: Record<string, unknown>, done: { records: re
       ...(controlled === undefined ? {} : { timelineLabel: controlled.key, limitMs: controlled.limit_ms }),
     }));
   }
-  if (values.json === true) writeJson(io, body);
-  else io.stdout.write(`${verdict}\n${summaryText(result)}\n`);
-  return reliable ? 0 : 1;
 }
 
+async function finishAdaptive(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string; reliable: boolean }, paths: RunOutputPaths, values: AdaptiveFlags, io: CliIo): Promise<number> {
+  await writeAdaptiveFiles(body, done, paths);
+  if (values.json === true) writeJson(io, body);
+  else io.stdout.write(`${done.verdict}\n${summaryText(done.result)}\n`);
+  return done.reliable ? 0 : 1;
+}

@@ -58,14 +58,16 @@ export function summaryText(r: BenchmarkResult, tag = ''): string {
 
 /**
  * Completed answers whose stream carried no `usage` (the server ignored `stream_options.include_usage`):
- * their output tokens are their content chunks, one token each, so a server that sends several tokens a
- * chunk is undercounted, and its output tok/s and TPOT with it. Null when every answer said its count.
+ * their output tokens are estimated (client.ts `fallbackOutputTokens`: max_tokens for an answer that
+ * finished for length, a token a content chunk for the others), so a server that sends several tokens a
+ * chunk is undercounted on its other answers, and its output tok/s and TPOT with it. Null when every
+ * answer said its count.
  */
 export function noUsageWarning(records: readonly RequestRecord[]): string | null {
   const answered = records.filter((r) => r.phase === 'measure' && r.error_kind === null);
   const fallback = answered.filter((r) => r.token_source === 'fallback').length;
   if (fallback === 0) return null;
-  return `${fallback} of ${answered.length} completed answers carried no usage (the server ignores stream_options.include_usage): their output tokens are counted as content chunks, one token each, which undercounts a server that streams several tokens a chunk (output tok/s, TPOT)`;
+  return `${fallback} of ${answered.length} completed answers carried no usage (the server ignores stream_options.include_usage): their output tokens are estimated: max_tokens for an answer that finished for length, one token a content chunk for the others, which undercounts those on a server that streams several tokens a chunk (output tok/s, TPOT)`;
 }
 
 const SOURCES: Record<Energy['source'], string> = {

@@ -67,8 +67,10 @@ Power (the result's \`energy\`: average W, J, J per output token over the load w
                          A source that fails or hangs leaves the run measured and power unavailable, with why
 
 Answers whose stream carried no usage (a server that ignores stream_options.include_usage) are
-counted one token per content chunk, and warned about: a server that streams several tokens a chunk
-is undercounted (\`lmb.token_source_counts\` in the JSON says how many).
+estimated, and warned about: max_tokens for an answer that finished for length (a server refuses a
+request past its context rather than stop it short), one token a content chunk for the others, which
+undercounts those on a server that streams several tokens a chunk (\`lmb.token_source_counts\` in the
+JSON says how many: \`fallback\`).
 
 Answers that end before their max_tokens although ignore_eos was sent (a server that does not honour
 it, or caps max_tokens), or run past it, are counted in the JSON's \`output_lengths\` and warned about:
