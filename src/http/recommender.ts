@@ -7,7 +7,8 @@ import { featureNames } from '../surrogate/features.js';
 import { SURROGATE_KIND, selectSurrogate } from '../surrogate/registry.js';
 import { spaceEncoder } from '../optimize/space-source.js';
 import type { ModelInfo, Store } from '../store/store.js';
-import { spaceAt, type Answer, type Question } from './recommend-core.js';
+import { defaultCatalog } from '../catalog/index.js';
+import { evidenceFilter, spaceAt, withHistoryEvidence, type Answer, type Question } from './recommend-core.js';
 import type { RecommendResult, RecommendTask } from './recommend.worker.js';
 
 /**
@@ -18,7 +19,9 @@ import type { RecommendResult, RecommendTask } from './recommend.worker.js';
  * seed is part of the question; the history count is the model's own), so answers are memoized per
  * model id: a newer saved model makes new keys, and identical questions in flight share one computation.
  * A study's fit (a newer model in a study's slot) is the exception: the answer last computed for the
- * question is served until the fit's own is.
+ * question is served until the fit's own is. An answer with no pick is served with the history's
+ * measured evidence (recommend-core.ts `withHistoryEvidence`, as `lm-bench recommend` gives it), read
+ * from the store on the request thread after the cache, so a run ingested since is named.
  */
 /** An answer and its JSON text, serialized once (a repeated question costs no serialization). */
 export interface CachedAnswer {
@@ -66,6 +69,8 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
   const answers = new Map<string, { readonly promise: Promise<CachedAnswer>; value: CachedAnswer | null }>();
   /** The latest computed answer to each question, from whichever model. */
   const latest = new Map<string, CachedAnswer>();
+  /** No-pick answers with the history's evidence, by question: kept while their answer and the question's runs stay the same. */
+  const evidenced = new Map<string, { readonly of: CachedAnswer; readonly stamp: string; readonly value: CachedAnswer }>();
   let infos: ModelInfo[] = [];
   let checkedAt = Number.NEGATIVE_INFINITY;
 
@@ -94,6 +99,22 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     return runTask({ kind: 'recommend', dbPath: opts.dbPath, modelId, spacePath: opts.spacePath, question, ...carried });
   }
 
+  /** The cached answer with the history's measured evidence when it picks nothing (the same answer otherwise). */
+  function withEvidence(c: CachedAnswer, question: Question, qm: QuestionModel | undefined, questionKey: string): CachedAnswer {
+    if (c.answer.best !== null) return c;
+    const filter = evidenceFilter(question);
+    // The runs' count and newest id: an ingest or a deletion since changes one of them.
+    const stamp = `${opts.store.countRuns(filter)}:${opts.store.listRuns({ ...filter, limit: 1 })[0]?.id ?? 0}`;
+    const kept = evidenced.get(questionKey);
+    if (kept !== undefined && kept.of === c && kept.stamp === stamp) return kept.value;
+    const answer = withHistoryEvidence(c.answer, opts.store, question, qm?.spec ?? defaultCatalog().model(question.model));
+    const value = answer === c.answer ? c : { answer, json: JSON.stringify(answer) };
+    evidenced.delete(questionKey);
+    evidenced.set(questionKey, { of: c, stamp, value });
+    while (evidenced.size > cacheSize) evidenced.delete(evidenced.keys().next().value ?? '');
+    return value;
+  }
+
   /** Questions the pool is answering now (a ping is not one). */
   let inFlight = 0;
 
@@ -108,50 +129,55 @@ export function createRecommender(opts: RecommenderOptions): Recommender {
     }
   }
 
+  /** The answer of the model that covers the question (or the simulator's), memoized as described above. */
+  function cachedAnswer(question: Question, qm: QuestionModel | undefined, hw: Hardware | undefined, questionKey: string): Promise<CachedAnswer> {
+    // No model covers the question: the simulator answers (labelled so), until a study or a training run saves one.
+    const model = selectSurrogate(models(), { gpu: question.gpu, model: question.model, schema });
+    // A simulated answer depends on the profile that prices it: a `sim calibrate` run makes a new key.
+    // The model's id and its config hash: one name may be two checkpoints (or the same id another
+    // checkpoint in a history since rebuilt), and an answer belongs to the checkpoint it priced. Likewise
+    // a datasheet's figures: two clients may send different datasheets under one id.
+    const key = JSON.stringify([model?.id ?? `simulator:${model === null ? calibratedProfileId(question.gpu) : ''}`, questionKey]);
+    let entry = answers.get(key);
+    if (entry !== undefined) {
+      // Refresh its place in the LRU order.
+      answers.delete(key);
+      answers.set(key, entry);
+    } else {
+      const promise = compute(model?.id ?? null, question, qm, hw).then((a) => {
+        const cached = { answer: a, json: JSON.stringify(a) };
+        fresh.value = cached;
+        latest.delete(questionKey);
+        latest.set(questionKey, cached);
+        return cached;
+      });
+      const fresh: { readonly promise: Promise<CachedAnswer>; value: CachedAnswer | null } = { promise, value: null };
+      entry = fresh;
+      answers.set(key, fresh);
+      // Failures are not memoized: the next identical question tries again.
+      promise.catch(() => answers.delete(key));
+      while (answers.size > cacheSize) answers.delete(answers.keys().next().value ?? '');
+      while (latest.size > cacheSize) latest.delete(latest.keys().next().value ?? '');
+    }
+    if (entry.value !== null) return entry.promise;
+    // A running study refits its surrogate into its slot after every trial. While a study's new fit
+    // has its answer computed, the answer last computed for the same question is served (its
+    // surrogate_id says which surrogate gave it): waiting would stall every question behind every
+    // refit. A surrogate someone trained (no slot), or a question never answered, is waited for.
+    const prior = latest.get(questionKey);
+    if (prior !== undefined && model !== null && model.slot !== null) return Promise.resolve(prior);
+    return entry.promise;
+  }
+
   return {
     threads: opts.threads,
     latestModel,
     invalidate() {
       checkedAt = Number.NEGATIVE_INFINITY;
     },
-    ask(question, qm, hw) {
-      // No model covers the question: the simulator answers (labelled so), until a study or a training run saves one.
-      const model = selectSurrogate(models(), { gpu: question.gpu, model: question.model, schema });
-      // A simulated answer depends on the profile that prices it: a `sim calibrate` run makes a new key.
-      // The model's id and its config hash: one name may be two checkpoints (or the same id another
-      // checkpoint in a history since rebuilt), and an answer belongs to the checkpoint it priced. Likewise
-      // a datasheet's figures: two clients may send different datasheets under one id.
+    async ask(question, qm, hw) {
       const questionKey = JSON.stringify([question, qm?.configHash ?? null, hw === undefined ? null : gpuFigures(hw)]);
-      const key = JSON.stringify([model?.id ?? `simulator:${model === null ? calibratedProfileId(question.gpu) : ''}`, questionKey]);
-      let entry = answers.get(key);
-      if (entry !== undefined) {
-        // Refresh its place in the LRU order.
-        answers.delete(key);
-        answers.set(key, entry);
-      } else {
-        const promise = compute(model?.id ?? null, question, qm, hw).then((a) => {
-          const cached = { answer: a, json: JSON.stringify(a) };
-          fresh.value = cached;
-          latest.delete(questionKey);
-          latest.set(questionKey, cached);
-          return cached;
-        });
-        const fresh: { readonly promise: Promise<CachedAnswer>; value: CachedAnswer | null } = { promise, value: null };
-        entry = fresh;
-        answers.set(key, fresh);
-        // Failures are not memoized: the next identical question tries again.
-        promise.catch(() => answers.delete(key));
-        while (answers.size > cacheSize) answers.delete(answers.keys().next().value ?? '');
-        while (latest.size > cacheSize) latest.delete(latest.keys().next().value ?? '');
-      }
-      if (entry.value !== null) return entry.promise;
-      // A running study refits its surrogate into its slot after every trial. While a study's new fit
-      // has its answer computed, the answer last computed for the same question is served (its
-      // surrogate_id says which surrogate gave it): waiting would stall every question behind every
-      // refit. A surrogate someone trained (no slot), or a question never answered, is waited for.
-      const prior = latest.get(questionKey);
-      if (prior !== undefined && model !== null && model.slot !== null) return Promise.resolve(prior);
-      return entry.promise;
+      return withEvidence(await cachedAnswer(question, qm, hw, questionKey), question, qm, questionKey);
     },
     async ping() {
       // A ping queues behind every question before it: with the threads busy, /health would answer only

@@ -245,10 +245,11 @@ export class StudyManager {
     registerStudySpecs(study.spec);
     const ctx = featureContext(study.spec, this.#o.catalog);
     // A sampler is needed to build the study object; only its front is read here.
-    const opt = createOptimizationStudy(this.#o.store, study.spec, randomSampler(spaceSource(this.#o.space, ctx)), createRng(study.spec.seed));
+    // Configurations as vLLM resolves them on the study's GPU and model, as the tuner told them apart.
+    const opt = createOptimizationStudy(this.#o.store, study.spec, randomSampler(spaceSource(this.#o.space, ctx)), createRng(study.spec.seed), { deployment: ctx });
     const stopped = this.#o.store.listEvents({ studyId: study.id, kind: 'study_stopped' }).at(-1);
     const reason = (stopped?.payload as { reason?: StudySummary['stop_reason'] } | undefined)?.reason ?? null;
-    return summarizeStudy({ study, trials: opt.trials(), front: opt.bestTrials(), model: ctx.model, stopReason: study.state === 'running' ? null : reason, numericsChanges: (c) => this.#o.space.numericsChanges(c), rules: studyRules(this.#o.store, this.#o.catalog, study.id) });
+    return summarizeStudy({ study, trials: opt.trials(), front: opt.bestTrials(), model: ctx.model, hardware: ctx.hardware, stopReason: study.state === 'running' ? null : reason, numericsChanges: (c) => this.#o.space.numericsChanges(c), rules: studyRules(this.#o.store, this.#o.catalog, study.id) });
   }
 
   /**

@@ -77,7 +77,7 @@ export const command: Command = {
       const space = loadSpace(spacePath);
       const { study, summary } = await runStudy({ store, catalog, space, spec, target: { kind: 'sim' }, now: Date.now, onEvent: progress.onEvent, modelSource: resolved });
       progress.finish();
-      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, catalog, study.id) });
+      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: catalog.model(spec.model), hardware: catalog.gpu(spec.hardware.gpu), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, catalog, study.id) });
       if (!json) io.stderr.write('lm-bench demo: writing the report…\n');
       // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain
       // (computed once, for the summary and the report alike).

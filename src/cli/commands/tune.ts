@@ -376,7 +376,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         ...(resolvedModel === null ? {} : { modelSource: { origin: resolvedModel.origin, location: resolvedModel.location } }),
       });
       progress.finish();
-      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, defaultCatalog(), study.id) });
+      const out = summarizeStudy({ study: study.study, trials: study.trials(), front: study.bestTrials(), model: defaultCatalog().model(spec.model), hardware: defaultCatalog().gpu(spec.hardware.gpu), stopReason: summary.reason, numericsChanges: (c) => space.numericsChanges(c), rules: studyRules(store, defaultCatalog(), study.id) });
       // The pick defended: flags within the noise back at vLLM's defaults, each remaining one's gain
       // (computed once, for the summary and the report alike).
       const explanation = explainStudyPick({ summary: out, trials: study.trials(), spec, space, catalog: defaultCatalog(), simulator: priorSimulator(store, defaultCatalog(), { ...spec, vllmVersion: simSpecRelease(resolvedTarget) }) });

@@ -1,7 +1,7 @@
 import type { Catalog } from '../../catalog/index.js';
 import type { Study, StudySpec, Trial } from '../../domain/index.js';
 import { OptimizationStudy, studyRanking } from '../../optimize/study.js';
-import { configKey, type Sampler } from '../../optimize/sampler.js';
+import { configKey, type KeyDeployment, type Sampler } from '../../optimize/sampler.js';
 import { configGroups, rankFeasible } from '../../optimize/repeats.js';
 import { loadSpace, type SearchSpace } from '../../space/index.js';
 import type { Store } from '../../store/store.js';
@@ -49,17 +49,22 @@ const noSampler: Sampler = { name: 'none', propose: () => Promise.resolve([]) };
 
 /**
  * The trials whose latency distributions are drawn: the best configurations meeting the SLOs ranked as
- * the answer ranks them (summary.ts: one per configuration, its repeats averaged, by the study's own
- * figure), so the first, labelled "recommended", is the pick and names it as the answer does; each is
- * drawn from its first run. Then vLLM's defaults, when they are not among them.
+ * the answer ranks them (summary.ts: one per configuration as vLLM resolves it on `deployment`, its
+ * repeats averaged, by the study's own figure), so the first, labelled "recommended", is the pick and
+ * names it as the answer does; each is drawn from its first run. Then vLLM's defaults, when they are not
+ * among them: their configuration's group, named by its first trial as the answer's "vs vLLM defaults"
+ * names it, drawn from its first measured run. The `default` trial itself may be a crash's orphan (failed
+ * as stale, run again under another number and origin).
  */
-export function latencyCandidates(spec: StudySpec, trials: readonly Trial[]): { label: string; trial: Trial }[] {
+export function latencyCandidates(spec: StudySpec, trials: readonly Trial[], deployment?: KeyDeployment): { label: string; trial: Trial }[] {
   const ranking = studyRanking(spec);
-  const top = rankFeasible(configGroups(trials, spec.slo, ranking), ranking)
-    .slice(0, LATENCY_CANDIDATES)
-    .map((g, i) => ({ label: `${i === 0 ? 'recommended' : `#${i + 1}`} (trial ${(g.trials[0] as Trial).number})`, trial: g.measured[0] as Trial }));
-  const def = trials.find((t) => t.origin === 'default' && t.state === 'complete' && t.result !== null);
-  if (def !== undefined && !top.some((c) => configKey(c.trial.config) === configKey(def.config))) top.push({ label: `vLLM defaults (trial ${def.number})`, trial: def });
+  const groups = configGroups(trials, spec.slo, ranking, deployment);
+  const ranked = rankFeasible(groups, ranking).slice(0, LATENCY_CANDIDATES);
+  const top = ranked.map((g, i) => ({ label: `${i === 0 ? 'recommended' : `#${i + 1}`} (trial ${(g.trials[0] as Trial).number})`, trial: g.measured[0] as Trial }));
+  const def = trials.find((t) => t.origin === 'default');
+  const defGroup = def === undefined ? undefined : groups.find((g) => g.key === configKey(def.config, deployment));
+  const defRun = defGroup?.measured[0];
+  if (defGroup !== undefined && defRun !== undefined && !ranked.includes(defGroup)) top.push({ label: `vLLM defaults (trial ${(defGroup.trials[0] as Trial).number})`, trial: defRun });
   return top;
 }
 
@@ -102,9 +107,11 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
   registerStudySpecs(spec);
   const trials = store.listTrials(study.id);
   const model = opts.catalog.model(spec.model);
-  // bestTrials only reads the store; the sampler is never asked.
-  const front = new OptimizationStudy(store, study, noSampler, createRng(spec.seed)).bestTrials();
   const ctx = featureContext(spec, opts.catalog);
+  // Configurations are told apart as vLLM resolves them on the study's GPU and model, as the tuner did.
+  const deployment: KeyDeployment = { hardware: ctx.hardware, model: ctx.model };
+  // bestTrials only reads the store; the sampler is never asked.
+  const front = new OptimizationStudy(store, study, noSampler, createRng(spec.seed), { deployment }).bestTrials();
   let space: SearchSpace | null = opts.space ?? null;
   let spaceError: string | null = null;
   if (space === null) {
@@ -114,7 +121,7 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
       spaceError = err instanceof Error ? err.message : String(err);
     }
   }
-  const summary = summarizeStudy({ study, trials, front, model, stopReason: lastStopReason(store, study.id), rules: studyRules(store, opts.catalog, study.id), ...(space === null ? {} : { numericsChanges: (c: Trial['config']) => (space).numericsChanges(c) }) });
+  const summary = summarizeStudy({ study, trials, front, model, hardware: ctx.hardware, stopReason: lastStopReason(store, study.id), rules: studyRules(store, opts.catalog, study.id), ...(space === null ? {} : { numericsChanges: (c: Trial['config']) => (space).numericsChanges(c) }) });
   const effectiveConfigs: Record<number, Trial['config']> = {};
   for (const t of trials) effectiveConfigs[t.number] = space === null ? t.config : space.complete(t.config, ctx);
   const target = ((): TargetSpec | null => {
@@ -147,10 +154,11 @@ export function analyzeStudy(store: Store, studyIdOrName: number | string, opts:
             rng: createRng(spec.seed).fork('report'),
             ...(opts.candidates === undefined ? {} : { candidates: opts.candidates }),
           });
-  const top = latencyCandidates(spec, trials);
+  const top = latencyCandidates(spec, trials, deployment);
   return {
     study,
     trials,
+    deployment,
     summary,
     effectiveConfigs,
     baseline: findBaseline(store, study, trials, opts.baseline),

@@ -1,5 +1,6 @@
 import type { KnobValue, ServerConfig, Study, Trial } from '../../domain/index.js';
 import type { Interval } from '../../optimize/recommend.js';
+import type { KeyDeployment } from '../../optimize/sampler.js';
 import type { TargetName } from '../../surrogate/targets.js';
 import type { PruneReport } from '../../space/index.js';
 import type { StudySummary } from '../../tune/summary.js';
@@ -83,6 +84,8 @@ export interface LatencySeries {
 export interface StudyAnalysis {
   readonly study: Study;
   readonly trials: readonly Trial[];
+  /** The study's GPU and model: configurations are grouped as vLLM resolves them there (`configKey`), as the summary groups them. */
+  readonly deployment: KeyDeployment;
   readonly summary: StudySummary;
   /** Each trial's effective configuration (unset knobs at vLLM's defaults for this context), by trial number. */
   readonly effectiveConfigs: Readonly<Record<number, ServerConfig>>;

@@ -57,7 +57,8 @@ function analysis(trials: Trial[], opts: { model?: ModelAnalysis; baseline?: Tri
   return {
     study,
     trials,
-    summary: summarizeStudy({ study, trials, front: [], model: defaultCatalog().model(s.model), stopReason: 'budget' }),
+    deployment: { hardware: defaultCatalog().gpu(s.hardware.gpu), model: defaultCatalog().model(s.model) },
+    summary: summarizeStudy({ study, trials, front: [], model: defaultCatalog().model(s.model), hardware: defaultCatalog().gpu(s.hardware.gpu), stopReason: 'budget' }),
     effectiveConfigs: Object.fromEntries(trials.map((t) => [t.number, { ...t.config, block_size: 16 }])),
     baseline: opts.baseline === undefined ? null : { name: 'rand', trials: opts.baseline, random: isRandomStudy(opts.baseline), sameDeployment: true },
     model: opts.model ?? NO_MODEL,

@@ -2,7 +2,7 @@ import type { BenchmarkResult, KnobValue, StudyObjective, Trial } from '../../..
 import { studyObjectiveOf } from '../../../optimize/objectives.js';
 import { paretoFront } from '../../../optimize/pareto.js';
 import { mean } from '../../../metrics/stats.js';
-import { configGroups } from '../../../optimize/repeats.js';
+import { BY_THROUGHPUT, configGroups } from '../../../optimize/repeats.js';
 import type { StudyAnalysis } from '../types.js';
 import { sloLine, type SloLine } from './pareto.js';
 
@@ -51,7 +51,7 @@ export function buildEnergyTradeData(a: StudyAnalysis): EnergyTradeData {
   const recTrial = a.summary.recommendation?.trial ?? null;
   const measured = a.trials.filter((t) => t.state === 'complete' && t.result !== null);
   const hasEnergy = (t: Trial): boolean => (t.result?.energy?.energy_per_output_token_j ?? 0) > 0;
-  const base = configGroups(a.trials, spec.slo).flatMap((g) => {
+  const base = configGroups(a.trials, spec.slo, BY_THROUGHPUT, a.deployment).flatMap((g) => {
     const runs = g.measured.filter(hasEnergy);
     if (runs.length === 0) return [];
     const first = g.trials[0] as Trial;

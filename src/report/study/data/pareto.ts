@@ -3,7 +3,7 @@ import { assertNever } from '../../../errors.js';
 import type { TargetName } from '../../../surrogate/targets.js';
 import { paretoFront } from '../../../optimize/pareto.js';
 import { mean } from '../../../metrics/stats.js';
-import { configGroups } from '../../../optimize/repeats.js';
+import { BY_THROUGHPUT, configGroups } from '../../../optimize/repeats.js';
 import type { StudyAnalysis } from '../types.js';
 
 /**
@@ -86,7 +86,7 @@ export function buildParetoData(a: StudyAnalysis, metric: ParetoMetric): ParetoD
   const gpus = spec.hardware.count;
   const recTrial = a.summary.recommendation?.trial ?? null;
   // Configurations, as the summary ranks them: a configuration's runs (the trial and its re-measurements) are one point at their mean.
-  const measured = configGroups(a.trials, spec.slo)
+  const measured = configGroups(a.trials, spec.slo, BY_THROUGHPUT, a.deployment)
     .map((g) => ({ first: g.trials[0] as Trial, feasible: g.feasible, runs: g.measured.filter((t) => xOf(t.result as BenchmarkResult, metric) !== null) }))
     .filter((g) => g.runs.length > 0);
   const plane = measured.map((g) => [mean(g.runs.map((t) => xOf(t.result as BenchmarkResult, metric) as number)), -mean(g.runs.map((t) => (t.result as BenchmarkResult).output_throughput)) / gpus]);
