@@ -162,7 +162,8 @@ export function simulatedAnswer(opts: SimulatedAnswerOptions): Answer {
     trust: {
       level: 'thin',
       reasons: [
-        `no measured runs of ${q.model} on ${q.gpu}: this answer is simulated (${opts.simulator.profileSource}), not learned from measurements`,
+        // The history may hold runs of this deployment with no surrogate trained on them: say only what is sure.
+        `no surrogate trained on measured runs of ${q.model} on ${q.gpu} (\`lm-bench surrogate train\` learns from those the history holds): this answer is simulated (${opts.simulator.profileSource}), not learned from measurements`,
         `the simulator's measured error against real vLLM is about ±${(sd.output_throughput_per_gpu * 100).toFixed(0)}% on throughput, ±${(sd.ttft_p99_ms * 100).toFixed(0)}% on p99 TTFT and ±${(sd.itl_p99_ms * 100).toFixed(0)}% on p99 ITL (one σ, log scale; docs/calibration.md); the intervals are ±2σ of that`,
       ],
       run_next: next,

@@ -44,7 +44,7 @@ export function formatAnswer(a: Answer): string {
   const lines: string[] = [];
   const from =
     a.source.kind === 'simulator'
-      ? `the simulator, from ${a.source.simulator?.simulated ?? 0} simulated runs (${a.source.simulator?.profile ?? 'default profile'}); no measured runs of this GPU and model yet — SIMULATED, not measured`
+      ? `the simulator, from ${a.source.simulator?.simulated ?? 0} simulated runs (${a.source.simulator?.profile ?? 'default profile'}); not learned from measured runs of this GPU and model — SIMULATED, not measured`
       : a.source.study === null
         ? `surrogate ${String(a.surrogate_id)} (lm-bench surrogate train)`
         : `surrogate ${String(a.surrogate_id)}, saved by study "${a.source.study}"`;

@@ -73,7 +73,8 @@ export function ingestBody(store: Store, catalog: Catalog, body: IngestRequest):
     const replaced = mine.flatMap((o) => (o.status === 'replaced' ? [o] : []));
     const stored = p.rows.map((row, i) => storedRun(row, mine[i]?.id ?? null));
     const warnings = [...p.warnings, ...replacedNotes(replaced)];
-    const skipped = mine.filter((o) => o.status === 'duplicate').length;
+    // As `lm-bench ingest` counts them: a replaced run was already stored, so it is among the skipped.
+    const skipped = mine.length - runIds.length;
     return { name: p.name, format: p.format, runs: mine.length, accepted: runIds.length, skipped, replaced_ids: replaced.map((r) => r.id), run_ids: runIds, stored, warnings };
   });
   const sum = (f: (x: (typeof files)[number]) => number): number => files.reduce((s, x) => s + f(x), 0);

@@ -85,8 +85,10 @@ export type IngestRequest = z.infer<typeof IngestRequest>;
 export const IngestResponse = z.object({
   accepted: z.int(),
   skipped: z.int(),
+  /** Runs `replace` gave this request's context (counted in `skipped` too). */
+  replaced: z.int(),
   files: z.array(
-    z.object({ name: z.string(), format: SourceFormat.nullable(), runs: z.int(), accepted: z.int(), skipped: z.int(), run_ids: z.array(z.int()), stored: z.array(StoredRun), warnings: z.array(z.string()) }),
+    z.object({ name: z.string(), format: SourceFormat.nullable(), runs: z.int(), accepted: z.int(), skipped: z.int(), replaced_ids: z.array(z.int()), run_ids: z.array(z.int()), stored: z.array(StoredRun), warnings: z.array(z.string()) }),
   ),
 });
 

@@ -27,3 +27,11 @@ test('a pick on fewer GPUs than the question has says the others serve nothing, 
   const full = simulatedFor(null, spacePath, { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload, workloadRef: 'chat-busy.yaml', slo: workload.slo ?? {}, candidates: 3000, seed: 1, keepPrecision: false });
   assert.ok(!full.warnings.some((x) => x.startsWith('the pick uses')));
 });
+
+test('a simulated answer claims no absence of measured runs: the history may hold some no surrogate was trained on', () => {
+  const a = simulatedFor(null, spacePath, { gpu: 'H100-SXM', gpus: 1, model: 'llama-3.1-8b', workload, workloadRef: 'chat-busy.yaml', slo: workload.slo ?? {}, candidates: 500, seed: 1, keepPrecision: false });
+  const text = [formatAnswer(a), ...a.trust.reasons].join('\n');
+  assert.doesNotMatch(text, /no measured runs/);
+  assert.match(text, /no surrogate trained on measured runs of llama-3\.1-8b on H100-SXM/);
+  assert.match(formatAnswer(a), /not learned from measured runs of this GPU and model — SIMULATED, not measured/);
+});
