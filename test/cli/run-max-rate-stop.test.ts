@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,6 +8,7 @@ import { after, before, test } from 'node:test';
 import { main } from '../../src/cli/main.js';
 import { BenchmarkResult, RequestRecord } from '../../src/domain/index.js';
 import { captureIo } from '../helpers/cli.js';
+import { completionsStandIn, tokenStream } from '../helpers/completions-stand-in.js';
 
 // `lm-bench run --mode max-rate` against a loopback server that dies part-way through the search: the
 // probes measured before it died are load runs the server did, and are written (as a stopped sweep's
@@ -22,34 +23,17 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 /** A stand-in that answers `lives` measured requests (max_tokens > 1) as vLLM does, then stops listening. */
 async function mortal(lives: number): Promise<{ url: string; served: () => number }> {
   let served = 0;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.url === '/v1/models') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'stand-in' }] }));
-      return;
-    }
-    if (req.url !== '/v1/completions') {
-      res.writeHead(404).end();
-      return;
-    }
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const max = (JSON.parse(body) as { max_tokens: number }).max_tokens;
-      const last = max > 1 && ++served === lives;
-      let out = '';
-      for (let i = 0; i < max; i++) out += `data: ${JSON.stringify({ choices: [{ index: 0, text: ' tok', finish_reason: i === max - 1 ? 'length' : null }] })}\n\n`;
-      out += `data: ${JSON.stringify({ choices: [], usage: { prompt_tokens: 8, completion_tokens: max } })}\n\ndata: [DONE]\n\n`;
-      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(out, () => {
-        // Dead once its last answer is out: nothing listens on the port any more.
-        if (last) {
-          server.close();
-          server.closeAllConnections();
-        }
-      });
+  const { url } = await completionsStandIn((res, max, server) => {
+    const last = max > 1 && ++served === lives;
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(tokenStream(max, true), () => {
+      // Dead once its last answer is out: nothing listens on the port any more.
+      if (last) {
+        server.close();
+        server.closeAllConnections();
+      }
     });
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/completions`, served: () => served };
+  return { url, served: () => served };
 }
 
 test('run --mode max-rate whose server dies after the first probe writes that probe, says so, and fails with the cause', { timeout: 60_000 }, async () => {

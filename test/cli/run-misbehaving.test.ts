@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server, ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { main } from '../../src/cli/main.js';
 import { BenchmarkResult, type RequestRecord } from '../../src/domain/index.js';
 import { captureIo } from '../helpers/cli.js';
+import { completionsStandIn } from '../helpers/completions-stand-in.js';
 
 // `lm-bench run` against loopback servers that misbehave as real ones do. The standard: the figures are
 // what the server did (every request sent is counted, completed or failed with its kind), and a run
@@ -31,31 +31,22 @@ let habit: Habit = wellFormed;
 let measured = 0;
 let port = 0;
 let dir = '';
-const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-  if (req.url === '/v1/models') {
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'stand-in' }] }));
-    return;
-  }
-  if (req.url !== '/v1/completions') {
-    res.writeHead(404).end();
-    return;
-  }
-  let body = '';
-  req.on('data', (c: Buffer) => (body += c.toString()));
-  req.on('end', () => {
-    const max = (JSON.parse(body) as { max_tokens: number }).max_tokens;
+let server: Server | null = null;
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'lmb-run-misbehave-'));
+  const up = await completionsStandIn((res, max) => {
     if (max === 1) wellFormed(res, 1);
     else habit(res, max, measured++);
   });
-});
-before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'lmb-run-misbehave-'));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  port = (server.address() as AddressInfo).port;
+  server = up.server;
+  port = up.port;
 });
 after(async () => {
-  server.closeAllConnections();
-  await new Promise<void>((r) => server.close(() => r()));
+  const s = server;
+  if (s !== null) {
+    s.closeAllConnections();
+    await new Promise<void>((r) => s.close(() => r()));
+  }
   rmSync(dir, { recursive: true, force: true });
 });
 

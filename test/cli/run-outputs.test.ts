@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { main } from '../../src/cli/main.js';
 import { BenchmarkResult } from '../../src/domain/index.js';
 import { captureIo } from '../helpers/cli.js';
+import { completionsStandIn, tokenStream } from '../helpers/completions-stand-in.js';
 
 // Where `run` writes its files: exactly where it checked them before the load, and, when a sweep stops
 // part-way (its server went away), the points it had measured are written before the error.
@@ -15,27 +15,10 @@ import { captureIo } from '../helpers/cli.js';
 /** A loopback stand-in answering every request with `max_tokens` tokens; `onMeasured(n)` after each measured one. */
 async function standIn(onMeasured: (n: number, server: Server) => void): Promise<{ server: Server; port: number }> {
   let measured = 0;
-  const server = createServer((req, res) => {
-    if (req.url === '/v1/models') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'stand-in' }] }));
-      return;
-    }
-    if (req.url !== '/v1/completions') {
-      res.writeHead(404).end();
-      return;
-    }
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const max = (JSON.parse(body) as { max_tokens: number }).max_tokens;
-      let out = '';
-      for (let i = 0; i < max; i++) out += `data: ${JSON.stringify({ choices: [{ index: 0, text: ' tok', finish_reason: i === max - 1 ? 'length' : null }] })}\n\n`;
-      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${out}data: [DONE]\n\n`);
-      if (max > 1) onMeasured(++measured, server);
-    });
+  return completionsStandIn((res, max, server) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(tokenStream(max, false));
+    if (max > 1) onMeasured(++measured, server);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, port: (server.address() as AddressInfo).port };
 }
 
 const closeServer = (s: Server): Promise<void> => new Promise((r) => s.close(() => r()));
