@@ -6,7 +6,18 @@ import type { AddressInfo } from 'node:net';
  * one model (`stand-in`) on /v1/models, answers 404 elsewhere, and hands each /v1/completions request
  * to `answer` with the request's max_tokens. Listening on 127.0.0.1 at a free port once started.
  */
-export async function completionsStandIn(answer: (res: ServerResponse, maxTokens: number, server: Server) => void): Promise<{ server: Server; port: number; url: string }> {
+export interface StandIn {
+  readonly server: Server;
+  readonly port: number;
+  /** http://127.0.0.1:PORT */
+  readonly origin: string;
+  /** The completions endpoint. */
+  readonly url: string;
+  /** Drops open connections and stops listening. */
+  readonly close: () => Promise<void>;
+}
+
+export async function completionsStandIn(answer: (res: ServerResponse, maxTokens: number, server: Server) => void): Promise<StandIn> {
   const server = createServer((req, res) => {
     if (req.url === '/v1/models') {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'stand-in' }] }));
@@ -22,7 +33,13 @@ export async function completionsStandIn(answer: (res: ServerResponse, maxTokens
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const port = (server.address() as AddressInfo).port;
-  return { server, port, url: `http://127.0.0.1:${port}/v1/completions` };
+  const origin = `http://127.0.0.1:${port}`;
+  const close = (): Promise<void> =>
+    new Promise<void>((r) => {
+      server.closeAllConnections();
+      server.close(() => r());
+    });
+  return { server, port, origin, url: `${origin}/v1/completions`, close };
 }
 
 /** vLLM's stream of `n` one-token chunks, the finish reason (length) on the last, then [DONE]; `usage` adds its usage chunk first. */

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import { test } from 'node:test';
 import type { Workload } from '../../src/domain/index.js';
 import { statusMessage } from '../../src/loadgen/client.js';
 import { runBenchmark } from '../../src/loadgen/index.js';
+import { completionsStandIn, tokenStream } from '../helpers/completions-stand-in.js';
 
 // Answers other than 200 to measured requests, from a loopback server that answers the 1-token probe
 // well: each is failed with its status (nothing is followed or retried), and its message says what the
@@ -14,33 +14,11 @@ type Refusal = (res: ServerResponse, n: number) => void;
 
 async function standIn(refuse: Refusal): Promise<{ origin: string; close: () => Promise<void>; measured: () => number }> {
   let measured = 0;
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.url === '/v1/models') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'stand-in' }] }));
-      return;
-    }
-    if (req.url !== '/v1/completions') {
-      res.writeHead(404).end();
-      return;
-    }
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const max = (JSON.parse(body) as { max_tokens: number }).max_tokens;
-      if (max > 1) return refuse(res, measured++);
-      const chunk = JSON.stringify({ choices: [{ index: 0, text: ' tok', finish_reason: 'length' }] });
-      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`data: ${chunk}\n\ndata: [DONE]\n\n`);
-    });
+  const s = await completionsStandIn((res, max) => {
+    if (max > 1) return refuse(res, measured++);
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(tokenStream(1, false));
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
-    measured: () => measured,
-  };
+  return { origin: s.origin, close: s.close, measured: () => measured };
 }
 
 const workload: Workload = {

@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import type { Workload } from '../../src/domain/index.js';
 import { fallbackOutputTokens } from '../../src/loadgen/client.js';
 import { runBenchmark } from '../../src/loadgen/index.js';
+import { completionsStandIn } from '../helpers/completions-stand-in.js';
 
 // Output tokens of answers whose stream carries no usage, against a loopback server that streams
 // several tokens a chunk (llama.cpp, TGI, a server batching its stream): what is stored is what the
@@ -21,37 +20,20 @@ interface Habit {
 async function standIn(h: Habit): Promise<{ origin: string; close: () => Promise<void>; asked: number[] }> {
   /** max_tokens of every measured request. */
   const asked: number[] = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    if (req.url === '/v1/models') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ data: [{ id: 'stand-in' }] }));
-      return;
+  const s = await completionsStandIn((res, max) => {
+    // The 1-token probe is answered as vLLM would, so the load itself meets the habit.
+    const probe = max === 1;
+    if (!probe) asked.push(max);
+    const n = probe ? 1 : (h.generate ?? max);
+    const per = probe ? 1 : h.tokensPerChunk;
+    let out = '';
+    for (let i = 0; i < n; i += per) {
+      const last = i + per >= n;
+      out += `data: ${JSON.stringify({ object: 'text_completion', choices: [{ index: 0, text: ' tok'.repeat(Math.min(per, n - i)), finish_reason: last ? (probe ? 'length' : h.finish) : null }] })}\n\n`;
     }
-    let body = '';
-    req.on('data', (c: Buffer) => (body += c.toString()));
-    req.on('end', () => {
-      const max = (JSON.parse(body) as { max_tokens: number }).max_tokens;
-      // The 1-token probe is answered as vLLM would, so the load itself meets the habit.
-      const probe = max === 1;
-      if (!probe) asked.push(max);
-      const n = probe ? 1 : (h.generate ?? max);
-      const per = probe ? 1 : h.tokensPerChunk;
-      let out = '';
-      for (let i = 0; i < n; i += per) {
-        const last = i + per >= n;
-        out += `data: ${JSON.stringify({ object: 'text_completion', choices: [{ index: 0, text: ' tok'.repeat(Math.min(per, n - i)), finish_reason: last ? (probe ? 'length' : h.finish) : null }] })}\n\n`;
-      }
-      res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${out}data: [DONE]\n\n`);
-    });
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${out}data: [DONE]\n\n`);
   });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
-    asked,
-  };
+  return { origin: s.origin, close: s.close, asked };
 }
 
 const workload: Workload = {
