@@ -49,6 +49,13 @@ export interface SloHoldOptions {
   readonly knownConfig?: ServerConfig | undefined;
   /** Salts the prompts' words (`promptWriter`); the result records it. */
   readonly promptSalt?: string | undefined;
+  /**
+   * Called, and awaited, with what was measured when the run is stopped part-way (`signal` aborted, as
+   * Ctrl-C does) after sending requests, just before `runSloHold` throws LMB_ERR_INTERRUPTED: the answer
+   * is unreliable, its first reason says where it stopped, and its records are every request sent (those
+   * cut short by the stop marked `aborted`). Minutes of load the server did are not lost to the throw.
+   */
+  readonly onStopped?: ((measured: SloHoldOutcome & { records: RequestRecord[] }, err: LmBenchError) => Promise<void> | void) | undefined;
 }
 
 export interface RatePoint {
@@ -336,12 +343,14 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     await pool.close().catch(() => pool.destroy());
   }
   const scraped = await scraper.stop();
-  if (opts.signal?.aborted === true) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted');
+  const interrupted = opts.signal?.aborted === true ? new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted') : null;
+  if (interrupted !== null && records.length === 0) throw interrupted;
 
   // The answer's window: the requests sent in the last windowS (by send time: completions come in
   // bursts when a server batches, arrivals do not), and the server as it was over that window.
   const from = Math.max(0, endS - windowS);
-  const windowRecords = records.filter((r) => r.send_time_s >= from && r.send_time_s <= endS).sort((a, b) => a.send_time_s - b.send_time_s);
+  // A request the stop cut short (`aborted`: only the caller aborts) is not an answer the server failed.
+  const windowRecords = records.filter((r) => r.send_time_s >= from && r.send_time_s <= endS && r.error_kind !== 'aborted').sort((a, b) => a.send_time_s - b.send_time_s);
   const clockOffsetMs = nowS() * 1000 - performance.now();
   const windowScrapes = scraped.scrapes.filter((_, i) => {
     const atS = ((scraped.timesMs[i] as number) + clockOffsetMs) / 1000;
@@ -354,7 +363,9 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   };
   const result = buildResult(windowRecords, { workload: opts.workload, model, api, slo: opts.slo, serverMetrics: scraped.serverMetrics, maxLoopLagMs: lag.maxMs(), startEpochMs, evidence, known: opts.knownConfig, promptSalt: opts.promptSalt });
   const reasons: string[] = [];
-  if (settledAtS === null || endS - settledAtS < windowS) reasons.push(`the rate never settled within ${durationS} s (last ${timeline.at(-1)?.offered_rps.toFixed(2) ?? '?'} req/s, ${opts.control.key} ${timeline.at(-1)?.value_ms?.toFixed(0) ?? '?'} ms)`);
+  if (interrupted !== null) reasons.push(`the run stopped at ${endS.toFixed(0)} s: ${interrupted.message}`);
+  // (A stopped run's first reason says why it did not settle.)
+  else if (settledAtS === null || endS - settledAtS < windowS) reasons.push(`the rate never settled within ${durationS} s (last ${timeline.at(-1)?.offered_rps.toFixed(2) ?? '?'} req/s, ${opts.control.key} ${timeline.at(-1)?.value_ms?.toFixed(0) ?? '?'} ms)`);
   const failed = windowRecords.filter((r) => !isSuccess(r)).length;
   if (failed > 0) reasons.push(`the server failed ${failed} of ${windowRecords.length} requests in the settled window`);
   // The client's health over the window, by the diagnosis's own test (event-loop lag p99, late sends).
@@ -368,8 +379,8 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   const servedRps = records.filter((r) => isSuccess(r) && (r.done_time_s ?? 0) >= settledFrom && (r.done_time_s ?? 0) <= endS).length / Math.max(1e-9, endS - settledFrom);
   const sentRps = completed / Math.max(1e-9, endS - from);
   if (settledAtS !== null && servedRps < sentRps * 0.9) reasons.push(`the server completed ${servedRps.toFixed(2)} req/s while it was sent ${sentRps.toFixed(2)}: a queue was building, so the rate is not sustainable`);
-  return {
-    mode: 'slo-hold',
+  const outcome = {
+    mode: 'slo-hold' as const,
     controlled: { key: opts.control.key, limit_ms: opts.control.limitMs },
     max_sustainable_rps: reasons.length === 0 ? Math.min(sentRps, servedRps) : null,
     reliable: reasons.length === 0,
@@ -380,4 +391,9 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     rate_timeline: timeline,
     records,
   };
+  if (interrupted !== null) {
+    await opts.onStopped?.(outcome, interrupted);
+    throw interrupted;
+  }
+  return outcome;
 }

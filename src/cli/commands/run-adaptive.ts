@@ -9,12 +9,12 @@ import { DEFAULT_TRANSPORT, apiKeyFrom, outputLengthsWarning, parseEndpoint, run
 import { describeTarget } from '../../loadgen/endpoint.js';
 import { planRun } from '../../loadgen/plan.js';
 import { routeFor } from '../../loadgen/connect.js';
-import { runSloHold, type RatePoint } from '../../loadgen/slo-hold.js';
+import { runSloHold, type RatePoint, type SloHoldOutcome } from '../../loadgen/slo-hold.js';
 import { sweepReportHtml } from '../../report/sweep.js';
 import { meetsSlo, searchMaxRate } from '../../tune/max-rate.js';
 import { numberFlag, requireFlag } from '../args.js';
 import { jsonReplacer, writeJson, type CliIo } from '../io.js';
-import { summaryText, writeOutput, type RunOutputPaths } from './run-output.js';
+import { keepStopped, summaryText, writeOutput, type RunOutputPaths } from './run-output.js';
 
 /** What `requireFlag` names when nothing names the server (`run` in every mode). */
 export const ENDPOINT_FLAG = 'endpoint URL (or --base-url URL, --host H --port P, or `endpoint:` in the config file)';
@@ -86,11 +86,13 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
         windowS: numberFlag(values['window-s'], 'window-s', { min: 1, max: 600 }) ?? 10,
         startRps: numberFlag(values['start-rps'], 'start-rps', { min: 0.01 }) ?? 2,
         timeoutMs: plan.timeoutMs, transport, env: io.env, signal: ac.signal, onTarget: say, knownConfig, promptSalt: cfg.promptSalt,
+        // Stopped part-way (Ctrl-C): the requests sent are load the server did, kept as max-rate keeps its probes.
+        onStopped: ({ records, ...body }) =>
+          keepStopped(`the slo-hold run stopped at ${body.window_s.to.toFixed(0)} s`, { n: records.length, noun: 'request' }, cfg.paths, () => writeAdaptiveFiles(body, { records, result: body.result, verdict: holdVerdict(body) }, cfg.paths), io),
         onTick: (p) => say(`t=${p.t_s.toFixed(0)} s: offered ${p.offered_rps.toFixed(2)} req/s, achieved ${p.achieved_rps.toFixed(2)}, ${key} ${p.value_ms === null ? '–' : p.value_ms.toFixed(0)} ms (${p.phase})`),
       });
       const { records, ...body } = out;
-      const verdict = body.reliable ? `max sustainable rate ${body.max_sustainable_rps?.toFixed(2)} req/s with ${key} ≤ ${body.controlled.limit_ms} ms (settled at ${body.settled_at_s?.toFixed(0)} s)` : `no reliable answer: ${body.unreliable_reasons.join('; ')}`;
-      return finishAdaptive(body, { records, result: body.result, verdict, reliable: body.reliable }, cfg.paths, values, io);
+      return finishAdaptive(body, { records, result: body.result, verdict: holdVerdict(body), reliable: body.reliable }, cfg.paths, values, io);
     }
     const probes: Probe[] = [];
     /** The first probe whose answers missed their max_tokens although ignore_eos was sent. */
@@ -149,6 +151,12 @@ export async function runAdaptive(mode: 'slo-hold' | 'max-rate', cfg: AdaptiveIn
   }
 }
 
+/** An slo-hold answer in words: the rate it held, or why there is none. */
+function holdVerdict(body: Omit<SloHoldOutcome, 'mode'>): string {
+  const { key, limit_ms } = body.controlled;
+  return body.reliable ? `max sustainable rate ${body.max_sustainable_rps?.toFixed(2)} req/s with ${key} ≤ ${limit_ms} ms (settled at ${body.settled_at_s?.toFixed(0)} s)` : `no reliable answer: ${body.unreliable_reasons.join('; ')}`;
+}
+
 interface Probe {
   readonly rate_rps: number | 'inf';
   readonly meets_slo: boolean;
@@ -171,23 +179,17 @@ interface MeasuredProbes {
  */
 async function keepProbes(err: unknown, search: MeasuredProbes, paths: RunOutputPaths, io: CliIo): Promise<void> {
   const { probes, records, answer } = search;
-  const files = Object.values(paths).filter((p): p is string => p !== undefined);
   const last = probes[probes.length - 1];
-  if (files.length === 0 || last === undefined) return;
-  const n = probes.length;
-  const at = n + 1;
+  if (last === undefined) return;
+  const at = probes.length + 1;
   const rateOf = (p: Probe): number => (p.rate_rps === 'inf' ? p.request_throughput : p.rate_rps);
   const met = probes.filter((p) => p.meets_slo).sort((a, b) => rateOf(b) - rateOf(a))[0];
   const shown = met ?? last;
-  const cause = err instanceof Error ? err.message : String(err);
-  const { body, verdict } = answer({ maxRateRps: rateOf(shown), result: shown.result }, `the search stopped at probe ${at}: ${cause}`);
-  try {
-    await writeAdaptiveFiles(body, { records, result: shown.result, verdict }, paths);
-    io.stderr.write(`lm-bench: the max-rate search stopped at probe ${at}; the ${n} probe${n === 1 ? '' : 's'} measured before ${n === 1 ? 'is' : 'are'} in ${files.join(', ')}\n`);
-  } catch (e) {
-    io.stderr.write(`lm-bench: the max-rate search stopped at probe ${at}, and its ${n} measured probe${n === 1 ? '' : 's'} could not be written: ${e instanceof Error ? e.message : String(e)}\n`);
-  }
+  const { body, verdict } = answer({ maxRateRps: rateOf(shown), result: shown.result }, `the search stopped at probe ${at}: ${causeOf(err)}`);
+  await keepStopped(`the max-rate search stopped at probe ${at}`, { n: probes.length, noun: 'probe' }, paths, () => writeAdaptiveFiles(body, { records, result: shown.result, verdict }, paths), io);
 }
+
+const causeOf = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
 /** The output files of an adaptive run: its JSON body, every request sent, and the HTML summary. */
 async function writeAdaptiveFiles(body: Record<string, unknown>, done: { records: readonly RequestRecord[]; result: BenchmarkResult; verdict: string }, paths: RunOutputPaths): Promise<void> {

@@ -5,6 +5,7 @@ import type { BenchmarkResult, Energy, RequestRecord } from '../../domain/index.
 import { diagnosisLines, keepUpLine } from '../../diagnose/text.js';
 import type { OutputLengths, SendLateness } from '../../loadgen/index.js';
 import type { TraceReplay } from '../../loadgen/plan.js';
+import type { CliIo } from '../io.js';
 
 /**
  * A replayed trace beside its result (the JSON's \`trace_replay\`): which trace, how much of it, and how
@@ -148,5 +149,25 @@ export function writeOutput(flag: string, path: string, text: string): void {
     writeFile(path, text);
   } catch (err) {
     throw unwritable(flag, path, err instanceof Error ? err.message : String(err), err);
+  }
+}
+
+/**
+ * Writes what a run stopped part-way by an error measured (a sweep's points, a max-rate search's probes,
+ * an slo-hold run's requests) to the output files, before the caller throws the error, and says so:
+ * `stopped` says where it stopped ("the sweep stopped at point 2 of 3"), `n` `noun`s were measured. A
+ * write that fails then is told, not thrown over the cause; nothing is written or said when no output
+ * file was named, or nothing was measured.
+ */
+export async function keepStopped(stopped: string, measured: { readonly n: number; readonly noun: string }, paths: RunOutputPaths, write: () => Promise<void>, io: CliIo): Promise<void> {
+  const files = Object.values(paths).filter((p): p is string => p !== undefined);
+  const { n, noun } = measured;
+  if (files.length === 0 || n === 0) return;
+  const nouns = `${n} ${noun}${n === 1 ? '' : 's'}`;
+  try {
+    await write();
+    io.stderr.write(`lm-bench: ${stopped}; the ${nouns} measured before ${n === 1 ? 'is' : 'are'} in ${files.join(', ')}\n`);
+  } catch (err) {
+    io.stderr.write(`lm-bench: ${stopped}, and its ${n} measured ${noun}${n === 1 ? '' : 's'} could not be written: ${err instanceof Error ? err.message : String(err)}\n`);
   }
 }

@@ -16,7 +16,7 @@ import { powerSpecOfFlags } from '../power-flags.js';
 import { ENDPOINT_FLAG, runAdaptive } from './run-adaptive.js';
 import { parseRateStagesFlag } from '../../workload/stages-flag.js';
 import { requestLatencyLines } from '../../domain/request-latency.js';
-import { noUsageWarning, summaryText, traceReplayLine, traceReplayReport, runOutputPaths, writeOutput, type RunOutput, type RunOutputPaths } from './run-output.js';
+import { keepStopped, noUsageWarning, summaryText, traceReplayLine, traceReplayReport, runOutputPaths, writeOutput, type RunOutput } from './run-output.js';
 import { usage as USAGE } from '../usage/run.js';
 
 
@@ -189,18 +189,6 @@ function validateMerged(raw: Record<string, unknown>, viaFlags: boolean): BenchC
   throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${viaFlags ? 'flags' : 'config'}: ${lines.join('; ')}`, { details: { issues: lines } });
 }
 
-/** Writes the points a stopped sweep measured, and says so; a write that fails then is told, not thrown over the cause. */
-async function keepMeasured(measured: number, of: number, paths: RunOutputPaths, write: () => Promise<void>, io: CliIo): Promise<void> {
-  const files = Object.values(paths).filter((p): p is string => p !== undefined);
-  if (files.length === 0) return;
-  try {
-    await write();
-    io.stderr.write(`lm-bench: the sweep stopped at point ${measured + 1} of ${of}; the ${measured} point${measured === 1 ? '' : 's'} measured before ${measured === 1 ? 'is' : 'are'} in ${files.join(', ')}\n`);
-  } catch (err) {
-    io.stderr.write(`lm-bench: the sweep stopped at point ${measured + 1} of ${of}, and its ${measured} measured point${measured === 1 ? '' : 's'} could not be written: ${err instanceof Error ? err.message : String(err)}\n`);
-  }
-}
-
 export const command: Command = {
   name: 'run',
   summary: 'load runner against an OpenAI-compatible server (like `vllm bench serve`)',
@@ -306,7 +294,7 @@ export const command: Command = {
       }
     } catch (err) {
       // A sweep that stops at a later point (the server went away, Ctrl-C) keeps the points it measured.
-      if (results.length > 0) await keepMeasured(results.length, points.length, paths, writeFiles, io);
+      await keepStopped(`the sweep stopped at point ${results.length + 1} of ${points.length}`, { n: results.length, noun: 'point' }, paths, writeFiles, io);
       throw err;
     } finally {
       process.removeListener('SIGINT', onSignal);

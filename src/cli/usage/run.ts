@@ -25,7 +25,8 @@ Usage: lm-bench run --endpoint URL [--config FILE] [flags]
                          max_tokens = its output tokens; --trace-limit N replays the first N. The result
                          says how late the sends were against the trace's schedule (trace_replay)
   --output FILE          result JSON (one object; a sweep writes one object per line, like --append-result;
-                         a sweep stopped part-way, its server gone or Ctrl-C, writes the points it measured)
+                         a sweep, a max-rate search or an slo-hold run stopped part-way, its server gone
+                         or Ctrl-C, writes what it measured, marked stopped with the cause)
   --html FILE            self-contained HTML summary (tables and plots, no network)
   --records FILE         per-request records as JSON Lines
   --requests-out FILE    one JSON line per request: arrival_s, ttft_ms, itl_ms, e2e_ms, input/output tokens
