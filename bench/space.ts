@@ -74,7 +74,7 @@ const out = [
   ...rows,
   '',
   'Evaluations are distinct CEL evaluations (one per combination of the knobs a rule reads, cached in',
-  'a table per rule). The memory rules C12/C13 read 7 and 8 knobs, so they dominate. Pruning counts',
+  'a table per rule). The memory rules C12/C13 read 7 and 8 knobs (9 and 10 for an MoE model, whose experts shard over DP x TP), so they dominate. Pruning counts',
   'every point of the discretised space exactly (first-match attribution); `feasibleMask` is the batch',
   'check the optimizer uses on candidate sets (tables already warm from the prune).',
   '',

@@ -1,10 +1,10 @@
 import type { KnobValue, ServerConfig } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
-import { contextVars, formatMessage, knobToCel, type CelMap, type CelVars, type Compiled } from './cel.js';
+import { contextVars, formatMessage, knobToCel, readsFor, type CelMap, type CelVars, type Compiled } from './cel.js';
 import type { SpaceContext } from './context.js';
 import { gridValues, type SymbolValue } from './knob.js';
 import type { CompiledRule, SpaceDefinition } from './load.js';
-import { MEMORY_FUNCTIONS, memoryFacts, type MemoryFacts, type MemoryFunctionName } from './memory.js';
+import { MEMORY_FUNCTIONS, memoryFacts, memoryReads, type MemoryFacts, type MemoryFunctionName } from './memory.js';
 
 /**
  * A space bound to one context (GPU, count, model, workload): symbols resolved, each knob's grid as
@@ -137,7 +137,8 @@ export class BoundSpace {
     this.#whenMemo = def.knobs.map(() => new Map<string, boolean>());
     const position = new Map(def.knobs.map((k, i) => [k.knob.name, i]));
     this.tables = def.rules.map((rule) => {
-      const reads = rule.compiled.reads.map((r) => position.get(r) ?? -1);
+      // Over the knobs the rule reads in this context: a dense model's memory ignores DP and EP.
+      const reads = (ctx === undefined ? rule.compiled.reads : readsFor(rule.compiled, ctx.model)).map((r) => position.get(r) ?? -1);
       const strides: number[] = [];
       let size = 1;
       for (const p of reads) {
@@ -165,7 +166,7 @@ export class BoundSpace {
       }
       const known = values instanceof Map ? values.get(cell) : values[cell];
       if (known !== undefined && !Number.isNaN(known)) return known;
-      const facts = memoryFacts(pick(config(), MEMORY_FUNCTIONS[fn].reads), this.#context());
+      const facts = memoryFacts(pick(config(), memoryReads(fn, this.#context().model)), this.#context());
       // Every field this table caches gets the cell: built-ins reading the same knobs share it.
       for (const [f, v] of t.values) {
         if (v instanceof Map) remember(v, cell, facts[f]);
@@ -180,7 +181,7 @@ export class BoundSpace {
     let t = this.#memByFn.get(fn);
     if (t !== undefined) return t;
     // Built-ins reading the same knobs share one table of facts.
-    const reads = MEMORY_FUNCTIONS[fn].reads as readonly string[];
+    const reads = memoryReads(fn, this.#context().model);
     const sig = reads.join(',');
     t = this.#memTables.get(sig);
     if (t === undefined) {
@@ -201,7 +202,7 @@ export class BoundSpace {
 
   /** The simulator's facts for the knobs a built-in reads (the others defaulted: its value ignores them). */
   #factsFor(fn: MemoryFunctionName, config: ServerConfig): MemoryFacts {
-    const reads: readonly string[] = MEMORY_FUNCTIONS[fn].reads;
+    const reads = memoryReads(fn, this.#context().model);
     const sub = pick(config, reads);
     const key = `${reads.join(',')}|${reads.map((r) => String((sub as Record<string, unknown>)[r])).join('|')}`;
     let facts = this.#memo.get(key);

@@ -3,7 +3,7 @@ import type { KnobValue, ServerConfig } from '../domain/index.js';
 import { Hardware, ModelSpec, checkpointQuantMethod, maxLength, maxRequestTokens, quantGroupColumns } from '../domain/index.js';
 import { LmBenchError } from '../errors.js';
 import type { SpaceContext } from './context.js';
-import { MEMORY_FUNCTIONS, type MemoryFacts, type MemoryFunctionName } from './memory.js';
+import { MEMORY_FUNCTIONS, memoryReads, type MemoryFacts, type MemoryFunctionName } from './memory.js';
 
 /**
  * The safe expression engine for rules, defaults, activation conditions and symbols: CEL
@@ -27,8 +27,12 @@ export interface CelVars {
 
 export interface Compiled {
   readonly source: string;
-  /** Knobs of the space the expression reads (a memory built-in reads the knobs its simulator formula reads). */
+  /** Knobs of the space the expression reads (a memory built-in reads the knobs its simulator formula reads, for any model). */
   readonly reads: readonly string[];
+  /** Of `reads`, those it names as `config.x` (or all, when it uses `config` whole): read whatever the model. */
+  readonly direct: readonly string[];
+  /** The memory built-ins it calls: what they read depends on the model (`memoryReads`). */
+  readonly memoryCalls: readonly MemoryFunctionName[];
   readonly usesMemory: boolean;
   run(vars: CelVars): unknown;
 }
@@ -193,9 +197,9 @@ export class CelEngine {
     const guarded = new Set([...text.matchAll(/\bhas\s*\(\s*config\s*\.\s*([a-z_][a-z0-9_]*)\s*\)/g)].map((m) => m[1] ?? ''));
     // `config` used whole (passed to a function, indexed, sized) reads every knob.
     const whole = /\bconfig\b(?!\s*\.)/.test(text.replace(new RegExp(`\\b(${Object.keys(MEMORY_FUNCTIONS).join('|')})\\s*\\(\\s*config\\s*\\)`, 'g'), ''));
-    const reads = new Set<string>();
+    const direct = new Set<string>();
     for (const n of named) {
-      if (knobs.includes(n)) reads.add(n);
+      if (knobs.includes(n)) direct.add(n);
       else if (opts.later?.includes(n) === true) fail(`reads config.${n}, which is declared after this knob; a condition may read only knobs declared before it (move ${n} above)`);
       else if (!guarded.has(n)) fail(`reads config.${n}, which is not a knob of this space (guard optional knobs with has(config.${n}))`);
     }
@@ -207,11 +211,14 @@ export class CelEngine {
         fail(`reads ${root}.${field}, which no ${root} has; known: ${CONTEXT_FIELDS[root].join(', ')}`);
       }
     }
+    if (whole) for (const n of knobs) direct.add(n);
+    const reads = new Set(direct);
     for (const f of called) for (const n of MEMORY_FUNCTIONS[f].reads) if (knobs.includes(n)) reads.add(n);
-    if (whole) for (const n of knobs) reads.add(n);
     return {
       source,
       reads: knobs.filter((k) => reads.has(k)),
+      direct: knobs.filter((k) => direct.has(k)),
+      memoryCalls: called,
       usesMemory,
       run: (vars): unknown => {
         const out: unknown = fn(vars);
@@ -219,6 +226,18 @@ export class CelEngine {
       },
     };
   }
+}
+
+/**
+ * The knobs an expression reads in a context with this model, in the space's order: its `reads` less
+ * those only its memory built-ins would read and this model's memory ignores (a dense model's
+ * data_parallel_size, enable_expert_parallel). A rule table over these is as exact as over `reads`,
+ * and smaller by those knobs' grids.
+ */
+export function readsFor(expr: Compiled, model: ModelSpec): readonly string[] {
+  if (expr.memoryCalls.length === 0) return expr.reads;
+  const memory = new Set(expr.memoryCalls.flatMap((f) => memoryReads(f, model)));
+  return expr.reads.filter((k) => memory.has(k) || expr.direct.includes(k));
 }
 
 /** Fills `{config.x}`, `{model.x}`, `{hardware.x}`, `{workload.x}` and `{memory.x}` in a rule message. */

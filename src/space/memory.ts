@@ -1,4 +1,4 @@
-import type { ServerConfig } from '../domain/index.js';
+import type { ModelSpec, ServerConfig } from '../domain/index.js';
 import { CONTEXT_RESERVED_GIB, memoryModel, resolveConfig, type MemoryBreakdown } from '../physics/index.js';
 import type { SpaceContext } from './context.js';
 
@@ -25,7 +25,10 @@ export interface MemoryFacts {
 interface MemoryFunction {
   readonly type: 'int' | 'double';
   readonly field: keyof MemoryFacts;
-  /** The knobs the simulator's formula for this value reads (the rest of the config is defaulted). */
+  /**
+   * The knobs the simulator's formula for this value reads (the rest of the config is defaulted), for
+   * any model: `memoryReads` drops those a dense model's value ignores.
+   */
   readonly reads: readonly string[];
   readonly description: string;
 }
@@ -74,6 +77,23 @@ export type MemoryFunctionName = keyof typeof MEMORY_FUNCTIONS;
 
 /** Every knob some memory built-in reads. */
 export const MEMORY_READS: readonly string[] = [...new Set(Object.values(MEMORY_FUNCTIONS).flatMap((f) => f.reads))];
+
+/**
+ * Knobs a memory value reads only through an MoE model's expert layout (`src/physics/weights.ts`
+ * `moeLayout`: the experts shard over DP × TP, whole experts per rank with expert parallelism). A
+ * dense model's memory per GPU is one replica's and ignores them; a rule table reading them anyway
+ * grows by the DP grid (8 replica counts on 8 GPUs) for nothing.
+ */
+const EXPERT_LAYOUT_KNOBS: ReadonlySet<string> = new Set(['data_parallel_size', 'enable_expert_parallel']);
+
+const DENSE_READS: ReadonlyMap<MemoryFunctionName, readonly string[]> = new Map(
+  (Object.keys(MEMORY_FUNCTIONS) as MemoryFunctionName[]).map((fn) => [fn, (MEMORY_FUNCTIONS[fn].reads as readonly string[]).filter((r) => !EXPERT_LAYOUT_KNOBS.has(r))]),
+);
+
+/** The knobs a built-in's value reads for this model (`test/space/memory.test.ts` checks both kinds against the simulator). */
+export function memoryReads(fn: MemoryFunctionName, model: ModelSpec): readonly string[] {
+  return (model.moe === null ? DENSE_READS.get(fn) : undefined) ?? MEMORY_FUNCTIONS[fn].reads;
+}
 
 /** The facts for a (possibly partial) config: unset knobs take vLLM's defaults, which the value does not depend on. */
 export function memoryFacts(config: ServerConfig, ctx: SpaceContext): MemoryFacts {

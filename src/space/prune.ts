@@ -43,8 +43,9 @@ export interface Costliest {
 
 /**
  * What an exact count may cost before it gives way to an estimate: rule evaluations (each may run
- * the memory model) and walk steps. The shipped space on 8 GPUs costs about 3×10^6 evaluations; a
- * file with fine steps on a dozen knobs would cost 10^12 and more (it never finished).
+ * the memory model) and walk steps. The shipped space on 8 GPUs costs about 8.5×10^5 evaluations
+ * for a dense model and 3–6×10^6 for an MoE model (whose memory also reads DP and EP); a file with
+ * fine steps on a dozen knobs would cost 10^12 and more (it never finished).
  */
 export const EXACT_BUDGET = { evaluations: 8_000_000, steps: 100_000_000 } as const;
 /** A rule table this many times the evaluation budget is not even tried (the walk cannot finish within it). */
