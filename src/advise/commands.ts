@@ -1,6 +1,5 @@
-import { configAssignments, formatSloString, vllmServeArgs, type MeasureCommands, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
+import { configAssignments, formatSloString, unservableModelFile, vllmServeArgs, type MeasureCommands, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
 import type { Catalog } from '../catalog/index.js';
-import { basename, dirname, isAbsolute } from 'node:path';
 import { shellQuote } from '../util/shell.js';
 
 /**
@@ -28,39 +27,8 @@ export interface Deployment {
   readonly keepPrecision?: boolean | undefined;
 }
 
-/**
- * The file a model was derived from when it is a local JSON file other than a `config.json` (`--model
- * ./my-model.json`), else null. Its spec's `hf_name` is then the file's directory, which vLLM cannot
- * serve: `vllm serve DIR` reads DIR/config.json (absent, or another model's) and the weights beside it.
- * The resolver writes a local file's spec `source` as its absolute path (a cached hub file's with
- * " (revision R)" after it, always a config.json).
- */
-export function unservableModelFile(model: Pick<ModelSpec, 'hf_name' | 'source'>): string | null {
-  const file = model.source.replace(/ \(revision [^)]*\)$/, '');
-  if (!isAbsolute(file) || basename(file) === 'config.json' || dirname(file) !== model.hf_name) return null;
-  return file;
-}
-
-/** What the printed `vllm serve` commands name when the model's own directory cannot be served: to be replaced, and failing loudly if it is not. */
-export const CHECKPOINT_PLACEHOLDER = '<CHECKPOINT_DIR_OR_HF_ID>';
-
-/**
- * The spec as the printed commands serve it: `hf_name` is what `vllm serve` and the config file's
- * `model:` are given. Unchanged unless the model came from a JSON file other than a config.json; then
- * CHECKPOINT_PLACEHOLDER, which the answer's warning (`servedModelWarning`) tells the user to replace.
- */
-export function servableModel(model: ModelSpec): ModelSpec {
-  return unservableModelFile(model) === null ? model : { ...model, hf_name: CHECKPOINT_PLACEHOLDER };
-}
-
-/** Why the commands name CHECKPOINT_PLACEHOLDER, or nothing when they name the model itself. */
-export function servedModelWarning(model: Pick<ModelSpec, 'hf_name' | 'source'>): string[] {
-  const file = unservableModelFile(model);
-  if (file === null) return [];
-  return [
-    `the model was read from ${file}, not a checkpoint's config.json: vLLM serves a directory holding config.json and the weights, or a Hugging Face id, so the vllm commands here name ${CHECKPOINT_PLACEHOLDER}; put the checkpoint's directory or Hugging Face id in its place`,
-  ];
-}
+// Which model the commands can serve, and why they name a placeholder: one rule for recommend and tune (domain/served-model.ts).
+export { CHECKPOINT_PLACEHOLDER, servableModel, servedModelWarning, unservableModelFile } from '../domain/index.js';
 
 /**
  * What the model file's own `_name_or_path` suggests serving in the placeholder's place, in words: the

@@ -1,5 +1,5 @@
 import type { Catalog } from '../catalog/index.js';
-import { meetsSlo, vllmServeArgs, type KnobValue, type ServerConfig, type StudySpec, type Trial } from '../domain/index.js';
+import { meetsSlo, servableModel, vllmServeArgs, type KnobValue, type ServerConfig, type StudySpec, type Trial } from '../domain/index.js';
 import { targetsOf, type TargetName, type TargetValues } from '../surrogate/targets.js';
 import { meetsConstraints, pickRule, sloConstraints } from '../optimize/objectives.js';
 import type { PriorSimulator } from '../calibration/prior-simulator.js';
@@ -104,6 +104,7 @@ export function explainStudyPick(opts: ExplainStudyOptions): StudyExplanation {
     simplification,
     attribution: attributePath({ target: s.config, rule, evaluate, feasible: judges.feasible }),
     warnings: [...contextWarnings(sparse, ctx.model, ctx.workload), ...oomWarnings(s.config)],
-    vllm_command: shellQuote(['vllm', ...vllmServeArgs(ctx.model.hf_name, sparse)]),
+    // Served as the summary's command is (domain/served-model.ts), whose warning says why.
+    vllm_command: shellQuote(['vllm', ...vllmServeArgs(servableModel(ctx.model).hf_name, sparse)]),
   };
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BenchmarkResult, Diagnosis, Hardware, ModelSpec, Study, StudySpec, Trial } from '../domain/index.js';
 import { withDiagnosis } from '../diagnose/classify.js';
-import { Cost, costOf, meetsSlo, ServerConfig, StudyObjective, vllmServeArgs } from '../domain/index.js';
+import { Cost, costOf, meetsSlo, servableModel, servedModelWarning, ServerConfig, StudyObjective, vllmServeArgs } from '../domain/index.js';
 import { defaultCatalog } from '../catalog/index.js';
 import { loadPrices, type Prices } from '../cost/prices.js';
 import { goodputOutputTokS } from '../cost/result-cost.js';
@@ -68,6 +68,11 @@ export const StudyRecommendation = z.object({
   config: ServerConfig,
   vllm_command: z.string(),
   vllm_config_yaml: z.string(),
+  /**
+   * Why the commands are not to be pasted as printed: a model read from a JSON file other than a
+   * config.json is served as a placeholder to replace (domain/served-model.ts), as `recommend` prints it.
+   */
+  warnings: z.array(z.string()),
   /** Its metrics: the mean over its measurements (`measurements`) when it was measured more than once. */
   measured: TrialMetrics,
   /** The trials that measured this configuration. */
@@ -153,6 +158,8 @@ export function summarizeStudy(opts: {
 }): StudySummary {
   const changes = opts.numericsChanges ?? (() => []);
   const { study, model } = opts;
+  // The model as the printed commands serve it (domain/served-model.ts), as `recommend` prints it.
+  const served = servableModel(model);
   const deployment = opts.hardware === undefined ? undefined : { hardware: opts.hardware, model };
   const gpus = study.spec.hardware.count;
   const firstOf = new Map<string, number>();
@@ -202,8 +209,9 @@ export function summarizeStudy(opts: {
       rule: measuredPickText(objective),
       trial: firstNumber(best),
       config: best.config,
-      vllm_command: shellQuote(['vllm', ...vllmServeArgs(model.hf_name, best.config)]),
-      vllm_config_yaml: vllmConfigYaml(model, best.config),
+      vllm_command: shellQuote(['vllm', ...vllmServeArgs(served.hf_name, best.config)]),
+      vllm_config_yaml: vllmConfigYaml(served, best.config),
+      warnings: servedModelWarning(model),
       measured,
       measurements: best.measured.map((t) => t.number),
       tied_with: ranked
@@ -225,7 +233,7 @@ export function summarizeStudy(opts: {
           : {
               trial: firstNumber(keeper),
               config: keeper.config,
-              vllm_command: shellQuote(['vllm', ...vllmServeArgs(model.hf_name, keeper.config)]),
+              vllm_command: shellQuote(['vllm', ...vllmServeArgs(served.hf_name, keeper.config)]),
               measured: meanMetrics(keeper.measured, gpus),
               throughput_vs_pick_pct: (keeper.meanThroughput / best.meanThroughput - 1) * 100,
             },
@@ -357,6 +365,7 @@ export function formatSummary(s: StudySummary): string {
   } else {
     lines.push('', `Recommended (trial ${r.trial}, ${times}; clear of the others beyond ${noise}):`, `  ${r.vllm_command}`);
   }
+  for (const w of r.warnings) lines.push(`  Warning: ${w}`);
   lines.push(`  output ${m.output_throughput.toFixed(0)} tok/s (${m.output_throughput_per_gpu.toFixed(0)} per GPU), p99 TTFT ${m.p99_ttft_ms.toFixed(0)} ms, p99 ITL ${m.p99_itl_ms.toFixed(1)} ms, p99 TPOT ${m.p99_tpot_ms.toFixed(1)} ms`);
   if (m.energy_per_output_token_j !== null) {
     const perTokJ = m.energy_per_output_token_j;

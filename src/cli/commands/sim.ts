@@ -2,8 +2,8 @@ import { diagnosisLines, keepUpLine } from '../../diagnose/text.js';
 import { loadPrices } from '../../cost/prices.js';
 import { withCost } from '../../cost/result-cost.js';
 import type { Cost } from '../../domain/index.js';
-import { closeSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import type { Command, CliIo } from '../io.js';
 import { writeJson } from '../io.js';
 import { numberFlag, parseFlags, requireFlag } from '../args.js';
@@ -23,6 +23,7 @@ import { parseRateStagesFlag } from '../../workload/stages-flag.js';
 import { profileFromFlags, vllmVersionFlag } from '../sim-profile-flag.js';
 import { resolveGpuFlag, resolveModelFlag } from '../model-flag.js';
 import { usage as USAGE } from '../usage/sim.js';
+import { OrderedLines, removeWhenGone } from '../ordered-lines.js';
 
 
 
@@ -333,6 +334,7 @@ async function runCmd(argv: readonly string[], io: CliIo): Promise<number> {
   const requestsOut = requestsPath === undefined ? null : new OrderedLines('requests-out', requestsPath);
   const recordsOut = recordsPath === undefined ? null : new OrderedLines('records', recordsPath);
   const streams = [requestsOut, recordsOut].filter((x): x is OrderedLines => x !== null);
+  if (streams.length > 0) removeWhenGone(streams.map((f) => f.partial));
   const onRecord =
     streams.length === 0
       ? undefined
@@ -373,81 +375,6 @@ function printResult(io: CliIo, simulated: BenchmarkResult, json: boolean, sourc
     // Why the run missed its SLOs or saturated, and the knobs to try, as `run` prints it after its figures.
     const why = diagnosisLines(result.diagnosis).map((l) => `${l}\n`).join('');
     io.stdout.write(`${traceLine}${formatResultText(result)}${why}${costLine(result.cost ?? null)}Simulator profile: ${source}\n`);
-  }
-}
-
-/**
- * A JSON Lines file written while the run goes, in the workload's order: answers complete out of order,
- * so a request's line waits until every earlier one is out, then goes with its neighbours in writes of
- * about a megabyte. It is written beside its path and renamed onto it once the run succeeded, so a run
- * that fails leaves the path as it was (the whole file used to be written at the end).
- */
-class OrderedLines {
-  private readonly pending = new Map<number, string>();
-  private next = 0;
-  private buffered: string[] = [];
-  private bufferedChars = 0;
-  private fd: number | null = null;
-  private done = false;
-  private readonly partial: string;
-  private readonly flag: string;
-  private readonly path: string;
-
-  constructor(flag: string, path: string) {
-    this.flag = flag;
-    this.path = path;
-    this.partial = `${path}.${process.pid}.partial`;
-  }
-
-  put(position: number, line: string): void {
-    this.pending.set(position, line);
-    for (let l = this.pending.get(this.next); l !== undefined; l = this.pending.get(this.next)) {
-      this.pending.delete(this.next++);
-      this.buffered.push(l);
-      this.bufferedChars += l.length;
-    }
-    if (this.bufferedChars >= 1 << 20) this.flush();
-  }
-
-  /** Every line out, the file in place. */
-  finish(): void {
-    this.flush();
-    this.io(() => {
-      closeSync(this.fd as number);
-      this.fd = null;
-      renameSync(this.partial, this.path);
-    });
-    this.done = true;
-  }
-
-  /** A run that failed: the partial file removed (nothing once finished). */
-  discard(): void {
-    if (this.done) return;
-    if (this.fd !== null) closeSync(this.fd);
-    this.fd = null;
-    rmSync(this.partial, { force: true });
-  }
-
-  private flush(): void {
-    this.io(() => {
-      if (this.fd === null) {
-        mkdirSync(dirname(this.path), { recursive: true });
-        this.fd = openSync(this.partial, 'w');
-      }
-      writeSync(this.fd, this.buffered.join(''));
-    });
-    this.buffered = [];
-    this.bufferedChars = 0;
-  }
-
-  /** A write the user's path refused is their error, with the flag (run-output.ts `writeOutput` words it so). */
-  private io(f: () => void): void {
-    try {
-      f();
-    } catch (err) {
-      const why = err instanceof Error ? err.message : String(err);
-      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${this.flag} ${this.path}: cannot write there (${why})`, { cause: err, details: { field: this.flag, value: this.path } });
-    }
   }
 }
 

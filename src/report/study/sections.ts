@@ -122,7 +122,7 @@ ${
     : `<p><b>No single winner.</b> Trial ${rec.trial} has the best mean (${figure(m.output_throughput, m.energy_per_output_token_j)}), but ${rec.tied_with.map((t) => `trial ${t.trial} (${figure(t.output_throughput, t.energy_per_output_token_j)}${t.measurements > 1 ? `, ${t.measurements} runs` : ''})`).join(', ')} ${rec.tied_with.length === 1 ? 'is' : 'are'} within the ${escapeHtml(noise)} of it: any of them will do, and more measurements would tell them apart. Trial ${rec.trial}’s configuration is shown. The rule: ${escapeHtml(rec.rule)}.</p>`
 }
 ${cost}
-<h3>Command line</h3><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(rec.vllm_command)}</pre>
+<h3>Command line</h3><pre style="white-space:pre-wrap;overflow-wrap:anywhere">${escapeHtml(rec.vllm_command)}</pre>${rec.warnings.map((w) => `<p><b>Warning:</b> ${escapeHtml(w)}</p>`).join('')}
 <h3><code>vllm serve --config config.yaml</code></h3><pre>${escapeHtml(rec.vllm_config_yaml)}</pre>
 ${numerics}
 ${table}
