@@ -45,32 +45,69 @@ export function latencies(records: readonly RequestRecord[]): PerRequestLatencie
   return { ttftS, tpotS, itlS, e2elS };
 }
 
-function isGood(r: RequestRecord, slo: RequestSlo): boolean {
-  const chunks = r.chunk_times_s;
-  const ttftMs = ((chunks[0] as number) - r.send_time_s) * 1000;
-  const e2elMs = ((chunks[chunks.length - 1] as number) - r.send_time_s) * 1000;
-  const tpotMs = r.output_tokens > 1 ? (e2elMs - ttftMs) / (r.output_tokens - 1) : 0;
+/**
+ * Whether a request meets every per-request threshold (vLLM's `--goodput`, inclusive), from its send,
+ * first- and last-token times: the records' reading here and the simulator's lean one (sim/result.ts).
+ */
+export function meetsRequestSlo(sendS: number, firstS: number, lastS: number, outputTokens: number, slo: RequestSlo): boolean {
+  const ttftMs = (firstS - sendS) * 1000;
+  const e2elMs = (lastS - sendS) * 1000;
+  const tpotMs = outputTokens > 1 ? (e2elMs - ttftMs) / (outputTokens - 1) : 0;
   if (slo.ttft_ms !== undefined && ttftMs > slo.ttft_ms) return false;
   if (slo.tpot_ms !== undefined && tpotMs > slo.tpot_ms) return false;
   if (slo.e2el_ms !== undefined && e2elMs > slo.e2el_ms) return false;
   return true;
 }
 
-/** Peak number of requests in flight over [send, send + latency), departures before arrivals at ties. */
-export function maxConcurrent(records: readonly RequestRecord[]): number {
-  const events: [number, number][] = [];
-  for (const r of records) {
-    if (!isSuccess(r)) continue;
-    events.push([r.send_time_s, 1], [r.chunk_times_s[r.chunk_times_s.length - 1] as number, -1]);
-  }
-  events.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+function isGood(r: RequestRecord, slo: RequestSlo): boolean {
+  const chunks = r.chunk_times_s;
+  return meetsRequestSlo(r.send_time_s, chunks[0] as number, chunks[chunks.length - 1] as number, r.output_tokens, slo);
+}
+
+/** Peak number of requests in flight over [send, last token), departures before arrivals at ties. */
+export function peakInFlight(sends: readonly number[], lasts: readonly number[]): number {
+  const s = Float64Array.from(sends).sort();
+  const l = Float64Array.from(lasts).sort();
+  let i = 0;
+  let j = 0;
   let cur = 0;
   let peak = 0;
-  for (const [, d] of events) {
-    cur += d;
-    if (cur > peak) peak = cur;
+  while (i < s.length) {
+    if (j < l.length && (l[j] as number) <= (s[i] as number)) {
+      cur--;
+      j++;
+    } else {
+      cur++;
+      i++;
+      if (cur > peak) peak = cur;
+    }
   }
   return peak;
+}
+
+/** `peakInFlight` of a run's successful requests. */
+export function maxConcurrent(records: readonly RequestRecord[]): number {
+  const ok = records.filter(isSuccess);
+  return peakInFlight(
+    ok.map((r) => r.send_time_s),
+    ok.map((r) => r.chunk_times_s[r.chunk_times_s.length - 1] as number),
+  );
+}
+
+/** Each of vLLM's four latency metrics' summary as the result's seven fields (mean_ttft_ms … p99_e2el_ms). */
+export function latencyStats(byMetric: Readonly<Record<(typeof RESULT_METRICS)[number], Summary>>): Record<StatKey, number> {
+  const stats = {} as Record<StatKey, number>;
+  for (const m of RESULT_METRICS) {
+    const x = byMetric[m];
+    stats[`mean_${m}_ms`] = x.mean;
+    stats[`median_${m}_ms`] = x.median;
+    stats[`std_${m}_ms`] = x.std;
+    stats[`p50_${m}_ms`] = x.p50;
+    stats[`p90_${m}_ms`] = x.p90;
+    stats[`p95_${m}_ms`] = x.p95;
+    stats[`p99_${m}_ms`] = x.p99;
+  }
+  return stats;
 }
 
 /** Peak chunks in any 1-s bin counted from the earliest successful start (a chunk rate, as vLLM's). */
@@ -109,17 +146,6 @@ export function computeMetrics(records: readonly RequestRecord[], opts: MetricsO
     itl: summarize(lat.itlS, 1000),
     e2el: summarize(lat.e2elS, 1000),
   };
-  const stats = {} as Record<StatKey, number>;
-  for (const m of RESULT_METRICS) {
-    const s = byMetric[m];
-    stats[`mean_${m}_ms`] = s.mean;
-    stats[`median_${m}_ms`] = s.median;
-    stats[`std_${m}_ms`] = s.std;
-    stats[`p50_${m}_ms`] = s.p50;
-    stats[`p90_${m}_ms`] = s.p90;
-    stats[`p95_${m}_ms`] = s.p95;
-    stats[`p99_${m}_ms`] = s.p99;
-  }
   const goodSlo = opts.goodput;
   const good = goodSlo === undefined ? null : ok.filter((r) => isGood(r, goodSlo)).length;
   return {
@@ -134,6 +160,6 @@ export function computeMetrics(records: readonly RequestRecord[], opts: MetricsO
     total_token_throughput: per(totalIn + totalOut),
     max_output_tokens_per_s: maxChunksPerSecond(records),
     max_concurrent_requests: maxConcurrent(records),
-    ...stats,
+    ...latencyStats(byMetric),
   };
 }

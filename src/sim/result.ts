@@ -1,6 +1,6 @@
-import type { BenchmarkMetrics, BenchmarkResult, Energy, HardwareRef, ModelSpec, RequestRecord, RequestSlo, ResolvedServerConfig, ServerMetrics, Slo, StatKey, Workload } from '../domain/index.js';
-import { energyOf, energyUnavailable, RESULT_METRICS, withoutTraceData } from '../domain/index.js';
-import { errorSamples, percentileSorted, summarize, type Summary } from '../metrics/index.js';
+import type { BenchmarkMetrics, BenchmarkResult, Energy, HardwareRef, ModelSpec, RequestRecord, RequestSlo, ResolvedServerConfig, ServerMetrics, Slo, Workload } from '../domain/index.js';
+import { energyOf, energyUnavailable, withoutTraceData, type RESULT_METRICS } from '../domain/index.js';
+import { errorSamples, latencyStats, meetsRequestSlo, peakInFlight, percentileSorted, summarize, type Summary } from '../metrics/index.js';
 import { concurrencyCap, offeredRate } from '../workload/sample.js';
 import type { DesOutput, DesRequest } from './engine.js';
 import type { WeightedSample } from './weighted.js';
@@ -118,7 +118,7 @@ export function desMetrics(des: DesOutput, itl: WeightedSample, rate: TokenRate,
     totalOut += sim.numOutput;
     sends.push(r.sendS);
     lasts.push(last);
-    if (goodput !== undefined && isGood(first, last, r.sendS, sim.numOutput, goodput)) good++;
+    if (goodput !== undefined && meetsRequestSlo(r.sendS, first, last, sim.numOutput, goodput)) good++;
   }
   const completed = ttftS.length;
   const duration = des.requests.length === 0 ? 0 : Math.max(0, end - start);
@@ -129,17 +129,6 @@ export function desMetrics(des: DesOutput, itl: WeightedSample, rate: TokenRate,
     itl: itl.summary(1000),
     e2el: summarize(e2elS, 1000),
   };
-  const stats = {} as Record<StatKey, number>;
-  for (const m of RESULT_METRICS) {
-    const x = byMetric[m];
-    stats[`mean_${m}_ms`] = x.mean;
-    stats[`median_${m}_ms`] = x.median;
-    stats[`std_${m}_ms`] = x.std;
-    stats[`p50_${m}_ms`] = x.p50;
-    stats[`p90_${m}_ms`] = x.p90;
-    stats[`p95_${m}_ms`] = x.p95;
-    stats[`p99_${m}_ms`] = x.p99;
-  }
   return {
     duration,
     completed,
@@ -152,40 +141,8 @@ export function desMetrics(des: DesOutput, itl: WeightedSample, rate: TokenRate,
     total_token_throughput: per(totalIn + totalOut),
     max_output_tokens_per_s: rate.peak(),
     max_concurrent_requests: peakInFlight(sends, lasts),
-    ...stats,
+    ...latencyStats(byMetric),
   };
-}
-
-/** metrics/benchmark.ts `isGood` on a request's first and last token times. */
-function isGood(firstS: number, lastS: number, sendS: number, outputTokens: number, slo: RequestSlo): boolean {
-  const ttftMs = (firstS - sendS) * 1000;
-  const e2elMs = (lastS - sendS) * 1000;
-  const tpotMs = outputTokens > 1 ? (e2elMs - ttftMs) / (outputTokens - 1) : 0;
-  if (slo.ttft_ms !== undefined && ttftMs > slo.ttft_ms) return false;
-  if (slo.tpot_ms !== undefined && tpotMs > slo.tpot_ms) return false;
-  if (slo.e2el_ms !== undefined && e2elMs > slo.e2el_ms) return false;
-  return true;
-}
-
-/** metrics/benchmark.ts `maxConcurrent`: the most requests between send and last token, departures first at ties. */
-function peakInFlight(sends: readonly number[], lasts: readonly number[]): number {
-  const s = Float64Array.from(sends).sort();
-  const l = Float64Array.from(lasts).sort();
-  let i = 0;
-  let j = 0;
-  let cur = 0;
-  let peak = 0;
-  while (i < s.length) {
-    if (j < l.length && (l[j] as number) <= (s[i] as number)) {
-      cur--;
-      j++;
-    } else {
-      cur++;
-      i++;
-      if (cur > peak) peak = cur;
-    }
-  }
-  return peak;
 }
 
 export function serverMetrics(des: DesOutput, memory: MemoryBreakdown): ServerMetrics {
