@@ -1,4 +1,5 @@
 import { meetsSlo, sloField, SLO_KEYS, type BenchmarkResult, type ModelSpec, type ServerConfig, type Slo, type Workload } from '../domain/index.js';
+import type { RunFilter, Store } from '../store/index.js';
 import type { Answer } from './answer.js';
 import { servableModel, vllmServeCommand } from './commands.js';
 
@@ -7,8 +8,9 @@ import { servableModel, vllmServeCommand } from './commands.js';
  * to pick anything said nothing meets the SLOs while a run in the history had met them): measured runs
  * of the question's deployment, on the same load, whose own figures met the SLOs. An answer with no pick
  * names them, marked measured, not predicted, in its trust reasons (the JSON's `trust.reasons`; the text
- * prints them under the verdict). Pure: the caller reads the runs from the store (the CLI), so an answer
- * the service caches still depends on the question and the model alone.
+ * prints them under the verdict). `withMeasuredEvidence` is pure; `withHistoryEvidence` reads the runs
+ * from the store for the CLI and the service alike (the service applies it after its answer cache, so a
+ * cached answer still depends on the question and the model alone).
  */
 export interface MeasuredRun {
   readonly id: number;
@@ -92,4 +94,20 @@ export function withMeasuredEvidence<A extends Answer>(a: A, runs: readonly Meas
   if (met.length === 0) return a;
   const more = met.length > MAX_NAMED ? [`${MEASURED_PREFIX} ${met.length - MAX_NAMED} more runs in the history met your SLOs on this workload`] : [];
   return { ...a, trust: { ...a.trust, level: 'thin', reasons: [...measuredReasons(met, q, model), ...more, ...a.trust.reasons] } };
+}
+
+/** The history's runs an answer's evidence is drawn from: the question's GPU, GPU count and model. */
+export function evidenceFilter(q: { readonly gpu: string; readonly gpus: number; readonly model: string }): RunFilter {
+  return { model: q.model, gpu: q.gpu, gpuCount: q.gpus };
+}
+
+/**
+ * The answer with the history's measured evidence: where nothing is picked, the store's runs of the
+ * question's deployment that met its SLOs on its load are named (`withMeasuredEvidence`). The runs are
+ * read only when the answer has no pick.
+ */
+export function withHistoryEvidence<A extends Answer>(a: A, store: Pick<Store, 'listRuns'>, q: MeasuredQuestion & { readonly gpu: string; readonly model: string }, model: ModelSpec): A {
+  if (a.best !== null) return a;
+  const runs: MeasuredRun[] = store.listRuns(evidenceFilter(q)).map((r) => ({ id: r.id, config: r.server_config, result: r.result, workload: r.workload, unavailable: r.meta.unavailable }));
+  return withMeasuredEvidence(a, runs, q, model);
 }

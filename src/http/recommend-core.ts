@@ -3,10 +3,8 @@ import { defaultCatalog } from '../catalog/index.js';
 import { deserializeSurrogate } from '../surrogate/surrogate.js';
 import { simulatedAnswer } from '../advise/simulated-answer.js';
 import { cachedSimulator, priorSimulator, type PriorRun, type PriorSimulator } from '../calibration/prior-simulator.js';
-import { withMeasuredEvidence, type MeasuredRun } from '../advise/measured.js';
-import type { ModelSpec } from '../domain/index.js';
 import { loadSpace, type SearchSpace } from '../space/index.js';
-import type { ModelRecord, RunFilter, Store } from '../store/store.js';
+import type { ModelRecord, Store } from '../store/store.js';
 
 /**
  * One recommendation in the service, the same core as `lm-bench recommend` (src/advise). Runs in the
@@ -61,19 +59,3 @@ export function simulatedFor(store: Store | null, spacePath: string, q: Question
   return priceAnswer(simulatedAnswer({ question: q, space: spaceAt(spacePath), catalog, simulator }), q, catalog);
 }
 
-/** The history's runs an answer's evidence is drawn from: the question's GPU, GPU count and model, as `lm-bench recommend` reads them. */
-export function evidenceFilter(q: Pick<Question, 'gpu' | 'gpus' | 'model'>): RunFilter {
-  return { model: q.model, gpu: q.gpu, gpuCount: q.gpus };
-}
-
-/**
- * The answer with the history's measured evidence (advise/measured.ts `withMeasuredEvidence`), as the
- * CLI gives it: where nothing is picked, the store's runs of the question's deployment that met its SLOs
- * on its load are named. Applied on the request thread, after the answer cache: the cached answer depends
- * on the question and the model alone, the evidence on the runs stored since.
- */
-export function withHistoryEvidence(a: Answer, store: Store, q: Question, model: ModelSpec): Answer {
-  if (a.best !== null) return a;
-  const runs: MeasuredRun[] = store.listRuns(evidenceFilter(q)).map((r) => ({ id: r.id, config: r.server_config, result: r.result, workload: r.workload, unavailable: r.meta.unavailable }));
-  return withMeasuredEvidence(a, runs, q, model);
-}

@@ -8,7 +8,8 @@ import { SURROGATE_KIND, selectSurrogate } from '../surrogate/registry.js';
 import { spaceEncoder } from '../optimize/space-source.js';
 import type { ModelInfo, Store } from '../store/store.js';
 import { defaultCatalog } from '../catalog/index.js';
-import { evidenceFilter, spaceAt, withHistoryEvidence, type Answer, type Question } from './recommend-core.js';
+import { evidenceFilter, withHistoryEvidence } from '../advise/measured.js';
+import { spaceAt, type Answer, type Question } from './recommend-core.js';
 import type { RecommendResult, RecommendTask } from './recommend.worker.js';
 
 /**
@@ -20,7 +21,7 @@ import type { RecommendResult, RecommendTask } from './recommend.worker.js';
  * model id: a newer saved model makes new keys, and identical questions in flight share one computation.
  * A study's fit (a newer model in a study's slot) is the exception: the answer last computed for the
  * question is served until the fit's own is. An answer with no pick is served with the history's
- * measured evidence (recommend-core.ts `withHistoryEvidence`, as `lm-bench recommend` gives it), read
+ * measured evidence (advise/measured.ts `withHistoryEvidence`, as `lm-bench recommend` gives it), read
  * from the store on the request thread after the cache, so a run ingested since is named.
  */
 /** An answer and its JSON text, serialized once (a repeated question costs no serialization). */

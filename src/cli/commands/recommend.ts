@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { relative, resolve } from 'node:path';
 import { answerQuestion, priceAnswer, questionDeployment } from '../../advise/answer.js';
 import { formatAnswer } from '../../advise/text.js';
-import { withMeasuredEvidence } from '../../advise/measured.js';
+import { withHistoryEvidence } from '../../advise/measured.js';
 import { nameOrPathHint, unservableModelFile } from '../../advise/commands.js';
 import { PROJECT_ROOT, defaultCatalog } from '../../catalog/index.js';
 import { StudyObjective, Workload, parseSloString, type ModelSpec, type Slo } from '../../domain/index.js';
@@ -99,8 +99,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
         ? priceAnswer(simulatedAnswer({ question, space, catalog, simulator }), question, catalog)
         : answerQuestion({ model: { info: loaded.record, surrogate: loaded.surrogate }, space, catalog, question, simulator });
     // Where nothing is predicted to qualify, the runs of this deployment that met the SLOs are named, as measured.
-    const runs = predicted.best !== null ? [] : store.listRuns({ model: model.id, gpu: hardware.id, gpuCount }).map((r) => ({ id: r.id, config: r.server_config, result: r.result, workload: r.workload, unavailable: r.meta.unavailable }));
-    const answer = withNameOrPathHint(withMeasuredEvidence(predicted, runs, question, model), model);
+    const answer = withNameOrPathHint(withHistoryEvidence(predicted, store, question, model), model);
     if (values.json === true) writeJson(io, answer);
     else io.stdout.write(`${formatAnswer(answer)}${energyLine(answer, objective)}\n`);
     return 0;
