@@ -98,7 +98,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
   if (!objective.success) throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--objective must be one of ${PlanObjective.options.join(', ')}, got "${values.objective}"`, { details: { field: 'objective' } });
   const maxGpus = numberFlag(values['max-gpus'], 'max-gpus', { int: true, min: 1, max: 4096 }) ?? 64;
   // Checked before the plan's minutes of simulating, not at the write after them.
-  outputPath('html', values.html, io.cwd);
+  const htmlPath = outputPath('html', values.html, io.cwd);
   const seed = numberFlag(values.seed, 'seed', { int: true, min: 0 }) ?? 1;
   const vllmVersion = vllmVersionFlag(values['vllm-version']);
   const workload = loadYamlFile(resolve(io.cwd, requireFlag(values.workload, 'workload')), Workload, 'LMB_ERR_WORKLOAD_INVALID');
@@ -120,7 +120,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       { model: modelId, workload, traffic: want, slo, gpus, maxGpus, objective: objective.data, seed, vllmVersion },
       { catalog, prices, store, onGpu: (g, i, n) => void (tty && io.stderr.write(`\rplanned ${g} (${i + 1}/${n})…${i + 1 === n ? '\n' : ''}`)) },
     );
-    if (values.html !== undefined) writeOutput('html', resolve(io.cwd, values.html), await planReportHtml(answer, { generatedAt: new Date().toISOString() }));
+    if (htmlPath !== undefined) writeOutput('html', htmlPath, await planReportHtml(answer, { generatedAt: new Date().toISOString() }));
     if (values.json === true) {
       writeJson(io, answer);
       // stdout holds the JSON document alone; whoever redirects it still reads why the exit status is 1.
