@@ -8,7 +8,8 @@ import type { TraceReader } from './request.js';
  * fractional digits ("2023-11-16 18:17:03.9799600") and, in the 2024 files, a UTC offset.
  */
 const COLUMNS = ['TIMESTAMP', 'ContextTokens', 'GeneratedTokens'] as const;
-const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?\s*(Z|[+-]\d{2}:?\d{2})?$/;
+// The offset as ISO 8601 writes it, ±hh:mm, ±hhmm or ±hh (PostgreSQL's timestamptz prints "+00").
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$/;
 
 /** Epoch ms of an Azure timestamp, or NaN. Without an offset the time is read as UTC (only differences matter). */
 export function azureTimeMs(text: string): number {
@@ -24,8 +25,10 @@ export function azureTimeMs(text: string): number {
   let offsetMs = 0;
   if (tz !== undefined && tz !== 'Z') {
     const sign = tz.startsWith('-') ? -1 : 1;
-    const digits = tz.slice(1).replace(':', '');
-    offsetMs = sign * (Number(digits.slice(0, 2)) * 60 + Number(digits.slice(2))) * 60_000;
+    const digits = tz.slice(1).replace(':', '').padEnd(4, '0');
+    const [oh, om] = [Number(digits.slice(0, 2)), Number(digits.slice(2))];
+    if (oh > 23 || om > 59) return Number.NaN;
+    offsetMs = sign * (oh * 60 + om) * 60_000;
   }
   return base + frac - offsetMs;
 }

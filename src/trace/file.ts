@@ -15,6 +15,13 @@ export function readTraceFile(path: string, shown: string = path, limit?: number
     bytes = readFileSync(path);
   } catch (err) {
     const code = (err as { code?: unknown }).code;
+    // Node reads at most 2 GiB into one buffer; said as what it is, not as a file that cannot be found.
+    if (code === 'ERR_FS_FILE_TOO_LARGE') {
+      throw new LmBenchError('LMB_ERR_TRACE_INVALID', `${shown}: the trace is over 2 GiB, more than lm-bench reads at once: replay a part of it cut with head -n (a workload sends at most 1,000,000 requests)`, {
+        cause: err,
+        details: { file: shown, line: null, field: 'trace' },
+      });
+    }
     const why = code === 'EISDIR' ? 'is a directory, not a trace file' : code === 'ENOENT' ? 'no such file' : 'cannot be read';
     throw new LmBenchError('LMB_ERR_FILE_NOT_FOUND', `${shown}: trace ${why}`, { cause: err, details: { file: shown, field: 'trace' } });
   }

@@ -19,22 +19,46 @@ export const TRACE_READERS: readonly TraceReader[] = [azureReader, burstGptReade
 export const MAX_BACKWARD_MS = 1000;
 
 const NEWLINE = 0x0a;
+const CARRIAGE_RETURN = 0x0d;
 const UTF8_BOM = [0xef, 0xbb, 0xbf] as const;
 
 /**
  * The non-blank lines of the file's bytes, decoded one at a time: never the whole file as one string,
- * which V8 caps at 2^29 characters (Azure's 2024 week-long traces are 0.7 and 1.1 GB).
+ * which V8 caps at 2^29 characters (Azure's 2024 week-long traces are 0.7 and 1.1 GB). A line ends at
+ * LF, CRLF or a CR alone: a CSV saved with classic Mac line ends (Excel's "CSV (Macintosh)") was one
+ * line, its header and nothing else, and read as "the trace is empty".
  */
 function* numberedLines(bytes: Uint8Array): Generator<NumberedLine> {
   const decoder = new TextDecoder('utf-8');
   let pos = UTF8_BOM.every((b, i) => bytes[i] === b) ? UTF8_BOM.length : 0;
+  // The next CR at or after `pos`, searched again only once passed: a file without CRs is scanned for one once.
+  let cr = bytes.indexOf(CARRIAGE_RETURN, pos);
   for (let line = 1; pos < bytes.length; line++) {
+    if (cr >= 0 && cr < pos) cr = bytes.indexOf(CARRIAGE_RETURN, pos);
     const nl = bytes.indexOf(NEWLINE, pos);
-    const end = nl < 0 ? bytes.length : nl;
+    let end = nl < 0 ? bytes.length : nl;
+    // A CR right before the LF is CRLF's (dropped below); one before that ends the line itself.
+    if (cr >= 0 && cr < end && !(nl >= 0 && cr === nl - 1)) end = cr;
     const text = decoder.decode(bytes.subarray(pos, end)).replace(/\r$/, '');
     if (text.trim() !== '') yield { line, text };
     pos = end + 1;
   }
+}
+
+/** Leading bytes of files that are not text a reader can split into lines, and what to do about it. */
+const NOT_TEXT: readonly { readonly magic: readonly number[]; readonly what: (file: string) => string }[] = [
+  { magic: [0x1f, 0x8b], what: (f) => `gzip-compressed: give the trace decompressed (gunzip -k ${f})` },
+  { magic: [0x50, 0x4b, 0x03, 0x04], what: (f) => `a zip archive: give the trace extracted from it (unzip ${f})` },
+  { magic: [0x28, 0xb5, 0x2f, 0xfd], what: (f) => `zstd-compressed: give the trace decompressed (zstd -d ${f})` },
+  { magic: [0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00], what: (f) => `xz-compressed: give the trace decompressed (xz -dk ${f})` },
+  { magic: [0x42, 0x5a, 0x68], what: (f) => `bzip2-compressed: give the trace decompressed (bunzip2 -k ${f})` },
+  { magic: [0xff, 0xfe], what: () => 'UTF-16 text: give it as UTF-8 (iconv -f UTF-16 -t UTF-8)' },
+  { magic: [0xfe, 0xff], what: () => 'UTF-16 text: give it as UTF-8 (iconv -f UTF-16 -t UTF-8)' },
+];
+
+/** Why the bytes are no trace to read as lines (a compressed download, UTF-16 text), or null. */
+function notText(bytes: Uint8Array, file: string): string | null {
+  return NOT_TEXT.find(({ magic }) => magic.every((b, i) => bytes[i] === b))?.what(file) ?? null;
 }
 
 export function detectReader(firstLine: string): TraceReader | null {
@@ -102,11 +126,21 @@ export const MAX_TRACE_REQUESTS = 1_000_000;
  */
 export function parseTrace(bytes: Uint8Array, file: string, limit?: number): ParsedTrace {
   const sha256 = createHash('sha256').update(bytes).digest('hex');
+  // Named as what it is: read as lines, a compressed download is "not a trace format lm-bench reads".
+  const packed = notText(bytes, file);
+  if (packed !== null) throw traceError(file, null, null, `the file is ${packed}`);
   const lines = numberedLines(bytes);
   const first = lines.next();
   if (first.done === true) throw traceError(file, null, null, 'no requests: the file is empty');
   const reader = detectReader(first.value.text);
   if (reader === null) {
+    const sep = otherSeparator(first.value.text);
+    if (sep !== null) {
+      throw traceError(file, first.value.line, null, `the columns are separated by ${sep.name}: lm-bench reads comma-separated CSV (export or save the trace with commas)`);
+    }
+    if (first.value.text.trimStart().startsWith('[')) {
+      throw traceError(file, first.value.line, null, `a JSON array, not JSON Lines: lm-bench reads one request object a line (jq -c '.[]' ${file} > trace.jsonl)`);
+    }
     throw traceError(
       file,
       first.value.line,
@@ -120,6 +154,22 @@ export function parseTrace(bytes: Uint8Array, file: string, limit?: number): Par
     yield* lines;
   })();
   return finish(reader.read(all, file), reader, file, sha256, limit ?? MAX_TRACE_REQUESTS + 1);
+}
+
+/**
+ * Separators other than the comma that exports write (a spreadsheet in a locale whose decimal mark is
+ * the comma writes semicolons): a known header in one of them is named, not "not a trace format".
+ */
+const OTHER_SEPARATORS = [
+  { char: ';', name: 'semicolons' },
+  { char: '\t', name: 'tabs' },
+  { char: '|', name: 'vertical bars' },
+] as const;
+
+/** The separator a known CSV header is written with when it is not the comma, or null. */
+function otherSeparator(header: string): (typeof OTHER_SEPARATORS)[number] | null {
+  if (header.includes(',')) return null;
+  return OTHER_SEPARATORS.find((s) => header.includes(s.char) && detectReader(header.split(s.char).join(',')) !== null) ?? null;
 }
 
 /** The first `n` requests (by time) of a trace. */
