@@ -7,8 +7,10 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 
 /** node:util parseArgs, strict, with its errors turned into LMB_ERR_INVALID_ARGUMENT (exit 2). */
 export function parseFlags<O extends Options>(argv: readonly string[], options: O, allowPositionals = false) {
+  const args = withNegativeValues(argv, options);
+  let parsed;
   try {
-    return parseArgs({ args: withNegativeValues(argv, options), options, strict: true, allowPositionals });
+    parsed = parseArgs({ args, options, strict: true, allowPositionals, tokens: true });
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     const unknown = /^Unknown option '(-[^']*)'/.exec(message)?.[1];
@@ -18,7 +20,53 @@ export function parseFlags<O extends Options>(argv: readonly string[], options: 
       const hint = near === undefined ? 'run the command with --help for its flags' : `did you mean --${near}?`;
       throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `Unknown option '${unknown}'; ${hint}`, { cause: err, details: { field: unknown.replace(/^-+/, ''), value: unknown } });
     }
+    const unexpected = /^Unexpected argument '([^']*)'/.exec(message)?.[1];
+    if (unexpected !== undefined) {
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `Unexpected argument '${unexpected}': this command takes flags only; ${positionalHint(unexpected, args, options)}`, { cause: err, details: { value: unexpected } });
+    }
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', message, { cause: err });
+  }
+  refuseRepeats(parsed.tokens, options);
+  return parsed;
+}
+
+/**
+ * What a stray word most likely was. After a switch (`--json true`): a value the switch does not
+ * take. A command with a --model flag not given: the model, as `vllm serve MODEL` writes it.
+ */
+function positionalHint(word: string, args: readonly string[], options: Options): string {
+  const before = args[args.indexOf(word) - 1];
+  const flag = before === undefined ? undefined : /^--([^=]+)$/.exec(before)?.[1];
+  if (flag !== undefined && options[flag]?.type === 'boolean') return `--${flag} is a switch and takes no value`;
+  const modelGiven = args.some((a) => a === '--model' || a.startsWith('--model=') || (options['model']?.short !== undefined && a === `-${options['model'].short}`));
+  if (options['model']?.type === 'string' && !modelGiven) return `did you mean --model ${word}?`;
+  return 'run the command with --help for its flags';
+}
+
+type Token = NonNullable<ReturnType<typeof parseArgs>['tokens']>[number];
+
+/**
+ * A flag that does not repeat, given twice with different values (`--gpu H100 … --gpu A100`), or a
+ * switch given with its `--no-` form: parseArgs keeps the last silently, so a pasted or edited command
+ * line could run with a value its reader does not see. Refused, naming both; the same value twice is
+ * the same request and passes.
+ */
+function refuseRepeats(tokens: readonly Token[], options: Options): void {
+  const seen = new Map<string, string | undefined>();
+  for (const t of tokens) {
+    if (t.kind !== 'option' || options[t.name]?.multiple === true) continue;
+    const value = t.value;
+    if (seen.has(t.name) && seen.get(t.name) !== value) {
+      const first = seen.get(t.name);
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${t.name} was given twice, as "${String(first)}" and then "${String(value)}"; give it once`, {
+        details: { field: t.name, values: [first, value] },
+      });
+    }
+    seen.set(t.name, value);
+    const opposite = t.name.startsWith('no-') ? t.name.slice(3) : `no-${t.name}`;
+    if (options[t.name]?.type === 'boolean' && options[opposite]?.type === 'boolean' && seen.has(opposite)) {
+      throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--${opposite} and --${t.name} contradict each other; give one`, { details: { field: t.name } });
+    }
   }
 }
 

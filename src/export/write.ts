@@ -28,6 +28,10 @@ function unwritable(dir: string, err: unknown): LmBenchError {
 
 export function writeExport(outDir: string, docs: ExportDocuments): WrittenExport {
   let stage: string;
+  // A file at --out is a slip (the path of one report given for the folder): said so, not as mkdir's EEXIST.
+  if (existsSync(outDir) && !statSync(outDir).isDirectory()) {
+    throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `--out ${outDir} is a file; --out names a folder (created if missing) to write the files into`, { details: { field: 'out', value: outDir } });
+  }
   try {
     mkdirSync(outDir, { recursive: true });
     stage = mkdtempSync(join(outDir, '.lm-bench-export-'));

@@ -280,7 +280,7 @@ export const CLI_CASES: readonly CliCase[] = [
   { id: 'cli-model-train-folds-word', argv: [...TRAIN, '--folds', 'x'], code: INVALID, names: /--folds.*"x"/ },
   { id: 'cli-model-train-members-zero', argv: [...TRAIN, '--members', '0'], code: INVALID, names: /--members/ },
   { id: 'cli-model-train-rounds-huge', argv: [...TRAIN, '--rounds', '1e9'], code: INVALID, names: /--rounds/ },
-  { id: 'cli-model-train-threads-huge', argv: [...TRAIN, '--threads', '100'], code: INVALID, names: /--threads/ },
+  { id: 'cli-model-train-threads-huge', argv: withFlag(TRAIN, '--threads', '100'), code: INVALID, names: /--threads/ },
   { id: 'cli-model-eval-one-fold', argv: ['model', 'eval', '--db', '$DB', '--folds', '1'], code: INVALID, names: /--folds/ },
   { id: 'cli-model-train-space-syntax', argv: [...TRAIN, '--space', '$F/space-syntax.yaml'], code: SPACE_INVALID, names: /space-syntax\.yaml:4/ },
   { id: 'cli-model-train-unknown-flag', argv: [...TRAIN, '--bogus'], code: INVALID, names: /--bogus/ },

@@ -137,6 +137,10 @@ export function judgeCli(c: CliCase, r: CliRun): Verdict {
     problems.push({ category: 'unclear', what: `exit status ${r.exit}, but the catalog gives ${code ?? ''} exit ${wantExit}` });
   }
   if (r.exit !== 0) problems.push(...messageProblems(message, c.names));
+  // A case whose argv repeats one of its base flags is refused for the repeat, and the check it meant never runs.
+  if (message !== null && /was given twice/.test(message) && !c.id.includes('twice')) {
+    problems.push({ category: 'unclear', what: `the case's own argv gives a flag twice, so the check it meant never ran: ${firstLines(message, 1)}` });
+  }
   const diff = countsDiff(r.before, r.after);
   if (diff !== null) problems.push({ category: 'partial', what: diff });
   const shown = message ?? (r.stderr.trim() || r.stdout.trim());

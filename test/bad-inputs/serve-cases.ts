@@ -4,7 +4,7 @@
  * accepts is reported as such and its server dies with the child instead of outliving the test.
  * `$PORT_IN_USE` is a loopback port the runner holds open for the duration.
  */
-import type { CliCase } from './cli-harness.js';
+import { withFlag, type CliCase } from './cli-harness.js';
 
 const SERVE = ['serve', '--db', '$DB', '--quiet', '--port', '0'];
 const serve = (config: string): string[] => ['serve', '--config', config, '--db', '$DB', '--quiet'];
@@ -34,16 +34,16 @@ export const SERVE_CASES: readonly CliCase[] = [
   { id: 'cli-serve-config-missing', argv: serve('$F/no-such-service.yaml'), code: 'LMB_ERR_FILE_NOT_FOUND', names: /no-such-service\.yaml/ },
   { id: 'cli-serve-config-directory', argv: serve('$F/'), code: ['LMB_ERR_FILE_NOT_FOUND', CONFIG, INVALID], names: /bad-inputs\/files/ },
   /* ---------------------------------------------------------- serve flags */
-  { id: 'cli-serve-port-huge', argv: [...SERVE, '--port', '70000'], code: INVALID, names: /--port/ },
-  { id: 'cli-serve-port-word', argv: [...SERVE, '--port', 'abc'], code: INVALID, names: /--port.*"abc"/ },
-  { id: 'cli-serve-port-negative', argv: [...SERVE, '--port=-1'], code: INVALID, names: /--port/ },
+  { id: 'cli-serve-port-huge', argv: withFlag(SERVE, '--port', '70000'), code: INVALID, names: /--port/ },
+  { id: 'cli-serve-port-word', argv: withFlag(SERVE, '--port', 'abc'), code: INVALID, names: /--port.*"abc"/ },
+  { id: 'cli-serve-port-negative', argv: withFlag(SERVE, '--port', '-1'), code: INVALID, names: /--port/ },
   { id: 'cli-serve-unknown-flag', argv: [...SERVE, '--bogus'], code: INVALID, names: /--bogus/ },
   { id: 'cli-serve-host-unresolvable', argv: [...SERVE, '--host', 'not a host!'], code: INVALID, names: /--host|not a host!/ },
-  { id: 'cli-serve-port-in-use', argv: [...SERVE, '--host', '127.0.0.1', '--port', '$PORT_IN_USE'], code: INVALID, names: /\$PORT_IN_USE|in use/ },
+  { id: 'cli-serve-port-in-use', argv: [...withFlag(SERVE, '--port', '$PORT_IN_USE'), '--host', '127.0.0.1'], code: INVALID, names: /\$PORT_IN_USE|in use/ },
   { id: 'cli-serve-db-not-sqlite', argv: ['serve', '--db', '$T/not-a-db.db', '--quiet', '--port', '0'], code: ['LMB_ERR_STORE_FAILED', INVALID], names: /not-a-db\.db/ },
   /* ------------------------------------------------------------ sim serve */
-  { id: 'cli-sim-serve-port-huge', argv: [...SIM, '--port', '70000'], code: INVALID, names: /--port/ },
-  { id: 'cli-sim-serve-port-word', argv: [...SIM, '--port', 'abc'], code: INVALID, names: /--port.*"abc"/ },
+  { id: 'cli-sim-serve-port-huge', argv: withFlag(SIM, '--port', '70000'), code: INVALID, names: /--port/ },
+  { id: 'cli-sim-serve-port-word', argv: withFlag(SIM, '--port', 'abc'), code: INVALID, names: /--port.*"abc"/ },
   { id: 'cli-sim-serve-speed-zero', argv: [...SIM, '--speed', '0'], code: INVALID, names: /--speed/ },
   { id: 'cli-sim-serve-speed-huge', argv: [...SIM, '--speed', '1e9'], code: INVALID, names: /--speed/ },
   { id: 'cli-sim-serve-set-not-number', argv: [...SIM, '--set', 'max_num_seqs=abc'], code: 'LMB_ERR_KNOB_OUT_OF_DOMAIN', names: /max_num_seqs/ },
@@ -56,5 +56,5 @@ export const SERVE_CASES: readonly CliCase[] = [
   { id: 'cli-sim-serve-unknown-flag', argv: [...SIM, '--bogus'], code: INVALID, names: /--bogus/ },
   { id: 'cli-sim-serve-seed-float', argv: [...SIM, '--seed', '1.5'], code: INVALID, names: /--seed/ },
   { id: 'cli-sim-serve-host-unresolvable', argv: [...SIM, '--host', 'not a host!'], code: INVALID, names: /--host|not a host!/ },
-  { id: 'cli-sim-serve-port-in-use', argv: [...SIM, '--host', '127.0.0.1', '--port', '$PORT_IN_USE'], code: INVALID, names: /\$PORT_IN_USE|in use/ },
+  { id: 'cli-sim-serve-port-in-use', argv: [...withFlag(SIM, '--port', '$PORT_IN_USE'), '--host', '127.0.0.1'], code: INVALID, names: /\$PORT_IN_USE|in use/ },
 ];

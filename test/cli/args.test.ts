@@ -57,3 +57,48 @@ test('negative numbers on the command line get the flag’s range message and ex
     assert.doesNotMatch(io.err(), /ambiguous/);
   }
 });
+
+test('a flag that does not repeat, given twice with different values, is refused naming it and both values; the same value twice passes', () => {
+  const opts = { gpu: { type: 'string' }, model: { type: 'string', short: 'm' }, set: { type: 'string', multiple: true }, json: { type: 'boolean' } } as const;
+  const refusedRepeat = (argv: string[], message: string, field: string): void =>
+    assert.throws(
+      () => parseFlags(argv, opts),
+      (err: unknown) => isLmBenchError(err, 'LMB_ERR_INVALID_ARGUMENT') && err.message === message && err.details['field'] === field,
+      argv.join(' '),
+    );
+  refusedRepeat(['--gpu', 'H100', '--json', '--gpu', 'A100'], '--gpu was given twice, as "H100" and then "A100"; give it once', 'gpu');
+  refusedRepeat(['--gpu=H100', '--gpu', 'A100'], '--gpu was given twice, as "H100" and then "A100"; give it once', 'gpu');
+  // A short form is the same flag.
+  refusedRepeat(['-m', 'llama-3.1-8b', '--model', 'qwen3-8b'], '--model was given twice, as "llama-3.1-8b" and then "qwen3-8b"; give it once', 'model');
+  assert.deepEqual({ ...parseFlags(['--gpu', 'H100', '--gpu', 'H100', '--json', '--json'], opts).values }, { gpu: 'H100', json: true });
+  // A flag meant to repeat keeps every value.
+  assert.deepEqual(parseFlags(['--set', 'a=1', '--set', 'a=2'], opts).values.set, ['a=1', 'a=2']);
+});
+
+test('a switch given with its --no- form is refused, whichever comes last', () => {
+  const opts = { 'enable-prefix-caching': { type: 'boolean' }, 'no-enable-prefix-caching': { type: 'boolean' } } as const;
+  for (const argv of [['--enable-prefix-caching', '--no-enable-prefix-caching'], ['--no-enable-prefix-caching', '--enable-prefix-caching']]) {
+    assert.throws(() => parseFlags(argv, opts), (err: unknown) => isLmBenchError(err, 'LMB_ERR_INVALID_ARGUMENT') && /contradict each other/.test(err.message), argv.join(' '));
+  }
+  assert.deepEqual({ ...parseFlags(['--no-enable-prefix-caching'], opts).values }, { 'no-enable-prefix-caching': true });
+});
+
+test('`sim run --gpu H100 … --gpu A100` exits 2 naming both GPUs, before simulating anything', async () => {
+  const io = captureIo(process.cwd(), { LMB_DB: '/nonexistent/lmb-args-test.db', HF_HUB_OFFLINE: '1' });
+  const argv = ['sim', 'run', '--gpu', 'H100-SXM', '--model', 'llama-3.1-8b', '--input-len', '8', '--output-len', '4', '--num-prompts', '2', '--gpu', 'A100-80GB'];
+  assert.equal(await main(argv, io), 2);
+  assert.equal(io.err(), 'lm-bench: error LMB_ERR_INVALID_ARGUMENT: --gpu was given twice, as "H100-SXM" and then "A100-80GB"; give it once\n');
+  assert.equal(io.out(), '');
+});
+
+test('a stray word says what it most likely was: the model of a command with --model, or a value given to a switch', async () => {
+  const opts = { model: { type: 'string' }, json: { type: 'boolean' } } as const;
+  const refusedWord = (argv: string[], message: string): void =>
+    assert.throws(() => parseFlags(argv, opts), (err: unknown) => isLmBenchError(err, 'LMB_ERR_INVALID_ARGUMENT') && err.message === message, argv.join(' '));
+  refusedWord(['Qwen/Qwen3-8B'], "Unexpected argument 'Qwen/Qwen3-8B': this command takes flags only; did you mean --model Qwen/Qwen3-8B?");
+  refusedWord(['--json', 'true'], "Unexpected argument 'true': this command takes flags only; --json is a switch and takes no value");
+  refusedWord(['--model', 'a', 'b'], "Unexpected argument 'b': this command takes flags only; run the command with --help for its flags");
+  const io = captureIo(process.cwd(), { LMB_DB: '/nonexistent/lmb-args-test.db', HF_HUB_OFFLINE: '1' });
+  assert.equal(await main(['sim', 'run', 'llama-3.1-8b', '--gpu', 'H100-SXM'], io), 2);
+  assert.equal(io.err(), "lm-bench: error LMB_ERR_INVALID_ARGUMENT: Unexpected argument 'llama-3.1-8b': this command takes flags only; did you mean --model llama-3.1-8b?\n");
+});

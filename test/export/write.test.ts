@@ -54,6 +54,18 @@ describe('writeExport', () => {
     }
   });
 
+  it('an output path that is a file is refused as one, the file untouched', () => {
+    const dir = tempDir();
+    try {
+      writeFileSync(join(dir, 'report.json'), 'x');
+      assert.throws(() => writeExport(join(dir, 'report.json'), docs), (err: unknown) => isLmBenchError(err, 'LMB_ERR_INVALID_ARGUMENT') && /^--out .*report\.json is a file; --out names a folder/.test(err.message));
+      assert.deepEqual(readdirSync(dir), ['report.json']);
+      assert.equal(readFileSync(join(dir, 'report.json'), 'utf8'), 'x');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('an output path under a file is refused with LMB_ERR_INVALID_ARGUMENT naming --out', () => {
     const dir = tempDir();
     try {
