@@ -62,8 +62,11 @@ export const SimCalibrateJson = z.object({
   evaluations: z.int(),
 });
 
-/** `run --json` that sent load: one BenchmarkResult, or each point's of a sweep. */
-export const RunJson = z.union([BenchmarkResult, z.object({ results: z.array(BenchmarkResult) })]);
+/** One load point of `run --json`: its BenchmarkResult, and where a stopped run (Ctrl-C) stopped. */
+const RunPointJson = BenchmarkResult.extend({ stopped: z.string().optional() });
+
+/** `run --json` that sent load: one point, or each point of a sweep. */
+export const RunJson = z.union([RunPointJson, z.object({ results: z.array(RunPointJson) })]);
 
 /** `sim run --json`: one BenchmarkResult, with the sim profile it ran under. */
 export const SimRunJson = BenchmarkResult;

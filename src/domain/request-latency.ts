@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isSuccess, type RequestRecord } from './request-record.js';
+import { isSuccess, TokenSource, type RequestRecord } from './request-record.js';
 
 /**
  * One line of `--requests-out FILE.jsonl` (`run` and `sim run` alike): a request's arrival and the
@@ -20,6 +20,11 @@ export const RequestLatency = z.strictObject({
   e2e_ms: z.number().nullable(),
   input_tokens: z.int().nonnegative(),
   output_tokens: z.int().nonnegative(),
+  /**
+   * Where output_tokens came from: the server's usage, or an estimate where it sent none (RequestRecord's
+   * token_source), so a file pooled from a server without usage says which counts are a lower bound.
+   */
+  token_source: TokenSource,
   /** Prompt tokens the prefix cache served, when known. */
   cached_tokens: z.int().nonnegative().nullable(),
   phase: z.enum(['warmup', 'measure', 'cooldown']),
@@ -45,6 +50,7 @@ export function requestLatencyOf(r: RequestRecord): RequestLatency {
     e2e_ms: ok ? ms((chunks[chunks.length - 1] as number) - r.send_time_s) : null,
     input_tokens: r.prompt_tokens,
     output_tokens: r.output_tokens,
+    token_source: r.token_source,
     cached_tokens: r.cached_tokens,
     phase: r.phase,
     error: ok ? null : (r.error_kind ?? 'no_output'),

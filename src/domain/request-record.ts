@@ -21,7 +21,12 @@ export const ErrorKindName = z.enum([
 ]);
 export type ErrorKindName = z.infer<typeof ErrorKindName>;
 
-export const TokenSource = z.enum(['usage', 'fallback', 'sim']);
+/**
+ * Where a record's output_tokens come from: the server's `usage`; for an answer without one, its
+ * max_tokens (it finished for `length`, so it stopped at that limit: `max_tokens`) or its token chunks
+ * (a floor, exact for a server of one token a chunk: `fallback`); or the simulator (`sim`).
+ */
+export const TokenSource = z.enum(['usage', 'max_tokens', 'fallback', 'sim']);
 export type TokenSource = z.infer<typeof TokenSource>;
 
 export const RequestRecord = z.strictObject({

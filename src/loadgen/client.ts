@@ -8,7 +8,8 @@ import type { PreparedRequest } from './prompts.js';
  * before the request is handed to the socket pool, each chunk's time when its bytes arrive (before any
  * JSON parsing of later events). Token counts come from the final `usage` chunk (requested with
  * `stream_options.include_usage`); without one they are estimated (`fallbackOutputTokens`), marked
- * `token_source: 'fallback'`. Every failure becomes an `error_kind` on the record, never a throw.
+ * `token_source: 'max_tokens'` or `'fallback'` by how (`estimatedTokenSource`). Every failure becomes
+ * an `error_kind` on the record, never a throw.
  *
  * A chunk counts as a token chunk when it has choices with non-empty text, content, reasoning or
  * tool calls (docs/references/load-runners.md#token-chunks: a chat role-only first chunk, or an empty finish chunk, is not a token).
@@ -92,10 +93,20 @@ function hasToken(c: ChunkChoice): boolean {
  * chunks. No tokenizer of the served model is at hand to count the text as `vllm bench serve` does
  * (prompts.ts's words are one token each only for our own prompts), and a characters-per-token guess
  * would overcount a server of one token a chunk, whose chunk count is exact. Still an estimate (a
- * server that stops at its context with `length` is overcounted): the record says `fallback`.
+ * server that stops at its context with `length` is overcounted): the record says which
+ * (`estimatedTokenSource`).
  */
 export function fallbackOutputTokens(chunks: number, finishReason: string | null, maxTokens: number): number {
   return finishReason === 'length' ? Math.max(chunks, maxTokens) : chunks;
+}
+
+/**
+ * Which estimate `fallbackOutputTokens` gave: `max_tokens` when the count is the request's max_tokens
+ * (a `length` answer that sent no more chunks than that), else `fallback`, the chunk count (a floor).
+ * Kept apart so the records and the result's token_source_counts say how many counts are each.
+ */
+export function estimatedTokenSource(chunks: number, finishReason: string | null, maxTokens: number): 'max_tokens' | 'fallback' {
+  return finishReason === 'length' && maxTokens >= chunks ? 'max_tokens' : 'fallback';
 }
 
 /**
@@ -348,7 +359,8 @@ export function sendRequest(conn: Connection, req: PreparedRequest, meta: Reques
         prompt_tokens_client: req.clientTokens,
         // A failed answer's are the chunks it got: its finish reason did not end a whole answer.
         output_tokens: fromUsage ? (usageOut as number) : kind === null ? fallbackOutputTokens(chunkTimes.length, finish, req.maxTokens) : chunkTimes.length,
-        token_source: fromUsage ? 'usage' : 'fallback',
+        // A failed answer's count is its chunks (above), whatever its finish reason said.
+        token_source: fromUsage ? 'usage' : kind === null ? estimatedTokenSource(chunkTimes.length, finish, req.maxTokens) : 'fallback',
         cached_tokens: cached,
         finish_reason: finish,
         http_status: status,

@@ -23,8 +23,10 @@ export interface ConnectOptions {
   readonly temperature?: number | undefined;
   readonly transport?: Partial<Transport> | undefined;
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
-  /** Told where the load goes and how it is bounded. */
+  /** Told where the load goes and how it is bounded, and when the probe waits on a server shedding load. */
   readonly onTarget?: ((line: string) => void) | undefined;
+  /** Aborts the probe's wait on a server shedding load (Ctrl-C). */
+  readonly signal?: AbortSignal | undefined;
   readonly bounds: { readonly prompts: number; readonly durationS?: number | undefined };
 }
 
@@ -63,6 +65,6 @@ export async function connectTarget(opts: ConnectOptions): Promise<Connected> {
     path, api, model, ignoreEos: w.ignore_eos, temperature: opts.temperature, timeoutMs: opts.timeoutMs, headers: authHeaders(transport),
     requestIdPrefix: `lmb-${randomBytes(4).toString('hex')}-`,
   };
-  await probeEndpoint(route, requestBody(target, { index: -1, prompt: PROBE_PROMPT, clientTokens: 10, maxTokens: 1 }), transport, probeMs);
+  await probeEndpoint(route, requestBody(target, { index: -1, prompt: PROBE_PROMPT, clientTokens: 10, maxTokens: 1 }), transport, probeMs, { onWait: opts.onTarget, signal: opts.signal });
   return { ep, transport, target, model, api };
 }

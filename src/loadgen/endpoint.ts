@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LmBenchError } from '../errors.js';
 import { classifyError } from './client.js';
 import { authHeaders, openPool, redactKey, type Transport } from './transport.js';
@@ -211,11 +212,60 @@ function unauthorized(ep: Endpoint, status: number, t: Transport): LmBenchError 
 /**
  * One tiny streamed request (max_tokens 1) before the run: a refused connection is UNREACHABLE; a 401
  * or 403 is BAD_RESPONSE saying what of the key, and any other answer no run could measure is
- * BAD_RESPONSE saying why (probe-answer.ts). Anything else (5xx, odd chunks) is left for the run to
- * measure and count.
+ * BAD_RESPONSE saying why (probe-answer.ts). A 429 or 503 is a server shedding load (or not ready):
+ * every request of the run would likely get the same, so the probe waits as its Retry-After asks, within
+ * PROBE_WAIT_MAX_S in all, and asks again; a server still shedding then (or that names no wait, or a
+ * longer one) is BAD_RESPONSE naming the status, before anything is sent. Anything else (other 5xx, odd
+ * chunks) is left for the run to measure and count.
  */
-export async function probeEndpoint(ep: Endpoint, body: string, t: Transport, timeoutMs: number): Promise<void> {
-  await withProbe(ep, t, async (pool) => {
+export const PROBE_WAIT_MAX_S = 30;
+
+/** Seconds a Retry-After asks for (delta-seconds, or an HTTP date from `nowMs`); null when it says neither. */
+export function retryAfterS(value: string | null, nowMs: number): number | null {
+  if (value === null) return null;
+  const v = value.trim();
+  if (/^\d+$/.test(v)) return Number(v);
+  // An HTTP date starts with its day's name (every format RFC 9110 allows); Date.parse takes far more ("-3").
+  const at = /^[A-Za-z]{3}/.test(v) ? Date.parse(v) : Number.NaN;
+  return Number.isNaN(at) ? null : Math.max(0, Math.ceil((at - nowMs) / 1000));
+}
+
+export interface ProbeWait {
+  /** Told each wait before the probe asks again (the CLI prints it). */
+  readonly onWait?: ((line: string) => void) | undefined;
+  /** Aborts a wait (Ctrl-C): LMB_ERR_INTERRUPTED. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+export async function probeEndpoint(ep: Endpoint, body: string, t: Transport, timeoutMs: number, wait: ProbeWait = {}): Promise<void> {
+  let waitedS = 0;
+  for (;;) {
+    const shed = await probeOnce(ep, body, t, timeoutMs);
+    if (shed === null) return;
+    const askedS = retryAfterS(shed.retryAfter, Date.now());
+    const said = `${ep.url} answered the probe request HTTP ${shed.status}${shed.retryAfter === null ? '' : ` (Retry-After: ${JSON.stringify(shed.retryAfter.slice(0, 40))})`}`;
+    // At least a second between probes: a Retry-After of 0 is not an invitation to spin.
+    const nextS = askedS === null ? null : Math.max(1, askedS);
+    if (nextS === null || waitedS + nextS > PROBE_WAIT_MAX_S) {
+      const waited = waitedS === 0 ? '' : ` after waiting ${waitedS} s`;
+      const why = nextS === null ? '' : `, and asks for more than lm-bench waits before a run (${PROBE_WAIT_MAX_S} s in all)`;
+      throw new LmBenchError('LMB_ERR_ENDPOINT_BAD_RESPONSE', `${said}${waited}: the server is shedding load or not ready yet${why}; nothing was sent, as every request would likely be refused the same; try again when it answers`, {
+        details: { endpoint: ep.url, status: shed.status, retry_after: shed.retryAfter },
+      });
+    }
+    wait.onWait?.(`${said}: the server is shedding load or not ready yet; asking again in ${nextS} s`);
+    try {
+      await sleep(nextS * 1000, undefined, { signal: wait.signal });
+    } catch (err) {
+      throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted', { cause: err });
+    }
+    waitedS += nextS;
+  }
+}
+
+/** One probe: null when a run can measure the answer, the status and Retry-After of a server shedding load; throws for the others. */
+async function probeOnce(ep: Endpoint, body: string, t: Transport, timeoutMs: number): Promise<{ status: 429 | 503; retryAfter: string | null } | null> {
+  return withProbe(ep, t, async (pool) => {
     let res;
     try {
       res = await pool.request({
@@ -233,11 +283,16 @@ export async function probeEndpoint(ep: Endpoint, body: string, t: Transport, ti
     try {
       text = await res.body.text();
     } catch {
-      return; // a broken body is a run-time error to count, not a wrong endpoint
+      return null; // a broken body is a run-time error to count, not a wrong endpoint
     }
     if (res.statusCode === 401 || res.statusCode === 403) throw unauthorized(ep, res.statusCode, t);
+    if (res.statusCode === 429 || res.statusCode === 503) {
+      const after = res.headers['retry-after'];
+      return { status: res.statusCode, retryAfter: (Array.isArray(after) ? after[0] : after) ?? null };
+    }
     const problem = probeProblem(ep, { status: res.statusCode, contentType: String(res.headers['content-type'] ?? ''), location: res.headers['location'], text }, body, t);
     if (problem !== null) throw problem;
+    return null;
   });
 }
 

@@ -75,6 +75,14 @@ export interface RunBenchmarkOptions {
   readonly power?: PowerSpec | undefined;
   /** Environment of the power sampler (its PATH, the loopback policy); default `env`, then process.env. */
   readonly powerEnv?: Readonly<Record<string, string | undefined>> | undefined;
+  /**
+   * Called, and awaited, with what was measured when the run is stopped part-way (`signal` aborted, as
+   * Ctrl-C does) after measured requests were sent, just before `runBenchmark` throws LMB_ERR_INTERRUPTED:
+   * `records` are every request sent (those the stop cut short marked `aborted`), and `result` counts the
+   * others (a request the caller cut short is not one the server failed), as slo-hold's stop does.
+   * Minutes of load the server did are not lost to the throw.
+   */
+  readonly onStopped?: ((measured: RunBenchmarkOutput, err: LmBenchError) => Promise<void> | void) | undefined;
 }
 
 export interface RunBenchmarkOutput {
@@ -119,6 +127,7 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
     transport: opts.transport,
     env: opts.env,
     onTarget: opts.onTarget,
+    signal: opts.signal,
     bounds: { prompts: n === 0 ? 0 : n + (opts.warmupRequests ?? 0), durationS: opts.durationS },
   });
 
@@ -194,9 +203,12 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       const cpu = process.cpuUsage(cpuBefore);
       const wallMs = performance.now() - wallBeforeMs;
       const [scraped, reading] = await Promise.all([scraper === null ? null : scraper.stop(), meter === null ? null : meter.stop()]);
-      if (opts.signal?.aborted === true) throw new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted');
+      const interrupted = opts.signal?.aborted === true ? new LmBenchError('LMB_ERR_INTERRUPTED', 'the run was aborted') : null;
       // Exact merge: every record once, in request order, each tagged with the thread that sent it.
-      const records = outs.flatMap((o) => o.records).sort((a, b) => Number(a.request_id.slice(1)) - Number(b.request_id.slice(1)));
+      const sent = outs.flatMap((o) => o.records).sort((a, b) => Number(a.request_id.slice(1)) - Number(b.request_id.slice(1)));
+      if (interrupted !== null && (sent.length === 0 || opts.onStopped === undefined)) throw interrupted;
+      // Stopped part-way: the requests the stop cut short stay on record, out of the metrics.
+      const records = interrupted === null ? sent : sent.filter((r) => r.error_kind !== 'aborted');
       const maxLoopLagMs = Math.max(...outs.map((o) => o.maxLoopLagMs));
       const known = opts.knownConfig ?? {};
       const evidence = {
@@ -214,12 +226,17 @@ export async function runBenchmark(opts: RunBenchmarkOptions): Promise<RunBenchm
       });
       const askedTokens = new Map(measured.map((r) => [`r${r.index}`, r.maxTokens]));
       const energy = reading === null || opts.power === undefined ? undefined : energyFromReading(reading, loadWindow(records), result.total_output_tokens, expectedGpus(opts.power));
-      return {
+      const output: RunBenchmarkOutput = {
         result: energy === undefined ? result : { ...result, energy },
-        records: [...warmRecords, ...records],
+        records: [...warmRecords, ...sent],
         lateness: arrivals === null ? null : sendLateness(records),
         outputLengths: outputLengths(records, (r) => askedTokens.get(r.request_id), w.ignore_eos),
       };
+      if (interrupted !== null) {
+        await opts.onStopped?.(output, interrupted);
+        throw interrupted;
+      }
+      return output;
     } finally {
       await pool?.destroy();
     }

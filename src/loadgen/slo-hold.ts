@@ -15,15 +15,17 @@ import { startScraper } from './scrape.js';
 import { metricsPathsOf } from './routes.js';
 import { clientEvidence, serverEvidenceFromScrapes } from '../diagnose/evidence.js';
 import { createH1Pool } from './http1.js';
+import { watchServerGone } from './server-gone.js';
 import type { Transport } from './transport.js';
 
 /**
  * `lm-bench run --mode slo-hold`: an open loop whose Poisson arrival rate a feedback controller
  * (rate-controller.ts) sets every `periodS` from one latency percentile over the requests that
  * finished in the last `windowS`, until the rate has settled and held for a window (the answer) or
- * `durationS` runs out (no answer, said so). The in-flight cap follows Little's law at the current
- * rate with room to spare, so an overloaded server is not buried under a queue the client keeps
- * growing. One thread: the rates this mode finds are far below what one thread sends (bench/loadgen.md).
+ * `durationS` runs out (no answer, said so), or the server goes away (requests in a row that find no
+ * server, server-gone.ts: no answer, said so, the records kept). The in-flight cap follows Little's
+ * law at the current rate with room to spare, so an overloaded server is not buried under a queue the
+ * client keeps growing. One thread: the rates this mode finds are far below what one thread sends (bench/loadgen.md).
  */
 export interface SloHoldOptions {
   readonly endpoint: string;
@@ -189,7 +191,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   const promptAt = promptRing(specs, opts.seed, opts.promptSalt);
   const { ep, transport, target, model, api } = await connectTarget({
     endpoint: opts.endpoint, model: opts.model, workload: opts.workload, timeoutMs, transport: opts.transport, env: opts.env,
-    onTarget: opts.onTarget, bounds: { prompts: MAX_REQUESTS, durationS },
+    onTarget: opts.onTarget, signal: opts.signal, bounds: { prompts: MAX_REQUESTS, durationS },
   });
   const originNs = nowNs();
   const startEpochMs = Date.now();
@@ -201,7 +203,9 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   // Sending stops when the answer is in; requests already in flight finish (within their time-out),
   // and only the caller's abort cuts them short.
   let stop = false;
-  const stopped = (): boolean => stop || opts.signal?.aborted === true;
+  // A server that went away (every request refused) ends the run: the rest would only be failures.
+  const goneWatch = watchServerGone();
+  const stopped = (): boolean => stop || opts.signal?.aborted === true || goneWatch.gone() !== null;
   const unwatch = watchInFlight(inFlightSet, nowS, () => opts.signal?.aborted === true);
   const scraper = await startScraper(ep.origin, transport, undefined, metricsPathsOf(ep.path));
   const records: RequestRecord[] = [];
@@ -223,6 +227,7 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
     const p = sendRequest({ pool, target, nowS, inFlight: inFlightSet }, req, meta, requestBody(target, req)).then((rec) => {
       live.delete(k);
       records.push(rec);
+      goneWatch.see(rec);
     });
     pending.add(p);
     void p.finally(() => pending.delete(p));
@@ -363,7 +368,9 @@ export async function runSloHold(opts: SloHoldOptions): Promise<SloHoldOutcome &
   };
   const result = buildResult(windowRecords, { workload: opts.workload, model, api, slo: opts.slo, serverMetrics: scraped.serverMetrics, maxLoopLagMs: lag.maxMs(), startEpochMs, evidence, known: opts.knownConfig, promptSalt: opts.promptSalt });
   const reasons: string[] = [];
+  const gone = goneWatch.gone();
   if (interrupted !== null) reasons.push(`the run stopped at ${endS.toFixed(0)} s: ${interrupted.message}`);
+  else if (gone !== null) reasons.push(`the server went away: the ${gone.requests} requests sent since ${gone.sinceS.toFixed(0)} s found no server (${gone.error}), so the run stopped at ${endS.toFixed(0)} s`);
   // (A stopped run's first reason says why it did not settle.)
   else if (settledAtS === null || endS - settledAtS < windowS) reasons.push(`the rate never settled within ${durationS} s (last ${timeline.at(-1)?.offered_rps.toFixed(2) ?? '?'} req/s, ${opts.control.key} ${timeline.at(-1)?.value_ms?.toFixed(0) ?? '?'} ms)`);
   const failed = windowRecords.filter((r) => !isSuccess(r)).length;

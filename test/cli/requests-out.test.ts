@@ -43,6 +43,7 @@ test('sim run --rate-stages --prompt-pool --requests-out: a line per request, po
     assert.equal(l.itl_ms.length, 11);
     assert.equal(l.input_tokens, 300);
     assert.equal(l.output_tokens, 12);
+    assert.equal(l.token_source, 'sim');
     const sum = (l.ttft_ms ?? 0) + l.itl_ms.reduce((s, x) => s + x, 0);
     assert.ok(Math.abs(sum - (l.e2e_ms ?? 0)) < 0.02, 'TTFT + ITLs = E2E');
   }
@@ -77,6 +78,7 @@ test('run --rate-stages --requests-out against a server: stage by stage, the sam
   const lat = lines('real.jsonl');
   assert.equal(lat.length, 20);
   assert.ok(lat.every((l) => l.error === null && l.output_tokens === 4 && l.ttft_ms !== null && l.itl_ms.length === 3));
+  assert.ok(lat.every((l) => l.token_source === 'usage'), 'the simulated server sends usage, and the line says the count is its');
   const t = lat.map((l) => l.arrival_s).sort((a, b) => a - b);
   // The schedule, not the clock: stage 1's last arrival ends it, stage 2 ends 0.25 s later.
   assert.ok((t[9] as number) - (t[0] as number) < 0.5);

@@ -118,14 +118,16 @@ test('a stream without [DONE] that finished, and usage on the last token chunk, 
   assert.doesNotMatch(lastChunk.err, /carried no usage/);
 });
 
-test('answers without usage are flagged: their tokens are chunks, which a server of several tokens a chunk undercounts', { timeout: 60_000 }, async () => {
-  // 3 tokens in 2 chunks (2 + 1), no usage: the client can see 2.
-  const r = await runWith((res, max) => {
-    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${tokenChunk(' tok tok', null)}${tokenChunk(' tok'.repeat(max - 2), 'length')}data: [DONE]\n\n`);
+test('answers without usage are flagged, each by its estimate: max_tokens for those that finished for length, chunks (a floor) for the others', { timeout: 60_000 }, async () => {
+  // 3 tokens in 2 chunks (2 + 1), no usage: the client can see 2. Half finish for length, half stop there.
+  const r = await runWith((res, max, n) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' }).end(`${tokenChunk(' tok tok', null)}${tokenChunk(' tok'.repeat(max - 2), n % 2 === 0 ? 'length' : 'stop')}data: [DONE]\n\n`);
   });
   assert.equal(r.result.completed, 4);
-  assert.deepEqual(r.result.lmb.token_source_counts, { fallback: 4 });
-  assert.match(r.err, /warning: 4 of 4 completed answers carried no usage \(the server ignores stream_options\.include_usage\): their output tokens are estimated: max_tokens for an answer that finished for length/);
+  assert.deepEqual(r.result.lmb.token_source_counts, { max_tokens: 2, fallback: 2 });
+  // The records (--records) tell them apart.
+  assert.deepEqual(r.records.map((x) => [x.finish_reason, x.output_tokens, x.token_source]).sort(), [['length', 3, 'max_tokens'], ['length', 3, 'max_tokens'], ['stop', 2, 'fallback'], ['stop', 2, 'fallback']]);
+  assert.match(r.err, /warning: 4 of 4 completed answers carried no usage \(the server ignores stream_options\.include_usage\): their output tokens are estimated: 2 finished for length, counted as their max_tokens \(token_source max_tokens\); 2 counted as one token a content chunk \(token_source fallback\), which undercounts them/);
 });
 
 test('429 and 503 with Retry-After, and a redirect, fail their requests with the status; nothing is retried or followed', { timeout: 60_000 }, async () => {

@@ -10,7 +10,8 @@ import { completionsStandIn, tokenStream } from '../helpers/completions-stand-in
 
 // `lm-bench run --mode slo-hold` stopped part-way: the requests it sent are load the server did, and are
 // written (as a stopped max-rate search's probes are) before the command fails with the cause. A server
-// that dies does not stop the run (its requests fail, each a record); Ctrl-C does.
+// that dies ends the run once requests in a row find no server (loadgen/server-gone.ts): the rest of the
+// duration would only add failures; its requests are kept and the answer says why it stopped.
 
 let dir = '';
 before(() => {
@@ -71,8 +72,8 @@ test('run --mode slo-hold stopped by Ctrl-C part-way writes the requests it sent
   }
 });
 
-test('run --mode slo-hold whose server dies part-way already keeps its requests: the failures are records, the answer unreliable', { timeout: 60_000 }, async () => {
-  // The stand-in answers 10 measured requests, then stops listening; the run goes on to its 3 s end.
+test('run --mode slo-hold whose server dies part-way stops once its requests find no server, keeps them, and says why', { timeout: 60_000 }, async () => {
+  // The stand-in answers 10 measured requests, then stops listening; the run has 30 s it does not need.
   let served = 0;
   const s = await completionsStandIn((res, max, server) => {
     const last = max > 1 && ++served === 10;
@@ -85,16 +86,23 @@ test('run --mode slo-hold whose server dies part-way already keeps its requests:
   });
   try {
     const io = captureIo(dir, { LMB_LOOPBACK_ONLY: '1' });
-    const code = await main(argv(s.url, 'dead', 3), io);
+    const code = await main(argv(s.url, 'dead', 30), io);
     assert.equal(code, 1, io.err());
     assert.equal(served, 10);
     const body = JSON.parse(readFileSync(join(dir, 'dead.json'), 'utf8')) as HoldBody;
     assert.equal(body.reliable, false);
     assert.equal(body.max_sustainable_rps, null);
+    const gone = /^the server went away: the (\d+) requests sent since \d+ s found no server \(.*ECONNREFUSED.*\), so the run stopped at \d+ s$/.exec(body.unreliable_reasons[0] ?? '');
+    assert.ok(gone !== null, body.unreliable_reasons.join('; '));
     assert.ok(body.unreliable_reasons.some((r) => /the server failed \d+ of \d+ requests/.test(r)), body.unreliable_reasons.join('; '));
+    assert.match(io.out(), /no reliable answer: the server went away/);
     const recs = recordsOf('dead-rec.jsonl');
     assert.equal(recs.filter((r) => r.error_kind === null).length, 10);
-    assert.ok(recs.some((r) => r.error_kind !== null && /ECONNREFUSED/.test(r.error ?? '')), 'the requests after the death are failures on record');
+    const refused = recs.filter((r) => r.error_kind === 'connection_refused');
+    // Every failure is a refusal on record; the run stopped at the 20th in a row, give or take those in flight then.
+    assert.equal(refused.length, recs.length - 10);
+    assert.equal(Number(gone?.[1]), refused.length);
+    assert.ok(refused.length >= 20 && refused.length < 30, `${refused.length} refused requests`);
   } finally {
     await s.close();
   }

@@ -7,7 +7,8 @@ import { completionsStandIn } from '../helpers/completions-stand-in.js';
 
 // Output tokens of answers whose stream carries no usage, against a loopback server that streams
 // several tokens a chunk (llama.cpp, TGI, a server batching its stream): what is stored is what the
-// server generated where the stream says it, and marked `fallback` (estimated) either way.
+// server generated where the stream says it, and marked by which estimate: `max_tokens` for an answer
+// counted as its max_tokens, `fallback` for one counted by its chunks.
 
 interface Habit {
   readonly tokensPerChunk: number;
@@ -49,7 +50,7 @@ const workload: Workload = {
 const run = (origin: string): ReturnType<typeof runBenchmark> =>
   runBenchmark({ endpoint: `${origin}/v1/completions`, workload, seed: 1, scrapeMetrics: false, timeoutMs: 10_000, workers: 1 });
 
-test('two tokens a chunk, no usage, finished at max_tokens: each answer is its max_tokens, not its 3 chunks, marked fallback', { timeout: 30_000 }, async (t) => {
+test('two tokens a chunk, no usage, finished at max_tokens: each answer is its max_tokens, not its 3 chunks, marked max_tokens (not the chunk floor\'s fallback)', { timeout: 30_000 }, async (t) => {
   const s = await standIn({ tokensPerChunk: 2, generate: null, finish: 'length' });
   t.after(s.close);
   const { result, records } = await run(s.origin);
@@ -58,10 +59,10 @@ test('two tokens a chunk, no usage, finished at max_tokens: each answer is its m
   for (const r of records) {
     assert.equal(r.chunk_times_s.length, 3, r.request_id);
     assert.equal(r.output_tokens, 6, `${r.request_id}: 6 tokens generated in 3 chunks`);
-    assert.equal(r.token_source, 'fallback');
+    assert.equal(r.token_source, 'max_tokens');
   }
   assert.equal(result.total_output_tokens, 24);
-  assert.deepEqual(result.lmb.token_source_counts, { fallback: 4 });
+  assert.deepEqual(result.lmb.token_source_counts, { max_tokens: 4 });
 });
 
 test('two tokens a chunk, no usage, stopped early: the chunks are a floor, never raised to max_tokens, and the answers are short', { timeout: 30_000 }, async (t) => {
@@ -77,7 +78,8 @@ test('a server that runs past max_tokens and says length is counted by its chunk
   const s = await standIn({ tokensPerChunk: 1, generate: 9, finish: 'length' });
   t.after(s.close);
   const { records } = await run(s.origin);
-  assert.deepEqual(records.map((r) => [r.output_tokens, r.error_kind]), Array.from({ length: 4 }, () => [9, null]));
+  // Counted by its chunks, so marked as the chunk count is: fallback.
+  assert.deepEqual(records.map((r) => [r.output_tokens, r.error_kind, r.token_source]), Array.from({ length: 4 }, () => [9, null, 'fallback']));
 });
 
 test('fallbackOutputTokens: max_tokens only for an answer that ended at its length', () => {

@@ -38,7 +38,8 @@ test('each misbehaviour is sorted into its error kind and counted', async () => 
     assert.equal(records[1]?.http_status, 500);
     assert.match(records[4]?.error ?? '', /engine died/);
     const noUsage = records[7];
-    assert.equal(noUsage?.token_source, 'fallback');
+    // It finished for length: counted as its max_tokens, and marked so.
+    assert.equal(noUsage?.token_source, 'max_tokens');
     assert.equal(noUsage?.output_tokens, 5);
     assert.equal(records[0]?.token_source, 'usage');
     assert.equal(result.total_output_tokens, 15);

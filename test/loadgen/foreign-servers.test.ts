@@ -159,7 +159,7 @@ test('chunks of several tokens without usage that end at max_tokens raise no fal
   t.after(s.close);
   const out = await runBenchmark({ endpoint: `${s.origin}/v1/completions`, workload, seed: 1, scrapeMetrics: false });
   assert.equal(out.result.completed, 8);
-  assert.deepEqual(out.result.lmb.token_source_counts, { fallback: 8 });
+  assert.deepEqual(out.result.lmb.token_source_counts, { max_tokens: 8 });
   assert.equal(out.outputLengths, null);
   const honest = await standIn({});
   t.after(honest.close);

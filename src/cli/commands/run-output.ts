@@ -26,7 +26,12 @@ export interface TraceReplayReport {
  * What `run` prints and writes per load point: the result, for a trace how it was replayed, and, when
  * answers missed their max_tokens although ignore_eos was sent, how many (loadgen/output-lengths.ts).
  */
-export type RunOutput = BenchmarkResult & { readonly trace_replay?: TraceReplayReport; readonly output_lengths?: OutputLengths };
+export type RunOutput = BenchmarkResult & {
+  readonly trace_replay?: TraceReplayReport;
+  readonly output_lengths?: OutputLengths;
+  /** Set when the point was stopped part-way (Ctrl-C): where, and why; its result counts the requests answered before. */
+  readonly stopped?: string;
+};
 
 export function traceReplayReport(t: TraceReplay, late: SendLateness | null): TraceReplayReport {
   return {
@@ -60,15 +65,20 @@ export function summaryText(r: BenchmarkResult, tag = ''): string {
 /**
  * Completed answers whose stream carried no `usage` (the server ignored `stream_options.include_usage`):
  * their output tokens are estimated (client.ts `fallbackOutputTokens`: max_tokens for an answer that
- * finished for length, a token a content chunk for the others), so a server that sends several tokens a
- * chunk is undercounted on its other answers, and its output tok/s and TPOT with it. Null when every
- * answer said its count.
+ * finished for length, token_source `max_tokens`; a token a content chunk for the others, `fallback`),
+ * so a server that sends several tokens a chunk is undercounted on its `fallback` answers, and its
+ * output tok/s and TPOT with it. Null when every answer said its count.
  */
 export function noUsageWarning(records: readonly RequestRecord[]): string | null {
   const answered = records.filter((r) => r.phase === 'measure' && r.error_kind === null);
-  const fallback = answered.filter((r) => r.token_source === 'fallback').length;
-  if (fallback === 0) return null;
-  return `${fallback} of ${answered.length} completed answers carried no usage (the server ignores stream_options.include_usage): their output tokens are estimated: max_tokens for an answer that finished for length, one token a content chunk for the others, which undercounts those on a server that streams several tokens a chunk (output tok/s, TPOT)`;
+  const byLength = answered.filter((r) => r.token_source === 'max_tokens').length;
+  const byChunks = answered.filter((r) => r.token_source === 'fallback').length;
+  if (byLength + byChunks === 0) return null;
+  const how = [
+    ...(byLength === 0 ? [] : [`${byLength} finished for length, counted as their max_tokens (token_source max_tokens)`]),
+    ...(byChunks === 0 ? [] : [`${byChunks} counted as one token a content chunk (token_source fallback), which undercounts them on a server that streams several tokens a chunk (output tok/s, TPOT)`]),
+  ];
+  return `${byLength + byChunks} of ${answered.length} completed answers carried no usage (the server ignores stream_options.include_usage): their output tokens are estimated: ${how.join('; ')}`;
 }
 
 const SOURCES: Record<Energy['source'], string> = {

@@ -256,6 +256,22 @@ export const command: Command = {
         writeOutput('html', paths.html, html);
       }
     };
+    /** A point stopped part-way (Ctrl-C): what it sent, kept with the points before it. */
+    let stoppedPoint: { readonly sent: number; readonly total: number } | null = null;
+    /** One point's output: its result with what `run` adds, and its records under ids naming the point. */
+    const keep = (i: number, plan: (typeof plans)[number], run: Awaited<ReturnType<typeof runBenchmark>>, stopped?: string): RunOutput => {
+      const measured = knownConfig === undefined ? run.result : { ...run.result, server_config: knownConfig };
+      const replay = plan.trace === undefined ? undefined : traceReplayReport(plan.trace, run.lateness);
+      const result: RunOutput = {
+        ...measured,
+        ...(replay === undefined ? {} : { trace_replay: replay }),
+        ...(run.outputLengths === null ? {} : { output_lengths: run.outputLengths }),
+        ...(stopped === undefined ? {} : { stopped }),
+      };
+      results.push(result);
+      for (const r of run.records) allRecords.push(points.length > 1 ? { ...r, request_id: `p${i + 1}-${r.request_id}` } : r);
+      return result;
+    };
     try {
       for (const [i, plan] of plans.entries()) {
         const tag = points.length > 1 ? `[${i + 1}/${points.length}] ${JSON.stringify(points[i]?.values)} ` : '';
@@ -272,18 +288,18 @@ export const command: Command = {
           onTarget: (line) => io.stderr.write(`lm-bench: ${tag}${line}\n`),
           signal: ac.signal,
           onProgress: tty ? (p) => io.stderr.write(`\r${tag}${p.done + p.failed}/${p.total} done, ${p.failed} failed   `) : undefined,
+          // Stopped part-way (Ctrl-C): the requests sent are load the server did, kept as slo-hold keeps its
+          // own (those the stop cut short on record as \`aborted\`, out of the result).
+          onStopped: (partial, err) => {
+            const sent = partial.records.filter((r) => r.phase === 'measure').length;
+            stoppedPoint = { sent, total: plan.workload.num_prompts };
+            keep(i, plan, partial, `the run stopped after ${sent} of ${plan.workload.num_prompts} requests: ${err.message}`);
+          },
         });
         if (tty) io.stderr.write('\n');
         const { records } = run;
-        const measured = knownConfig === undefined ? run.result : { ...run.result, server_config: knownConfig };
-        const replay = plan.trace === undefined ? undefined : traceReplayReport(plan.trace, run.lateness);
-        const result: RunOutput = {
-          ...measured,
-          ...(replay === undefined ? {} : { trace_replay: replay }),
-          ...(run.outputLengths === null ? {} : { output_lengths: run.outputLengths }),
-        };
-        results.push(result);
-        for (const r of records) allRecords.push(points.length > 1 ? { ...r, request_id: `p${i + 1}-${r.request_id}` } : r);
+        const result = keep(i, plan, run);
+        const replay = result.trace_replay;
         if (values.json !== true) io.stdout.write(`${summaryText(result, tag)}${replay === undefined ? '' : `\n${traceReplayLine(replay)}`}\n`);
         if (run.outputLengths !== null) io.stderr.write(`lm-bench: warning: ${tag}${outputLengthsWarning(run.outputLengths)}\n`);
         const uncounted = noUsageWarning(records);
@@ -294,7 +310,10 @@ export const command: Command = {
       }
     } catch (err) {
       // A sweep that stops at a later point (the server went away, Ctrl-C) keeps the points it measured.
-      await keepStopped(`the sweep stopped at point ${results.length + 1} of ${points.length}`, { n: results.length, noun: 'point' }, paths, writeFiles, io);
+      const partial = stoppedPoint as { readonly sent: number; readonly total: number } | null;
+      if (partial === null) await keepStopped(`the sweep stopped at point ${results.length + 1} of ${points.length}`, { n: results.length, noun: 'point' }, paths, writeFiles, io);
+      else if (points.length === 1) await keepStopped(`the run stopped after ${partial.sent} of ${partial.total} requests`, { n: allRecords.length, noun: 'request' }, paths, writeFiles, io);
+      else await keepStopped(`the sweep stopped at point ${results.length} of ${points.length}, after ${partial.sent} of its ${partial.total} requests`, { n: results.length, noun: 'point' }, paths, writeFiles, io);
       throw err;
     } finally {
       process.removeListener('SIGINT', onSignal);

@@ -25,8 +25,9 @@ Usage: lm-bench run --endpoint URL [--config FILE] [flags]
                          max_tokens = its output tokens; --trace-limit N replays the first N. The result
                          says how late the sends were against the trace's schedule (trace_replay)
   --output FILE          result JSON (one object; a sweep writes one object per line, like --append-result;
-                         a sweep, a max-rate search or an slo-hold run stopped part-way, its server gone
-                         or Ctrl-C, writes what it measured, marked stopped with the cause)
+                         a run stopped part-way, by Ctrl-C in any mode or its server gone in a sweep, a
+                         max-rate search or slo-hold, writes what it measured, marked stopped with the cause;
+                         the requests Ctrl-C cut short are on --records as aborted, out of the result)
   --html FILE            self-contained HTML summary (tables and plots, no network)
   --records FILE         per-request records as JSON Lines
   --requests-out FILE    one JSON line per request: arrival_s, ttft_ms, itl_ms, e2e_ms, input/output tokens
@@ -42,7 +43,8 @@ Usage: lm-bench run --endpoint URL [--config FILE] [flags]
                          SLO keys, --control names the held one), within --duration-s (default 120);
                          --window-s (10) and --start-rps (2) tune it. max-rate: the tuner's bisection on
                          the Poisson rate (5 load runs of the workload). Both say when the answer is
-                         unreliable (never settled, server errors, the client was the bottleneck)
+                         unreliable (never settled, server errors, the client was the bottleneck);
+                         slo-hold stops early once 20 requests in a row find no server (refused)
 Over the file, or without one:
   --model M  --api completions|chat  --input-len N  --output-len N  --num-prompts N
   --prompt-pool N        re-send N distinct prompts in a cycle (a server's prefix cache sees the repeats)
@@ -67,11 +69,15 @@ Power (the result's \`energy\`: average W, J, J per output token over the load w
   --power-gpus LIST      the GPUs that count, e.g. 0,1 (default: every GPU the source reports)
                          A source that fails or hangs leaves the run measured and power unavailable, with why
 
+Before any load, one 1-token probe request: a server that answers it 429 or 503 (shedding load, or
+not ready) is asked again when its Retry-After says, within 30 s in all; still shedding, or naming no
+wait or a longer one, the run is refused with the status, and nothing is sent.
+
 Answers whose stream carried no usage (a server that ignores stream_options.include_usage) are
 estimated, and warned about: max_tokens for an answer that finished for length (a server refuses a
 request past its context rather than stop it short), one token a content chunk for the others, which
-undercounts those on a server that streams several tokens a chunk (\`lmb.token_source_counts\` in the
-JSON says how many: \`fallback\`).
+undercounts those on a server that streams several tokens a chunk (each record's \`token_source\`
+says which: \`max_tokens\` or \`fallback\`; \`lmb.token_source_counts\` in the JSON counts them).
 
 Answers that end before their max_tokens although ignore_eos was sent (a server that does not honour
 it, or caps max_tokens), or run past it, are counted in the JSON's \`output_lengths\` and warned about:
