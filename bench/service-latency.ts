@@ -82,7 +82,7 @@ const rng = createRng(11);
 const store = openStore(db);
 for (const o of simulateHistory([{ hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, configs: [{}, ...spaceSource(space, ctx).sample(runs, rng)] }], catalog, rng)) {
   if (o.result === null) continue;
-  store.insertRun({ result: o.result, serverConfig: o.config, hardware: o.hardware, model: o.model, workload: o.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(o)).digest('hex') });
+  store.storeRuns([{ result: o.result, serverConfig: o.config, hardware: o.hardware, model: o.model, workload: o.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(o)).digest('hex') }]);
 }
 const trainT0 = performance.now();
 const trained = await trainFromStore(store, catalog, spaceEncoder(space), { folds: 0, seed: 1 });

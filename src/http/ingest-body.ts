@@ -38,7 +38,7 @@ export function ingestBody(store: Store, catalog: Catalog, body: IngestRequest):
       const parsed = parseFile(file.name, bytesOf(file.content));
       warnings.push(...parsed.warnings);
       const rows = parsed.runs.map((run) =>
-        resolveRun({ run, format: parsed.format, sourcePath: file.name, contentHash: contentHash(run.record), sidecar, context, catalog, warnings }),
+        resolveRun({ run, format: parsed.format, sourcePath: file.name, contentHash: run.contentHash ?? contentHash(run.record), sidecar, context, catalog, warnings }),
       );
       prepared.push({ name: file.name, format: parsed.format, rows, warnings });
     } catch (err) {
@@ -60,7 +60,12 @@ export function ingestBody(store: Store, catalog: Catalog, body: IngestRequest):
     );
   } catch (err) {
     if (!isLmBenchError(err, 'LMB_ERR_INGEST_REJECTED')) throw err;
-    throw new LmBenchError('LMB_ERR_INGEST_REJECTED', `${err.message}. If this request's context is the right one, send it again with "replace": true (the stored runs keep their ids and figures and take this context)`, {
+    // A request that only repeats its own figures under two contexts has no stored run to replace.
+    const stored = err.details['runs'];
+    const hint = Array.isArray(stored) && stored.length === 0
+      ? 'Send each run once, with the context it was measured under'
+      : 'If this request\'s context is the right one, send it again with "replace": true (the stored runs keep their ids and figures and take this context)';
+    throw new LmBenchError('LMB_ERR_INGEST_REJECTED', `${err.message}. ${hint}`, {
       details: { ...err.details, field: 'replace' },
       cause: err,
     });

@@ -115,15 +115,38 @@ export function studyNotFound(idOrName: number | string): LmBenchError {
 }
 
 /**
- * Figures already stored under another context (storeRuns), grouped by what differs: "run #3 has
- * GPUs 1× A100-80GB (this ingest: 1× H100-SXM)"; `details.runs` holds the stored runs' ids.
+ * A run `storeRuns` refuses: its figures (content hash `hash`) are the stored run `id`'s under another
+ * context, or, `id` null, came earlier in the same batch under another context (the batch is rolled
+ * back, so that run has no id to name). `change` is what differs.
  */
-export function runContextConflict(conflicts: readonly { readonly id: number; readonly change: string }[]): LmBenchError {
+export interface RunConflict {
+  readonly id: number | null;
+  readonly hash: string;
+  readonly change: string;
+}
+
+/** The first hex digits of a content hash, enough to tell a batch's figures apart in a message. */
+const HASH_SHOWN_CHARS = 12;
+
+/**
+ * The figures `storeRuns` refuses, grouped by what differs: "run #3 has GPUs 1× A100-80GB (this
+ * ingest: 1× H100-SXM)", and for figures given twice in one batch "figures 0123456789ab came first
+ * with …"; `details.runs` holds the stored runs' ids (only runs that exist), `details.repeated` the
+ * hashes given twice, where there are any.
+ */
+export function runContextConflict(conflicts: readonly RunConflict[]): LmBenchError {
+  const stored = conflicts.flatMap((c) => (c.id === null ? [] : [{ id: c.id, change: c.change }]));
+  const repeated = conflicts.filter((c) => c.id === null);
   const byChange = new Map<string, number[]>();
-  for (const c of conflicts) byChange.set(c.change, [...(byChange.get(c.change) ?? []), c.id]);
+  for (const c of stored) byChange.set(c.change, [...(byChange.get(c.change) ?? []), c.id]);
   const parts = [...byChange].map(([change, ids]) => `run${ids.length === 1 ? '' : 's'} ${ids.map((i) => `#${i}`).join(', ')} ${ids.length === 1 ? 'has' : 'have'} ${change}`);
-  return new LmBenchError('LMB_ERR_INGEST_REJECTED', `already stored under another context: ${parts.join('; ')}; nothing stored`, {
-    details: { runs: conflicts.map((c) => c.id) },
+  const twice = repeated.map((c) => `figures ${c.hash.slice(0, HASH_SHOWN_CHARS)} came first with ${c.change}`);
+  const said = [
+    ...(parts.length === 0 ? [] : [`already stored under another context: ${parts.join('; ')}`]),
+    ...(twice.length === 0 ? [] : [`given twice in one batch under two contexts: ${twice.join('; ')}`]),
+  ];
+  return new LmBenchError('LMB_ERR_INGEST_REJECTED', `${said.join('; ')}; nothing stored`, {
+    details: { runs: stored.map((c) => c.id), ...(repeated.length === 0 ? {} : { repeated: repeated.map((c) => c.hash) }) },
   });
 }
 

@@ -1,6 +1,6 @@
 import type { ModelSpec, ServerConfig, Study, StudySpec, StudyState, Trial, TrialOrigin, TrialState } from '../domain/index.js';
-import { decodeJson, valueFromStored } from './codec.js';
-import type { EventRecord, ModelInfo, ModelRecord, RunFilter, RunMeta, RunRecord, SourceFormat, StoredModelSpec } from './records.js';
+import { decodeJson, encodeJson, valueFromStored } from './codec.js';
+import type { EventRecord, ModelInfo, ModelRecord, RunContext, RunFilter, RunMeta, RunRecord, SourceFormat, StoredModelSpec } from './records.js';
 
 /** SQLite rows ↔ the Store's records (JSON columns decoded faithfully, 0/1 back to booleans). */
 export type Row = Record<string, unknown>;
@@ -66,6 +66,14 @@ export function trialFromRow(r: Row, values: Record<string, number | null>): Tri
     heartbeat_at_ms: numOrNull(r, 'heartbeat_at_ms'),
     attrs: decodeJson<Record<string, unknown>>(str(r, 'attrs')),
   };
+}
+
+/**
+ * A run's context as its columns, which `runFromRow` reads back: what storing a run writes and what
+ * replacing its context overwrites, so the two cannot drift apart.
+ */
+export function contextColumns(c: RunContext) {
+  return { model: c.model, gpu: c.hardware.gpu, gpu_count: c.hardware.count, server_config: encodeJson(c.server_config) };
 }
 
 export function runFromRow(r: Row): RunRecord {

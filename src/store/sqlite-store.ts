@@ -10,6 +10,7 @@ import {
   notFound,
   runContextConflict,
   sameSpec,
+  type RunConflict,
   staleReason,
   studyExists,
   studyNotFound,
@@ -17,6 +18,7 @@ import {
 } from './codec.js';
 import { assertOpenable, configure, migrate, needsSharedMemory, openDb, othersHistory, readonlyCopy, storeError, useWal } from './sqlite-file.js';
 import {
+  contextColumns,
   eventFromRow,
   groupValues,
   modelFromRow,
@@ -68,7 +70,7 @@ type Db = Database.Database;
  * - **Finished trials are immutable.** Once a trial is `complete`, `failed` or `pruned`, every write to
  *   it throws LMB_ERR_TRIAL_FINISHED (Optuna's `check_trial_is_updatable`).
  * - **Every state change is one transaction.** A trial's state, values, result, timing and failure
- *   reason change together or not at all; `insertRuns` stores all of its runs or none of them.
+ *   reason change together or not at all; `storeRuns` stores all of its runs or none of them.
  * - **Returned objects never change under later writes.** Every read and every write returns a fresh
  *   copy; callers may mutate what they get without affecting the store, and vice versa.
  * - **Time is passed in.** Timestamps come from `StoreOptions.now()` (epoch milliseconds), never from
@@ -287,52 +289,45 @@ export class SqliteStore {
 
   /* runs */
 
-  /** One run; 'duplicate' (and nothing written) when a run with the same content hash exists. */
-  insertRun(run: NewRun): number | 'duplicate' {
-    const [id] = this.insertRuns([run]);
-    return id ?? 'duplicate';
-  }
-
   /**
-   * Several runs in one transaction (ingest of one file): all are stored, or — when anything throws —
-   * none. Each entry is the new id or 'duplicate' (a hash already stored, or repeated in the batch).
-   */
-  insertRuns(runs: readonly NewRun[]): (number | 'duplicate')[] {
-    return this.#tx('insertRuns', true, () => {
-      const now = this.#now();
-      return runs.map((run): number | 'duplicate' => this.#insertRun(run, now) ?? 'duplicate');
-    });
-  }
-
-  /**
-   * Ingest's write: several runs in one transaction, each stored as new or found already stored (its
-   * content hash) with the same context — GPU, GPU count, model, server config. A run whose figures are
-   * stored under another context is a conflict, since one measurement has one context and one of the
-   * two is wrong: the whole batch is refused (LMB_ERR_INGEST_REJECTED, nothing written) naming the
-   * stored runs and what differs, `details.runs` their ids. With `replace`, the stored run takes the
-   * new context instead: its id, figures, workload and provenance stay, the context it had goes into
-   * its notes. `change` says how two contexts differ, or null where they are one (default: knob by
-   * knob as written, `contextChange`; ingest reads an unset knob as vLLM's default for the GPU and model).
+   * The one write of runs: several in one transaction (ingest of one file, a study's trial), all stored
+   * or — when anything throws — none. Each is stored as new or found already stored (its content hash,
+   * in the history or earlier in the batch) with the same context — GPU, GPU count, model, server
+   * config. A run whose figures are stored under another context is a conflict, since one measurement
+   * has one context and one of the two is wrong: the whole batch is refused (LMB_ERR_INGEST_REJECTED,
+   * nothing written) naming the stored runs and what differs, `details.runs` their ids (figures given
+   * twice in the batch under two contexts are named by their hash, `details.repeated`). With `replace`,
+   * the stored run takes the new context instead: its id, figures, workload and provenance stay, the
+   * context it had goes into its notes. `change` says how two contexts differ, or null where they are
+   * one (default: knob by knob as written, `contextChange`; ingest reads an unset knob as vLLM's default
+   * for the GPU and model; a study's trial calls any run stored under its hash its own, tune/history.ts).
    */
   storeRuns(runs: readonly NewRun[], options: StoreRunsOptions = {}): RunOutcome[] {
     const change = options.change ?? ((stored: RunContext, given: RunContext) => contextChange(stored, given, 'this ingest'));
     return this.#tx('storeRuns', true, () => {
       const now = this.#now();
-      const conflicts: { id: number; change: string }[] = [];
+      const conflicts: RunConflict[] = [];
+      // Rolled back with the batch on a conflict: such a run is named by its hash, not an id that will not exist.
+      const added = new Set<number>();
       const outcomes = runs.map((run): RunOutcome => {
         const id = this.#insertRun(run, now);
-        if (id !== null) return { status: 'new', id };
+        if (id !== null) {
+          added.add(id);
+          return { status: 'new', id };
+        }
         const row = this.#s.runByHash.get(run.contentHash) as Row | undefined;
         if (row === undefined) throw new LmBenchError('LMB_ERR_STORE_FAILED', `run ${run.contentHash} neither inserted nor found`);
         const stored = runFromRow(row);
-        const diff = change(contextOf(stored), newRunContext(run));
+        const was = contextOf(stored);
+        const given = newRunContext(run);
+        const diff = change(was, given);
         if (diff === null) return { status: 'duplicate', id: stored.id };
         if (options.replace !== true) {
-          conflicts.push({ id: stored.id, change: diff });
+          conflicts.push({ id: added.has(stored.id) ? null : stored.id, hash: run.contentHash, change: diff });
           return { status: 'duplicate', id: stored.id };
         }
-        this.#replaceContext(stored, run, now);
-        return { status: 'replaced', id: stored.id, was: contextOf(stored) };
+        this.#replaceContext(stored, was, given, now);
+        return { status: 'replaced', id: stored.id, was };
       });
       // Thrown inside the transaction, so the runs inserted before the conflict are rolled back.
       if (conflicts.length > 0) throw runContextConflict(conflicts);
@@ -487,10 +482,7 @@ export class SqliteStore {
       content_hash: run.contentHash,
       source_format: run.sourceFormat,
       source_path: run.sourcePath,
-      model: run.model,
-      gpu: run.hardware.gpu,
-      gpu_count: run.hardware.count,
-      server_config: encodeJson(run.serverConfig),
+      ...contextColumns(newRunContext(run)),
       workload: run.workload === null ? null : encodeJson(run.workload),
       result: encodeJson(run.result),
       meta: encodeJson(run.meta ?? DEFAULT_RUN_META),
@@ -500,20 +492,17 @@ export class SqliteStore {
     return info.changes === 0 ? null : Number(info.lastInsertRowid);
   }
 
-  /** `stored` takes `run`'s context, in its columns and in the copy its result holds; a note keeps the old one. */
-  #replaceContext(stored: RunRecord, run: NewRun, now: number): void {
+  /** `stored` takes the `given` context, in its columns and in the copy its result holds; a note keeps the old one, `was`. */
+  #replaceContext(stored: RunRecord, was: RunContext, given: RunContext, now: number): void {
     const result = { ...stored.result };
     // An ingested result carries its context (resolveRun); one that carries none is left so.
-    if (result.server_config !== null) result.server_config = run.serverConfig;
-    if (result.hardware !== null) result.hardware = run.hardware;
-    if (result.model !== null) result.model = run.model;
-    const note = `context replaced ${new Date(now).toISOString()} (ingest --replace): was ${describeContext(contextOf(stored))}`;
+    if (result.server_config !== null) result.server_config = given.server_config;
+    if (result.hardware !== null) result.hardware = given.hardware;
+    if (result.model !== null) result.model = given.model;
+    const note = `context replaced ${new Date(now).toISOString()} (ingest --replace): was ${describeContext(was)}`;
     this.#s.replaceRunContext.run({
       id: stored.id,
-      model: run.model,
-      gpu: run.hardware.gpu,
-      gpu_count: run.hardware.count,
-      server_config: encodeJson(run.serverConfig),
+      ...contextColumns(given),
       result: encodeJson(result),
       meta: encodeJson({ ...stored.meta, notes: [...stored.meta.notes, note] }),
     });
@@ -602,16 +591,17 @@ export function openStore(path: string, options: OpenStoreOptions = {}): SqliteS
   const others = othersHistory(path);
   const readonly = options.readonly === true || others;
   const storeOptions = { now: options.now ?? Date.now };
+  const fromCopy = (): SqliteStore => new SqliteStore(readonlyCopy(path), storeOptions, path);
   let store: SqliteStore;
   // With a writer at work (a -wal beside it) the file is not the whole history: SQLite reads it.
   if (others && !existsSync(`${path}-wal`)) {
-    store = new SqliteStore(readonlyCopy(path), storeOptions, path);
+    store = fromCopy();
   } else {
     try {
       store = new SqliteStore(openDb(path, readonly), storeOptions);
     } catch (err) {
       if (!readonly || !needsSharedMemory(err)) throw err;
-      store = new SqliteStore(readonlyCopy(path), storeOptions, path);
+      store = fromCopy();
     }
   }
   for (const m of store.listModelSpecs()) registerModel(m.spec, m.config_hash);

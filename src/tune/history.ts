@@ -3,7 +3,7 @@ import type { ServerConfig, Study, Trial } from '../domain/index.js';
 import { meetsSlo, withoutTraceData } from '../domain/index.js';
 import { configKey, type KeyDeployment } from '../optimize/sampler.js';
 import { studyRanking } from '../optimize/study.js';
-import type { Store } from '../store/store.js';
+import type { NewRun, Store } from '../store/store.js';
 
 /**
  * A study's measurements join the shared history: each completed trial is stored as a run, so later
@@ -14,9 +14,17 @@ export function trialRunHash(study: Study, trial: Trial): string {
   return createHash('sha256').update(`lm-bench-study-trial:${study.id}:${trial.id}`).digest('hex');
 }
 
+/**
+ * How `recordTrialRun` judges a run already stored under its hash: as its own, whatever its context, so
+ * recording is idempotent and never stops the study. A trial's context cannot change once complete; a
+ * stored run that differs holds another history's trial of the same ids, exported and ingested here
+ * (export keeps the hash), and is left as it is rather than failing the loop.
+ */
+const sameTrialRun = (): null => null;
+
 export function recordTrialRun(store: Store, study: Study, trial: Trial): void {
   if (trial.state !== 'complete' || trial.result === null) return;
-  store.insertRun({
+  const run: NewRun = {
     result: trial.result,
     serverConfig: trial.config,
     hardware: study.spec.hardware,
@@ -26,7 +34,8 @@ export function recordTrialRun(store: Store, study: Study, trial: Trial): void {
     sourceFormat: 'lm_bench',
     sourcePath: `study:${study.spec.name}#${trial.number}`,
     contentHash: trialRunHash(study, trial),
-  });
+  };
+  store.storeRuns([run], { change: sameTrialRun });
 }
 
 /** Re-records completed trials whose run is missing (idempotent; used when a study resumes). */

@@ -51,12 +51,12 @@ test('sim calibrate recovers the efficiencies that generated a history within 5%
     const out = simulate({ config: r.config, hardware: { gpu: 'H100-SXM', count: r.gpus }, model: r.model, workload: r.workload, seed: 1, catalog, profile: truth, runtimeFailures: false });
     assert.ok(out.ok);
     // Stand-ins for measured runs (a "real" server priced by `truth`), stored as a load runner's would be.
-    store.insertRun({ result: { ...out.result, lmb: { ...out.result.lmb, source: 'loadgen' } }, serverConfig: r.config, hardware: { gpu: 'H100-SXM', count: r.gpus }, model: r.model, workload: r.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(r)).digest('hex') });
+    store.storeRuns([{ result: { ...out.result, lmb: { ...out.result.lmb, source: 'loadgen' } }, serverConfig: r.config, hardware: { gpu: 'H100-SXM', count: r.gpus }, model: r.model, workload: r.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(r)).digest('hex') }]);
   }
   // The simulator's own run of the same GPU (a `tune --target sim` trial): never a calibration point.
   const own = simulate({ config: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: load(300, 30, 2), seed: 1, catalog, runtimeFailures: false });
   assert.ok(own.ok);
-  store.insertRun({ result: own.result, serverConfig: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: load(300, 30, 2), sourceFormat: 'lm_bench', sourcePath: null, contentHash: 'f'.repeat(64) });
+  store.storeRuns([{ result: own.result, serverConfig: {}, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: load(300, 30, 2), sourceFormat: 'lm_bench', sourcePath: null, contentHash: 'f'.repeat(64) }]);
   store.close();
 
   const io = captureIo(dir);

@@ -15,7 +15,7 @@ export function seededDb(dir: string, runs: number): string {
   for (const o of simulateHistory([{ hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, configs }], defaultCatalog(), createRng(3))) {
     if (o.result === null) continue;
     const contentHash = createHash('sha256').update(JSON.stringify(o.config)).digest('hex');
-    store.insertRun({ result: o.result, serverConfig: o.config, hardware: o.hardware, model: o.model, workload: o.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash });
+    store.storeRuns([{ result: o.result, serverConfig: o.config, hardware: o.hardware, model: o.model, workload: o.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash }]);
   }
   store.close();
   return path;

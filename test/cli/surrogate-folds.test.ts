@@ -79,7 +79,7 @@ test('surrogate train says how many stored runs it left out, as its --json does'
   const run = store.listRuns({})[0];
   assert.ok(run !== undefined);
   for (const salt of ['a', 'b']) {
-    store.insertRun({ result: { ...run.result, workload: null }, serverConfig: run.server_config, hardware: run.hardware, model: run.model, workload: null, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(salt).digest('hex') });
+    store.storeRuns([{ result: { ...run.result, workload: null }, serverConfig: run.server_config, hardware: run.hardware, model: run.model, workload: null, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(salt).digest('hex') }]);
   }
   store.close();
   const text = captureIo(dir);
@@ -101,7 +101,7 @@ test('surrogate eval counts runs with figures: runs whose every request failed a
     assert.ok(r !== undefined);
     // The same deployment, every request failed: the server started and broke under the load.
     const result = { ...r.result, completed: 0, failed: 64, output_throughput: 0, request_throughput: 0, total_output_tokens: 0 };
-    store.insertRun({ result, serverConfig: r.server_config, hardware: r.hardware, model: r.model, workload: r.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(`failed-${i}`).digest('hex') });
+    store.storeRuns([{ result, serverConfig: r.server_config, hardware: r.hardware, model: r.model, workload: r.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(`failed-${i}`).digest('hex') }]);
   }
   store.close();
   const io = captureIo(dir);

@@ -50,7 +50,7 @@ export async function seedTrainedDb(dbPath: string, runs = 24): Promise<void> {
   try {
     for (const o of obs) {
       if (o.result === null) continue;
-      store.insertRun({ result: o.result, serverConfig: o.config, hardware: o.hardware, model: o.model, workload: o.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(o)).digest('hex') });
+      store.storeRuns([{ result: o.result, serverConfig: o.config, hardware: o.hardware, model: o.model, workload: o.workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: createHash('sha256').update(JSON.stringify(o)).digest('hex') }]);
     }
     await trainFromStore(store, catalog, spaceEncoder(space), { spec: { ...DEFAULT_SURROGATE_SPEC, members: 2, xgb: { ...DEFAULT_SURROGATE_SPEC.xgb, rounds: 20 } }, folds: 0, seed: 1 });
   } finally {

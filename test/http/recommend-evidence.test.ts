@@ -62,7 +62,7 @@ test('with no pick, the service names the history\'s runs that met the SLOs, as 
   assert.deepEqual(named, measured(cli));
 
   // A faster run stored after the answer was cached (the same question again is served from the cache): it is named first.
-  const newer = seeded.insertRun({
+  const [newer] = seeded.storeRuns([{
     result: { ...fastest.result, output_throughput: fastest.result.output_throughput * 2 },
     serverConfig: { ...fastest.server_config, max_num_seqs: 7 },
     hardware: fastest.hardware,
@@ -71,9 +71,9 @@ test('with no pick, the service names the history\'s runs that met the SLOs, as 
     sourceFormat: 'lm_bench',
     sourcePath: null,
     contentHash: createHash('sha256').update('a run stored after the answer').digest('hex'),
-  });
-  assert.equal(typeof newer, 'number');
+  }]);
+  assert.equal(newer?.status, 'new');
   const again = measured(await ask());
-  assert.ok(again[0]?.includes(`run ${String(newer)} in the history met your SLOs`), JSON.stringify(again));
+  assert.ok(again[0]?.includes(`run ${String(newer?.id)} in the history met your SLOs`), JSON.stringify(again));
   assert.ok(again.some((r) => r.includes(`run ${fastest.id} in the history`)), JSON.stringify(again));
 });

@@ -23,11 +23,11 @@ test('correctionFromStore: measured runs still correct the plan when a sim study
   // Two runs of a real server that decodes 25% slower than the simulator (stored as load-runner runs)…
   for (const i of [1, 2]) {
     const slower: BenchmarkResult = { ...s, mean_tpot_ms: s.mean_tpot_ms * 1.25, lmb: { ...s.lmb, source: 'loadgen' } };
-    store.insertRun({ result: slower, serverConfig: { tensor_parallel_size: 1 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, sourceFormat: 'lm_bench', sourcePath: null, contentHash: `measured-${i}` });
+    store.storeRuns([{ result: slower, serverConfig: { tensor_parallel_size: 1 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, sourceFormat: 'lm_bench', sourcePath: null, contentHash: `measured-${i}` }]);
   }
   // …then a 60-trial `tune --target sim`, whose trials the history keeps as runs of source "sim".
   for (let i = 0; i < 60; i++) {
-    store.insertRun({ result: s, serverConfig: { tensor_parallel_size: 1 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, sourceFormat: 'lm_bench', sourcePath: `study:sim#${i}`, contentHash: `sim-${i}` });
+    store.storeRuns([{ result: s, serverConfig: { tensor_parallel_size: 1 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: chat, sourceFormat: 'lm_bench', sourcePath: `study:sim#${i}`, contentHash: `sim-${i}` }]);
   }
   const c = correctionFromStore(store, catalog, 'llama-3.1-8b', 'H100-SXM');
   assert.ok(c !== null, 'the two measured runs make a correction');

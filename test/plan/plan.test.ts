@@ -122,7 +122,7 @@ test('plan: measured runs of the model on a GPU correct the simulator there (sou
     const w: Workload = { ...chat, arrival: { kind: 'poisson', rate_rps: rate } };
     const s = sim({ config: { tensor_parallel_size: 1 }, gpu: 'H100-SXM', gpus: 1, model: catalog.model('llama-3.1-8b'), workload: w, seed: 1 }).result as BenchmarkResult;
     const slower: BenchmarkResult = { ...s, mean_tpot_ms: s.mean_tpot_ms * 1.25, p99_ttft_ms: s.p99_ttft_ms * 1.25, p99_itl_ms: s.p99_itl_ms * 1.25, lmb: { ...s.lmb, source: 'loadgen' } };
-    store.insertRun({ result: slower, serverConfig: { tensor_parallel_size: 1 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: w, sourceFormat: 'lm_bench', sourcePath: null, contentHash: `h${rate}` });
+    store.storeRuns([{ result: slower, serverConfig: { tensor_parallel_size: 1 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload: w, sourceFormat: 'lm_bench', sourcePath: null, contentHash: `h${rate}` }]);
   }
   const a = runPlan(question(), { catalog, prices, store });
   const h100 = a.deployments.find((d) => d.gpu === 'H100-SXM');

@@ -25,10 +25,12 @@ describe('store codec: -0', () => {
     try {
       const db = join(dir, 'h.db');
       let store = openStore(db);
-      const id = store.insertRun(sampleRun('z', { result: sampleResult({ mean_ttft_ms: -0 }), serverConfig: { long_prefill_token_threshold: -0 } }));
+      const [stored] = store.storeRuns([sampleRun('z', { result: sampleResult({ mean_ttft_ms: -0 }), serverConfig: { long_prefill_token_threshold: -0 } })]);
+      assert.equal(stored?.status, 'new');
+      const id = stored.id;
       store.close();
       store = openStore(db);
-      const run = store.getRun(id as number);
+      const run = store.getRun(id);
       assert.ok(Object.is(run.result.mean_ttft_ms, -0), String(run.result.mean_ttft_ms));
       assert.ok(Object.is(run.server_config.long_prefill_token_threshold, -0));
       assert.deepEqual(store.listRuns({ config: { long_prefill_token_threshold: 0 } }).map((r) => r.id), [id]);

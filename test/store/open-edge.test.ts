@@ -54,8 +54,8 @@ describe('opening a history file', () => {
         assert.equal(old?.content_hash, 'old-run');
         assert.equal(old?.server_config['max_num_seqs'], Infinity);
         assert.equal(old?.created_at_ms, 7);
-        assert.equal(store.insertRun(sampleRun('old-run')), 'duplicate', 'the old dedupe key still holds');
-        assert.equal(typeof store.insertRun(sampleRun('new-run')), 'number');
+        assert.deepEqual(store.storeRuns([sampleRun('old-run', { serverConfig: { max_num_seqs: Infinity } })]), [{ status: 'duplicate', id: old?.id }], 'the old dedupe key still holds');
+        assert.equal(store.storeRuns([sampleRun('new-run')])[0]?.status, 'new');
         store.close();
         const raw = new Database(path, { readonly: true });
         assert.equal(raw.pragma('user_version', { simple: true }), SCHEMA_VERSION);
@@ -146,7 +146,7 @@ describe('opening a history file', () => {
       });
       await new Promise((resolve) => worker.once('message', resolve));
       const store = openStore(path, { now: () => 1 });
-      assert.equal(typeof store.insertRun(sampleRun('after-race')), 'number');
+      assert.equal(store.storeRuns([sampleRun('after-race')])[0]?.status, 'new');
       store.close();
       await done;
     } finally {
@@ -188,7 +188,7 @@ describe('opening a history file', () => {
     mkdirSync(folder);
     const path = join(folder, 'history.db');
     const writer = openStore(path, { now: () => 3 });
-    writer.insertRun(sampleRun('shared-run'));
+    writer.storeRuns([sampleRun('shared-run')]);
     writer.close();
     assert.equal(existsSync(`${path}-wal`), false, 'the last writer to close removes its -wal and -shm');
     chmodSync(t.dir, 0o755);
@@ -254,14 +254,14 @@ describe('opening a history file', () => {
       other.exec('BEGIN IMMEDIATE');
       try {
         assert.throws(
-          () => store.insertRun(sampleRun('waits')),
+          () => store.storeRuns([sampleRun('waits')]),
           (e: unknown) => isLmBenchError(e, 'LMB_ERR_STORE_FAILED') && /database is locked \(another process held the history's write lock for over \d+ s/.test(e.message),
         );
       } finally {
         other.exec('ROLLBACK');
         other.close();
       }
-      assert.equal(typeof store.insertRun(sampleRun('waits')), 'number', 'nothing half-written: the run goes in once the lock is free');
+      assert.equal(store.storeRuns([sampleRun('waits')])[0]?.status, 'new', 'nothing half-written: the run goes in once the lock is free');
       store.close();
     } finally {
       t.dispose();

@@ -89,7 +89,7 @@ describe('SqliteStore specifics', () => {
       const path = join(t.dir, 'a.db');
       const s1 = openStore(path, { now: () => 5 });
       const study = s1.createStudy(sampleSpec());
-      s1.insertRun(sampleRun('x'));
+      s1.storeRuns([sampleRun('x')]);
       s1.close();
       const s2 = openStore(path, { now: () => 6 });
       assert.deepEqual(s2.getStudy(study.id), study);
@@ -143,15 +143,15 @@ describe('SqliteStore specifics', () => {
     const t = tempDir();
     try {
       const store = openStore(join(t.dir, 'a.db'), { now: () => 1 });
-      store.insertRun(sampleRun('before'));
+      store.storeRuns([sampleRun('before')]);
       // gpu_count 0 violates a CHECK constraint in the middle of the batch.
       assert.throws(
-        () => store.insertRuns([sampleRun('r1'), sampleRun('r2', { hardware: { gpu: 'H100-SXM', count: 0 } }), sampleRun('r3')]),
+        () => store.storeRuns([sampleRun('r1'), sampleRun('r2', { hardware: { gpu: 'H100-SXM', count: 0 } }), sampleRun('r3')]),
         (e: unknown) => isLmBenchError(e, 'LMB_ERR_STORE_FAILED') && e.cause !== undefined,
       );
       assert.deepEqual(store.listRuns().map((r) => r.content_hash), ['before']);
       // The store stays usable after the rollback.
-      assert.equal(typeof store.insertRun(sampleRun('r1')), 'number');
+      assert.equal(store.storeRuns([sampleRun('r1')])[0]?.status, 'new');
       store.close();
     } finally {
       t.dispose();

@@ -229,18 +229,23 @@ export function storeContract(label: string, factory: StoreFactory): void {
     it(
       'stores runs once per content hash and filters them by model, GPU and knob values',
       withStore(({ store }) => {
-        const a = store.insertRun(sampleRun('h1'));
-        assert.equal(typeof a, 'number');
-        assert.equal(store.insertRun(sampleRun('h1')), 'duplicate');
-        const batch = store.insertRuns([
+        const [first] = store.storeRuns([sampleRun('h1')]);
+        assert.equal(first?.status, 'new');
+        const a = first.id;
+        assert.deepEqual(store.storeRuns([sampleRun('h1')]), [{ status: 'duplicate', id: a }]);
+        const h3 = sampleRun('h3', { hardware: { gpu: 'A100-80GB', count: 2 }, serverConfig: { kv_cache_dtype: 'fp8' } });
+        const batch = store.storeRuns([
           sampleRun('h2', { model: 'qwen2.5-7b', serverConfig: { max_num_seqs: 256, enable_prefix_caching: false } }),
           sampleRun('h1'),
-          sampleRun('h3', { hardware: { gpu: 'A100-80GB', count: 2 }, serverConfig: { kv_cache_dtype: 'fp8' } }),
-          sampleRun('h3'),
+          h3,
+          // Repeated in the batch: the run stored a line before.
+          { ...h3, sourcePath: '/tmp/h3-again.json' },
         ]);
-        assert.equal(typeof batch[0], 'number');
-        assert.deepEqual(batch.slice(1), ['duplicate', batch[2], 'duplicate']);
-        assert.equal(typeof batch[2], 'number');
+        const ids = batch.map((o) => o.id);
+        assert.deepEqual(batch.map((o) => o.status), ['new', 'duplicate', 'new', 'duplicate']);
+        assert.deepEqual([ids[1], ids[3]], [a, ids[2]]);
+        assert.equal(new Set([a, ids[0], ids[2]]).size, 3, 'each new run its own id');
+        assert.equal(store.getRun(ids[2] ?? -1).source_path, '/tmp/h3.json', 'a duplicate writes nothing');
         assert.equal(store.countRuns(), 3);
         assert.deepEqual(store.listRuns().map((r) => r.content_hash), ['h3', 'h2', 'h1'], 'newest first');
         assert.deepEqual(store.listRuns({ limit: 1, offset: 1 }).map((r) => r.content_hash), ['h2']);
@@ -253,7 +258,7 @@ export function storeContract(label: string, factory: StoreFactory): void {
         assert.deepEqual(store.listRuns({ config: { kv_cache_dtype: 'fp8' } }).map((r) => r.content_hash), ['h3']);
         assert.equal(store.countRuns({ config: { block_size: 16 } }), 0, 'an absent knob never matches');
         assert.equal(store.countRuns({ sourceFormat: 'guidellm' }), 0);
-        const r = store.getRun(a as number);
+        const r = store.getRun(a);
         assert.deepEqual(r.result, sampleResult());
         assert.deepEqual(r.server_config, { max_num_seqs: 128, enable_prefix_caching: true });
         assert.deepEqual(r.hardware, { gpu: 'H100-SXM', count: 1 });
@@ -261,8 +266,8 @@ export function storeContract(label: string, factory: StoreFactory): void {
         assert.equal(r.source_format, 'vllm_bench_serve');
         assert.deepEqual(r.meta, { unavailable: [], percentile_method: 'linear', notes: [] });
         const meta = { unavailable: ['p99_itl_ms'], percentile_method: 'nearest_rank' as const, notes: ['x'] };
-        const withMeta = store.insertRun(sampleRun('h4', { meta }));
-        const r4 = store.getRun(withMeta as number);
+        const [withMeta] = store.storeRuns([sampleRun('h4', { meta })]);
+        const r4 = store.getRun(withMeta?.id ?? -1);
         assert.deepEqual(r4.meta, meta);
         assert.equal(runMetric(r4, 'p99_itl_ms'), null);
         assert.equal(runMetric(r4, 'p99_ttft_ms'), r4.result.p99_ttft_ms);
@@ -285,6 +290,25 @@ export function storeContract(label: string, factory: StoreFactory): void {
             isLmBenchError(e, 'LMB_ERR_INGEST_REJECTED') &&
             e.message === `already stored under another context: run #${id} has GPUs 1× H100-SXM (this ingest: 1× A100-80GB); nothing stored` &&
             JSON.stringify(e.details['runs']) === JSON.stringify([id]),
+        );
+        assert.deepEqual(store.listRuns().map((r) => r.content_hash), ['c1']);
+        // The same figures twice in one batch under two contexts: refused, naming the figures, not the id
+        // the first of them had before the rollback (no such run exists after it).
+        const c3 = 'c3'.padEnd(64, '0');
+        assert.throws(
+          () => store.storeRuns([sampleRun(c3), sampleRun(c3, { model: 'qwen2.5-7b' })]),
+          (e: unknown) =>
+            isLmBenchError(e, 'LMB_ERR_INGEST_REJECTED') &&
+            e.message === `given twice in one batch under two contexts: figures ${c3.slice(0, 12)} came first with model llama-3.1-8b (this ingest: qwen2.5-7b); nothing stored` &&
+            JSON.stringify(e.details) === JSON.stringify({ runs: [], repeated: [c3] }),
+        );
+        // Both kinds in one batch: each said, only the stored run's id in details.runs.
+        assert.throws(
+          () => store.storeRuns([sampleRun(c3), sampleRun('c1', { hardware: { gpu: 'A100-80GB', count: 1 } }), sampleRun(c3, { serverConfig: {} })]),
+          (e: unknown) =>
+            isLmBenchError(e, 'LMB_ERR_INGEST_REJECTED') &&
+            /^already stored under another context: run #\d+ has GPUs .*; given twice in one batch under two contexts: figures c30{10} came first with .*; nothing stored$/.test(e.message) &&
+            JSON.stringify(e.details) === JSON.stringify({ runs: [id], repeated: [c3] }),
         );
         assert.deepEqual(store.listRuns().map((r) => r.content_hash), ['c1']);
         // replace: same id, figures and provenance, the new context, the old one in a note.

@@ -19,10 +19,10 @@ test('a stored run whose every request failed started: it teaches "cannot sustai
   const store = openStore(join(dir, 'h.db'));
   try {
     const workload = sampleSpec().workload;
-    store.insertRun(sampleRun('served', { workload }));
+    store.storeRuns([sampleRun('served', { workload })]);
     // vLLM answered every request with an error under this load: nothing completed, no output.
     const broke = sampleResult({ ...zeroStats, completed: 0, failed: 100, output_throughput: 0, total_output_tokens: 0, request_throughput: 0, total_token_throughput: 0 });
-    store.insertRun(sampleRun('all-failed', { workload, result: broke }));
+    store.storeRuns([sampleRun('all-failed', { workload, result: broke })]);
     const d = datasetFromStore(store, defaultCatalog(), encoder);
     assert.equal(d.rows.length, 2);
     const rowOf = (failedRequests: number) => d.rows[d.observations.findIndex((o) => o.result?.failed === failedRequests)];

@@ -7,6 +7,7 @@ import { PROJECT_ROOT } from '../../../src/catalog/index.js';
 import { configFromFlags } from '../../../src/cli/commands/sim.js';
 import { isLmBenchError } from '../../../src/errors.js';
 import { parseRunFilter } from '../../../src/export/run-filter.js';
+import { openStore } from '../../../src/store/index.js';
 import { AUTH, tempDb, testApp } from '../helpers.js';
 
 const FIXTURES = join(PROJECT_ROOT, 'test', 'fixtures', 'ingest');
@@ -116,4 +117,48 @@ test('POST /v1/runs of a run already stored under another context is rejected, u
   const after = await runs();
   assert.deepEqual(after.map((r) => r.hardware.gpu), ['H100-SXM']);
   assert.deepEqual(replaced.body.files[0]?.replaced_ids, [after[0]?.id]);
+});
+
+test('POST /v1/runs: figures given twice in one request under two contexts are refused without a replace hint, nothing stored', async (t) => {
+  const db = tempDb(t);
+  const app = await testApp(t, db);
+  const content = readFileSync(join(FIXTURES, 'vllm-serve-2025.json'), 'utf8');
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/runs',
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    payload: {
+      files: [
+        { name: 'a.json', content, sidecar_yaml: 'max_num_seqs: 128\n' },
+        { name: 'b.json', content, sidecar_yaml: 'max_num_seqs: 64\n' },
+      ],
+      gpu: 'H100-SXM',
+      model: 'llama-3.1-8b',
+    },
+  });
+  assert.equal(res.statusCode, 400, res.body);
+  const error = res.json<{ error: { code: string; message: string; details: { runs: number[] } } }>().error;
+  assert.equal(error.code, 'LMB_ERR_INGEST_REJECTED');
+  assert.deepEqual(error.details.runs, [], 'no stored run is named: none exists');
+  assert.match(error.message, /Send each run once/);
+  assert.doesNotMatch(error.message, /"replace": true/, 'replace would only pick the last copy');
+  assert.equal((await app.inject({ method: 'GET', url: '/v1/runs', headers: AUTH })).json<{ total: number }>().total, 0);
+});
+
+test('POST /v1/runs keeps the content hash an lm-bench export carries, as the CLI does, so re-sending an export is recognised', async (t) => {
+  const db = tempDb(t);
+  const app = await testApp(t, db);
+  const hash = 'ab'.repeat(32);
+  const exported = { ...(JSON.parse(readFileSync(join(FIXTURES, 'vllm-serve-2025.json'), 'utf8')) as Record<string, unknown>), lm_bench_content_hash: hash };
+  const res = await app.inject({
+    method: 'POST',
+    url: '/v1/runs',
+    headers: { ...AUTH, 'content-type': 'application/json' },
+    payload: { files: [{ name: 'export.json', content: JSON.stringify(exported) }], server_config: { max_num_seqs: 64 }, gpu: 'H100-SXM', model: 'llama-3.1-8b' },
+  });
+  assert.equal(res.statusCode, 201, res.body);
+  await app.close();
+  const store = openStore(db, { readonly: true });
+  t.after(() => store.close());
+  assert.deepEqual(store.listRuns().map((r) => r.content_hash), [hash]);
 });
