@@ -103,6 +103,10 @@ export function parseAiperfCsv(text: string, file: string): ParsedRun {
 const S_PER_UNIT: Record<string, number> = { sec: 1, s: 1, seconds: 1, ms: 1e-3, us: 1e-6, ns: 1e-9 };
 
 function fromBlocks(d: Draft, blocks: Blocks, label: string, errorsFromSummary: number | undefined): void {
+  // Every AIPerf version defines request_throughput as the valid request count / benchmark_duration. Its
+  // token throughputs are not held to total_isl/total_osl: some versions count other tokens for them
+  // (a "benchmark token count", reasoning tokens or not).
+  d.rateDefinitions = { tool: 'AIPerf', rates: ['request_throughput'], fileNames: { completed: 'request_count', duration: 'benchmark_duration' } };
   const completed = countOf(blocks, 'request_count', label);
   put(d, 'completed', completed);
   const errors = countOf(blocks, 'error_request_count', label) ?? errorsFromSummary;

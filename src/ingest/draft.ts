@@ -96,7 +96,27 @@ export interface Draft {
   notes: string[];
   /** Where in the file the run is ("line 3", "benchmarks[1]"), so a rejection names the record, not only the key. */
   where?: string | undefined;
+  /**
+   * The rates the tool that wrote the file defines exactly as a figure of the same file over its
+   * duration (`vllm bench serve`: request_throughput = completed / duration), and the tool's name for
+   * the message. Only a parser that knows its tool's definition sets it; a file whose figures
+   * contradict it is refused (`contradictingRate`). Absent: no definition is assumed.
+   */
+  rateDefinitions?: { readonly tool: string; readonly rates: readonly DefinedRate[]; readonly fileNames?: Readonly<Partial<Record<NumericKey, string>>> } | undefined;
 }
+
+/** A rate some tools define as a count of the run over its duration (`RATE_NUMERATOR`). */
+export type DefinedRate = 'request_throughput' | 'output_throughput' | 'total_token_throughput';
+
+/** The counts whose sum over the duration is each rate, where a tool defines it so. */
+const RATE_NUMERATOR: Readonly<Record<DefinedRate, readonly NumericKey[]>> = {
+  request_throughput: ['completed'],
+  output_throughput: ['total_output_tokens'],
+  total_token_throughput: ['total_input_tokens', 'total_output_tokens'],
+};
+
+/** The three rates as `vllm bench serve` defines them (vllm/benchmarks/serve.py calculate_metrics, dur_s the run's duration). */
+export const VLLM_RATES: readonly DefinedRate[] = ['request_throughput', 'output_throughput', 'total_token_throughput'];
 
 export function newDraft(percentileMethod: RunMeta['percentile_method'] = 'linear', where?: string): Draft {
   return { values: {}, percentileMethod, notes: [], where };
@@ -110,14 +130,47 @@ function at(d: Draft): string {
 /**
  * Sets a measured value (absent or null stays absent). NaN or ±Infinity in a measurement means the
  * file is broken, not that the figure is missing: the file is rejected naming the record and the
- * field, so a corrupt run never reaches the training set. So is a negative one: every key here is a
- * duration, a count, a rate or a latency statistic, none of which a tool can measure below 0.
+ * field, so a corrupt run never reaches the training set. So is a negative one (every key here is a
+ * duration, a count, a rate or a latency statistic, none of which a tool can measure below 0), and one
+ * beyond what any run reaches (a TTFT of 1e300 ms): `impossibleFigure`.
  */
 export function put(d: Draft, key: NumericKey, v: number | null | undefined): void {
   if (typeof v !== 'number') return;
-  if (!Number.isFinite(v)) throw rejected(`${at(d)}${key}: ${String(v)} is not a measurement (a finite number is needed)`);
-  if (v < 0) throw rejected(`${at(d)}${key}: ${v} is negative, which no tool measures (a duration, count, rate or latency is ≥ 0)`);
+  const wrong = impossibleFigure(key, v);
+  if (wrong !== null) throw rejected(`${at(d)}${key}: ${wrong}`);
   d.values[key] = v;
+}
+
+const MS_PER_WEEK = 7 * 24 * 3600 * 1000;
+const S_PER_YEAR = 366 * 24 * 3600;
+/**
+ * Upper bounds no measurement of one deployment reaches, far above any real run so that none is refused:
+ * a request answered after a week has timed out long before; a benchmark does not run for a year; the
+ * busiest public fleets serve some 10⁸ tokens/s in all, so 10¹⁰ tokens/s or 10⁷ requests/s from one
+ * benchmark client is a figure in another unit, a corrupt file or a hand edit. A count beyond 2⁵³ is no
+ * longer exact as a number.
+ */
+const UPPER_BOUND: Readonly<Partial<Record<NumericKey, { max: number; what: string }>>> = {
+  duration: { max: S_PER_YEAR, what: 'a year (in seconds)' },
+  request_throughput: { max: 1e7, what: '10⁷ requests/s' },
+  output_throughput: { max: 1e10, what: '10¹⁰ tokens/s' },
+  total_token_throughput: { max: 1e10, what: '10¹⁰ tokens/s' },
+  max_output_tokens_per_s: { max: 1e10, what: '10¹⁰ tokens/s' },
+};
+const COUNT_KEYS: readonly NumericKey[] = ['completed', 'failed', 'total_input_tokens', 'total_output_tokens', 'max_concurrent_requests'];
+
+/**
+ * Why a figure cannot have been measured, or null: non-finite, negative (every key is a duration, a
+ * count, a rate or a latency statistic; -0 is 0 and kept as written), or beyond `UPPER_BOUND` (a
+ * latency statistic beyond a week). Shared by every format's parser and lm-bench's own results.
+ */
+export function impossibleFigure(key: NumericKey | `${string}_ms`, v: number): string | null {
+  if (!Number.isFinite(v)) return `${String(v)} is not a measurement (a finite number is needed)`;
+  if (v < 0) return `${v} is negative, which no tool measures (a duration, count, rate or latency is ≥ 0)`;
+  const bound = key.endsWith('_ms') ? { max: MS_PER_WEEK, what: 'a week (in ms)' } : UPPER_BOUND[key as NumericKey];
+  if (bound !== undefined && v > bound.max) return `${v} is beyond ${bound.what}, which no run measures (another unit, or a corrupt figure?)`;
+  if (COUNT_KEYS.includes(key as NumericKey) && v > Number.MAX_SAFE_INTEGER) return `${v} is beyond 2^53, which no run counts (a corrupt figure?)`;
+  return null;
 }
 
 /** Puts a summary's mean/median/std/p50/p90/p95/p99 under a metric (tpot, ttft, …). */
@@ -149,6 +202,100 @@ export function fallingPercentiles(v: Readonly<Partial<Record<StatKey, number>>>
 }
 
 /**
+ * Half a unit of the last decimal a figure was written with ("0.21" ± 0.005), so a rate and a duration a
+ * tool or a person rounded are compared as the intervals they stand for. Counts are exact.
+ */
+function roundingOf(key: NumericKey, x: number): number {
+  if (COUNT_KEYS.includes(key)) return 0;
+  const m = /^\d+(?:\.(\d+))?(?:e([+-]\d+))?$/.exec(String(Math.abs(x)));
+  if (m === null) return 0;
+  const decimals = (m[1]?.length ?? 0) - Number(m[2] ?? 0);
+  return 0.5 * 10 ** -decimals;
+}
+
+/** Relative slack for floating-point arithmetic on figures written in full. */
+const FLOAT_SLACK = 1e-6;
+
+/**
+ * The first rate of `d.rateDefinitions` whose stated figure contradicts its definition (count(s) /
+ * duration) beyond the rounding of the figures as written, in words, or null. Each side is an interval
+ * (`roundingOf`); they must overlap. Only figures the file states are compared: run before derivations.
+ */
+export function contradictingRate(d: Draft): string | null {
+  const def = d.rateDefinitions;
+  const v = d.values;
+  const dur = v.duration;
+  if (def === undefined) return null;
+  if (dur === undefined) return contradictingDurations(def, v);
+  if (dur <= 0) return null;
+  for (const rate of def.rates) {
+    const stated = v[rate];
+    const parts = RATE_NUMERATOR[rate];
+    const counts = parts.map((k) => v[k]);
+    if (stated === undefined || counts.some((c) => c === undefined)) continue;
+    const num = counts.reduce<number>((a, c) => a + (c ?? 0), 0);
+    const numErr = parts.reduce((a, k) => a + roundingOf(k, v[k] ?? 0), 0);
+    const durErr = roundingOf('duration', dur);
+    const lo = (num - numErr) / (dur + durErr);
+    const hi = dur - durErr > 0 ? (num + numErr) / (dur - durErr) : Infinity;
+    const statedErr = roundingOf(rate, stated);
+    if (stated + statedErr >= lo * (1 - FLOAT_SLACK) && stated - statedErr <= hi * (1 + FLOAT_SLACK)) continue;
+    // The file's own key names, so the user finds the figures in it.
+    const name = (k: NumericKey): string => def.fileNames?.[k] ?? k;
+    const numText = parts.length === 1 ? `${name(parts[0] ?? rate)} ${num}` : `(${parts.map((k) => `${name(k)} ${v[k] ?? 0}`).join(' + ')})`;
+    const formula = parts.length === 1 ? name(parts[0] ?? rate) : `(${parts.map(name).join(' + ')})`;
+    return `${name(rate)} ${stated} contradicts ${numText} / ${name('duration')} ${dur} s = ${Number((num / dur).toPrecision(6))}: ${def.tool} defines ${name(rate)} as ${formula} / ${name('duration')}, so one of these figures is not what it measured (edited, or from another run?)`;
+  }
+  return null;
+}
+
+/**
+ * For a file that states no duration (vLLM's benchmark tables): each defined rate with its count(s)
+ * implies the run's duration, count / rate; all rates are over the same duration, so those implied
+ * durations (intervals, for rounding) must overlap. The first pair that does not, in words, or null.
+ */
+function contradictingDurations(def: NonNullable<Draft['rateDefinitions']>, v: Draft['values']): string | null {
+  const name = (k: NumericKey): string => def.fileNames?.[k] ?? k;
+  const implied = def.rates.flatMap((rate) => {
+    const stated = v[rate];
+    const parts = RATE_NUMERATOR[rate];
+    if (stated === undefined || parts.some((k) => v[k] === undefined)) return [];
+    const num = parts.reduce((a, k) => a + (v[k] ?? 0), 0);
+    const numErr = parts.reduce((a, k) => a + roundingOf(k, v[k] ?? 0), 0);
+    const sErr = roundingOf(rate, stated);
+    const lo = (num - numErr) / (stated + sErr);
+    const hi = stated - sErr > 0 ? (num + numErr) / (stated - sErr) : Infinity;
+    const what = `${name(rate)} ${stated} with ${parts.map((k) => `${name(k)} ${v[k] ?? 0}`).join(' + ')}`;
+    return [{ lo, hi, s: stated > 0 ? num / stated : Infinity, what }];
+  });
+  for (const [i, a] of implied.entries()) {
+    for (const b of implied.slice(i + 1)) {
+      if (a.lo <= b.hi * (1 + FLOAT_SLACK) && b.lo <= a.hi * (1 + FLOAT_SLACK)) continue;
+      const secs = (x: number): string => (Number.isFinite(x) ? `${Number(x.toPrecision(6))} s` : 'no finite time');
+      return `${a.what} imply a run of ${secs(a.s)}, ${b.what} one of ${secs(b.s)}: ${def.tool} measures both rates over the same duration, so one of these figures is not what it measured (edited, or from another run?)`;
+    }
+  }
+  return null;
+}
+
+/**
+ * A median and a p50 of one metric that the file states both and that differ beyond their rounding, in
+ * words, or null. With linear percentiles (numpy, vLLM) the median is the 50th percentile, one number
+ * under two names; nearest-rank tools (GuideLLM) may differ by a rank, so only 'linear' drafts are held.
+ */
+function medianBesideP50(d: Draft): string | null {
+  if (d.percentileMethod !== 'linear') return null;
+  for (const m of ['ttft', 'tpot', 'itl', 'e2el'] as const) {
+    const med = d.values[`median_${m}_ms`];
+    const p50 = d.values[`p50_${m}_ms`];
+    if (med === undefined || p50 === undefined) continue;
+    const slack = roundingOf(`median_${m}_ms`, med) + roundingOf(`p50_${m}_ms`, p50) + FLOAT_SLACK * Math.max(med, p50);
+    if (Math.abs(med - p50) > slack) return `median_${m}_ms ${med} and p50_${m}_ms ${p50} differ: with linear percentiles the median is the 50th percentile, so one of them is not what the tool measured (mislabelled or edited?)`;
+  }
+  return null;
+}
+
+/**
  * What a file's figures say about each other, refused rather than stored when they cannot both be
  * measured (a number stored wrong is worse than a file rejected): a run that completed requests took
  * time, and its percentiles rise (`fallingPercentiles`). (E2EL ≥ TTFT would catch more, but genai-perf's
@@ -174,6 +321,9 @@ const toRate = (v: number | undefined): number | 'inf' | undefined => (v === und
  */
 export function buildResult(d: Draft): { result: BenchmarkResult; meta: RunMeta } {
   const v = d.values;
+  // Before any derivation, so only the file's own figures are held to the tool's definitions.
+  const contradiction = contradictingRate(d) ?? medianBesideP50(d);
+  if (contradiction !== null) throw rejected(`${at(d)}${contradiction}`);
   const notes = [...d.notes];
   const derive = (key: NumericKey, value: number | undefined, how: string): void => {
     if (v[key] === undefined && value !== undefined && Number.isFinite(value)) {

@@ -56,6 +56,16 @@ export function parseInferencePerfReport(raw: unknown, label: string, fileName: 
   d.endpoint_type = 'openai';
   const stage = /stage_(\d+)_lifecycle/.exec(fileName)?.[1];
   d.label = stage === undefined ? 'summary' : `stage ${stage}`;
+  // summarize_requests: requests_per_sec = successes / total_time, and benchmark_time_seconds is that
+  // total_time (last end − first start). Its token rates are not held to token totals: the report's
+  // output_tokens.total may be the server's count where the rate uses the client's.
+  if (r.benchmark_time_seconds !== undefined) {
+    d.rateDefinitions = {
+      tool: 'inference-perf',
+      rates: ['request_throughput'],
+      fileNames: { completed: 'successes.count', duration: 'benchmark_time_seconds', request_throughput: 'successes.throughput.requests_per_sec' },
+    };
+  }
   put(d, 'completed', s.count);
   if (r.failures !== undefined && r.failures !== null) put(d, 'failed', r.failures.count);
   const duration = r.benchmark_time_seconds ?? (s.throughput.requests_per_sec > 0 ? s.count / s.throughput.requests_per_sec : undefined);

@@ -1,7 +1,7 @@
 import { BenchmarkResult } from '../domain/index.js';
 import { DEFAULT_RUN_META } from '../store/index.js';
 import { rejected } from './json-text.js';
-import { NUMERIC_KEYS, parseRaw } from './draft.js';
+import { NUMERIC_KEYS, impossibleFigure, parseRaw } from './draft.js';
 import type { FileHints, ParsedRun } from './parsed.js';
 import { isObject } from './vllm-serve.js';
 
@@ -17,8 +17,11 @@ export function isLmBenchResult(v: unknown): v is Record<string, unknown> {
 export function parseLmBenchResult(raw: unknown, label = 'document'): ParsedRun {
   const result = parseRaw(BenchmarkResult, raw, label);
   // The schema lets a latency or a rate be any number; a negative one was never measured (as put() refuses for other formats).
-  const negative = NUMERIC_KEYS.find((k) => result[k] < 0);
-  if (negative !== undefined) throw rejected(`${label}: ${negative}: ${result[negative]} is negative, which no tool measures (a duration, count, rate or latency is ≥ 0)`);
+  // So is one beyond any bound a run reaches (a latency of 1e300 ms).
+  for (const key of NUMERIC_KEYS) {
+    const wrong = impossibleFigure(key, result[key]);
+    if (wrong !== null) throw rejected(`${label}: ${key}: ${wrong}`);
+  }
   for (const key of ['request_rate', 'burstiness', 'max_concurrency'] as const) {
     const v = result[key];
     if (typeof v === 'number' && v <= 0) throw rejected(`${label}: ${key}: ${v} is not positive`);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RawNum, buildResult, newDraft, parseRaw, put } from './draft.js';
+import { RawNum, VLLM_RATES, buildResult, newDraft, parseRaw, put } from './draft.js';
 import type { ParsedRun } from './parsed.js';
 import { isObject } from './vllm-serve.js';
 
@@ -62,6 +62,10 @@ export function parseSglangRecord(raw: unknown, label: string): ParsedRun {
   // bench_serving draws Poisson arrivals (no burstiness option before 2025; later its default is 1).
   d.burstiness = typeof r['burstiness'] === 'number' ? r['burstiness'] : 1;
   d.max_concurrency = r.max_concurrency ?? null;
+  // bench_serving's calculate_metrics: completed, total_output and total_input + total_output, each / dur_s
+  // (vLLM's definitions). Held only where the file writes the rate itself: a total summed here from a
+  // rounded input_throughput is not a figure the file states.
+  d.rateDefinitions = { tool: 'SGLang bench_serving', rates: VLLM_RATES.filter((k) => (k === 'total_token_throughput' ? typeof r.total_throughput === 'number' : true)), fileNames: { total_token_throughput: 'total_throughput' } };
   put(d, 'duration', r.duration);
   put(d, 'completed', r.completed);
   put(d, 'total_input_tokens', r.total_input_tokens);

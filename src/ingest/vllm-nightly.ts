@@ -71,6 +71,13 @@ export function parseNightlyTable(rows: unknown[], fileName: string): ParsedRun[
     // The nightly suite sends Poisson arrivals (vLLM's default burstiness 1).
     d.burstiness = 1;
     d.max_concurrency = null;
+    // The table's figures are a `vllm bench serve` run's, renamed: its rates share one duration. The
+    // total throughput summed here from Input Tput is not the table's own figure and is not held to it.
+    d.rateDefinitions = {
+      tool: 'vLLM',
+      rates: ['request_throughput', 'output_throughput'],
+      fileNames: { completed: 'Successful req.', request_throughput: 'Tput (req/s)', output_throughput: 'Output Tput (tok/s)', total_output_tokens: 'Total output tokens' },
+    };
     put(d, 'completed', r['Successful req.']);
     put(d, 'request_throughput', r['Tput (req/s)']);
     put(d, 'output_throughput', r['Output Tput (tok/s)']);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RawNum, buildResult, newDraft, parseRaw, put } from './draft.js';
+import { RawNum, VLLM_RATES, buildResult, newDraft, parseRaw, put } from './draft.js';
 import { rejected } from './json-text.js';
 import type { ParsedRun } from './parsed.js';
 import { isObject } from './vllm-serve.js';
@@ -80,6 +80,19 @@ function parseRow(raw: Record<string, unknown>, label: string): ParsedRun {
     d.burstiness = 1;
   }
   d.max_concurrency = null;
+  // The rows are `vllm bench serve` results renamed (convert-results-json-to-markdown.py): the rates share one duration.
+  d.rateDefinitions = {
+    tool: 'vLLM',
+    rates: VLLM_RATES,
+    fileNames: {
+      completed: '# of req.',
+      request_throughput: 'Tput (req/s)',
+      output_throughput: 'Output Tput (tok/s)',
+      total_token_throughput: r['Total Token Tput (tok/s)'] !== undefined && r['Total Token Tput (tok/s)'] !== null ? 'Total Token Tput (tok/s)' : 'Total Tput (tok/s)',
+      total_input_tokens: 'Total input tokens',
+      total_output_tokens: 'Total output tokens',
+    },
+  };
   put(d, 'completed', r['# of req.']);
   put(d, 'request_throughput', r['Tput (req/s)']);
   put(d, 'output_throughput', r['Output Tput (tok/s)']);

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { STAT_KEYS, type StatKey } from '../domain/index.js';
 import { summarize } from '../metrics/index.js';
-import { RawNum, buildResult, newDraft, parseRaw, put, putStats, type Draft } from './draft.js';
+import { RawNum, VLLM_RATES, buildResult, impossibleFigure, newDraft, parseRaw, put, putStats, type Draft } from './draft.js';
+import { rejected } from './json-text.js';
 import { lmBenchBlocks } from './lm-bench-blocks.js';
 import type { ParsedRun } from './parsed.js';
 
@@ -80,6 +81,9 @@ export function parseVllmServeRecord(raw: unknown, label: string): ParsedRun {
   // Legacy benchmark_serving.py wrote the key with a trailing colon (a typo kept by forks).
   d.request_goodput = r.request_goodput ?? r['request_goodput:'] ?? null;
   if (r['request_goodput:'] !== undefined && r.request_goodput === undefined) d.notes.push('request_goodput read from the legacy "request_goodput:" key');
+  // vLLM defines its three rates exactly over the run's duration; an lm-bench export (lm_bench_* keys)
+  // carries figures another tool measured under its own definitions (a GuideLLM mean of rates), so not there.
+  if (!Object.keys(r).some((k) => k.startsWith('lm_bench_'))) d.rateDefinitions = { tool: 'vllm bench serve', rates: VLLM_RATES };
   put(d, 'duration', r.duration);
   put(d, 'completed', r.completed);
   put(d, 'total_input_tokens', r.total_input_tokens);
@@ -99,6 +103,13 @@ export function parseVllmServeRecord(raw: unknown, label: string): ParsedRun {
   if (r.completed > 0) for (const k of STAT_KEYS) put(d, k, r[k]);
   else d.notes.push('no request succeeded: the file\'s latency statistics (written as 0) are unavailable');
   d.lmb = {};
+  // Waits in the client's queue are latencies too: held to the same bounds as the statistics (a negative
+  // or NaN wait was stored as measured).
+  for (const key of ['mean_client_queue_time_ms', 'p99_client_queue_time_ms'] as const) {
+    const x = r[key];
+    const wrong = x === undefined ? null : impossibleFigure(key, x);
+    if (wrong !== null) throw rejected(`${label}: ${key}: ${wrong}`);
+  }
   if (r.mean_client_queue_time_ms !== undefined) d.lmb.mean_client_queue_ms = r.mean_client_queue_time_ms;
   if (r.p99_client_queue_time_ms !== undefined) d.lmb.p99_client_queue_ms = r.p99_client_queue_time_ms;
   // vLLM's `date` is a local clock time with no zone, so it gives no instant; lm-bench's export states one.
@@ -132,7 +143,10 @@ function recomputeFromArrays(d: Draft, r: VllmServeRecord): void {
   const fill = (metric: 'ttft' | 'itl' | 'e2el' | 'tpot', xs: number[] | undefined, source: string): void => {
     if (xs === undefined || xs.length === 0) return;
     const s = summarize(xs, 1000);
-    const filled = STATS.filter((stat) => d.values[`${stat}_${metric}_ms`] === undefined);
+    // A median or p50 the file states is that figure under both names (numpy: one number): the other is
+    // not recomputed beside it, so only the file's own figures are compared (draft.ts medianBesideP50).
+    const stated = (stat: (typeof STATS)[number]): boolean => d.values[`${stat}_${metric}_ms`] !== undefined;
+    const filled = STATS.filter((stat) => !stated(stat) && !(stat === 'median' && stated('p50')) && !(stat === 'p50' && stated('median')));
     if (filled.length === 0) return;
     putStats(d, metric, Object.fromEntries(filled.map((stat) => [stat, s[stat]])));
     d.notes.push(`${filled.map((stat) => `${stat}_${metric}_ms`).join(', ')} recomputed from the per-request "${source}" array`);
