@@ -6,7 +6,7 @@ import { assertNever } from '../errors.js';
 import { SIMULATOR_LOG_SD } from '../surrogate/prior.js';
 import { resolveConfig } from '../physics/resolve.js';
 import { startupCheck } from '../physics/startup.js';
-import { headroomRate, headroomUsers, missed, promptsFor, type Headroom, type Probe } from './headroom.js';
+import { headroomRate, headroomUsers, missed, promptsFor, promptsForUsers, type Headroom, type Probe } from './headroom.js';
 import type { HistoryCorrection } from './history.js';
 import type { PlanAnswer, PlanDeployment, PlanObjective, PlanQuestion } from './types.js';
 
@@ -41,7 +41,7 @@ const TP_SIZES = [1, 2, 4, 8] as const;
 const MAX_USERS_PER_REPLICA = 2048;
 
 interface Candidate extends PlanDeployment {
-  readonly rank: number;
+  readonly rank: readonly number[];
 }
 
 function rule(objective: PlanObjective): string {
@@ -57,19 +57,34 @@ function rule(objective: PlanObjective): string {
   }
 }
 
-/** The value ranked (lower is better); Infinity when the figure is unknown. */
-function score(d: PlanDeployment, objective: PlanObjective): number {
+/**
+ * The values ranked, compared in order (lower is better; `compareScores`); Infinity where a figure is
+ * unknown. A list, not one number: `gpus` once ranked GPUs × 10⁶ + $/h, so a GPU type without a price
+ * (Infinity) fell behind every priced one whatever its count: 2 MI300X listed after 4 H100-SXM under
+ * "fewest GPUs". An unknown figure now only loses the comparison it is part of.
+ */
+function score(d: PlanDeployment, objective: PlanObjective): readonly number[] {
   const or = (x: number | null): number => x ?? Number.POSITIVE_INFINITY;
   switch (objective) {
     case 'usd_per_mtok':
-      return or(d.usd_per_million_output_tokens);
+      return [or(d.usd_per_million_output_tokens), or(d.gpus)];
     case 'tokens_per_joule':
-      return or(d.energy_per_output_token_j);
+      return [or(d.energy_per_output_token_j), or(d.gpus)];
     case 'gpus':
-      return or(d.gpus) * 1e6 + or(d.usd_per_hour);
+      return [or(d.gpus), or(d.usd_per_hour)];
     default:
       return assertNever(objective, 'objective');
   }
+}
+
+/** Lexicographic order of two scores; equal Infinities tie (their difference, NaN, would not sort). */
+function compareScores(a: readonly number[], b: readonly number[]): number {
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  return 0;
 }
 
 const infeasible = (gpu: string, reason: string): PlanDeployment => ({
@@ -124,7 +139,7 @@ function perReplicaArrival(q: PlanQuestion, replicas: number, maxRunning: number
       return [{ arrival: { kind: 'poisson', rate_rps: rate }, prompts: promptsFor(rate) + 2 * maxRunning, replicas }];
     }
     case 'users': {
-      const closed = (users: number, n: number): Share => ({ arrival: { kind: 'closed', concurrency: users }, prompts: Math.min(600, Math.max(150, users * 4)) + 2 * Math.min(users, maxRunning), replicas: n });
+      const closed = (users: number, n: number): Share => ({ arrival: { kind: 'closed', concurrency: users }, prompts: promptsForUsers(users) + closedExtraPrompts(users, maxRunning), replicas: n });
       const heavy = t.users % replicas;
       const light = Math.floor(t.users / replicas);
       if (heavy === 0) return [closed(light, replicas)];
@@ -135,6 +150,9 @@ function perReplicaArrival(q: PlanQuestion, replicas: number, maxRunning: number
       return assertNever(t, 'traffic');
   }
 }
+
+/** The requests a closed-loop run of `users` gets past `promptsForUsers`: the steady state's 2k (perReplicaArrival). */
+const closedExtraPrompts = (users: number, maxRunning: number): number => 2 * Math.min(users, maxRunning);
 
 /** A result with every latency figure scaled by `factor` (the history's correction of the simulator). */
 function scaledLatencies(r: BenchmarkResult, factor: number): BenchmarkResult {
@@ -173,12 +191,23 @@ function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: Mod
   };
   const resolved = resolveConfig(config, hw, model);
   const maxRunning = resolved.max_num_seqs * resolved.data_parallel_size;
-  // Each rate probe runs as long as the run at the target traffic (perReplicaArrival): a shorter one
-  // never fills the batch and passes rates the replica cannot keep.
-  const head: Headroom = q.traffic.kind === 'rate' ? headroomRate(probe, q.slo, 2 * maxRunning) : headroomUsers(probe, q.slo, MAX_USERS_PER_REPLICA);
+  // Each probe runs as long as the run at the target traffic (perReplicaArrival): a shorter one never
+  // fills the batch (a rate) or never holds its users at once (a closed loop of more users than
+  // requests), and passes loads the replica cannot keep.
+  const head: Headroom = q.traffic.kind === 'rate' ? headroomRate(probe, q.slo, 2 * maxRunning) : headroomUsers(probe, q.slo, MAX_USERS_PER_REPLICA, (users) => closedExtraPrompts(users, maxRunning));
   if (!head.ok) return { why: `TP ${tp}: ${head.reason}` };
   // A server that decodes slower than simulated saturates sooner: its headroom shrinks with its speed.
-  const perReplica = head.value * Math.min(1, speed);
+  // A faster one is not credited more: the run at the target traffic below is the simulator's, which
+  // checks no more than the simulated speed. The answer's headroom is this same figure, the one the
+  // replicas were counted from: it was once head × speed, so a server twice as fast as simulated sized
+  // 3 replicas for 5 users and printed a headroom of 12 users, which 2 replicas would have covered.
+  // Users are whole: a replica holds ⌊headroom⌋ of them, and one that holds none at the measured speed
+  // is no size for this traffic. A fractional headroom once counted the replicas (1.5 users a replica:
+  // 3 users on 2, the heavier one past its headroom), and one under a user left replicas idle (0.8 a
+  // replica: 3 users on 4 replicas, each user still alone on a server too slow for the SLOs).
+  const corrected = head.value * Math.min(1, speed);
+  const perReplica = q.traffic.kind === 'users' ? Math.floor(corrected) : corrected;
+  if (!(perReplica > 0)) return { why: `TP ${tp}: serves ${head.value} user${head.value === 1 ? '' : 's'} within the SLOs as simulated, under one at the speed your runs measured (×${speed.toFixed(2)})` };
   const need = q.traffic.kind === 'rate' ? q.traffic.rate_rps : q.traffic.users;
   // The headroom is the bisection's last pass; a fresh simulation at a share just below it can still
   // miss (another sample of requests), so one more replica is tried before the size is given up.
@@ -195,7 +224,7 @@ function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: Mod
     }
     // Every share must meet the SLOs, else one more replica lightens them.
     if (runs.length < shares.length) continue;
-    return describe(q, deps, { hw, model, config, tp, replicas, headroom: head.value * speed, runs, correction });
+    return describe(q, deps, { hw, model, config, tp, replicas, headroom: perReplica, runs, correction });
   }
   return { why: `TP ${tp}: misses the SLOs at the target traffic however it is split` };
 }
@@ -207,7 +236,7 @@ interface Sized {
   readonly config: ServerConfig;
   readonly tp: number;
   readonly replicas: number;
-  /** Per replica, corrected by the history. */
+  /** Per replica, corrected by the history (a slower server's shrinks, a faster one's stays the simulator's): the one the replicas were counted from. */
   readonly headroom: number;
   /** The runs at the replicas' shares of the traffic, heaviest first (one for an even split). */
   readonly runs: readonly ShareRun[];
@@ -307,7 +336,7 @@ export function plan(q: PlanQuestion, deps: PlanDeps): PlanAnswer {
       if ('why' in c) reasons.push(c.why);
       else sizes.push(c);
     }
-    const best = sizes.sort((a, b) => a.rank - b.rank || (a.gpus ?? 0) - (b.gpus ?? 0))[0];
+    const best = sizes.sort((a, b) => compareScores(a.rank, b.rank))[0];
     if (best === undefined) out.push(infeasible(hw.id, reasons.join('; ')));
     else {
       const { rank: _rank, ...d } = best;
@@ -315,6 +344,6 @@ export function plan(q: PlanQuestion, deps: PlanDeps): PlanAnswer {
     }
     deps.onGpu?.(hw.id, i, q.gpus.length);
   });
-  const ranked = out.map((d) => ({ d, s: d.feasible ? score(d, q.objective) : Number.POSITIVE_INFINITY })).sort((a, b) => a.s - b.s || Number(b.d.feasible) - Number(a.d.feasible));
+  const ranked = out.map((d) => ({ d, s: d.feasible ? score(d, q.objective) : [Number.POSITIVE_INFINITY] })).sort((a, b) => compareScores(a.s, b.s) || Number(b.d.feasible) - Number(a.d.feasible));
   return { model: model.hf_name, traffic: q.traffic, slo: q.slo, objective: q.objective, rule: rule(q.objective), vllm_version: q.vllmVersion ?? null, feasible: out.some((d) => d.feasible), deployments: ranked.map((x) => x.d) };
 }

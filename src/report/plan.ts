@@ -10,6 +10,15 @@ import type { VlSpec } from './render.js';
  */
 type Datum = Record<string, number | string | null>;
 
+/**
+ * A figure at `decimals`, with two significant digits where that shows fewer: a plan for a trickle of
+ * traffic once read "0 output tok/s" beside a finite J/token, and a headroom of 0.04 req/s "0.0 req/s"
+ * for a deployment that serves 0.03.
+ */
+export function figureText(x: number, decimals: number): string {
+  return x !== 0 && Math.abs(x) < 10 ** (1 - decimals) ? String(Number(x.toPrecision(2))) : x.toFixed(decimals);
+}
+
 const trafficText = (a: PlanAnswer): string => (a.traffic.kind === 'rate' ? `${a.traffic.rate_rps} requests/s` : `${a.traffic.users} users`);
 
 function costSpec(rows: readonly PlanDeployment[], pick: string | null): VlSpec {
@@ -65,7 +74,7 @@ export async function planReportHtml(a: PlanAnswer, opts: { generatedAt?: string
     `${d.replicas ?? '?'} × ${d.tensor_parallel_size ?? '?'}`,
     d.p99_ttft_ms,
     d.p99_itl_ms,
-    d.max_rate_rps !== null ? `${d.max_rate_rps.toFixed(1)} req/s` : d.max_users !== null ? `${d.max_users} users` : null,
+    d.max_rate_rps !== null ? `${figureText(d.max_rate_rps, 1)} req/s` : d.max_users !== null ? `${d.max_users} users` : null,
     d.output_throughput_tok_s,
     d.avg_power_w,
     d.usd_per_hour,

@@ -37,3 +37,13 @@ test('plan text: an unpriced GPU reads "price unknown", a priced one its $/h and
   const priced = formatPlan(answer({ ...row, gpu: 'H100-SXM', usd_per_hour: 3.9492, usd_per_million_output_tokens: 0.2805, price_source: 'data/prices.yaml' }));
   assert.match(priced, /\$3\.95\/h, \$0\.281 per M output tokens/);
 });
+
+test('plan text: a trickle of traffic keeps two significant digits of its throughput and headroom, never "0"', () => {
+  // 0.001 req/s of 200 tokens: 0.2 tok/s, idle power over it; a headroom of 0.042 req/s.
+  const text = formatPlan({ ...answer({ ...row, output_throughput_tok_s: 0.2, avg_power_w: 98, energy_per_output_token_j: 490, max_rate_rps: 0.042 }), traffic: { kind: 'rate', rate_rps: 0.001 } });
+  // Before: "0 output tok/s, 98 W, 490.000 J/token" and "headroom 0.0 req/s".
+  assert.match(text, / 0\.2 output tok\/s, 98 W, 490\.000 J\/token/);
+  assert.match(text, /headroom 0\.042 req\/s/);
+  // The usual sizes read as before.
+  assert.match(formatPlan(answer(row)), /headroom 33\.0 req\/s; .*\n {5}3911 output tok\/s/);
+});

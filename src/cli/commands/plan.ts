@@ -5,7 +5,7 @@ import { loadPrices } from '../../cost/prices.js';
 import { formatSloString, parseSloString, Workload, type Slo } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { runPlan } from '../../plan/run-plan.js';
-import { planReportHtml } from '../../report/plan.js';
+import { figureText, planReportHtml } from '../../report/plan.js';
 import { outputPath, writeOutput } from './run-output.js';
 import { PlanObjective, type PlanAnswer, type PlanDeployment, type PlanTraffic } from '../../plan/types.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
@@ -65,11 +65,11 @@ function priceText(d: PlanDeployment): string {
 function line(d: PlanDeployment, i: number): string {
   if (!d.feasible) return `  ✗ ${d.gpu}: ${d.reason ?? 'infeasible'}`;
   const size = `${d.gpus} GPU${d.gpus === 1 ? '' : 's'} (${d.replicas} × TP ${d.tensor_parallel_size})`;
-  const head = d.max_rate_rps !== null ? `${f(d.max_rate_rps, 1)} req/s` : `${f(d.max_users)} users`;
+  const head = d.max_rate_rps !== null ? `${figureText(d.max_rate_rps, 1)} req/s` : `${f(d.max_users)} users`;
   return [
     `${i + 1}. ${d.gpu}: ${size}, ${d.source}`,
     `     p99 TTFT ${f(d.p99_ttft_ms)} ms, p99 ITL ${f(d.p99_itl_ms, 1)} ms; headroom ${head}; ${priceText(d)}`,
-    `     ${f(d.output_throughput_tok_s)} output tok/s, ${f(d.avg_power_w)} W, ${f(d.energy_per_output_token_j, 3)} J/token (±${f(d.uncertainty_pct)}%)${windowText(d.figures_window)}`,
+    `     ${d.output_throughput_tok_s === null ? '–' : figureText(d.output_throughput_tok_s, 0)} output tok/s, ${f(d.avg_power_w)} W, ${f(d.energy_per_output_token_j, 3)} J/token (±${f(d.uncertainty_pct)}%)${windowText(d.figures_window)}`,
     `     ${d.vllm_command ?? ''}`,
   ].join('\n');
 }
