@@ -15,7 +15,10 @@ is stored as unavailable, never as 0. Runs already stored with the same figures 
 skipped; figures already stored under another GPU, GPU count, model or server config (an unset knob
 counts as vLLM's default) reject the file, naming the run, unless --replace gives the stored run this
 ingest's context (its id and figures kept, the old context in its notes). A run is rejected when its
-server config, GPU or model cannot be established.
+server config, GPU or model cannot be established, when its figures contradict the tool's own
+definitions (vllm bench serve: request_throughput = completed / duration; a median beside a different
+p50), or when a figure is one no run measures (negative, non-finite, a latency beyond a week); the
+message names the fields.
 
 The server config comes from the file itself (lm-bench, sweep, vLLM tables, llm-d reports, ML.ENERGY),
 over --server-config/--set, over a sidecar <file>.config.yaml (or lm-bench.config.yaml in the folder);
