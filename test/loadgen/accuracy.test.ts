@@ -34,7 +34,15 @@ test('counts, tokens and throughputs are exact, and no latency is under what the
   // Lower bounds only: no clock makes the stub early. How close to the stub's own timing the client
   // comes is the timing lane's (accuracy.timing.test.ts).
   assert.ok(result.mean_ttft_ms >= 50, `mean TTFT ${result.mean_ttft_ms}`);
-  assert.ok(result.mean_ttft_ms >= truth.mean_ttft_ms - 1, `client ${result.mean_ttft_ms} vs stub ${truth.mean_ttft_ms}`);
+  // Request by request, the client's TTFT holds the stub's (body arrived → first write) inside it. A
+  // comparison of means mixed the probe and the warm-up, whose times the stub also counts, and failed
+  // by chance on a loaded machine.
+  for (const r of records) {
+    const stubMs = truth.ttft_ms_by_id[r.request_id];
+    assert.ok(stubMs !== undefined, `the stub saw ${r.request_id}`);
+    const clientMs = ((r.chunk_times_s[0] as number) - r.send_time_s) * 1000;
+    assert.ok(clientMs >= stubMs - 0.01, `${r.request_id}: client ${clientMs} ms vs stub ${stubMs} ms`);
+  }
   assert.ok(result.mean_tpot_ms >= 9.9, `mean TPOT ${result.mean_tpot_ms}`);
   assert.ok(result.mean_itl_ms >= 9.9, `mean ITL ${result.mean_itl_ms}`);
   const e2elTrue = 50 + (N - 1) * 10;
