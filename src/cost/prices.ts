@@ -49,13 +49,14 @@ export interface Prices {
 function readEntries(file: string, catalog: Catalog): Map<string, GpuPrice> {
   const parsed = loadYamlFile(file, PricesFile, 'LMB_ERR_CONFIG_INVALID');
   const out = new Map<string, GpuPrice>();
+  // The date is added where the source does not already name it ("…, verified 2026-05-07").
   parsed.prices.forEach((p, i) => {
     const id = catalog.findGpu(p.gpu)?.id;
     if (id === undefined) {
       throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: prices.${i}.gpu: "${p.gpu}" is not a GPU lm-bench knows (ids in data/hardware.yaml, or a datasheet YAML's id)`, { details: { file, field: `prices.${i}.gpu` } });
     }
     if (out.has(id)) throw new LmBenchError('LMB_ERR_CONFIG_INVALID', `${file}: prices.${i}.gpu: ${id} is priced twice`, { details: { file, field: `prices.${i}.gpu` } });
-    out.set(id, { usdPerGpuHour: p.usd_per_gpu_hour, source: `${file === DEFAULT_PRICES_FILE ? 'data/prices.yaml' : file}: ${p.source} (${p.date})` });
+    out.set(id, { usdPerGpuHour: p.usd_per_gpu_hour, source: `${file === DEFAULT_PRICES_FILE ? 'data/prices.yaml' : file}: ${p.source}${p.source.includes(p.date) ? '' : ` (${p.date})`}` });
   });
   return out;
 }

@@ -15,7 +15,8 @@ export interface Probe {
 export type ProbeFn = (arrival: Arrival, numPrompts: number) => Probe;
 
 export type Headroom =
-  | { readonly ok: true; readonly value: number; readonly probes: number }
+  /** `atCap`: every probe up to the search's cap passed, so `value` is a lower bound, not a measured limit. */
+  | { readonly ok: true; readonly value: number; readonly probes: number; readonly atCap: boolean }
   | { readonly ok: false; readonly reason: string; readonly probes: number };
 
 /** Bisection steps after the bracket is found: the answer is within T/2⁶ of the true headroom. */
@@ -81,7 +82,7 @@ export function headroomRate(probe: ProbeFn, slo: Slo, extraPrompts = 0): Headro
   let hi = saturated;
   for (let k = 0; passes(hi); k++) {
     lo = hi;
-    if (k === MAX_DOUBLINGS) return { ok: true, value: lo, probes };
+    if (k === MAX_DOUBLINGS) return { ok: true, value: lo, probes, atCap: true };
     hi *= 2;
   }
   for (let k = 0; k < STEPS; k++) {
@@ -89,7 +90,7 @@ export function headroomRate(probe: ProbeFn, slo: Slo, extraPrompts = 0): Headro
     if (passes(mid)) lo = mid;
     else hi = mid;
   }
-  return { ok: true, value: lo, probes };
+  return { ok: true, value: lo, probes, atCap: false };
 }
 
 /** Requests per closed-loop probe of `users`: four each, within [150, 600]. */
@@ -121,11 +122,11 @@ export function headroomUsers(probe: ProbeFn, slo: Slo, maxUsers: number, extraP
     lo = hi;
     hi *= 2;
   }
-  if (hi > maxUsers) return { ok: true, value: lo, probes };
+  if (hi > maxUsers) return { ok: true, value: lo, probes, atCap: true };
   while (hi - lo > Math.max(1, lo / 32)) {
     const mid = Math.floor((lo + hi) / 2);
     if (at(mid)) lo = mid;
     else hi = mid;
   }
-  return { ok: true, value: lo, probes };
+  return { ok: true, value: lo, probes, atCap: false };
 }

@@ -100,6 +100,7 @@ const infeasible = (gpu: string, reason: string): PlanDeployment => ({
   p99_itl_ms: null,
   max_rate_rps: null,
   max_users: null,
+  headroom_lower_bound: false,
   output_throughput_tok_s: null,
   avg_power_w: null,
   usd_per_hour: null,
@@ -224,7 +225,7 @@ function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: Mod
     }
     // Every share must meet the SLOs, else one more replica lightens them.
     if (runs.length < shares.length) continue;
-    return describe(q, deps, { hw, model, config, tp, replicas, headroom: perReplica, runs, correction });
+    return describe(q, deps, { hw, model, config, tp, replicas, headroom: perReplica, headroomAtCap: head.atCap, runs, correction });
   }
   return { why: `TP ${tp}: misses the SLOs at the target traffic however it is split` };
 }
@@ -238,6 +239,8 @@ interface Sized {
   readonly replicas: number;
   /** Per replica, corrected by the history (a slower server's shrinks, a faster one's stays the simulator's): the one the replicas were counted from. */
   readonly headroom: number;
+  /** The headroom search passed every probe up to its cap: `headroom` is a lower bound. */
+  readonly headroomAtCap: boolean;
   /** The runs at the replicas' shares of the traffic, heaviest first (one for an even split). */
   readonly runs: readonly ShareRun[];
   readonly correction: HistoryCorrection | null;
@@ -283,7 +286,7 @@ export function correctedJPerTok(simPowerW: number, outputTokS: number, idle: nu
 }
 
 function describe(q: PlanQuestion, deps: PlanDeps, sized: Sized): Candidate {
-  const { hw, model, config, tp, replicas, headroom, runs, correction } = sized;
+  const { hw, model, config, tp, replicas, headroom, headroomAtCap, runs, correction } = sized;
   const gpus = replicas * tp;
   const shares = runs.map((s) => ({ w: windowFigures(s.result), n: s.replicas }));
   // The heaviest share's run gives the p99s (the slowest replica's) and names the window.
@@ -310,6 +313,7 @@ function describe(q: PlanQuestion, deps: PlanDeps, sized: Sized): Candidate {
     p99_itl_ms: r.p99_itl_ms,
     max_rate_rps: q.traffic.kind === 'rate' ? headroom * replicas : null,
     max_users: q.traffic.kind === 'users' ? Math.floor(headroom * replicas) : null,
+    headroom_lower_bound: headroomAtCap,
     output_throughput_tok_s: outputTokS,
     avg_power_w: jPerTok === null ? null : jPerTok * outputTokS,
     usd_per_hour: cost?.usd_per_hour ?? null,

@@ -35,6 +35,11 @@ export const PlanDeployment = z.strictObject({
   max_rate_rps: z.number().nullable(),
   max_users: z.int().nullable(),
   /**
+   * The headroom search reached its cap with every probe passing (16× a burst's rate doubled, or 2,048
+   * users a replica): max_rate_rps / max_users is a lower bound, printed "≥".
+   */
+  headroom_lower_bound: z.boolean(),
+  /**
    * Output tokens a second of the whole deployment at the target traffic, over `figures_window`; with
    * avg_power_w and energy_per_output_token_j from the same window, so power = J/token × tok/s.
    */

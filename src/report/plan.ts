@@ -19,6 +19,12 @@ export function figureText(x: number, decimals: number): string {
   return x !== 0 && Math.abs(x) < 10 ** (1 - decimals) ? String(Number(x.toPrecision(2))) : x.toFixed(decimals);
 }
 
+/** A deployment's headroom in words: "≥" where the search passed every probe up to its cap. */
+export function headroomText(d: PlanDeployment): string | null {
+  const figure = d.max_rate_rps !== null ? `${figureText(d.max_rate_rps, 1)} req/s` : d.max_users !== null ? `${d.max_users} users` : null;
+  return figure === null ? null : `${d.headroom_lower_bound ? '≥ ' : ''}${figure}`;
+}
+
 const trafficText = (a: PlanAnswer): string => (a.traffic.kind === 'rate' ? `${a.traffic.rate_rps} requests/s` : `${a.traffic.users} users`);
 
 function costSpec(rows: readonly PlanDeployment[], pick: string | null): VlSpec {
@@ -74,7 +80,7 @@ export async function planReportHtml(a: PlanAnswer, opts: { generatedAt?: string
     `${d.replicas ?? '?'} × ${d.tensor_parallel_size ?? '?'}`,
     d.p99_ttft_ms,
     d.p99_itl_ms,
-    d.max_rate_rps !== null ? `${figureText(d.max_rate_rps, 1)} req/s` : d.max_users !== null ? `${d.max_users} users` : null,
+    headroomText(d),
     d.output_throughput_tok_s,
     d.avg_power_w,
     d.usd_per_hour,

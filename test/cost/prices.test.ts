@@ -16,7 +16,9 @@ test('data/prices.yaml prices every NVIDIA GPU of the catalog, each with a sourc
   for (const hw of catalog.gpus.filter((g) => g.vendor === 'nvidia')) {
     const p = prices.of(hw);
     assert.ok(p !== null && p.usdPerGpuHour > 0, `${hw.id} has a price`);
-    assert.match(p.source, /^data\/prices\.yaml: .+ \(\d{4}-\d{2}-\d{2}\)$/);
+    assert.match(p.source, /^data\/prices\.yaml: .+\d{4}-\d{2}-\d{2}/);
+    const dates = p.source.match(/\d{4}-\d{2}-\d{2}/g) ?? [];
+    assert.equal(new Set(dates).size, dates.length, `${hw.id}: each date once: ${p.source}`);
   }
 });
 

@@ -49,7 +49,19 @@ test('headroom by users: doubling then bisection finds the most users within the
   // 100 + 20·u ≤ 1000 ⇔ u ≤ 45.
   const h = headroomUsers(replica, { ttft_p99_ms: 1000 }, 2048);
   assert.deepEqual(h.ok ? h.value : null, 45);
+  assert.equal(h.ok && h.atCap, false, 'a limit was found');
   assert.equal(headroomUsers(replica, { ttft_p99_ms: 100 }, 2048).ok, false);
+});
+
+test('headroom: a search that passes every probe up to its cap says its value is a lower bound', () => {
+  // 100 + 20·u ≤ 10^6 holds far past 2,048 users; no rate saturates a replica that always keeps up.
+  const users = headroomUsers(replica, { ttft_p99_ms: 1e6 }, 2048);
+  assert.deepEqual(users.ok ? [users.value, users.atCap] : null, [2048, true]);
+  const fast = (a: Arrival): Probe => ({ result: result(10, a.kind === 'poisson' ? a.rate_rps : CAPACITY_RPS), failure: null });
+  const rate = headroomRate(fast, { ttft_p99_ms: 100 });
+  assert.ok(rate.ok && rate.atCap, 'every doubling passed');
+  const bisected = headroomRate(replica, { ttft_p99_ms: 400 });
+  assert.equal(bisected.ok && bisected.atCap, false);
 });
 
 test('missed names each SLO missed and failed requests', () => {

@@ -18,6 +18,7 @@ const row: PlanDeployment = {
   p99_itl_ms: 28.3,
   max_rate_rps: 33,
   max_users: null,
+  headroom_lower_bound: false,
   output_throughput_tok_s: 3911,
   avg_power_w: 544,
   usd_per_hour: null,
@@ -46,4 +47,6 @@ test('plan text: a trickle of traffic keeps two significant digits of its throug
   assert.match(text, /headroom 0\.042 req\/s/);
   // The usual sizes read as before.
   assert.match(formatPlan(answer(row)), /headroom 33\.0 req\/s; .*\n {5}3911 output tok\/s/);
+  // A headroom search that passed every probe up to its cap is a lower bound.
+  assert.match(formatPlan(answer({ ...row, headroom_lower_bound: true })), /headroom ≥ 33\.0 req\/s;/);
 });

@@ -18,6 +18,7 @@ const row: PlanDeployment = {
   p99_itl_ms: 45,
   max_rate_rps: 0.042,
   max_users: null,
+  headroom_lower_bound: false,
   output_throughput_tok_s: 6,
   avg_power_w: 160,
   usd_per_hour: 4.9968,
@@ -36,4 +37,6 @@ test('plan HTML: a headroom under 1 req/s reads with two significant digits, not
   assert.doesNotMatch(html, /0\.0 req\/s/);
   const usual = await planReportHtml({ ...a, deployments: [{ ...row, max_rate_rps: 11.04 }] }, { generatedAt: '2026-12-08T00:00:00Z', interactive: false });
   assert.match(usual, />11\.0 req\/s</);
+  const capped = await planReportHtml({ ...a, deployments: [{ ...row, max_rate_rps: 11.04, headroom_lower_bound: true }] }, { generatedAt: '2026-12-08T00:00:00Z', interactive: false });
+  assert.match(capped, />≥ 11\.0 req\/s</, 'a headroom at the search cap is a lower bound');
 });

@@ -5,7 +5,7 @@ import { loadPrices } from '../../cost/prices.js';
 import { formatSloString, parseSloString, Workload, type Slo } from '../../domain/index.js';
 import { LmBenchError } from '../../errors.js';
 import { runPlan } from '../../plan/run-plan.js';
-import { figureText, planReportHtml } from '../../report/plan.js';
+import { figureText, headroomText, planReportHtml } from '../../report/plan.js';
 import { outputPath, writeOutput } from './run-output.js';
 import { PlanObjective, type PlanAnswer, type PlanDeployment, type PlanTraffic } from '../../plan/types.js';
 import { identifyResolvedModel } from '../../store/adopt-model.js';
@@ -65,7 +65,7 @@ function priceText(d: PlanDeployment): string {
 function line(d: PlanDeployment, i: number): string {
   if (!d.feasible) return `  ✗ ${d.gpu}: ${d.reason ?? 'infeasible'}`;
   const size = `${d.gpus} GPU${d.gpus === 1 ? '' : 's'} (${d.replicas} × TP ${d.tensor_parallel_size})`;
-  const head = d.max_rate_rps !== null ? `${figureText(d.max_rate_rps, 1)} req/s` : `${f(d.max_users)} users`;
+  const head = headroomText(d) ?? '–';
   return [
     `${i + 1}. ${d.gpu}: ${size}, ${d.source}`,
     `     p99 TTFT ${f(d.p99_ttft_ms)} ms, p99 ITL ${f(d.p99_itl_ms, 1)} ms; headroom ${head}; ${priceText(d)}`,
