@@ -171,6 +171,14 @@ export interface BatchOptions {
   readonly dims: number;
   /** Candidates closer than this (Euclidean, encoded space) to a chosen one are skipped. */
   readonly minDistance: number;
+  /**
+   * Rank fallback candidates by their predicted nearness to the SLOs (default true). False where the
+   * predictions cannot tell candidates apart on it: the simulator prior prices every candidate by its
+   * physics baseline times one shared offset, and that baseline misranks p99 TTFT (configurations it
+   * prices alike measured 211 and 570 ms), so the candidates' own order (local moves around the runs
+   * nearest the SLOs) serves better until trees are fitted.
+   */
+  readonly nearness?: boolean;
 }
 
 export interface BatchPick {
@@ -178,7 +186,7 @@ export interface BatchPick {
   readonly ehvi: number;
   readonly pMeetsSlo: number;
   readonly pStart: number;
-  /** true when no candidate had any expected improvement and the pick fell back to feasibility × spread. */
+  /** true when no candidate had any expected improvement and the pick fell back (`fallbackOrder`: feasibility × spread, then nearness to the SLOs). */
   readonly fallback: boolean;
 }
 
@@ -208,28 +216,69 @@ function spread(p: CandidatePredictions, objectives: readonly Objective[], i: nu
 }
 
 /**
- * The order a batch falls back to when no candidate has any expected improvement (every draw breaks an
- * SLO, say): P(start) × P(meets SLO) × P(keeps up) × (1 + spread) first; where that is 0 everywhere,
- * P(start) × P(keeps up), then P(start). A trial that cannot start costs a real GPU a server launch
- * and teaches the front nothing, so a candidate believed never to start (P(start) = 0) is left out:
- * ranked by the product alone, every candidate tied at 0 and the first of them (which may be one that
- * cannot start) was picked, while others could. All candidates are ranked, not the EHVI pool, which is
- * arbitrary when EHVI is 0 everywhere.
+ * How near a candidate is believed to come to the SLOs it breaks: for each SLO's figure, the members'
+ * mean log-ratio of the figure to its limit less one members' spread (the optimistic side: a candidate
+ * the ensemble is unsure of may be nearer than its mean says, and measuring it teaches the most), the
+ * worst SLO's taken, negated (0 at the limit, higher is nearer), plus log(P(start) × P(keeps up)), which
+ * counts a candidate half as likely to start or keep up as one twice as far off. SLOs on one figure are
+ * one event at its tightest limit, as `probabilityMeetsSloWidened` reads them. A figure the members
+ * cannot give (NaN) is infinitely far. Without SLOs every candidate is at 0 plus its log-probabilities.
  */
-function fallbackOrder(p: CandidatePredictions, ctx: AcquisitionContext, pSlo: Float64Array): number[] {
-  const keys: [number, number, number][] = [];
+export function sloNearness(p: CandidatePredictions, constraints: readonly Constraint[], i: number, objectives: readonly Objective[] = []): number {
+  const tightest = new Map<TargetName, number>();
+  for (const c of constraints) tightest.set(c.target, Math.min(c.limitMs, tightest.get(c.target) ?? Number.POSITIVE_INFINITY));
+  let worst = Number.NEGATIVE_INFINITY;
+  for (const [target, limitMs] of tightest) {
+    const d = p.targets[target];
+    if (d === undefined) return Number.NEGATIVE_INFINITY;
+    const { mu, sd } = logMeanSd(d, i, p.draws);
+    const gap = mu - sd - Math.log(limitMs);
+    if (Number.isNaN(gap)) return Number.NEGATIVE_INFINITY;
+    worst = Math.max(worst, gap);
+  }
+  const chance = (p.pStart[i] ?? 0) * sustains(p, constraints, i, objectives);
+  return (tightest.size > 0 ? -worst : 0) + Math.log(chance);
+}
+
+/**
+ * The order a batch falls back to when no candidate has any expected improvement (every draw breaks an
+ * SLO, say): P(start) × P(meets SLO) × P(keeps up) × (1 + spread) first; where that is 0 (no draw of
+ * the candidate meets the SLOs), nearness to the SLOs (`sloNearness`, unless `nearness` is off); then P(start) × P(keeps up), then
+ * P(start), then the candidates' own order (local moves around the measured runs nearest the SLOs
+ * first, surrogate-sampler.ts). Ranked by the products alone, SLOs nothing can meet tied every
+ * candidate at 0 but for P(start), and the candidates' own order decided whatever the model predicted.
+ * A trial that cannot start costs a real GPU a server launch and teaches the front nothing, so a
+ * candidate believed never to start (P(start) = 0) is left out while any can start. All candidates are
+ * ranked, not the EHVI pool, which is arbitrary when EHVI is 0 everywhere; the batch's distance rule
+ * keeps the picks apart.
+ */
+function fallbackOrder(p: CandidatePredictions, ctx: AcquisitionContext, pSlo: Float64Array, nearness = true): number[] {
+  const keys: number[][] = [];
   let order: number[] = [];
   for (let i = 0; i < p.count; i++) {
     const start = p.pStart[i] ?? 0;
     const keep = sustains(p, ctx.constraints, i, ctx.objectives);
-    keys.push([start * (pSlo[i] ?? 0) * unconstrainedSustain(p, ctx, i) * (1 + spread(p, ctx.objectives, i)), start * keep, start]);
+    const slo = start * (pSlo[i] ?? 0) * unconstrainedSustain(p, ctx, i) * (1 + spread(p, ctx.objectives, i));
+    // Nearness counts only where no draw meets the SLOs (the first key is 0): otherwise it is the first key's.
+    const near = nearness && start > 0 && slo === 0 ? sloNearness(p, ctx.constraints, i, ctx.objectives) : Number.NEGATIVE_INFINITY;
+    keys.push([slo, near, start * keep, start]);
     if (start > 0) order.push(i);
   }
   // Where nothing is believed to start (a feasibility model fitted on failures alone is 0 everywhere), the
   // order is the candidates' own: a trial then is how the model learns, and stopping would end the study.
   if (order.length === 0) order = [...Array(p.count).keys()];
-  const key = (i: number): [number, number, number] => keys[i] ?? [0, 0, 0];
-  return order.sort((a, b) => key(b)[0] - key(a)[0] || key(b)[1] - key(a)[1] || key(b)[2] - key(a)[2] || a - b);
+  // Descending; equal keys (two infinities among them) compare as 0, not NaN, so the order stays total.
+  const byKeys = (a: number, b: number): number => {
+    const ka = keys[a] ?? [];
+    const kb = keys[b] ?? [];
+    for (let k = 0; k < ka.length; k++) {
+      const x = ka[k] ?? 0;
+      const y = kb[k] ?? 0;
+      if (x !== y) return y - x;
+    }
+    return a - b;
+  };
+  return order.sort(byKeys);
 }
 
 /**
@@ -267,7 +316,7 @@ export function selectBatch(p: CandidatePredictions, ctx: AcquisitionContext, op
       }
     }
     const fallback = best < 0;
-    if (fallback) fallbacks ??= fallbackOrder(p, ctx, pSlo);
+    if (fallback) fallbacks ??= fallbackOrder(p, ctx, pSlo, opts.nearness !== false);
     const index = fallback ? (fallbacks?.find((i) => !excluded(i)) ?? -1) : best;
     if (index < 0) break;
     picks.push({ index, ehvi: fallback ? 0 : bestScore, pMeetsSlo: pSlo[index] ?? 0, pStart: p.pStart[index] ?? 0, fallback });

@@ -4,7 +4,7 @@ import type { Surrogate } from '../surrogate/surrogate.js';
 import { targetsOf, type TargetName } from '../surrogate/targets.js';
 import { selectBatch } from './acquisition.js';
 import { scoreCandidates } from './candidates.js';
-import { meetsConstraints, objectiveTarget, objectiveVector, pickRule, referencePoint, sloConstraints, studyObjectiveOf } from './objectives.js';
+import { meetsConstraints, objectiveTarget, type Constraint, objectiveVector, pickRule, referencePoint, sloConstraints, studyObjectiveOf } from './objectives.js';
 import { hypervolume } from './hypervolume.js';
 import { paretoFront } from './pareto.js';
 import { configKey, type Proposal, type Sampler, type SamplerContext } from './sampler.js';
@@ -49,6 +49,25 @@ export const SURROGATE_SAMPLER_DEFAULTS = Object.freeze({ candidates: 100_000, k
  */
 export function initialDesignSize(budgetTrials: number): number {
   return Math.max(1, Math.floor(budgetTrials / 4));
+}
+
+/**
+ * Measured runs ordered by how near they came to the SLOs: the worst SLO's log-ratio of the measured
+ * figure to its limit, least first (the latest first among equals). A figure the run lacks is infinitely far.
+ */
+export function nearestToSlo(measured: readonly Trial[], constraints: readonly Constraint[], gpus: number): Trial[] {
+  const worst = (t: Trial): number => {
+    if (t.result === null) return Number.POSITIVE_INFINITY;
+    const values = targetsOf(t.result, gpus);
+    let w = Number.NEGATIVE_INFINITY;
+    for (const c of constraints) {
+      const v = values[c.target];
+      w = Math.max(w, v === undefined || !(v > 0) ? Number.POSITIVE_INFINITY : Math.log(v / c.limitMs));
+    }
+    return w;
+  };
+  const keyed = measured.map((t, i) => ({ t, i, w: worst(t) }));
+  return keyed.sort((a, b) => (a.w === b.w ? b.i - a.i : a.w - b.w)).map((k) => k.t);
 }
 
 export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
@@ -98,7 +117,10 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       );
       const pts = feasible.map((t) => objectiveVector(targetsOf(t.result as BenchmarkResult, spec.hardware.count), spec.objectives));
       const frontTrials = paretoFront(pts).map((i) => feasible[i] as Trial);
-      const seeds = frontTrials.length > 0 ? frontTrials : measured.slice(-3);
+      // Nothing feasible yet: the local moves start from the runs nearest the SLOs (the worst SLO's measured
+      // ratio to its limit), where the last three runs, however far off, took the study nowhere under
+      // SLOs nothing had met.
+      const seeds = frontTrials.length > 0 ? frontTrials : nearestToSlo(measured, constraints, spec.hardware.count).slice(0, 3);
       const mutations: ServerConfig[] = [];
       const perSeed = Math.max(1, Math.floor(o.mutations / Math.max(1, seeds.length)));
       seeds.forEach((t, k) => {
@@ -133,7 +155,7 @@ export function surrogateSampler(opts: SurrogateSamplerOptions): Sampler {
       const picks = selectBatch(
         scored.predictions,
         { objectives: spec.objectives, constraints, front: frontPts, ref },
-        { q: n - out.length, poolSize: 400, encoded: scored.encoded, dims: scored.dims, minDistance: 0.5 },
+        { q: n - out.length, poolSize: 400, encoded: scored.encoded, dims: scored.dims, minDistance: 0.5, nearness: surrogate.prior === undefined },
       );
       for (const p of picks) {
         out.push({

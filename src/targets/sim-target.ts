@@ -49,6 +49,10 @@ export function createSimTarget(opts: { catalog?: Catalog; now?: () => number; p
         profile: opts.profile,
         vllmVersion: opts.vllmVersion,
         startEpochMs: t0,
+        // A trial keeps its result only (the store holds no request records, and lost requests and the
+        // diagnosis are read from the result): no token's time is kept, the figures are the same
+        // (test/sim/lean-metrics.test.ts, test/targets/sim-target.test.ts).
+        keepRecords: false,
       });
       const durationMs = now() - t0;
       if (!out.ok) {
