@@ -3,7 +3,10 @@ import { LmBenchError } from '../errors.js';
 
 /**
  * The one doorway to ml-xgboost 1.1.2 (XGBoost compiled to WebAssembly). Its module is a CommonJS
- * promise of the class; loading it prints a harmless "wasm streaming compile failed" line on stderr.
+ * promise of the class. Its Emscripten loader tries `WebAssembly.instantiateStreaming(fetch(path))`
+ * wherever that function exists, which in Node fails on a file path and printed "wasm streaming compile
+ * failed … falling back to ArrayBuffer instantiation" on stderr of every command that fits or loads a
+ * model; the loader is required with that function hidden, so it reads the file as it would fall back to.
  * Boosters live in WebAssembly memory, which never shrinks: whoever trains or loads one owns it and
  * must `free()` it (the Booster wrapper below makes double frees harmless).
  */
@@ -23,12 +26,24 @@ let loading: Promise<RawXgbClass> | undefined;
 export function loadXgb(): Promise<RawXgbClass> {
   if (loading === undefined) {
     const require = createRequire(import.meta.url);
-    loading = (require('ml-xgboost') as Promise<RawXgbClass>).catch((err: unknown) => {
+    loading = requireWithoutStreaming(() => require('ml-xgboost') as Promise<RawXgbClass>).catch((err: unknown) => {
       loading = undefined;
       throw new LmBenchError('LMB_ERR_INTERNAL', 'ml-xgboost failed to load', { cause: err });
     });
   }
   return loading;
+}
+
+/** Runs `load` (synchronous: the loader chooses how to compile while it is required) with `WebAssembly.instantiateStreaming` hidden. */
+function requireWithoutStreaming<T>(load: () => T): T {
+  const streaming = Object.getOwnPropertyDescriptor(WebAssembly, 'instantiateStreaming');
+  if (streaming === undefined) return load();
+  Object.defineProperty(WebAssembly, 'instantiateStreaming', { ...streaming, value: undefined });
+  try {
+    return load();
+  } finally {
+    Object.defineProperty(WebAssembly, 'instantiateStreaming', streaming);
+  }
 }
 
 /** Training parameters (XGBoost's own names); defaults in one place. */
