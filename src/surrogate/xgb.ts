@@ -36,13 +36,15 @@ export function loadXgb(): Promise<RawXgbClass> {
 
 /** Runs `load` (synchronous: the loader chooses how to compile while it is required) with `WebAssembly.instantiateStreaming` hidden. */
 function requireWithoutStreaming<T>(load: () => T): T {
-  const streaming = Object.getOwnPropertyDescriptor(WebAssembly, 'instantiateStreaming');
-  if (streaming === undefined) return load();
-  Object.defineProperty(WebAssembly, 'instantiateStreaming', { ...streaming, value: undefined });
+  // The project's TypeScript libs carry no WebAssembly types; the global is read as a plain object.
+  const wasm = (globalThis as { WebAssembly?: object }).WebAssembly;
+  const streaming = wasm === undefined ? undefined : Object.getOwnPropertyDescriptor(wasm, 'instantiateStreaming');
+  if (wasm === undefined || streaming === undefined) return load();
+  Object.defineProperty(wasm, 'instantiateStreaming', { ...streaming, value: undefined });
   try {
     return load();
   } finally {
-    Object.defineProperty(WebAssembly, 'instantiateStreaming', streaming);
+    Object.defineProperty(wasm, 'instantiateStreaming', streaming);
   }
 }
 
