@@ -197,7 +197,8 @@ function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: Mod
   // requests), and passes loads the replica cannot keep.
   const head: Headroom = q.traffic.kind === 'rate' ? headroomRate(probe, q.slo, 2 * maxRunning) : headroomUsers(probe, q.slo, MAX_USERS_PER_REPLICA, (users) => closedExtraPrompts(users, maxRunning));
   if (!head.ok) return { why: `TP ${tp}: ${head.reason}` };
-  // A server that decodes slower than simulated saturates sooner: its headroom shrinks with its speed.
+  // A server that decodes slower than simulated saturates sooner: its headroom shrinks with its speed
+  // (and its run at the target traffic is judged at the load that slowness puts on it, judgedRun).
   // A faster one is not credited more: the run at the target traffic below is the simulator's, which
   // checks no more than the simulated speed. The answer's headroom is this same figure, the one the
   // replicas were counted from: it was once head × speed, so a server twice as fast as simulated sized
@@ -220,14 +221,32 @@ function sizeCandidate(q: PlanQuestion, deps: PlanDeps, hw: Hardware, model: Mod
     for (const share of shares) {
       const run = probe(share.arrival, share.prompts);
       if (run.result === null) return { why: `TP ${tp}: ${run.failure ?? 'crashed at the target traffic'}` };
-      if (missed(q.slo, run.result).length > 0) break;
-      runs.push({ result: run.result, replicas: share.replicas });
+      const judged = judgedRun(share, speed, maxRunning, probe, run.result);
+      if (judged.result === null) return { why: `TP ${tp}: ${judged.failure ?? 'crashed at the target traffic'}` };
+      if (missed(q.slo, judged.result).length > 0) break;
+      runs.push({ result: run.result, latencies: judged.result, replicas: share.replicas });
     }
     // Every share must meet the SLOs, else one more replica lightens them.
     if (runs.length < shares.length) continue;
     return describe(q, deps, { hw, model, config, tp, replicas, headroom: perReplica, headroomAtCap: head.atCap, runs, correction });
   }
   return { why: `TP ${tp}: misses the SLOs at the target traffic however it is split` };
+}
+
+/**
+ * The run a share's SLOs are checked on and its p99s read from. An open loop on a server slower than
+ * simulated (speed < 1) is the simulator at rate ÷ speed: the rate its slower decoding loads it like,
+ * the same mapping its headroom was shrunk by (a replica passes r req/s when the simulator passes
+ * r ÷ speed, so head × speed). The run at the share's own rate once gave them: a lighter load than the
+ * corrected server carries, whose p99s (and SLO check) were below what the replicas were sized against.
+ * A closed loop keeps its users in flight whatever the speed (they wait longer, and send less: the
+ * throughput in `describe`), and a faster server is not credited a lighter load (sizeCandidate).
+ */
+function judgedRun(share: Share, speed: number, maxRunning: number, probe: (arrival: Arrival, prompts: number) => Probe, atShare: BenchmarkResult): Probe {
+  const a = share.arrival;
+  if (!(speed < 1) || a.kind !== 'poisson' || a.rate_rps === undefined) return { result: atShare, failure: null };
+  const rate = a.rate_rps / speed;
+  return probe({ kind: 'poisson', rate_rps: rate }, promptsFor(rate) + 2 * maxRunning);
 }
 
 /** One sized deployment of a GPU type: its replica's layout and headroom, and the run at its share of the traffic. */
@@ -247,7 +266,10 @@ interface Sized {
 }
 
 interface ShareRun {
+  /** The run at the share's traffic: the throughput, power and J/token. */
   readonly result: BenchmarkResult;
+  /** The run its SLOs were checked on, the p99s printed (`judgedRun`; `result` but for a slower server's open loop). */
+  readonly latencies: BenchmarkResult;
   /** How many replicas take this share. */
   readonly replicas: number;
 }
@@ -285,20 +307,47 @@ export function correctedJPerTok(simPowerW: number, outputTokS: number, idle: nu
   return powerW / outputTokS;
 }
 
+/**
+ * How many times the simulated output tok/s a closed-loop share emits on the corrected server. Each
+ * user sends its next request when the last ends (no think time): its cycle is the request's latency,
+ * TTFT × latencyFactor then the decode at 1/speed the simulated time, and the share's tokens a second
+ * go as 1/cycle. `r`'s latencies are already × latencyFactor (the probe's), so the simulator's are
+ * theirs ÷ it. An open loop emits what its traffic asks for whatever the speed: 1. Once every
+ * deployment emitted the simulated tok/s: N users on a server twice as fast printed the simulator's
+ * tok/s and $ per M tokens beside half its power, and on a slower one a $ per M tokens too low.
+ */
+export function closedLoopTokSRatio(r: BenchmarkResult, speed: number, latencyFactor: number): number {
+  const ttftMs = r.mean_ttft_ms / latencyFactor;
+  const e2elMs = r.mean_e2el_ms / latencyFactor;
+  if (!(e2elMs > 0) || !Number.isFinite(e2elMs) || !(ttftMs >= 0) || !(speed > 0)) return 1;
+  const decodeMs = Math.max(0, e2elMs - ttftMs);
+  return e2elMs / (ttftMs * latencyFactor + decodeMs / speed);
+}
+
 function describe(q: PlanQuestion, deps: PlanDeps, sized: Sized): Candidate {
   const { hw, model, config, tp, replicas, headroom, headroomAtCap, runs, correction } = sized;
   const gpus = replicas * tp;
-  const shares = runs.map((s) => ({ w: windowFigures(s.result), n: s.replicas }));
+  const speed = correction?.speedFactor ?? 1;
+  const latency = correction?.latencyFactor ?? 1;
+  const closed = q.traffic.kind === 'users';
+  const shares = runs.map((s) => ({ w: windowFigures(s.result), n: s.replicas, ratio: closed ? closedLoopTokSRatio(s.result, speed, latency) : 1 }));
   // The heaviest share's run gives the p99s (the slowest replica's) and names the window.
-  const r = (runs[0] as ShareRun).result;
+  const r = (runs[0] as ShareRun).latencies;
   const w = (shares[0] as (typeof shares)[number]).w;
-  // At the target traffic the deployment emits what the traffic asks for, whatever its speed.
-  const outputTokS = shares.reduce((a, s) => a + s.w.outputTokS * s.n, 0);
+  // The simulated output tok/s; at the target traffic an open loop emits what the traffic asks for,
+  // whatever its speed, while closed-loop users send as fast as the corrected server answers them.
+  const simTokS = shares.reduce((a, s) => a + s.w.outputTokS * s.n, 0);
+  const outputTokS = shares.reduce((a, s) => a + s.w.outputTokS * s.n * s.ratio, 0);
+  // One ratio for the whole deployment's energy above idle: the shares' differ by a user's worth of load at most.
+  const tokSRatio = simTokS > 0 ? outputTokS / simTokS : 1;
   const cost = deploymentCost(deps.prices, hw, gpus, outputTokS);
   // Replicas no user reaches (more replicas than users) idle at their GPUs' idle power.
   const idleReplicas = replicas - shares.reduce((a, s) => a + s.n, 0);
   const simPowerW = shares.every((s) => s.w.jPerTok !== null) ? shares.reduce((a, s) => a + (s.w.jPerTok as number) * s.w.outputTokS * s.n, 0) + (idleW(deps, hw, idleReplicas * tp) ?? 0) : null;
-  const jPerTok = simPowerW === null ? null : correctedJPerTok(simPowerW, outputTokS, idleW(deps, hw, gpus), hw.tdp_w * gpus, correction?.speedFactor ?? 1);
+  // Closed-loop users emitting tokSRatio × the simulated tokens, each at 1/speed its simulated energy
+  // above idle, draw tokSRatio ÷ speed the simulated energy above idle a second: what correctedJPerTok
+  // gives a server speed ÷ tokSRatio as fast at the corrected tok/s (an open loop: speed, the same tok/s).
+  const jPerTok = simPowerW === null ? null : correctedJPerTok(simPowerW, outputTokS, idleW(deps, hw, gpus), hw.tdp_w * gpus, speed / tokSRatio);
   const sd = correction?.logSd ?? SIMULATOR_LOG_SD.output_throughput_per_gpu;
   const d: PlanDeployment = {
     gpu: hw.id,

@@ -28,7 +28,11 @@ export const PlanDeployment = z.strictObject({
   /** The knobs each replica runs with (vLLM's defaults where not named). */
   config: ServerConfig.nullable(),
   vllm_command: z.string().nullable(),
-  /** Predicted at the target traffic (each replica at its share). */
+  /**
+   * Predicted at the target traffic (each replica at its share; the heaviest share's). `measured`: × the
+   * history's p99 ratio, and for a server slower than simulated at an offered rate, the simulator's at
+   * rate ÷ speed (the load its slower decoding carries, as its headroom was judged).
+   */
   p99_ttft_ms: z.number().nullable(),
   p99_itl_ms: z.number().nullable(),
   /** The highest rate the whole deployment sustains within the SLOs (headroom), req/s; users for a closed loop. */
@@ -41,7 +45,10 @@ export const PlanDeployment = z.strictObject({
   headroom_lower_bound: z.boolean(),
   /**
    * Output tokens a second of the whole deployment at the target traffic, over `figures_window`; with
-   * avg_power_w and energy_per_output_token_j from the same window, so power = J/token × tok/s.
+   * avg_power_w and energy_per_output_token_j from the same window, so power = J/token × tok/s. An
+   * offered rate emits what it asks for whatever the server's speed; `measured` closed-loop users send
+   * as fast as the corrected server answers them (each request TTFT × the p99 ratio, then the decode at
+   * the measured speed), so their tok/s follows it.
    */
   output_throughput_tok_s: z.number().nullable(),
   /** All the deployment's GPUs together, W, over `figures_window`. */

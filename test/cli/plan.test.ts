@@ -4,7 +4,12 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { main } from '../../src/cli/main.js';
-import { PlanAnswer } from '../../src/plan/types.js';
+import { defaultCatalog } from '../../src/catalog/index.js';
+import { Workload, type BenchmarkResult } from '../../src/domain/index.js';
+import { simRun } from '../../src/plan/run-plan.js';
+import { PlanAnswer, type PlanDeployment } from '../../src/plan/types.js';
+import { openStore } from '../../src/store/index.js';
+import { loadYamlFile } from '../../src/util/yaml.js';
 import { captureIo } from '../helpers/cli.js';
 
 // `lm-bench plan` end to end, in process: flags, the JSON document, the HTML page, and bad input.
@@ -92,4 +97,50 @@ test('plan: nothing feasible is an answer that says why, in text and in --json, 
   assert.match(a.deployments[0]?.reason ?? '', /TP 8: misses the SLOs/);
   // stdout is the JSON document alone; stderr says why the exit status is 1.
   assert.match(json.err, /^lm-bench plan: nothing feasible: .*\(exit status 1\): L4: TP 1: .*TP 8: misses the SLOs/);
+});
+
+test('plan: closed-loop users on a server twice as fast as simulated (history) get its tok/s, $/M and power alike in text, --json and HTML', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'lmb-plan-measured-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  // Two measured runs of the 8B on an H100 that decode twice as fast as the simulator says.
+  const catalog = defaultCatalog();
+  const workload: Workload = { ...loadYamlFile(CHAT, Workload, 'LMB_ERR_WORKLOAD_INVALID'), arrival: { kind: 'closed', concurrency: 8 }, num_prompts: 150 };
+  const s = simRun(catalog)({ config: { tensor_parallel_size: 1 }, gpu: 'H100-SXM', gpus: 1, model: catalog.model('llama-3.1-8b'), workload, seed: 1 }).result as BenchmarkResult;
+  const store = openStore(join(dir, 'measured.db'));
+  for (const i of [1, 2]) {
+    const faster: BenchmarkResult = { ...s, mean_tpot_ms: s.mean_tpot_ms / 2, lmb: { ...s.lmb, source: 'loadgen' } };
+    store.storeRuns([{ result: faster, serverConfig: { tensor_parallel_size: 1 }, hardware: { gpu: 'H100-SXM', count: 1 }, model: 'llama-3.1-8b', workload, sourceFormat: 'lm_bench', sourcePath: null, contentHash: `measured-${i}` }]);
+  }
+  store.close();
+  const args = ['--model', 'llama-3.1-8b', '--users', '32', '--slo', 'ttft_p99_ms=1000,itl_p99_ms=80', '--gpu', 'H100-SXM', '--max-gpus', '1'];
+  const deployment = (out: string): PlanDeployment => PlanAnswer.parse(JSON.parse(out)).deployments[0] as PlanDeployment;
+  const est = deployment((await plan(dir, [...args, '--db', 'none.db', '--json'])).out);
+  const json = await plan(dir, [...args, '--db', 'measured.db', '--json', '--html', 'plan.html']);
+  assert.equal(json.code, 0, json.err);
+  const d = deployment(json.out);
+  assert.equal(est.source, 'estimated');
+  assert.equal(d.source, 'measured');
+  const tokS = d.output_throughput_tok_s as number;
+  // Before: the simulated tok/s and $/M, beside a power that alone followed the speed (halved above idle).
+  assert.ok(tokS > 1.5 * (est.output_throughput_tok_s as number), `${tokS} tok/s against ${est.output_throughput_tok_s} estimated`);
+  assert.ok((d.usd_per_million_output_tokens as number) < (est.usd_per_million_output_tokens as number) / 1.5, 'cheaper per token as it is faster');
+  assert.ok(Math.abs((d.usd_per_million_output_tokens as number) / (((d.usd_per_hour as number) / (tokS * 3600)) * 1e6) - 1) < 1e-9, '$/M = $/h ÷ tok/s');
+  assert.ok(Math.abs((d.avg_power_w as number) / ((d.energy_per_output_token_j as number) * tokS) - 1) < 1e-9, 'W = J/token × tok/s');
+  // The text prints the same figures.
+  const text = await plan(dir, [...args, '--db', 'measured.db']);
+  assert.equal(text.code, 0, text.err);
+  assert.ok(text.out.includes(`H100-SXM: 1 GPU (1 × TP 1), measured`), text.out);
+  assert.ok(text.out.includes(`p99 TTFT ${(d.p99_ttft_ms as number).toFixed(0)} ms, p99 ITL ${(d.p99_itl_ms as number).toFixed(1)} ms`), text.out);
+  assert.ok(text.out.includes(`$${(d.usd_per_hour as number).toFixed(2)}/h, $${(d.usd_per_million_output_tokens as number).toFixed(3)} per M output tokens`), text.out);
+  assert.ok(text.out.includes(`${tokS.toFixed(0)} output tok/s, ${(d.avg_power_w as number).toFixed(0)} W, ${(d.energy_per_output_token_j as number).toFixed(3)} J/token`), text.out);
+  // And the HTML table (numbers at its own precision: html.ts `cell`).
+  const html = readFileSync(join(dir, 'plan.html'), 'utf8');
+  for (const [what, cell] of [
+    ['tok/s', tokS.toFixed(1)],
+    ['W', (d.avg_power_w as number).toFixed(1)],
+    ['$/M', (d.usd_per_million_output_tokens as number).toPrecision(4)],
+    ['J/token', (d.energy_per_output_token_j as number).toPrecision(4)],
+  ] as const) {
+    assert.ok(html.includes(`>${cell}<`), `${what} ${cell} in the HTML table`);
+  }
 });
