@@ -112,5 +112,10 @@ export const ExportReport = z.strictObject({
    * runs the format cannot hold without a figure their source lacked.
    */
   skipped: z.array(Skipped),
+  /**
+   * Entries of `out` this export did not write, left as they were: only with `--force`, since without it
+   * a folder holding any is refused (a reader of the folder would take them for part of this export).
+   */
+  others: z.array(z.string()),
 });
 export type ExportReport = z.infer<typeof ExportReport>;

@@ -4,7 +4,7 @@ import { Diagnosis, Objective, RecommendationAnswer, ServerConfig, Slo, Study, S
 import { RunRecord, SourceFormat } from '../store/store.js';
 import { StoredRun } from '../ingest/stored.js';
 import { RequestCounts } from '../tune/lost-requests.js';
-import { StudyRecommendation, TrialMetrics } from '../tune/summary.js';
+import { NearestMiss, StudyRecommendation, TrialMetrics } from '../tune/summary.js';
 
 /**
  * Request and response shapes of the v1 API, composed from the domain schemas (no new shapes for
@@ -173,6 +173,11 @@ export const StudyDetail = z.object({
   trials: z.array(TrialSummary),
   front: z.array(z.int()),
   recommendation: StudyRecommendation.nullable(),
+  /**
+   * No recommendation: the measured configuration that came nearest the SLOs (the worst SLO's measured ÷
+   * limit), its `vllm_command` marked `meets_slo: false`; null when there is a pick or nothing was measured.
+   */
+  nearest_miss: NearestMiss.nullable().optional(),
   counts: z.record(z.string(), z.int()),
   /** The relative run-to-run noise ties are judged by: from repeats, or the default. */
   noise: z.object({ rel: z.number(), dof: z.number(), source: z.enum(['default', 'repeats']) }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { BenchmarkResult, Diagnosis, Hardware, ModelSpec, Study, StudySpec, Trial } from '../domain/index.js';
 import { withDiagnosis } from '../diagnose/classify.js';
-import { Cost, costOf, meetsSlo, servableModel, servedModelWarning, ServerConfig, StudyObjective, vllmServeArgs } from '../domain/index.js';
+import { checkSlo, Cost, costOf, formatSloString, lostBreaks, meetsSlo, servableModel, servedModelWarning, ServerConfig, Slo, SLO_KEYS, sloField, StudyObjective, vllmServeArgs, type SloKey } from '../domain/index.js';
 import { defaultCatalog } from '../catalog/index.js';
 import { loadPrices, type Prices } from '../cost/prices.js';
 import { goodputOutputTokS } from '../cost/result-cost.js';
@@ -9,6 +9,7 @@ import { measuredPickText, studyObjectiveOf } from '../optimize/objectives.js';
 import { studyRanking } from '../optimize/study.js';
 import { configGroups, estimateNoise, orphaned, rankFeasible, withinNoise, type ConfigGroup, type Noise } from '../optimize/repeats.js';
 import { configKey } from '../optimize/sampler.js';
+import { roundUpLimit } from '../optimize/nearest.js';
 import { LOST_SHARE_LIMIT, trialRequests, type RequestCounts } from './lost-requests.js';
 import { FAILURE_CLASS_TEXT, type FailureClass } from '../optimize/failure-classes.js';
 import type { FailureRule } from '../optimize/failure-rules.js';
@@ -106,12 +107,53 @@ export const StudyRecommendation = z.object({
 });
 export type StudyRecommendation = z.infer<typeof StudyRecommendation>;
 
+/** One SLO limit against a configuration's measured figure (the mean over its measurements). */
+export const MeasuredSloCheck = z.object({ slo: z.enum(SLO_KEYS), measured_ms: z.number(), limit_ms: z.number(), ratio: z.number(), met: z.boolean() });
+export type MeasuredSloCheck = z.infer<typeof MeasuredSloCheck>;
+
+/**
+ * When no measured configuration met the SLOs: the one that came nearest, so the summary says how far
+ * off the study's best came rather than only that nothing met them. Configurations are ranked as the
+ * recommendation ranks them (their measurements' mean figures): one that sustained the load and lost no
+ * more requests than the SLOs allow first, then one whose lost requests break an SLO, then one that
+ * saturated (its percentiles only say how long it ran); within each, by the worst SLO's measured ÷ limit.
+ * Its `vllm serve` line does not meet the SLOs (`meets_slo` is false): a starting point, not a pick.
+ */
+export const NearestMiss = z.object({
+  /** The configuration's first measured trial. */
+  trial: z.int(),
+  /** The trials that measured this configuration (its figures are their mean). */
+  measurements: z.array(z.int()),
+  /** Trials of this configuration that failed (it then missed on those runs whatever its figures). */
+  failed_trials: z.array(z.int()),
+  config: ServerConfig,
+  meets_slo: z.literal(false),
+  vllm_command: z.string(),
+  warnings: z.array(z.string()),
+  measured: TrialMetrics,
+  /** The largest measured ÷ limit over the SLO's latency limits (null: it sets none). */
+  worst_ratio: z.number().nullable(),
+  /** Every latency limit, the worst first. */
+  checks: z.array(MeasuredSloCheck),
+  /** A measurement's queue grew without bound: no SLO holds for it, whatever its percentiles read. */
+  saturated: z.boolean(),
+  /** The SLO keys its lost requests break on their own (domain/slo.ts `lostBreaks`), over its measurements. */
+  lost_breaks: z.array(z.enum(SLO_KEYS)),
+  /** The SLO its figures would meet (each missed limit raised to its figure, rounded up); null when saturated, losing requests, failed, or no latency limit is set. */
+  would_meet: Slo.nullable(),
+  /** In words: "trial 5 came nearest: p99 TTFT 212 ms against 1 ms (212×); p99 ITL met (31.0 ms of 50 ms)". */
+  text: z.string(),
+});
+export type NearestMiss = z.infer<typeof NearestMiss>;
+
 export interface StudySummary {
   readonly study: { readonly id: number; readonly name: string; readonly state: Study['state']; readonly spec: Study['spec'] };
   readonly stop_reason: StopReason | null;
   readonly trials: TrialSummary[];
   readonly front: number[];
   readonly recommendation: StudyRecommendation | null;
+  /** No recommendation: the configuration that came nearest the SLOs (null: a pick, or nothing measured). */
+  readonly nearest_miss: NearestMiss | null;
   /**
    * `failed`: trials that failed for a reason of their configuration's or the run's; `orphaned`: trials a
    * stopped or killed controller left running, failed as stale on resume and run again (repeats.ts `orphaned`).
@@ -245,6 +287,7 @@ export function summarizeStudy(opts: {
     trials,
     front: opts.front.map((t) => t.number),
     recommendation,
+    nearest_miss: recommendation === null ? nearestMiss(groups, study.spec.slo, gpus, served.hf_name, servedModelWarning(model)) : null,
     counts: {
       complete: trials.filter((t) => t.state === 'complete').length,
       failed: opts.trials.filter((t) => t.state === 'failed' && !orphaned(t)).length,
@@ -257,6 +300,90 @@ export function summarizeStudy(opts: {
     noise,
     failures: { by_class: byClass, rules: [...(opts.rules ?? [])] },
   };
+}
+
+/** "p99 TTFT", "mean ITL": an SLO key as the summary names its figure. */
+function sloLabel(key: SloKey): string {
+  const { metric, stat } = sloField(key);
+  return `${stat} ${metric.toUpperCase()}`;
+}
+
+/** A latency in ms at the precision a person reads it: 212, 31.0, 0.52. */
+function msText(x: number): string {
+  return x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(1) : x.toPrecision(2);
+}
+
+function nearestMissText(n: Omit<NearestMiss, 'text'>): string {
+  const times = n.measurements.length > 1 ? ` (mean of trials ${n.measurements.join(', ')})` : '';
+  const parts = n.checks.map((c) =>
+    c.met ? `${sloLabel(c.slo)} met (${msText(c.measured_ms)} ms of ${c.limit_ms} ms)` : `${sloLabel(c.slo)} ${msText(c.measured_ms)} ms against ${c.limit_ms} ms (${c.ratio >= 10 ? c.ratio.toFixed(0) : c.ratio.toFixed(2)}×)`,
+  );
+  if (parts.length === 0) parts.push('the SLOs set no latency limit');
+  if (n.saturated) parts.push('saturated: its queue grew without bound, so no SLO holds');
+  if (n.lost_breaks.length > 0) parts.push(`the requests it lost break ${n.lost_breaks.join(', ')}`);
+  if (n.failed_trials.length > 0) parts.push(`failed on trial${n.failed_trials.length === 1 ? '' : 's'} ${n.failed_trials.join(', ')}`);
+  return `trial ${n.trial} came nearest${times}: ${parts.join('; ')}`;
+}
+
+/** The measured configuration nearest the SLOs (see `NearestMiss`), or null when none was measured. */
+function nearestMiss(groups: readonly ConfigGroup[], slo: Slo, gpus: number, hfName: string, warnings: string[]): NearestMiss | null {
+  const ranked = groups
+    .filter((g) => g.measured.length > 0)
+    .map((g) => {
+      const results = g.measured.map((t) => t.result as BenchmarkResult);
+      // Each limit against the mean of its figure over the measurements, as the recommendation states its figures.
+      const perRun = results.map((r) => new Map(checkSlo(slo, r).map((c) => [c.key, c.valueMs])));
+      const checks: MeasuredSloCheck[] = [];
+      for (const key of SLO_KEYS) {
+        const limit = slo[key];
+        if (limit === undefined) continue;
+        const values = perRun.map((m) => m.get(key) ?? Number.POSITIVE_INFINITY);
+        // A figure its results lack cannot be stated (JSON has no infinity): that limit is left out.
+        if (!values.every(Number.isFinite)) continue;
+        const measured = values.reduce((a, b) => a + b, 0) / values.length;
+        checks.push({ slo: key, measured_ms: measured, limit_ms: limit, ratio: measured / limit, met: measured <= limit });
+      }
+      checks.sort((a, b) => b.ratio - a.ratio);
+      const saturated = results.some((r) => r.saturation?.saturated === true);
+      const lost = new Set(results.flatMap((r) => lostBreaks(slo, r)));
+      const failedTrials = g.trials.filter((t) => t.state === 'failed').map((t) => t.number);
+      // A run that kept up first; one that lost too many requests, or a configuration that also failed, next.
+      const rank = saturated ? 2 : lost.size > 0 || failedTrials.length > 0 ? 1 : 0;
+      return { g, checks, saturated, lost: SLO_KEYS.filter((k) => lost.has(k)), failedTrials, rank, worst: checks[0]?.ratio ?? null };
+    })
+    .sort((a, b) => a.rank - b.rank || (a.worst ?? 0) - (b.worst ?? 0) || b.g.meanThroughput - a.g.meanThroughput || (a.g.measured[0] as Trial).number - (b.g.measured[0] as Trial).number);
+  const best = ranked[0];
+  if (best === undefined) return null;
+  const { g } = best;
+  // No latency limit to raise (or none that would do: saturated, losing requests, failing): no SLO to offer.
+  const wouldMeet = best.checks.length === 0 || best.saturated || best.lost.length > 0 || best.failedTrials.length > 0 ? null : Object.fromEntries(best.checks.map((c) => [c.slo, c.met ? c.limit_ms : roundUpLimit(c.measured_ms)]));
+  const n: Omit<NearestMiss, 'text'> = {
+    // Named by a trial that has figures (its first trial may be one that failed).
+    trial: (g.measured[0] as Trial).number,
+    measurements: g.measured.map((t) => t.number),
+    failed_trials: best.failedTrials,
+    config: g.config,
+    meets_slo: false,
+    vllm_command: shellQuote(['vllm', ...vllmServeArgs(hfName, g.config)]),
+    warnings,
+    measured: meanMetrics(g.measured, gpus),
+    worst_ratio: best.worst,
+    checks: best.checks,
+    saturated: best.saturated,
+    lost_breaks: best.lost,
+    would_meet: wouldMeet === null ? null : Slo.parse(wouldMeet),
+  };
+  return { ...n, text: nearestMissText(n) };
+}
+
+/** The nearest miss in lines: what it measured, the SLO it would meet, its command marked as missing them. */
+export function formatNearestMiss(n: NearestMiss | null): string[] {
+  if (n === null) return [];
+  const lines = [`${n.text.charAt(0).toUpperCase()}${n.text.slice(1)}.`];
+  if (n.would_meet !== null) lines.push(`  It would meet ${formatSloString(n.would_meet)}.`);
+  lines.push('  Its command, which does NOT meet the SLOs (the nearest miss, not a recommendation):', `  ${n.vllm_command}`);
+  for (const w of n.warnings) lines.push(`  Warning: ${w}`);
+  return lines;
 }
 
 let defaultPrices: Prices | null | undefined;
@@ -346,6 +473,7 @@ export function formatSummary(s: StudySummary): string {
   const r = s.recommendation;
   if (r === null) {
     lines.push('No measured configuration met the SLOs: loosen them, add GPUs, or give the study more trials.');
+    lines.push(...formatNearestMiss(s.nearest_miss ?? null));
     lines.push(...formatLost(s), ...formatFailures(s.failures));
     return lines.join('\n');
   }

@@ -1,4 +1,4 @@
-import { relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { defaultCatalog, type Catalog } from '../../catalog/index.js';
 import { LmBenchError } from '../../errors.js';
 import { exportable, exportDocuments } from '../../export/documents.js';
@@ -23,6 +23,7 @@ const OPTIONS = {
   out: { type: 'string' },
   db: { type: 'string' },
   json: { type: 'boolean' },
+  force: { type: 'boolean' },
   help: { type: 'boolean' },
   ...OFFLINE_FLAG,
 } as const;
@@ -89,7 +90,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
     const why = fit.skipped.map((s) => `${'run_id' in s ? `run ${s.run_id} (${s.source_format})` : `trial ${s.trial}`}: ${s.reason}`).join('; ');
     throw new LmBenchError('LMB_ERR_INVALID_ARGUMENT', `nothing to write as ${FORMAT_NAMES[format.data]}: ${why}`, { details: { field: 'format' } });
   }
-  const written = writeExport(out, exportDocuments(fit.items, format.data));
+  const written = writeExport(out, exportDocuments(fit.items, format.data), { force: values.force === true });
   const files: ExportedFile[] = written.documents.map((w) => {
     const s = w.document.subject;
     return {
@@ -99,7 +100,7 @@ async function run(argv: readonly string[], io: CliIo): Promise<number> {
       ...(w.sidecarPath === null ? {} : { sidecar: w.sidecarPath }),
     };
   });
-  const report: ExportReport = { format: format.data, out, files, summary: written.summaryPath, skipped };
+  const report: ExportReport = { format: format.data, out, files, summary: written.summaryPath, skipped, others: written.others.map((n) => join(out, n)) };
   if (values.json === true) writeJson(io, report);
   else io.stdout.write(formatReport(report, io.cwd));
   return 0;
@@ -113,6 +114,8 @@ export function formatReport(r: ExportReport, cwd: string): string {
   const lines = [`${r.files.length} file(s) as ${FORMAT_NAMES[r.format]} in ${rel(r.out)}:`];
   for (const f of r.files) lines.push(`  ${rel(f.path)}${f.sidecar === undefined ? '' : ` (+ ${rel(f.sidecar)})`}`);
   if (r.summary !== null) lines.push(`  ${rel(r.summary)} (every record, for vllm bench sweep plot)`);
+  // Said after the files: under --force, what a reader of the folder will find beside this export.
+  if (r.others.length > 0) lines.push(`  left beside them (--force): ${r.others.map(rel).join(', ')}`);
   for (const s of r.skipped) lines.push('run_id' in s ? `  skipped run ${s.run_id} (${s.source_format}): ${s.reason}` : `  skipped trial ${s.trial} (${s.state}): ${s.reason}`);
   return `${lines.join('\n')}\n`;
 }

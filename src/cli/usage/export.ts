@@ -2,7 +2,7 @@ import { RUN_FILTER_KEYS } from '../../export/run-filter-keys.js';
 
 /** `lm-bench export --help`: kept apart from the command so the text loads without the command's modules. */
 export const usage = `Usage:
-  lm-bench export (--study NAME | --runs FILTER) --format llm-d-br|vllm --out DIR [--db PATH] [--offline] [--json]
+  lm-bench export (--study NAME | --runs FILTER) --format llm-d-br|vllm --out DIR [--force] [--db PATH] [--offline] [--json]
 
 Writes what lm-bench measured in the formats other tools read, one file per trial or run:
   llm-d-br  an llm-d Benchmark Report v0.2 (YAML), valid against llm-d-benchmark's JSON Schema:
@@ -16,11 +16,16 @@ Writes what lm-bench measured in the formats other tools read, one file per tria
                    filters of GET /v1/runs — ${RUN_FILTER_KEYS.join(', ')} — e.g.
                    --runs gpu=H100-SXM,model=llama-3.1-8b,config.max_num_seqs=128; or --runs all
   --format F       llm-d-br or vllm
-  --out DIR        output folder (created if missing; files of the same name are replaced)
+  --out DIR        output folder (created if missing; files of the same name are replaced). A folder
+                   holding anything else (an earlier export of other runs, whose files summary.json
+                   would not list) is refused, naming it, and nothing is written
+  --force          write into such a folder anyway, beside what it holds, which is left as it is
+                   (nothing is ever deleted; a reader of the folder then sees both)
   --db PATH        history database (default $LMB_DB, else .lm-bench/lm-bench.db); read, never written
   --offline        never ask the Hugging Face hub when resolving --runs model=… (as HF_HUB_OFFLINE=1)
   --json           {format, out, files: [{path, format, run_id | study, trial, sidecar}], summary,
-                   skipped: [{trial, state, reason} | {run_id, source_format, reason}]}
+                   skipped: [{trial, state, reason} | {run_id, source_format, reason}],
+                   others: [the paths --force left beside the export]}
 
 A figure lm-bench does not have (a run ingested from a file that lacked it, latencies of a run with no
 completed request) is left out, never written as 0. A run whose source lacked what every vllm bench

@@ -38,7 +38,9 @@ runs per configuration). A resumed study keeps its objective. Every trial is rec
 finishes; running the same command again resumes the study (completed trials are kept, trials a crash
 left running are re-queued). --budget-hours H is the study's running time: a resume goes on with what
 its earlier runs left of it. Progress goes to stderr; the recommendation to stdout (JSON with --json);
-the HTML report to reports/<study>/report.html (or --report-dir).
+the HTML report to reports/<study>/report.html (or --report-dir). When no trial met the SLOs, the
+summary names the one that came nearest (the worst SLO's measured figure against its limit, and the
+SLO it would meet; \`nearest_miss\` in JSON), its \`vllm serve\` line marked as not meeting them.
 --trace FILE tunes for exactly the traffic of a request trace (the formats of \`run --trace\`): every
 trial replays its requests, lengths, shared prefixes and times (÷ K with --trace-speed K; the first N with
 --trace-limit N). The study stores the requests in its spec, so a resumed study, a Slurm job and the

@@ -1,5 +1,6 @@
 import { FAILURE_CLASS_TEXT } from '../../optimize/failure-classes.js';
-import { SLO_STATS, type ServerConfig, type Trial } from '../../domain/index.js';
+import { formatSloString, SLO_STATS, type ServerConfig, type Trial } from '../../domain/index.js';
+import type { NearestMiss } from '../../tune/summary.js';
 import type { Cell, Section } from '../html.js';
 import { escapeHtml } from '../html.js';
 import type { Interval } from '../../optimize/recommend.js';
@@ -27,6 +28,18 @@ const HEADROOM_METRICS = [
   ['e2el', 'E2EL'],
 ] as const;
 
+/**
+ * When nothing met the SLOs: the configuration that came nearest, how far off, and its command under a
+ * heading that says it does not meet them, so it is not pasted as the study's answer.
+ */
+function nearestMissHtml(n: NearestMiss | null): string {
+  if (n === null) return '';
+  const text = `${n.text.charAt(0).toUpperCase()}${n.text.slice(1)}.`;
+  const wouldMeet = n.would_meet === null ? '' : ` Its figures would meet <code>${escapeHtml(formatSloString(n.would_meet))}</code>.`;
+  return `<p><b>Nearest miss:</b> ${escapeHtml(text)}${wouldMeet}</p>
+<h3>Command line of the nearest miss — does NOT meet the SLOs</h3><pre class="nearest-miss" style="white-space:pre-wrap;overflow-wrap:anywhere"># does not meet the SLOs: the nearest miss, not a recommendation\n${escapeHtml(n.vllm_command)}</pre>${n.warnings.map((w) => `<p><b>Warning:</b> ${escapeHtml(w)}</p>`).join('')}`;
+}
+
 export function answerSection(a: StudyAnalysis): Section {
   const s = a.summary;
   const spec = a.study.spec;
@@ -38,7 +51,7 @@ export function answerSection(a: StudyAnalysis): Section {
       .join(', ') || 'none',
   )}; target ${escapeHtml(a.targetKind)}; ${s.trials.length} trials (${s.counts.complete} measured, ${s.counts.failed} failed, ${s.counts.feasible} meet the SLOs); stopped: ${escapeHtml(s.stop_reason ?? s.study.state)}.</p>`;
   if (rec === null) {
-    return { kind: 'html', title: 'Answer', html: `${intro}<p><b>No measured configuration met the SLOs.</b> Loosen the SLOs, add GPUs, or give the study more trials (\`lm-bench tune --study ${escapeHtml(spec.name)}\` resumes it).</p>` };
+    return { kind: 'html', title: 'Answer', html: `${intro}<p><b>No measured configuration met the SLOs.</b> Loosen the SLOs, add GPUs, or give the study more trials (\`lm-bench tune --study ${escapeHtml(spec.name)}\` resumes it).</p>${nearestMissHtml(s.nearest_miss ?? null)}` };
   }
   const m = rec.measured;
   const pred = a.model.available ? (a.model.recommendedPredicted?.predicted ?? {}) : {};
