@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { loadPrices } from '../../src/cost/prices.js';
-import type { BenchmarkResult, Workload } from '../../src/domain/index.js';
+import type { Workload } from '../../src/domain/index.js';
 import { plan, type SimRun } from '../../src/plan/plan.js';
+import { fixedChat, standInResult } from './stand-in.js';
 import type { HistoryCorrection } from '../../src/plan/history.js';
 import type { PlanDeployment, PlanTraffic } from '../../src/plan/types.js';
 
@@ -14,32 +15,14 @@ import type { PlanDeployment, PlanTraffic } from '../../src/plan/types.js';
 
 const catalog = defaultCatalog();
 const prices = loadPrices(catalog);
-const fixed: Workload = {
-  name: 'chat',
-  api: 'chat',
-  input_len: { dist: 'fixed', value: 256 },
-  output_len: { dist: 'fixed', value: 200 },
-  arrival: { kind: 'closed', concurrency: 1 },
-  num_prompts: 200,
-  ignore_eos: true,
-};
+const fixed: Workload = fixedChat();
 
 const replica: SimRun = ({ workload }) => {
   const a = workload.arrival;
   // The load as requests a second: users at 2 s a request, a Poisson rate, or a burst's 10 req/s.
   const rps = a.kind === 'closed' ? a.concurrency / 2 : a.kind === 'poisson' && 'rate_rps' in a ? (a.rate_rps ?? 10) : 10;
   const over = a.kind === 'closed' ? a.concurrency > 2 : a.kind === 'poisson' && rps > 8;
-  const result = {
-    completed: workload.num_prompts,
-    failed: 0,
-    request_throughput: rps,
-    output_throughput: rps * 200,
-    duration: 100,
-    p99_ttft_ms: over ? 5000 : 500,
-    p99_itl_ms: 20,
-    saturation: null,
-    energy: { source: 'sim', gpus: 1, window: { start_s: 10, end_s: 90, rule: 'steady-state' }, avg_power_w: 100 + rps * 20, energy_j: (100 + rps * 20) * 80, energy_per_output_token_j: (100 + rps * 20) / (rps * 200), output_tokens_per_joule: (rps * 200) / (100 + rps * 20), unavailable_reason: null },
-  } as unknown as BenchmarkResult;
+  const result = standInResult({ completed: workload.num_prompts, rps, tokS: rps * 200, p99TtftMs: over ? 5000 : 500, powerW: 100 + rps * 20 });
   return { result, failure: null };
 };
 
@@ -108,17 +91,7 @@ test('plan: a closed-loop headroom probe holds its users at once: a replica that
     const a = workload.arrival;
     const inFlight = a.kind === 'closed' ? Math.min(a.concurrency, workload.num_prompts) : 1;
     const u = a.kind === 'closed' ? a.concurrency : 1;
-    const result = {
-      completed: workload.num_prompts,
-      failed: 0,
-      request_throughput: u / 2,
-      output_throughput: u * 100,
-      duration: 100,
-      p99_ttft_ms: inFlight <= 700 ? 500 : 5000,
-      p99_itl_ms: 20,
-      saturation: null,
-      energy: { source: 'sim', gpus: 1, window: { start_s: 10, end_s: 90, rule: 'steady-state' }, avg_power_w: 100 + u, energy_j: (100 + u) * 80, energy_per_output_token_j: (100 + u) / (u * 100), output_tokens_per_joule: (u * 100) / (100 + u), unavailable_reason: null },
-    } as unknown as BenchmarkResult;
+    const result = standInResult({ completed: workload.num_prompts, rps: u / 2, tokS: u * 100, p99TtftMs: inFlight <= 700 ? 500 : 5000, powerW: 100 + u });
     return { result, failure: null };
   };
   const a = plan(

@@ -2,8 +2,9 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import type { Prices } from '../../src/cost/prices.js';
-import type { BenchmarkResult, Workload } from '../../src/domain/index.js';
+import type { Workload } from '../../src/domain/index.js';
 import { plan, type SimRun } from '../../src/plan/plan.js';
+import { fixedChat, standInResult } from './stand-in.js';
 import type { PlanObjective } from '../../src/plan/types.js';
 
 // The ranking across GPU types when a figure is unknown: a GPU without a price still ranks by its GPU
@@ -11,15 +12,7 @@ import type { PlanObjective } from '../../src/plan/types.js';
 // an L4 one up to 2 req/s; only the L4 has a price.
 
 const catalog = defaultCatalog();
-const fixed: Workload = {
-  name: 'chat',
-  api: 'chat',
-  input_len: { dist: 'fixed', value: 256 },
-  output_len: { dist: 'fixed', value: 200 },
-  arrival: { kind: 'poisson', rate_rps: 1 },
-  num_prompts: 200,
-  ignore_eos: true,
-};
+const fixed: Workload = fixedChat(200, { kind: 'poisson', rate_rps: 1 });
 
 const replica: SimRun = ({ gpu, workload }) => {
   const a = workload.arrival;
@@ -27,17 +20,7 @@ const replica: SimRun = ({ gpu, workload }) => {
   const rps = a.kind === 'poisson' && 'rate_rps' in a ? (a.rate_rps ?? limit) : limit + 1;
   const over = a.kind === 'poisson' && rps > limit;
   const powerW = 50 + rps * 10;
-  const result = {
-    completed: workload.num_prompts,
-    failed: 0,
-    request_throughput: rps,
-    output_throughput: rps * 200,
-    duration: 100,
-    p99_ttft_ms: over ? 5000 : 500,
-    p99_itl_ms: 20,
-    saturation: null,
-    energy: { source: 'sim', gpus: 1, window: { start_s: 10, end_s: 90, rule: 'steady-state' }, avg_power_w: powerW, energy_j: powerW * 80, energy_per_output_token_j: powerW / (rps * 200), output_tokens_per_joule: (rps * 200) / powerW, unavailable_reason: null },
-  } as unknown as BenchmarkResult;
+  const result = standInResult({ completed: workload.num_prompts, rps, tokS: rps * 200, p99TtftMs: over ? 5000 : 500, powerW });
   return { result, failure: null };
 };
 

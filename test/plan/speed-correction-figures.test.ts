@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { loadPrices } from '../../src/cost/prices.js';
-import type { BenchmarkResult, Workload } from '../../src/domain/index.js';
+import type { Workload } from '../../src/domain/index.js';
 import type { HistoryCorrection } from '../../src/plan/history.js';
 import { plan, type SimRun } from '../../src/plan/plan.js';
+import { fixedChat, standInResult } from './stand-in.js';
 import type { PlanDeployment, PlanTraffic } from '../../src/plan/types.js';
 
 // The history's speed correction of a plan's throughput and p99s at the target traffic. A stand-in
@@ -23,15 +24,7 @@ const W_PER_TOK_S = 0.5;
 /** The open-loop stand-in's p99 TTFT at `rps`: 1 s at 8 req/s. */
 const ttftAt = (rps: number): number => 200 + 100 * rps;
 
-const fixed: Workload = {
-  name: 'chat',
-  api: 'chat',
-  input_len: { dist: 'fixed', value: 256 },
-  output_len: { dist: 'fixed', value: OUTPUT_TOKENS },
-  arrival: { kind: 'closed', concurrency: 1 },
-  num_prompts: 200,
-  ignore_eos: true,
-};
+const fixed: Workload = fixedChat(OUTPUT_TOKENS);
 
 const replica: SimRun = ({ workload }) => {
   const a = workload.arrival;
@@ -40,21 +33,15 @@ const replica: SimRun = ({ workload }) => {
   const rps = closed ? a.concurrency / ((TTFT_MS + DECODE_MS) / 1000) : a.kind === 'poisson' ? (a.rate_rps ?? 10) : 10;
   const tokS = rps * OUTPUT_TOKENS;
   const powerW = IDLE_W + W_PER_TOK_S * tokS;
-  const result = {
+  const result = standInResult({
     completed: workload.num_prompts,
-    failed: 0,
-    request_throughput: rps,
-    output_throughput: tokS,
-    duration: 100,
-    mean_ttft_ms: TTFT_MS,
-    mean_e2el_ms: TTFT_MS + DECODE_MS,
-    mean_tpot_ms: DECODE_MS / (OUTPUT_TOKENS - 1),
+    rps,
+    tokS,
     // Closed loops pass up to 4 users; open loops up to 8 req/s (a 1 s p99 TTFT).
-    p99_ttft_ms: closed ? (a.concurrency <= 4 ? 500 : 5000) : ttftAt(rps),
-    p99_itl_ms: 20,
-    saturation: null,
-    energy: { source: 'sim', gpus: 1, window: { start_s: 10, end_s: 90, rule: 'steady-state' }, avg_power_w: powerW, energy_j: powerW * 80, energy_per_output_token_j: powerW / tokS, output_tokens_per_joule: tokS / powerW, unavailable_reason: null },
-  } as unknown as BenchmarkResult;
+    p99TtftMs: closed ? (a.concurrency <= 4 ? 500 : 5000) : ttftAt(rps),
+    powerW,
+    extra: { mean_ttft_ms: TTFT_MS, mean_e2el_ms: TTFT_MS + DECODE_MS, mean_tpot_ms: DECODE_MS / (OUTPUT_TOKENS - 1) },
+  });
   return { result, failure: null };
 };
 

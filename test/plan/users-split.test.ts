@@ -2,39 +2,22 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { defaultCatalog } from '../../src/catalog/index.js';
 import { loadPrices } from '../../src/cost/prices.js';
-import type { BenchmarkResult, Workload } from '../../src/domain/index.js';
+import type { Workload } from '../../src/domain/index.js';
 import { plan, type SimRun } from '../../src/plan/plan.js';
+import { fixedChat, standInResult } from './stand-in.js';
 
 // Closed-loop users over replicas: ⌈N/R⌉ on N mod R of them, ⌊N/R⌋ on the rest, and the deployment's
 // figures the sum of what each replica serves. A stand-in replica whose every user gets 100 output
 // tok/s at 200 W, and whose p99 TTFT passes 1 s past two users, makes the sums known.
 
 const catalog = defaultCatalog();
-const chat: Workload = {
-  name: 'chat',
-  api: 'chat',
-  input_len: { dist: 'fixed', value: 256 },
-  output_len: { dist: 'fixed', value: 200 },
-  arrival: { kind: 'closed', concurrency: 1 },
-  num_prompts: 200,
-  ignore_eos: true,
-};
+const chat: Workload = fixedChat();
 
 const replica: SimRun = ({ workload }) => {
   const a = workload.arrival;
   const u = a.kind === 'closed' ? a.concurrency : 1000;
   const tok = 100 * u;
-  const result = {
-    completed: workload.num_prompts,
-    failed: 0,
-    request_throughput: u / 2,
-    output_throughput: tok,
-    duration: 100,
-    p99_ttft_ms: u <= 2 ? 500 : 5000,
-    p99_itl_ms: 20,
-    saturation: null,
-    energy: { source: 'sim', gpus: 1, window: { start_s: 10, end_s: 90, rule: 'steady-state' }, avg_power_w: 200 * u, energy_j: 200 * u * 80, energy_per_output_token_j: 2, output_tokens_per_joule: 0.5, unavailable_reason: null },
-  } as unknown as BenchmarkResult;
+  const result = standInResult({ completed: workload.num_prompts, rps: u / 2, tokS: tok, p99TtftMs: u <= 2 ? 500 : 5000, powerW: 200 * u });
   return { result, failure: null };
 };
 
