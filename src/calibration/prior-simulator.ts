@@ -82,7 +82,8 @@ export function priorSimulator(store: Store | null, catalog: Catalog, d: PriorDe
   const workload = { ...d.workload, num_prompts: Math.min(d.workload.num_prompts, PRIOR_MAX_PROMPTS) };
   const run = (config: ServerConfig): PriorRun => {
     for (let w: Workload | null = workload; ; ) {
-      const out = simulate({ config, hardware: d.hardware, model: d.model, workload: w, seed: 1, slo: d.slo, catalog, profile });
+      // Only the result is read: no token's time is kept (the same figures, test/sim/lean-metrics.test.ts).
+      const out = simulate({ config, hardware: d.hardware, model: d.model, workload: w, seed: 1, slo: d.slo, catalog, profile, keepRecords: false });
       if (!out.ok) return { ok: false, failure: out.failure };
       w = longerToDecide(w, out.result);
       if (w === null) return { ok: true, result: out.result };

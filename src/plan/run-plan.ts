@@ -24,7 +24,8 @@ export interface RunPlanOptions {
 export const simRun =
   (catalog: Catalog, vllmVersion?: string): SimRun =>
   ({ config, gpu, gpus, model, workload, seed }) => {
-    const out = simulate({ config, hardware: { gpu, count: gpus }, model, workload, seed, catalog, vllmVersion, runtimeFailures: false });
+    // Only the result is read: no token's time is kept (the same figures, test/sim/lean-metrics.test.ts).
+    const out = simulate({ config, hardware: { gpu, count: gpus }, model, workload, seed, catalog, vllmVersion, runtimeFailures: false, keepRecords: false });
     return out.ok ? { result: out.result, failure: null } : { result: null, failure: `${out.failure.rule}: ${out.failure.message}` };
   };
 

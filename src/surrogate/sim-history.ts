@@ -22,7 +22,7 @@ export function simulateHistory(cells: readonly SimHistoryCell[], catalog: Catal
   cells.forEach((cell, ci) => {
     cell.configs.forEach((config, k) => {
       const seed = rng.fork(`${ci}-${k}`).int(2 ** 31);
-      const sim = simulate({ config, hardware: cell.hardware, model: cell.model, workload: cell.workload, seed, catalog });
+      const sim = simulate({ config, hardware: cell.hardware, model: cell.model, workload: cell.workload, seed, catalog, keepRecords: false });
       // A run-time failure (an OOM under load) started, as the sim target says of it: the sustain model's to learn.
       const broke = !sim.ok && sim.failure.phase === 'runtime';
       out.push({ config, hardware: cell.hardware, model: cell.model, workload: cell.workload, result: sim.ok ? sim.result : null, ...(broke ? { brokeUnderLoad: true } : {}) });
