@@ -351,12 +351,13 @@ function nearestMiss(groups: readonly ConfigGroup[], slo: Slo, gpus: number, hfN
       const rank = saturated ? 2 : lost.size > 0 || failedTrials.length > 0 ? 1 : 0;
       return { g, checks, saturated, lost: SLO_KEYS.filter((k) => lost.has(k)), failedTrials, rank, worst: checks[0]?.ratio ?? null };
     })
-    .sort((a, b) => a.rank - b.rank || (a.worst ?? 0) - (b.worst ?? 0) || b.g.meanThroughput - a.g.meanThroughput || (a.g.measured[0] as Trial).number - (b.g.measured[0] as Trial).number);
+    .sort((a, b) => a.rank - b.rank || (a.worst ?? Number.POSITIVE_INFINITY) - (b.worst ?? Number.POSITIVE_INFINITY) || b.g.meanThroughput - a.g.meanThroughput || (a.g.measured[0] as Trial).number - (b.g.measured[0] as Trial).number);
   const best = ranked[0];
   if (best === undefined) return null;
   const { g } = best;
-  // No latency limit to raise (or none that would do: saturated, losing requests, failing): no SLO to offer.
-  const wouldMeet = best.checks.length === 0 || best.saturated || best.lost.length > 0 || best.failedTrials.length > 0 ? null : Object.fromEntries(best.checks.map((c) => [c.slo, c.met ? c.limit_ms : roundUpLimit(c.measured_ms)]));
+  // No latency limit to raise (or none that would do: saturated, losing requests, failing), or every limit
+  // met on the mean while some run missed one: no SLO to offer.
+  const wouldMeet = best.checks.length === 0 || best.checks.every((c) => c.met) || best.saturated || best.lost.length > 0 || best.failedTrials.length > 0 ? null : Object.fromEntries(best.checks.map((c) => [c.slo, c.met ? c.limit_ms : roundUpLimit(c.measured_ms)]));
   const n: Omit<NearestMiss, 'text'> = {
     // Named by a trial that has figures (its first trial may be one that failed).
     trial: (g.measured[0] as Trial).number,

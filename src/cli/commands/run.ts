@@ -312,7 +312,7 @@ export const command: Command = {
       // A sweep that stops at a later point (the server went away, Ctrl-C) keeps the points it measured.
       const partial = stoppedPoint as { readonly sent: number; readonly total: number } | null;
       if (partial === null) await keepStopped(`the sweep stopped at point ${results.length + 1} of ${points.length}`, { n: results.length, noun: 'point' }, paths, writeFiles, io);
-      else if (points.length === 1) await keepStopped(`the run stopped after ${partial.sent} of ${partial.total} requests`, { n: allRecords.length, noun: 'request' }, paths, writeFiles, io);
+      else if (points.length === 1) await keepStopped(`the run stopped after ${partial.sent} of ${partial.total} requests`, { n: allRecords.filter((r) => r.phase === 'measure').length, noun: 'request' }, paths, writeFiles, io);
       else await keepStopped(`the sweep stopped at point ${results.length} of ${points.length}, after ${partial.sent} of its ${partial.total} requests`, { n: results.length, noun: 'point' }, paths, writeFiles, io);
       throw err;
     } finally {
