@@ -1,12 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseFile, ingestBuffer } from '../../src/ingest/index.js';
-import { isLmBenchError } from '../../src/errors.js';
 import { openStore } from '../../src/store/index.js';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { fixtureBytes, NIGHTLY_DIR } from './helpers.js';
+import { contentBytes, fixtureJson, fixtureText, refuses, NIGHTLY_DIR } from './helpers.js';
 
 /**
  * Figures of one file that contradict each other under the tool's own definition (vLLM: request_throughput
@@ -14,17 +13,9 @@ import { fixtureBytes, NIGHTLY_DIR } from './helpers.js';
  * is refused naming the fields and values; a file rounded as tools and people round is still read. The
  * files are real fixtures with one figure changed.
  */
-const text = (name: string): string => new TextDecoder().decode(fixtureBytes(name));
-const json = (name: string): Record<string, unknown> => JSON.parse(text(name)) as Record<string, unknown>;
-const bytes = (v: unknown): Uint8Array => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
-
-function refuses(name: string, content: unknown, re: RegExp): void {
-  assert.throws(
-    () => parseFile(name, bytes(content)),
-    (e: unknown) => isLmBenchError(e) && e.code === 'LMB_ERR_INGEST_REJECTED' && re.test(e.message),
-    `${name} should be refused with ${String(re)}`,
-  );
-}
+const text = fixtureText;
+const json = fixtureJson;
+const bytes = contentBytes;
 
 describe('ingest: rates that contradict the tool\'s own definition', () => {
   // vllm-serve-2025.json: 198 completed over 25.5 s (7.76 req/s), 50688 + 25344 tokens (993.9 and 2981.6 tok/s).

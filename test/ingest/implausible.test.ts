@@ -1,27 +1,17 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ingestBuffer, parseFile } from '../../src/ingest/index.js';
-import { isLmBenchError } from '../../src/errors.js';
 import { openStore } from '../../src/store/index.js';
-import { fixtureBytes } from './helpers.js';
+import { contentBytes, fixtureJson, fixtureText, refuses } from './helpers.js';
 
 /**
  * Figures no tool measures: a negative latency, count or rate, a NaN or negative power, percentiles
  * that fall as the percentile rises. Each file is refused, naming the record and the field, rather
  * than stored as a measurement. The files are real fixtures with one figure changed.
  */
-const text = (name: string): string => new TextDecoder().decode(fixtureBytes(name));
-const json = (name: string): Record<string, unknown> => JSON.parse(text(name)) as Record<string, unknown>;
-const bytes = (v: unknown): Uint8Array => new TextEncoder().encode(typeof v === 'string' ? v : JSON.stringify(v));
-
-/** parseFile must throw LMB_ERR_INGEST_REJECTED with a message matching `re`. */
-function refuses(name: string, content: unknown, re: RegExp): void {
-  assert.throws(
-    () => parseFile(name, bytes(content)),
-    (e: unknown) => isLmBenchError(e) && e.code === 'LMB_ERR_INGEST_REJECTED' && re.test(e.message),
-    `${name} should be refused with ${String(re)}`,
-  );
-}
+const text = fixtureText;
+const json = fixtureJson;
+const bytes = contentBytes;
 
 describe('ingest: figures no tool measures are refused', () => {
   it('a negative latency or throughput in a vllm bench serve result (was stored as measured)', () => {

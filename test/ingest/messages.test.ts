@@ -1,23 +1,13 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseFile } from '../../src/ingest/index.js';
-import { isLmBenchError } from '../../src/errors.js';
-import { fixtureBytes } from './helpers.js';
+import { fixtureText, refuses } from './helpers.js';
 
 /**
  * A figure written as text ("12 ms", "12") or as YAML's .nan is refused naming the field, what was
  * expected and what the file holds; the union schema of a figure (a number, or Infinity/NaN as Python
  * writes them) said only "Invalid input".
  */
-const text = (name: string): string => new TextDecoder().decode(fixtureBytes(name));
-
-function refuses(name: string, content: string, re: RegExp): void {
-  assert.throws(
-    () => parseFile(name, new TextEncoder().encode(content)),
-    (e: unknown) => isLmBenchError(e, 'LMB_ERR_INGEST_REJECTED') && re.test(e.message),
-    `${name} should be refused with ${String(re)}`,
-  );
-}
+const text = fixtureText;
 
 describe('ingest: a figure of the wrong kind is named with what the file holds', () => {
   it('JSON: units in a string, a number in quotes, null, a boolean', () => {
